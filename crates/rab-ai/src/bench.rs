@@ -1,0 +1,34 @@
+//! Hooks for the decoding benchmark: runs recorded SSE bytes through the same decoder
+//! path the HTTP driver uses, without a network. Not part of the stable API.
+
+use crate::assemble::Builder;
+use crate::model::{Api, Model};
+use crate::provider::Decoder;
+use crate::sse::{FeedError, SseDecoder};
+use crate::types::AssistantMessage;
+
+/// Decodes a complete recorded stream of the given wire format, fed in chunks of
+/// `chunk` bytes, and returns the assembled message and the number of events emitted.
+pub fn decode(api: Api, bytes: &[u8], chunk: usize) -> Result<(AssistantMessage, usize), String> {
+    let model = Model::custom("bench", "bench", api, "http://localhost");
+    let mut builder = Builder::new(&model);
+    let mut decoder: Box<dyn Decoder> = match api {
+        Api::AnthropicMessages => Box::new(crate::anthropic::AnthropicDecoder::default()),
+        Api::OpenaiResponses => Box::new(crate::openai_responses::ResponsesDecoder::default()),
+        Api::OpenaiCompletions => Box::new(crate::openai_chat::ChatDecoder::default()),
+        Api::GoogleGenerativeAi => Box::new(crate::gemini::GeminiDecoder::default()),
+    };
+    let mut sse = SseDecoder::new();
+    let mut events = 0;
+    for piece in bytes.chunks(chunk.max(1)) {
+        sse.feed(piece, |ev| decoder.event(ev, &mut builder)).map_err(|e| match e {
+            FeedError::Sse(e) => e.to_string(),
+            FeedError::Handler(e) => format!("{e:?}"),
+        })?;
+        events += builder.take_events().count();
+    }
+    decoder.end(&mut builder).map_err(|e| format!("{e:?}"))?;
+    let message = builder.finish();
+    events += builder.take_events().count();
+    Ok((message, events))
+}

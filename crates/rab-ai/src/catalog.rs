@@ -1,0 +1,520 @@
+//! The built-in provider and model table.
+//!
+//! Figures are from the providers' model and pricing pages as of November 2026
+//! (context window, maximum output, USD per million tokens for input, output, cache
+//! read and cache write). Where a provider prices by prompt size or time of day, the
+//! base (short-prompt, peak) price is listed. Users add or override entries in
+//! `models.json`.
+
+use std::collections::BTreeMap;
+
+use crate::model::{
+    Api, Compat, MaxTokensField, Model, ModelCost, ProviderDef, Registry, ThinkingFormat,
+};
+
+struct Entry {
+    id: &'static str,
+    name: &'static str,
+    context: u64,
+    output: u64,
+    /// input, output, cache read, cache write.
+    price: [f64; 4],
+    images: bool,
+    thinking: ThinkingFormat,
+    efforts: &'static [&'static str],
+}
+
+const fn e(
+    id: &'static str,
+    name: &'static str,
+    context: u64,
+    output: u64,
+    price: [f64; 4],
+    thinking: ThinkingFormat,
+    efforts: &'static [&'static str],
+) -> Entry {
+    Entry { id, name, context, output, price, images: true, thinking, efforts }
+}
+
+const fn text_only(mut entry: Entry) -> Entry {
+    entry.images = false;
+    entry
+}
+
+const M: u64 = 1_000_000;
+const M1: u64 = 1_048_576;
+const K128: u64 = 128_000;
+const AD: ThinkingFormat = ThinkingFormat::AnthropicAdaptive;
+const OE: ThinkingFormat = ThinkingFormat::OpenaiEffort;
+const GL: ThinkingFormat = ThinkingFormat::GeminiLevel;
+const OR: ThinkingFormat = ThinkingFormat::Openrouter;
+const DS: ThinkingFormat = ThinkingFormat::Deepseek;
+const NO: ThinkingFormat = ThinkingFormat::None;
+const CLAUDE_EFFORTS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
+const GPT_EFFORTS: &[&str] = &["none", "low", "medium", "high", "xhigh", "max"];
+const GEMINI_EFFORTS: &[&str] = &["low", "medium", "high"];
+const GEMINI_MIN_EFFORTS: &[&str] = &["minimal", "low", "medium", "high"];
+const DEEPSEEK_EFFORTS: &[&str] = &["none", "low", "high", "max"];
+const THREE: &[&str] = &["low", "medium", "high"];
+
+const ANTHROPIC: &[Entry] = &[
+    e(
+        "claude-sonnet-5-5",
+        "Claude Sonnet 5.5",
+        M,
+        K128,
+        [2.0, 10.0, 0.10, 2.50],
+        AD,
+        &["between_tools", "low", "medium", "high", "xhigh", "max"],
+    ),
+    e("claude-opus-5-5", "Claude Opus 5.5", M, K128, [4.0, 20.0, 0.20, 5.0], AD, CLAUDE_EFFORTS),
+    e("claude-fable-5-2", "Claude Fable 5.2", M, K128, [8.0, 40.0, 0.20, 10.0], AD, CLAUDE_EFFORTS),
+    e(
+        "claude-haiku-5-5",
+        "Claude Haiku 5.5",
+        M,
+        K128,
+        [0.10, 0.50, 0.01, 0.125],
+        AD,
+        &["none", "low", "medium", "high", "xhigh", "max"],
+    ),
+    e(
+        "claude-fable-5-1",
+        "Claude Fable 5.1",
+        M,
+        K128,
+        [10.0, 50.0, 0.25, 12.5],
+        AD,
+        CLAUDE_EFFORTS,
+    ),
+    e(
+        "claude-opus-5",
+        "Claude Opus 5",
+        M,
+        K128,
+        [5.0, 25.0, 0.50, 6.25],
+        AD,
+        &["none", "low", "medium", "high", "xhigh", "max"],
+    ),
+    e("claude-sonnet-5", "Claude Sonnet 5", M, K128, [2.0, 10.0, 0.20, 2.50], AD, CLAUDE_EFFORTS),
+    e(
+        "claude-haiku-4-5",
+        "Claude Haiku 4.5",
+        200_000,
+        64_000,
+        [1.0, 5.0, 0.10, 1.25],
+        ThinkingFormat::AnthropicBudget,
+        &[],
+    ),
+];
+
+const OPENAI: &[Entry] = &[
+    e("gpt-6.1-sol", "GPT-6.1 Sol", 1_050_000, K128, [2.0, 10.0, 0.10, 2.50], OE, CLAUDE_EFFORTS),
+    e("gpt-6-astra", "GPT-6 Astra", 1_050_000, K128, [10.0, 50.0, 1.0, 12.5], OE, CLAUDE_EFFORTS),
+    e("gpt-6.1-terra", "GPT-6.1 Terra", 1_050_000, K128, [1.0, 5.0, 0.05, 1.25], OE, GPT_EFFORTS),
+    e("gpt-6-luna", "GPT-6 Luna", 1_050_000, K128, [0.10, 0.50, 0.01, 0.125], OE, GPT_EFFORTS),
+    e("gpt-6-sol", "GPT-6 Sol", 1_050_000, K128, [2.0, 10.0, 0.20, 2.50], OE, GPT_EFFORTS),
+    e("gpt-5.6-sol", "GPT-5.6 Sol", 1_050_000, K128, [5.0, 30.0, 0.50, 6.25], OE, GPT_EFFORTS),
+    e("gpt-5.6-terra", "GPT-5.6 Terra", 1_050_000, K128, [2.0, 12.0, 0.20, 2.50], OE, GPT_EFFORTS),
+    e("gpt-5.6-luna", "GPT-5.6 Luna", 1_050_000, K128, [0.20, 1.20, 0.02, 0.25], OE, GPT_EFFORTS),
+];
+
+const GOOGLE: &[Entry] = &[
+    e("gemini-4-argon", "Gemini 4 Argon", M1, 65_536, [4.0, 20.0, 0.20, 0.0], GL, GEMINI_EFFORTS),
+    e(
+        "gemini-3.8-flash",
+        "Gemini 3.8 Flash",
+        M1,
+        65_536,
+        [0.75, 3.75, 0.075, 0.0],
+        GL,
+        GEMINI_EFFORTS,
+    ),
+    e(
+        "gemini-3.7-flash",
+        "Gemini 3.7 Flash",
+        M1,
+        65_536,
+        [0.75, 3.75, 0.075, 0.0],
+        GL,
+        GEMINI_EFFORTS,
+    ),
+    e(
+        "gemini-3.6-flash",
+        "Gemini 3.6 Flash",
+        M1,
+        65_536,
+        [0.75, 3.75, 0.075, 0.0],
+        GL,
+        GEMINI_MIN_EFFORTS,
+    ),
+    e(
+        "gemini-3.5-flash",
+        "Gemini 3.5 Flash",
+        M1,
+        65_536,
+        [1.50, 9.0, 0.15, 0.0],
+        GL,
+        GEMINI_MIN_EFFORTS,
+    ),
+    e(
+        "gemini-3.5-flash-lite",
+        "Gemini 3.5 Flash-Lite",
+        M1,
+        65_536,
+        [0.30, 2.50, 0.03, 0.0],
+        GL,
+        GEMINI_MIN_EFFORTS,
+    ),
+    e(
+        "gemini-3.1-pro-preview",
+        "Gemini 3.1 Pro (preview)",
+        M1,
+        65_536,
+        [2.0, 12.0, 0.20, 0.0],
+        GL,
+        GEMINI_EFFORTS,
+    ),
+];
+
+const DEEPSEEK: &[Entry] = &[
+    e(
+        "deepseek-flash",
+        "DeepSeek V4.1 Flash",
+        M,
+        384_000,
+        [0.30, 1.20, 0.006, 0.0],
+        DS,
+        DEEPSEEK_EFFORTS,
+    ),
+    text_only(e(
+        "deepseek-v4-pro",
+        "DeepSeek V4 Pro",
+        M,
+        384_000,
+        [1.32, 3.96, 0.044, 0.0],
+        DS,
+        DEEPSEEK_EFFORTS,
+    )),
+];
+
+const GROQ: &[Entry] = &[
+    text_only(e(
+        "openai/gpt-oss-120b",
+        "GPT-OSS 120B",
+        131_072,
+        65_536,
+        [0.15, 0.60, 0.075, 0.0],
+        OE,
+        THREE,
+    )),
+    text_only(e(
+        "openai/gpt-oss-20b",
+        "GPT-OSS 20B",
+        131_072,
+        65_536,
+        [0.075, 0.30, 0.0375, 0.0],
+        OE,
+        THREE,
+    )),
+    e("qwen/qwen3.8-27b", "Qwen 3.8 27B", 131_042, 16_384, [0.80, 4.0, 0.40, 0.0], NO, &[]),
+    e("qwen/qwen3.6-27b", "Qwen 3.6 27B", 131_072, 16_384, [0.60, 3.0, 0.30, 0.0], NO, &[]),
+    text_only(e(
+        "llama-3.1-8b-instant",
+        "Llama 3.1 8B Instant",
+        131_072,
+        131_072,
+        [0.05, 0.08, 0.0, 0.0],
+        NO,
+        &[],
+    )),
+];
+
+const XAI: &[Entry] = &[
+    e("grok-4.6", "Grok 4.6", 500_000, K128, [2.0, 6.0, 0.50, 0.0], OE, THREE),
+    e("grok-4.5", "Grok 4.5", 500_000, K128, [2.0, 6.0, 0.50, 0.0], OE, THREE),
+    e("grok-4.3", "Grok 4.3", M, K128, [1.25, 2.50, 0.20, 0.0], OE, THREE),
+    e("grok-build-0.1", "Grok Build 0.1", 256_000, K128, [1.0, 2.0, 0.20, 0.0], OE, THREE),
+];
+
+const MISTRAL: &[Entry] = &[
+    e(
+        "mistral-medium-latest",
+        "Mistral Medium 3.5",
+        262_144,
+        32_768,
+        [1.50, 7.50, 0.15, 0.0],
+        OE,
+        &["none", "high"],
+    ),
+    e("mistral-large-4", "Mistral Large 4", M1, 32_768, [1.36, 4.18, 0.14, 0.0], NO, &[]),
+    e("mistral-large-2512", "Mistral Large 3", 262_144, 32_768, [0.50, 1.50, 0.05, 0.0], NO, &[]),
+    text_only(e("devstral-2512", "Devstral 2", 262_144, 32_768, [0.40, 2.0, 0.0, 0.0], NO, &[])),
+];
+
+const OPENROUTER: &[Entry] = &[
+    e(
+        "anthropic/claude-sonnet-5.5",
+        "Claude Sonnet 5.5",
+        M,
+        K128,
+        [2.0, 10.0, 0.10, 2.50],
+        OR,
+        THREE,
+    ),
+    e("anthropic/claude-opus-5.5", "Claude Opus 5.5", M, K128, [4.0, 20.0, 0.20, 5.0], OR, THREE),
+    e(
+        "anthropic/claude-haiku-5.5",
+        "Claude Haiku 5.5",
+        M,
+        K128,
+        [0.10, 0.50, 0.01, 0.125],
+        OR,
+        THREE,
+    ),
+    e("openai/gpt-6.1-sol", "GPT-6.1 Sol", 1_050_000, K128, [2.0, 10.0, 0.10, 0.0], OR, THREE),
+    e("openai/gpt-5.6-terra", "GPT-5.6 Terra", M, K128, [2.0, 12.0, 0.20, 0.0], OR, THREE),
+    e(
+        "google/gemini-3.8-flash",
+        "Gemini 3.8 Flash",
+        M,
+        65_536,
+        [0.75, 3.75, 0.075, 0.0],
+        OR,
+        THREE,
+    ),
+    text_only(e(
+        "deepseek/deepseek-v4-flash",
+        "DeepSeek V4 Flash",
+        M1,
+        65_536,
+        [0.14, 0.28, 0.0, 0.0],
+        OR,
+        THREE,
+    )),
+    e(
+        "mistralai/mistral-medium-3-5",
+        "Mistral Medium 3.5",
+        262_144,
+        32_768,
+        [1.50, 7.50, 0.0, 0.0],
+        OR,
+        THREE,
+    ),
+    e("x-ai/grok-4.6", "Grok 4.6", 500_000, K128, [2.0, 6.0, 0.50, 0.0], OR, THREE),
+];
+
+struct ProviderSpec {
+    name: &'static str,
+    api: Api,
+    base_url: &'static str,
+    key_env: &'static [&'static str],
+    base_url_env: Option<&'static str>,
+    requires_key: bool,
+    compat: fn() -> Compat,
+    models: &'static [Entry],
+}
+
+fn compat_default() -> Compat {
+    Compat::default()
+}
+
+fn compat_local() -> Compat {
+    Compat { max_tokens_field: MaxTokensField::MaxTokens, ..Compat::default() }
+}
+
+fn compat_deepseek() -> Compat {
+    Compat {
+        max_tokens_field: MaxTokensField::MaxTokens,
+        reasoning_replay_field: Some("reasoning_content".to_owned()),
+        ..Compat::default()
+    }
+}
+
+fn compat_mistral() -> Compat {
+    Compat { max_tokens_field: MaxTokensField::MaxTokens, stream_usage: false, ..Compat::default() }
+}
+
+const PROVIDERS: &[ProviderSpec] = &[
+    ProviderSpec {
+        name: "anthropic",
+        api: Api::AnthropicMessages,
+        base_url: "https://api.anthropic.com",
+        key_env: &["ANTHROPIC_API_KEY"],
+        base_url_env: Some("ANTHROPIC_BASE_URL"),
+        requires_key: true,
+        compat: compat_default,
+        models: ANTHROPIC,
+    },
+    ProviderSpec {
+        name: "openai",
+        api: Api::OpenaiResponses,
+        base_url: "https://api.openai.com/v1",
+        key_env: &["OPENAI_API_KEY"],
+        base_url_env: Some("OPENAI_BASE_URL"),
+        requires_key: true,
+        compat: compat_default,
+        models: OPENAI,
+    },
+    ProviderSpec {
+        name: "google",
+        api: Api::GoogleGenerativeAi,
+        base_url: "https://generativelanguage.googleapis.com",
+        key_env: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+        base_url_env: Some("GEMINI_BASE_URL"),
+        requires_key: true,
+        compat: compat_default,
+        models: GOOGLE,
+    },
+    ProviderSpec {
+        name: "openrouter",
+        api: Api::OpenaiCompletions,
+        base_url: "https://openrouter.ai/api/v1",
+        key_env: &["OPENROUTER_API_KEY"],
+        base_url_env: Some("OPENROUTER_BASE_URL"),
+        requires_key: true,
+        compat: compat_local,
+        models: OPENROUTER,
+    },
+    ProviderSpec {
+        name: "deepseek",
+        api: Api::OpenaiCompletions,
+        base_url: "https://api.deepseek.com",
+        key_env: &["DEEPSEEK_API_KEY"],
+        base_url_env: Some("DEEPSEEK_BASE_URL"),
+        requires_key: true,
+        compat: compat_deepseek,
+        models: DEEPSEEK,
+    },
+    ProviderSpec {
+        name: "groq",
+        api: Api::OpenaiCompletions,
+        base_url: "https://api.groq.com/openai/v1",
+        key_env: &["GROQ_API_KEY"],
+        base_url_env: Some("GROQ_BASE_URL"),
+        requires_key: true,
+        compat: compat_local,
+        models: GROQ,
+    },
+    ProviderSpec {
+        name: "xai",
+        api: Api::OpenaiResponses,
+        base_url: "https://api.x.ai/v1",
+        key_env: &["XAI_API_KEY"],
+        base_url_env: Some("XAI_BASE_URL"),
+        requires_key: true,
+        compat: compat_default,
+        models: XAI,
+    },
+    ProviderSpec {
+        name: "mistral",
+        api: Api::OpenaiCompletions,
+        base_url: "https://api.mistral.ai/v1",
+        key_env: &["MISTRAL_API_KEY"],
+        base_url_env: Some("MISTRAL_BASE_URL"),
+        requires_key: true,
+        compat: compat_mistral,
+        models: MISTRAL,
+    },
+    ProviderSpec {
+        name: "opencode",
+        api: Api::OpenaiCompletions,
+        base_url: "https://opencode.ai/zen/v1",
+        key_env: &["OPENCODE_API_KEY"],
+        base_url_env: Some("OPENCODE_BASE_URL"),
+        requires_key: true,
+        compat: compat_local,
+        models: &[],
+    },
+    ProviderSpec {
+        name: "ollama",
+        api: Api::OpenaiCompletions,
+        base_url: "http://localhost:11434/v1",
+        key_env: &["OLLAMA_API_KEY"],
+        base_url_env: Some("OLLAMA_BASE_URL"),
+        requires_key: false,
+        compat: compat_local,
+        models: &[],
+    },
+    ProviderSpec {
+        name: "llamacpp",
+        api: Api::OpenaiCompletions,
+        base_url: "http://localhost:8080/v1",
+        key_env: &["LLAMACPP_API_KEY"],
+        base_url_env: Some("LLAMACPP_BASE_URL"),
+        requires_key: false,
+        compat: compat_local,
+        models: &[],
+    },
+    ProviderSpec {
+        name: "lmstudio",
+        api: Api::OpenaiCompletions,
+        base_url: "http://localhost:1234/v1",
+        key_env: &["LMSTUDIO_API_KEY"],
+        base_url_env: Some("LMSTUDIO_BASE_URL"),
+        requires_key: false,
+        compat: compat_local,
+        models: &[],
+    },
+    ProviderSpec {
+        name: "vllm",
+        api: Api::OpenaiCompletions,
+        base_url: "http://localhost:8000/v1",
+        key_env: &["VLLM_API_KEY"],
+        base_url_env: Some("VLLM_BASE_URL"),
+        requires_key: false,
+        compat: compat_local,
+        models: &[],
+    },
+];
+
+/// The registry of built-in providers and models.
+pub(crate) fn builtin() -> Registry {
+    let mut providers = Vec::with_capacity(PROVIDERS.len());
+    let mut all_models = Vec::new();
+    for spec in PROVIDERS {
+        let compat = (spec.compat)();
+        let def = ProviderDef {
+            name: spec.name.to_owned(),
+            api: spec.api,
+            base_url: spec.base_url.to_owned(),
+            key_env: spec.key_env.iter().map(|s| (*s).to_owned()).collect(),
+            base_url_env: spec.base_url_env.map(str::to_owned),
+            requires_key: spec.requires_key,
+            api_key: None,
+            headers: BTreeMap::new(),
+            default_model: spec.models.first().map(|m| m.id.to_owned()),
+            compat: compat.clone(),
+        };
+        let models = spec
+            .models
+            .iter()
+            .map(|m| Model {
+                id: m.id.to_owned(),
+                name: m.name.to_owned(),
+                provider: spec.name.to_owned(),
+                api: spec.api,
+                base_url: spec.base_url.to_owned(),
+                reasoning: m.thinking != ThinkingFormat::None,
+                images: m.images,
+                context_window: m.context,
+                max_output: m.output,
+                cost: ModelCost {
+                    input: m.price[0],
+                    output: m.price[1],
+                    cache_read: m.price[2],
+                    cache_write: m.price[3],
+                },
+                headers: BTreeMap::new(),
+                compat: Compat {
+                    thinking: m.thinking,
+                    efforts: m.efforts.iter().map(|s| (*s).to_owned()).collect(),
+                    ..compat.clone()
+                },
+            })
+            .collect::<Vec<_>>();
+        providers.push(def);
+        all_models.extend(models);
+    }
+    Registry::from_parts(providers, all_models)
+}

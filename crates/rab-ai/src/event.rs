@@ -1,0 +1,68 @@
+//! Events a provider stream yields while a response arrives.
+
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::types::{AssistantMessage, ToolCall, Usage};
+
+/// One step of a streamed response. A stream ends with exactly one `Done` or `Error`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// Visible text for the block at `index` of the message.
+    TextDelta {
+        /// Block index in [`AssistantMessage::content`].
+        index: usize,
+        /// The new text.
+        delta: String,
+    },
+    /// Reasoning text for the block at `index`.
+    ThinkingDelta {
+        /// Block index in [`AssistantMessage::content`].
+        index: usize,
+        /// The new reasoning text.
+        delta: String,
+    },
+    /// The model started a tool call.
+    ToolCallStart {
+        /// Block index in [`AssistantMessage::content`].
+        index: usize,
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+    },
+    /// More of a tool call's JSON arguments.
+    ToolCallDelta {
+        /// Block index in [`AssistantMessage::content`].
+        index: usize,
+        /// The new argument text.
+        delta: String,
+    },
+    /// A tool call is complete and its arguments are parsed.
+    ToolCallEnd {
+        /// Block index in [`AssistantMessage::content`].
+        index: usize,
+        /// The finished call.
+        call: ToolCall,
+    },
+    /// Token usage so far (providers report it at the start, the end, or both).
+    Usage(Usage),
+    /// The request failed before any content arrived and will be tried again.
+    Retry {
+        /// The attempt that is about to start (2 for the first retry).
+        attempt: u32,
+        /// How long rab waits first.
+        delay: Duration,
+        /// Why the previous attempt failed.
+        error: Error,
+    },
+    /// The response is complete; `stop_reason` says why it ended.
+    Done(AssistantMessage),
+    /// The request failed; `partial` holds what arrived before the failure.
+    Error {
+        /// What went wrong.
+        error: Error,
+        /// Content received so far, with stop reason `Error` or `Aborted`.
+        partial: AssistantMessage,
+    },
+}

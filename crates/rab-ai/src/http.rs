@@ -1,0 +1,379 @@
+//! The HTTP driver shared by all adapters: sends the request, retries what may be
+//! retried, decodes the SSE body through the adapter's decoder and forwards events.
+
+use std::sync::{Arc, OnceLock};
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use futures_core::Stream;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, warn};
+
+use crate::assemble::Builder;
+use crate::error::Error;
+use crate::event::StreamEvent;
+use crate::model::{Api, Model};
+use crate::provider::{EventStream, HttpRequest, Provider, StreamOptions, Wire, WireError};
+use crate::retry::{RetryPolicy, parse_retry_after};
+use crate::sse::{FeedError, SseDecoder};
+use crate::types::{Context, StopReason};
+use crate::{anthropic, gemini, openai_chat, openai_responses};
+
+/// Largest error body read from a failed response.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// The provider for every built-in wire format; one per process, cheap to clone.
+#[derive(Clone, Default)]
+pub struct Client {
+    http: Arc<OnceLock<Result<reqwest::Client, String>>>,
+}
+
+impl Client {
+    /// A client; the HTTP connection pool and TLS roots are set up on first use.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn http(&self) -> Result<reqwest::Client, String> {
+        self.http.get_or_init(build_http).clone()
+    }
+}
+
+fn build_http() -> Result<reqwest::Client, String> {
+    // reqwest is built without a default crypto provider so that ring (quick to compile,
+    // small) is used instead of aws-lc; installing fails harmlessly if one is set.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .user_agent(concat!("rab/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(30))
+        .read_timeout(Duration::from_secs(300))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build()
+        .map_err(|e| format!("cannot set up the HTTP client: {e}"))
+}
+
+fn wire_for(api: Api) -> &'static dyn Wire {
+    match api {
+        Api::AnthropicMessages => &anthropic::AnthropicWire,
+        Api::OpenaiResponses => &openai_responses::ResponsesWire,
+        Api::OpenaiCompletions => &openai_chat::ChatWire,
+        Api::GoogleGenerativeAi => &gemini::GeminiWire,
+    }
+}
+
+impl Provider for Client {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+        cancel: CancellationToken,
+    ) -> EventStream {
+        let (tx, rx) = mpsc::channel(256);
+        let wire = wire_for(model.api);
+        let job = Job {
+            request: wire.build(model, context, options),
+            wire,
+            http: self.http(),
+            model: model.clone(),
+            policy: options.retry,
+            auth_hint: options.auth_hint.clone(),
+            cancel,
+            tx,
+        };
+        tokio::spawn(job.run());
+        Box::pin(EventReceiver(rx))
+    }
+}
+
+struct EventReceiver(mpsc::Receiver<StreamEvent>);
+
+impl Stream for EventReceiver {
+    type Item = StreamEvent;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<StreamEvent>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+struct Job {
+    request: Result<HttpRequest, String>,
+    wire: &'static dyn Wire,
+    http: Result<reqwest::Client, String>,
+    model: Model,
+    policy: RetryPolicy,
+    auth_hint: Option<String>,
+    cancel: CancellationToken,
+    tx: mpsc::Sender<StreamEvent>,
+}
+
+/// Why an attempt ended without a complete response.
+enum Failure {
+    Error(Error),
+    /// The consumer dropped the stream: nobody is listening, stop quietly.
+    Gone,
+}
+
+impl Job {
+    async fn run(self) {
+        let request = match (&self.request, &self.http) {
+            (Ok(r), Ok(_)) => r.clone(),
+            (Err(message), _) | (_, Err(message)) => {
+                let error = Error::InvalidRequest {
+                    provider: self.model.provider.clone(),
+                    model: self.model.id.clone(),
+                    message: message.clone(),
+                };
+                let mut b = Builder::new(&self.model);
+                let partial = b.partial(StopReason::Error, &error.to_string());
+                let _ = self.tx.send(StreamEvent::Error { error, partial }).await;
+                return;
+            }
+        };
+        let mut retry = 0;
+        loop {
+            let mut builder = Builder::new(&self.model);
+            let failure = match self.attempt(&request, &mut builder).await {
+                Ok(()) => {
+                    let message = builder.finish();
+                    let _ = self.tx.send(StreamEvent::Done(message)).await;
+                    return;
+                }
+                Err(Failure::Gone) => return,
+                Err(Failure::Error(e)) => e,
+            };
+            if failure != Error::Aborted && !builder.has_content() && failure.is_retryable() {
+                retry += 1;
+                let retry_after = match &failure {
+                    Error::Http { retry_after, .. } => *retry_after,
+                    _ => None,
+                };
+                if let Some(delay) = self.policy.delay(retry, retry_after) {
+                    warn!(attempt = retry + 1, ?delay, error = %failure, "retrying model request");
+                    let event = StreamEvent::Retry { attempt: retry + 1, delay, error: failure };
+                    if self.tx.send(event).await.is_err() {
+                        return;
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep(delay) => continue,
+                        _ = self.cancel.cancelled() => {
+                            self.fail(&mut builder, Error::Aborted).await;
+                            return;
+                        }
+                    }
+                }
+            }
+            self.fail(&mut builder, failure).await;
+            return;
+        }
+    }
+
+    async fn fail(&self, builder: &mut Builder, error: Error) {
+        let reason = if error == Error::Aborted { StopReason::Aborted } else { StopReason::Error };
+        let partial = builder.partial(reason, &error.to_string());
+        let _ = self.tx.send(StreamEvent::Error { error, partial }).await;
+    }
+
+    async fn attempt(&self, request: &HttpRequest, builder: &mut Builder) -> Result<(), Failure> {
+        let Ok(http) = &self.http else { return Err(Failure::Gone) };
+        let mut req = http.post(&request.url).body(request.body.clone());
+        for (name, value) in &request.headers {
+            req = req.header(*name, value);
+        }
+        for (name, value) in &self.model.headers {
+            req = req.header(name, value);
+        }
+        debug!(url = %request.url, bytes = request.body.len(), "model request");
+        let response = tokio::select! {
+            r = req.send() => r.map_err(|e| Failure::Error(self.connect_error(&request.url, &e)))?,
+            _ = self.cancel.cancelled() => return Err(Failure::Error(Error::Aborted)),
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = parse_retry_after(response.headers());
+            let body = tokio::select! {
+                b = read_limited(response) => b,
+                _ = self.cancel.cancelled() => return Err(Failure::Error(Error::Aborted)),
+            };
+            return Err(Failure::Error(self.http_error(status.as_u16(), &body, retry_after)));
+        }
+        let mut response = response;
+        let mut sse = SseDecoder::new();
+        let mut decoder = self.wire.decoder();
+        loop {
+            let chunk = tokio::select! {
+                c = response.chunk() => c,
+                _ = self.cancel.cancelled() => return Err(Failure::Error(Error::Aborted)),
+            };
+            let chunk = match chunk {
+                Ok(Some(c)) => c,
+                Ok(None) => break,
+                Err(e) => return Err(Failure::Error(self.stream_error(&e.to_string()))),
+            };
+            let fed = sse.feed(&chunk, |ev| decoder.event(ev, builder));
+            let flushed = self.flush(builder).await;
+            match fed {
+                Ok(()) => {}
+                Err(FeedError::Sse(e)) => return Err(Failure::Error(self.protocol(e.to_string()))),
+                Err(FeedError::Handler(e)) => return Err(Failure::Error(self.wire_error(e))),
+            }
+            flushed?;
+        }
+        let had_tail = sse.finish();
+        let ended = decoder.end(builder);
+        self.flush(builder).await?;
+        match ended {
+            Ok(()) => Ok(()),
+            Err(WireError::Incomplete(msg)) if had_tail => {
+                Err(Failure::Error(self.stream_error(&format!("{msg} (last event cut off)"))))
+            }
+            Err(e) => Err(Failure::Error(self.wire_error(e))),
+        }
+    }
+
+    async fn flush(&self, builder: &mut Builder) -> Result<(), Failure> {
+        for event in builder.take_events() {
+            if self.tx.send(event).await.is_err() {
+                return Err(Failure::Gone);
+            }
+        }
+        Ok(())
+    }
+
+    fn wire_error(&self, e: WireError) -> Error {
+        match e {
+            WireError::Protocol(message) => self.protocol(message),
+            WireError::Api { code, message } => Error::Api {
+                provider: self.model.provider.clone(),
+                model: self.model.id.clone(),
+                code,
+                message,
+            },
+            WireError::Incomplete(message) => self.stream_error(&message),
+        }
+    }
+
+    fn protocol(&self, message: String) -> Error {
+        Error::Protocol {
+            provider: self.model.provider.clone(),
+            model: self.model.id.clone(),
+            message,
+        }
+    }
+
+    fn stream_error(&self, message: &str) -> Error {
+        Error::Stream {
+            provider: self.model.provider.clone(),
+            model: self.model.id.clone(),
+            message: message.to_owned(),
+        }
+    }
+
+    fn connect_error(&self, url: &str, e: &reqwest::Error) -> Error {
+        let mut message = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            message = format!("{message}: {s}");
+            source = s.source();
+        }
+        let local =
+            url.contains("://localhost") || url.contains("://127.") || url.contains("://[::1]");
+        let hint = if local {
+            "is the local server running? check --base-url".to_owned()
+        } else {
+            "check the base URL and the network connection".to_owned()
+        };
+        Error::Connect {
+            provider: self.model.provider.clone(),
+            model: self.model.id.clone(),
+            url: url.to_owned(),
+            message,
+            hint: Some(hint),
+        }
+    }
+
+    fn http_error(&self, status: u16, body: &str, retry_after: Option<Duration>) -> Error {
+        let message = error_message(body);
+        let hint = match status {
+            401 | 403 => Some(match &self.auth_hint {
+                Some(h) => h.clone(),
+                None => "check the API key or run rab with --api-key".to_owned(),
+            }),
+            404 => Some(format!(
+                "check the model id and the base URL ({}); `rab --list-models` shows known models",
+                self.model.base_url
+            )),
+            429 => Some("rate limited by the provider; wait and try again".to_owned()),
+            500..=599 => Some("the provider is failing or overloaded; try again later".to_owned()),
+            _ => None,
+        };
+        Error::Http {
+            provider: self.model.provider.clone(),
+            model: self.model.id.clone(),
+            status,
+            message,
+            retry_after,
+            hint,
+        }
+    }
+}
+
+async fn read_limited(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let room = MAX_ERROR_BODY.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= MAX_ERROR_BODY {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// The human part of a provider's error body: `error.message`, `message`, or the text.
+pub(crate) fn error_message(body: &str) -> String {
+    let trimmed = body.trim();
+    if let Ok(v) = serde_json::from_str::<serde_json::Value>(trimmed) {
+        let v = match &v {
+            serde_json::Value::Array(items) => items.first().cloned().unwrap_or_default(),
+            _ => v,
+        };
+        let candidates = [
+            v.pointer("/error/message"),
+            v.get("message"),
+            v.get("error").filter(|e| e.is_string()),
+            v.get("detail"),
+        ];
+        if let Some(text) = candidates.into_iter().flatten().find_map(|c| c.as_str()) {
+            return text.to_owned();
+        }
+    }
+    if trimmed.is_empty() {
+        return "(empty response body)".to_owned();
+    }
+    let mut shown: String = trimmed.chars().take(500).collect();
+    if shown.len() < trimmed.len() {
+        shown.push('…');
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_message_reads_each_provider_shape() {
+        let anthropic = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
+        assert_eq!(error_message(anthropic), "invalid x-api-key");
+        let gemini =
+            r#"[{"error":{"code":400,"message":"API key not valid","status":"INVALID_ARGUMENT"}}]"#;
+        assert_eq!(error_message(gemini), "API key not valid");
+        assert_eq!(error_message(r#"{"error":"model not found"}"#), "model not found");
+        assert_eq!(error_message("Bad Gateway"), "Bad Gateway");
+        assert_eq!(error_message(""), "(empty response body)");
+    }
+}

@@ -1,0 +1,535 @@
+//! Models and providers: the wire format each speaks, limits, prices and quirks, and the
+//! registry that resolves `--provider`/`--model` to a concrete [`Model`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::types::Usage;
+
+/// The four wire formats rab speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Api {
+    /// Anthropic Messages, `POST /v1/messages`.
+    AnthropicMessages,
+    /// OpenAI Responses, `POST /v1/responses`.
+    OpenaiResponses,
+    /// OpenAI-compatible Chat Completions, `POST /v1/chat/completions`.
+    OpenaiCompletions,
+    /// Google Gemini, `POST /v1beta/models/{model}:streamGenerateContent`.
+    GoogleGenerativeAi,
+}
+
+impl Api {
+    /// Every wire format.
+    pub const ALL: [Api; 4] = [
+        Api::AnthropicMessages,
+        Api::OpenaiResponses,
+        Api::OpenaiCompletions,
+        Api::GoogleGenerativeAi,
+    ];
+
+    /// The name used by `--api` and in models.json.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::AnthropicMessages => "anthropic-messages",
+            Api::OpenaiResponses => "openai-responses",
+            Api::OpenaiCompletions => "openai-completions",
+            Api::GoogleGenerativeAi => "google-generative-ai",
+        }
+    }
+
+    /// Parses an `--api` name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Prices in US dollars per million tokens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ModelCost {
+    /// Uncached input.
+    pub input: f64,
+    /// Output, reasoning included.
+    pub output: f64,
+    /// Input read from the prompt cache.
+    pub cache_read: f64,
+    /// Input written to the prompt cache.
+    pub cache_write: f64,
+}
+
+impl ModelCost {
+    /// Dollar cost of one response's usage.
+    pub fn of(&self, usage: &Usage) -> f64 {
+        let m = 1_000_000.0;
+        (usage.input as f64 * self.input
+            + usage.output as f64 * self.output
+            + usage.cache_read as f64 * self.cache_read
+            + usage.cache_write as f64 * self.cache_write)
+            / m
+    }
+}
+
+/// How a model is asked to think, per the provider's API reference.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ThinkingFormat {
+    /// The model takes no thinking parameter.
+    #[default]
+    None,
+    /// Anthropic `thinking: {type: "enabled", budget_tokens}`.
+    AnthropicBudget,
+    /// Anthropic `thinking: {type: "adaptive"}` with `output_config.effort`.
+    AnthropicAdaptive,
+    /// OpenAI `reasoning.effort` (Responses) or `reasoning_effort` (Chat Completions).
+    OpenaiEffort,
+    /// OpenRouter `reasoning: {effort}`.
+    Openrouter,
+    /// Gemini 2.5 `thinkingConfig.thinkingBudget`.
+    GeminiBudget,
+    /// Gemini 3 and later `thinkingConfig.thinkingLevel`.
+    GeminiLevel,
+    /// DeepSeek `thinking: {type: "enabled"|"disabled"}` with `reasoning_effort`.
+    Deepseek,
+}
+
+/// Effort names from least to most reasoning; `none` and `between_tools` switch
+/// extended thinking off (fully, or all but short notes between tool calls).
+pub const EFFORT_LADDER: [&str; 8] =
+    ["none", "between_tools", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+/// Which Chat Completions field carries the output-token limit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaxTokensField {
+    /// `max_completion_tokens` (OpenAI's current name).
+    #[default]
+    MaxCompletionTokens,
+    /// `max_tokens` (most other servers).
+    MaxTokens,
+}
+
+/// Differences between servers that claim the same wire format.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Compat {
+    /// How thinking is requested.
+    pub thinking: ThinkingFormat,
+    /// Chat Completions: the output-limit field.
+    pub max_tokens_field: MaxTokensField,
+    /// Chat Completions: send `stream_options: {include_usage: true}`.
+    pub stream_usage: bool,
+    /// Chat Completions: send the system prompt with role `developer` instead of `system`.
+    pub developer_role: bool,
+    /// Effort names the model accepts (from [`EFFORT_LADDER`]); empty means the
+    /// format's usual set.
+    pub efforts: Vec<String>,
+    /// Chat Completions: the assistant-message field that carries reasoning back to the
+    /// server (DeepSeek requires `reasoning_content` after tool calls).
+    pub reasoning_replay_field: Option<String>,
+}
+
+impl Compat {
+    /// The effort name to send for `level`: the weakest accepted effort at least as
+    /// strong as asked, or the strongest accepted one.
+    pub fn effort(&self, level: crate::types::ThinkingLevel) -> &str {
+        use crate::types::ThinkingLevel;
+        let wanted = match level {
+            ThinkingLevel::Off => "none",
+            ThinkingLevel::Minimal => "minimal",
+            ThinkingLevel::Low => "low",
+            ThinkingLevel::Medium => "medium",
+            ThinkingLevel::High => "high",
+        };
+        let rank = |e: &str| EFFORT_LADDER.iter().position(|x| *x == e);
+        let defaults: &[&str] = match self.thinking {
+            ThinkingFormat::AnthropicAdaptive => &["low", "medium", "high"],
+            ThinkingFormat::Deepseek => &["none", "low", "high"],
+            ThinkingFormat::GeminiLevel => &["low", "medium", "high"],
+            ThinkingFormat::OpenaiEffort | ThinkingFormat::Openrouter => {
+                &["minimal", "low", "medium", "high"]
+            }
+            ThinkingFormat::None
+            | ThinkingFormat::AnthropicBudget
+            | ThinkingFormat::GeminiBudget => &["none", "low", "medium", "high"],
+        };
+        let mut accepted: Vec<&str> = if self.efforts.is_empty() {
+            defaults.to_vec()
+        } else {
+            self.efforts.iter().map(String::as_str).collect()
+        };
+        accepted.retain(|e| rank(e).is_some());
+        accepted.sort_by_key(|e| rank(e));
+        let target = rank(wanted).unwrap_or(0);
+        accepted
+            .iter()
+            .find(|e| rank(e).is_some_and(|r| r >= target))
+            .or(accepted.last())
+            .copied()
+            .unwrap_or(wanted)
+    }
+}
+
+impl Default for Compat {
+    fn default() -> Self {
+        Self {
+            thinking: ThinkingFormat::None,
+            max_tokens_field: MaxTokensField::MaxCompletionTokens,
+            stream_usage: true,
+            developer_role: false,
+            efforts: Vec::new(),
+            reasoning_replay_field: None,
+        }
+    }
+}
+
+/// Limits used for a model rab has no entry for.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+/// Output limit used for a model rab has no entry for.
+pub const DEFAULT_MAX_OUTPUT: u64 = 16_384;
+
+/// A concrete model at a concrete endpoint.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Model {
+    /// The id sent to the API.
+    pub id: String,
+    /// Human-readable name.
+    pub name: String,
+    /// Provider name.
+    pub provider: String,
+    /// Wire format.
+    pub api: Api,
+    /// Endpoint root, as the provider's SDKs define it (see the adapters).
+    pub base_url: String,
+    /// Supports extended thinking / reasoning.
+    pub reasoning: bool,
+    /// Accepts image input.
+    pub images: bool,
+    /// Context window in tokens.
+    pub context_window: u64,
+    /// Maximum output tokens.
+    pub max_output: u64,
+    /// Prices.
+    pub cost: ModelCost,
+    /// Extra HTTP headers for every request.
+    pub headers: BTreeMap<String, String>,
+    /// Server quirks.
+    pub compat: Compat,
+}
+
+impl Model {
+    /// A model rab knows nothing about: conservative limits, no prices.
+    pub fn custom(id: &str, provider: &str, api: Api, base_url: &str) -> Self {
+        Self {
+            id: id.to_owned(),
+            name: id.to_owned(),
+            provider: provider.to_owned(),
+            api,
+            base_url: base_url.to_owned(),
+            reasoning: false,
+            images: false,
+            context_window: DEFAULT_CONTEXT_WINDOW,
+            max_output: DEFAULT_MAX_OUTPUT,
+            cost: ModelCost::default(),
+            headers: BTreeMap::new(),
+            compat: Compat::default(),
+        }
+    }
+}
+
+/// A provider: where it lives, how it authenticates, which format it speaks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProviderDef {
+    /// Name used in `--provider` and `provider/model`.
+    pub name: String,
+    /// Default wire format of its models.
+    pub api: Api,
+    /// Endpoint root.
+    pub base_url: String,
+    /// Environment variables that may hold the key, first set wins.
+    pub key_env: Vec<String>,
+    /// Environment variable that overrides `base_url`.
+    pub base_url_env: Option<String>,
+    /// Requests fail without a key (false for local servers).
+    pub requires_key: bool,
+    /// A key configured in models.json: a literal, or the name of an environment variable.
+    pub api_key: Option<String>,
+    /// Extra headers for every request.
+    pub headers: BTreeMap<String, String>,
+    /// Model used when only the provider is given.
+    pub default_model: Option<String>,
+    /// Quirks applied to models of this provider that rab has no entry for.
+    pub compat: Compat,
+}
+
+/// Why `--provider`/`--model` could not be resolved.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ResolveError {
+    /// The provider name is not built in and not in models.json.
+    #[error(
+        "unknown provider '{name}' — known providers: {known}; add others to models.json or pass --base-url with --api"
+    )]
+    UnknownProvider {
+        /// What was asked for.
+        name: String,
+        /// Known provider names, comma-separated.
+        known: String,
+    },
+    /// No provider serves the model and none could be inferred.
+    #[error(
+        "unknown model '{model}' — pass --provider NAME (or provider/model), or --base-url for a custom endpoint; `rab --list-models` shows known models"
+    )]
+    UnknownModel {
+        /// What was asked for.
+        model: String,
+    },
+    /// Neither a model nor a provider was given and no default applies.
+    #[error("no model selected — pass --model or --provider, or set defaultModel in settings")]
+    NoModel,
+}
+
+/// What the user asked for.
+#[derive(Clone, Debug, Default)]
+pub struct ModelQuery<'a> {
+    /// `--provider`.
+    pub provider: Option<&'a str>,
+    /// `--model`, possibly `provider/model`.
+    pub model: Option<&'a str>,
+    /// `--api`.
+    pub api: Option<Api>,
+    /// `--base-url`.
+    pub base_url: Option<&'a str>,
+}
+
+/// A resolved model with its provider.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resolved {
+    /// The model, with base URL, api and headers final.
+    pub model: Model,
+    /// Its provider.
+    pub provider: ProviderDef,
+    /// Whether rab has an entry for the model (else limits are defaults).
+    pub is_known: bool,
+}
+
+/// Built-in and user-defined providers and models.
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    providers: Vec<ProviderDef>,
+    models: Vec<Model>,
+}
+
+impl Registry {
+    /// The built-in table.
+    pub fn builtin() -> Self {
+        crate::catalog::builtin()
+    }
+
+    /// An empty registry.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    pub(crate) fn from_parts(providers: Vec<ProviderDef>, models: Vec<Model>) -> Self {
+        Self { providers, models }
+    }
+
+    /// All providers, built-in first.
+    pub fn providers(&self) -> &[ProviderDef] {
+        &self.providers
+    }
+
+    /// All models, in table order (newest first per provider).
+    pub fn models(&self) -> &[Model] {
+        &self.models
+    }
+
+    /// A provider by name.
+    pub fn provider(&self, name: &str) -> Option<&ProviderDef> {
+        self.providers.iter().find(|p| p.name == name)
+    }
+
+    /// Adds a provider or replaces the one with the same name; its models are added in
+    /// front of existing ones so that user entries win over built-ins of the same id.
+    pub fn upsert_provider(&mut self, def: ProviderDef, models: Vec<Model>) {
+        match self.providers.iter_mut().find(|p| p.name == def.name) {
+            Some(existing) => *existing = def,
+            None => self.providers.push(def),
+        }
+        let ids: Vec<(String, String)> =
+            models.iter().map(|m| (m.provider.clone(), m.id.clone())).collect();
+        self.models.retain(|m| !ids.iter().any(|(p, id)| *p == m.provider && *id == m.id));
+        let mut merged = models;
+        merged.append(&mut self.models);
+        self.models = merged;
+    }
+
+    /// Points a provider (and its models) at another endpoint.
+    pub fn set_base_url(&mut self, provider: &str, base_url: &str) {
+        for p in self.providers.iter_mut().filter(|p| p.name == provider) {
+            p.base_url = base_url.to_owned();
+        }
+        for m in self.models.iter_mut().filter(|m| m.provider == provider) {
+            m.base_url = base_url.to_owned();
+        }
+    }
+
+    fn known_providers(&self) -> String {
+        self.providers.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// Resolves a query. Order: explicit provider (or a `provider/` prefix), exact id,
+    /// id prefix, id substring, then the provider implied by the model's name
+    /// (`claude*` → anthropic, `gpt*`/`o*` → openai, `gemini*` → google); with
+    /// `--base-url`, an unknown model runs against that endpoint with default limits.
+    pub fn resolve(&self, q: &ModelQuery<'_>) -> Result<Resolved, ResolveError> {
+        let (provider_name, model_id) = self.split_query(q);
+        let (provider_name, model_id) = (provider_name.as_deref(), model_id.as_deref());
+        let provider = match provider_name {
+            Some(name) => {
+                Some(self.provider(name).cloned().ok_or_else(|| ResolveError::UnknownProvider {
+                    name: name.to_owned(),
+                    known: self.known_providers(),
+                })?)
+            }
+            None => None,
+        };
+        let found = match (&provider, model_id) {
+            (Some(p), Some(id)) => self.find(id, Some(&p.name)),
+            (Some(p), None) => {
+                let id = p.default_model.clone().or_else(|| {
+                    self.models.iter().find(|m| m.provider == p.name).map(|m| m.id.clone())
+                });
+                match id {
+                    Some(id) => self.find(&id, Some(&p.name)),
+                    None => return Err(ResolveError::NoModel),
+                }
+            }
+            (None, Some(id)) => self.find(id, None),
+            (None, None) => return Err(ResolveError::NoModel),
+        };
+        let (mut model, is_known) = match found {
+            Some(m) => (m.clone(), true),
+            None => {
+                let id = model_id.unwrap_or_default();
+                let def = match &provider {
+                    Some(p) => p.clone(),
+                    None => match (infer_provider(id).and_then(|n| self.provider(n)), q.base_url) {
+                        (Some(p), _) => p.clone(),
+                        (None, Some(url)) => custom_provider(url, q.api),
+                        (None, None) => {
+                            return Err(ResolveError::UnknownModel { model: id.to_owned() });
+                        }
+                    },
+                };
+                let mut m = Model::custom(id, &def.name, def.api, &def.base_url);
+                m.compat = def.compat.clone();
+                (m, false)
+            }
+        };
+        let provider = match provider {
+            Some(p) => p,
+            None => self
+                .provider(&model.provider)
+                .cloned()
+                .unwrap_or_else(|| custom_provider(&model.base_url, Some(model.api))),
+        };
+        if let Some(api) = q.api {
+            model.api = api;
+        }
+        if let Some(url) = q.base_url {
+            model.base_url = url.trim_end_matches('/').to_owned();
+        }
+        for (k, v) in &provider.headers {
+            model.headers.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        Ok(Resolved { model, provider, is_known })
+    }
+
+    fn split_query(&self, q: &ModelQuery<'_>) -> (Option<String>, Option<String>) {
+        let owned = |s: Option<&str>| s.map(str::to_owned);
+        let Some(model) = q.model else { return (owned(q.provider), None) };
+        // An id that itself contains a slash (OpenRouter's `vendor/model`) wins over
+        // reading its first segment as a provider.
+        if q.provider.is_none()
+            && let Some(m) = self.models.iter().find(|m| m.id == model)
+        {
+            return (Some(m.provider.clone()), Some(model.to_owned()));
+        }
+        if let Some((prefix, rest)) = model.split_once('/')
+            && !rest.is_empty()
+            && self.provider(prefix).is_some()
+            && q.provider.is_none_or(|p| p == prefix)
+        {
+            return (Some(prefix.to_owned()), Some(rest.to_owned()));
+        }
+        (owned(q.provider), Some(model.to_owned()))
+    }
+
+    fn find(&self, id: &str, provider: Option<&str>) -> Option<&Model> {
+        let candidates = || self.models.iter().filter(|m| provider.is_none_or(|p| m.provider == p));
+        let lower = id.to_ascii_lowercase();
+        candidates()
+            .find(|m| m.id == id)
+            .or_else(|| candidates().find(|m| m.id.to_ascii_lowercase() == lower))
+            .or_else(|| candidates().find(|m| m.id.starts_with(&lower)))
+            .or_else(|| {
+                (lower.len() >= 3)
+                    .then(|| candidates().find(|m| m.id.to_ascii_lowercase().contains(&lower)))
+                    .flatten()
+            })
+    }
+}
+
+/// The provider a model name implies, by its family prefix.
+pub fn infer_provider(model: &str) -> Option<&'static str> {
+    let m = model.to_ascii_lowercase();
+    let is_openai_o = m.len() > 1
+        && m.starts_with('o')
+        && m[1..].chars().next().is_some_and(|c| c.is_ascii_digit());
+    if m.starts_with("claude") {
+        Some("anthropic")
+    } else if m.starts_with("gpt") || m.starts_with("codex") || is_openai_o {
+        Some("openai")
+    } else if m.starts_with("gemini") || m.starts_with("gemma") {
+        Some("google")
+    } else if m.starts_with("deepseek") {
+        Some("deepseek")
+    } else if m.starts_with("grok") {
+        Some("xai")
+    } else if m.starts_with("mistral") || m.starts_with("codestral") || m.starts_with("devstral") {
+        Some("mistral")
+    } else {
+        None
+    }
+}
+
+/// A provider for an endpoint given only by `--base-url`.
+pub fn custom_provider(base_url: &str, api: Option<Api>) -> ProviderDef {
+    ProviderDef {
+        name: "custom".to_owned(),
+        api: api.unwrap_or(Api::OpenaiCompletions),
+        base_url: base_url.trim_end_matches('/').to_owned(),
+        key_env: Vec::new(),
+        base_url_env: None,
+        requires_key: false,
+        api_key: None,
+        headers: BTreeMap::new(),
+        default_model: None,
+        compat: Compat { max_tokens_field: MaxTokensField::MaxTokens, ..Compat::default() },
+    }
+}
+
+#[cfg(test)]
+#[path = "model_tests.rs"]
+mod tests;

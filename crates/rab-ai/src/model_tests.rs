@@ -1,0 +1,149 @@
+use super::*;
+use crate::types::ThinkingLevel;
+use pretty_assertions::assert_eq;
+
+fn resolve(provider: Option<&str>, model: Option<&str>) -> Result<Resolved, ResolveError> {
+    Registry::builtin().resolve(&ModelQuery { provider, model, ..Default::default() })
+}
+
+#[test]
+fn bare_names_resolve_by_exact_id_then_prefix_then_substring() {
+    let r = resolve(None, Some("claude-opus-5-5")).unwrap();
+    assert_eq!((r.model.provider.as_str(), r.model.id.as_str()), ("anthropic", "claude-opus-5-5"));
+    assert!(r.is_known);
+    let r = resolve(None, Some("gpt-6.1")).unwrap();
+    assert_eq!(r.model.id, "gpt-6.1-sol");
+    let r = resolve(None, Some("sonnet")).unwrap();
+    assert_eq!(r.model.id, "claude-sonnet-5-5", "newest first wins");
+}
+
+#[test]
+fn provider_prefix_and_slash_ids() {
+    let r = resolve(None, Some("openrouter/anthropic/claude-opus-5.5")).unwrap();
+    assert_eq!(
+        (r.model.provider.as_str(), r.model.id.as_str()),
+        ("openrouter", "anthropic/claude-opus-5.5")
+    );
+    let r = resolve(None, Some("anthropic/claude-opus-5.5")).unwrap();
+    assert_eq!(r.model.provider, "openrouter", "a full OpenRouter id wins over a provider prefix");
+    let r = resolve(None, Some("anthropic/claude-haiku-4-5")).unwrap();
+    assert_eq!((r.model.provider.as_str(), r.model.id.as_str()), ("anthropic", "claude-haiku-4-5"));
+}
+
+#[test]
+fn unknown_models_of_a_known_family_run_with_default_limits() {
+    let r = resolve(None, Some("claude-opus-9")).unwrap();
+    assert_eq!(r.model.provider, "anthropic");
+    assert!(!r.is_known);
+    assert_eq!(r.model.context_window, DEFAULT_CONTEXT_WINDOW);
+    assert!(matches!(resolve(None, Some("mystery-model")), Err(ResolveError::UnknownModel { .. })));
+}
+
+#[test]
+fn base_url_makes_any_model_runnable() {
+    let r = Registry::builtin()
+        .resolve(&ModelQuery {
+            model: Some("qwen3-coder:30b"),
+            base_url: Some("http://localhost:11434/v1/"),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(r.model.api, Api::OpenaiCompletions);
+    assert_eq!(r.model.base_url, "http://localhost:11434/v1");
+    assert_eq!(r.provider.name, "custom");
+    assert!(!r.provider.requires_key);
+}
+
+#[test]
+fn provider_alone_picks_its_default_model_and_api_overrides() {
+    let r = Registry::builtin()
+        .resolve(&ModelQuery {
+            provider: Some("openai"),
+            api: Some(Api::OpenaiCompletions),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(r.model.id, "gpt-6.1-sol");
+    assert_eq!(r.model.api, Api::OpenaiCompletions);
+    assert!(matches!(resolve(Some("nope"), None), Err(ResolveError::UnknownProvider { .. })));
+    let err = resolve(Some("nope"), None).unwrap_err().to_string();
+    assert!(err.contains("known providers: anthropic, openai"), "{err}");
+    assert!(matches!(resolve(None, None), Err(ResolveError::NoModel)));
+}
+
+#[test]
+fn custom_models_override_builtins_of_the_same_id() {
+    let mut reg = Registry::builtin();
+    let def = reg.provider("anthropic").unwrap().clone();
+    let mut m =
+        Model::custom("claude-sonnet-5-5", "anthropic", Api::AnthropicMessages, "http://proxy");
+    m.context_window = 42;
+    reg.upsert_provider(def, vec![m]);
+    let r = reg
+        .resolve(&ModelQuery { model: Some("claude-sonnet-5-5"), ..Default::default() })
+        .unwrap();
+    assert_eq!(r.model.context_window, 42);
+    assert_eq!(reg.models().iter().filter(|m| m.id == "claude-sonnet-5-5").count(), 1);
+}
+
+#[test]
+fn inferred_providers_follow_model_families() {
+    for (m, p) in [
+        ("claude-x", "anthropic"),
+        ("gpt-9", "openai"),
+        ("o7-mini", "openai"),
+        ("gemini-9", "google"),
+        ("grok-9", "xai"),
+        ("deepseek-x", "deepseek"),
+    ] {
+        assert_eq!(infer_provider(m), Some(p), "{m}");
+    }
+    assert_eq!(infer_provider("olmo"), None);
+}
+
+#[test]
+fn effort_clamps_to_what_the_model_accepts() {
+    let compat = |efforts: &[&str]| Compat {
+        thinking: ThinkingFormat::AnthropicAdaptive,
+        efforts: efforts.iter().map(|s| s.to_string()).collect(),
+        ..Compat::default()
+    };
+    let sonnet = compat(&["between_tools", "low", "medium", "high", "xhigh", "max"]);
+    assert_eq!(sonnet.effort(ThinkingLevel::Off), "between_tools");
+    assert_eq!(sonnet.effort(ThinkingLevel::Minimal), "low");
+    assert_eq!(sonnet.effort(ThinkingLevel::High), "high");
+    let opus = compat(&["low", "medium", "high"]);
+    assert_eq!(opus.effort(ThinkingLevel::Off), "low", "cannot disable: weakest effort");
+    let haiku = compat(&["none", "low", "high"]);
+    assert_eq!(haiku.effort(ThinkingLevel::Off), "none");
+    assert_eq!(haiku.effort(ThinkingLevel::Medium), "high", "next stronger");
+    let weak = compat(&["low"]);
+    assert_eq!(weak.effort(ThinkingLevel::High), "low", "strongest available");
+}
+
+#[test]
+fn cost_prices_cached_and_uncached_input_apart() {
+    let cost = ModelCost { input: 2.0, output: 10.0, cache_read: 0.2, cache_write: 2.5 };
+    let usage = crate::types::Usage {
+        input: 1_000_000,
+        output: 100_000,
+        cache_read: 1_000_000,
+        cache_write: 0,
+        reasoning: 0,
+    };
+    assert!((cost.of(&usage) - (2.0 + 1.0 + 0.2)).abs() < 1e-9);
+}
+
+#[test]
+fn every_builtin_model_has_a_known_provider_and_sane_limits() {
+    let reg = Registry::builtin();
+    for m in reg.models() {
+        let p = reg.provider(&m.provider).unwrap();
+        assert_eq!(m.api, p.api, "{}", m.id);
+        assert!(m.context_window >= m.max_output || m.max_output == 131_072, "{}", m.id);
+        assert!(m.cost.input > 0.0, "{}", m.id);
+        for e in &m.compat.efforts {
+            assert!(EFFORT_LADDER.contains(&e.as_str()), "{}: {e}", m.id);
+        }
+    }
+}

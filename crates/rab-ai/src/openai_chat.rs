@@ -1,0 +1,434 @@
+//! OpenAI-compatible Chat Completions: `POST {base}/chat/completions` with `stream: true`.
+//!
+//! One adapter serves OpenAI, OpenRouter, Ollama, llama.cpp, vLLM, LM Studio, DeepSeek,
+//! Groq, Mistral and any compatible server, so the decoder is tolerant of their known
+//! differences: tool-call fragments without `index`, an empty `id` on later fragments,
+//! reasoning in `reasoning_content` or `reasoning`, usage in the last chunk, in the
+//! finish chunk or not at all, DeepSeek's cache fields, and a missing `[DONE]`.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use crate::assemble::Builder;
+use crate::model::{Api, MaxTokensField, Model, ThinkingFormat};
+use crate::provider::{
+    Decoder, HttpRequest, StreamOptions, Wire, WireError, join_url, max_tokens, parse_json,
+};
+use crate::sse::SseEvent;
+use crate::types::{
+    AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, Usage,
+};
+
+pub(crate) struct ChatWire;
+
+/// The URL of the Chat Completions endpoint under an OpenAI-style base (with `/v1`).
+pub fn chat_url(base: &str) -> String {
+    join_url(base, "chat/completions")
+}
+
+fn image_part(mime: &str, data: &str) -> Value {
+    json!({"type": "image_url", "image_url": {"url": format!("data:{mime};base64,{data}")}})
+}
+
+fn user_content(content: &[Content]) -> Value {
+    if let [Content::Text { text }] = content {
+        return Value::String(text.clone());
+    }
+    Value::Array(
+        content
+            .iter()
+            .map(|c| match c {
+                Content::Text { text } => json!({"type": "text", "text": text}),
+                Content::Image { mime_type, data } => image_part(mime_type, data),
+            })
+            .collect(),
+    )
+}
+
+fn assistant_message(a: &AssistantMessage, model: &Model) -> Option<Value> {
+    let text = a.text();
+    let calls: Vec<Value> = a
+        .tool_calls()
+        .map(|c| {
+            let arguments = match &c.invalid_arguments {
+                Some(raw) => raw.clone(),
+                None => c.arguments.to_string(),
+            };
+            json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments}})
+        })
+        .collect();
+    if text.is_empty() && calls.is_empty() {
+        return None;
+    }
+    let mut m = Map::new();
+    m.insert("role".into(), json!("assistant"));
+    m.insert("content".into(), if text.is_empty() { Value::Null } else { Value::String(text) });
+    if !calls.is_empty() {
+        m.insert("tool_calls".into(), Value::Array(calls));
+    }
+    if let Some(field) = &model.compat.reasoning_replay_field
+        && a.api == Api::OpenaiCompletions
+        && a.model == model.id
+    {
+        let reasoning: String = a
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                AssistantBlock::Thinking { thinking, .. } => Some(thinking.as_str()),
+                AssistantBlock::Text { .. } | AssistantBlock::ToolCall(_) => None,
+            })
+            .collect();
+        m.insert(field.clone(), Value::String(reasoning));
+    }
+    Some(Value::Object(m))
+}
+
+fn convert_messages(context: &Context, model: &Model) -> Vec<Value> {
+    let mut out = Vec::with_capacity(context.messages.len() + 1);
+    if !context.system_prompt.is_empty() {
+        let role = if model.compat.developer_role { "developer" } else { "system" };
+        out.push(json!({"role": role, "content": context.system_prompt}));
+    }
+    // Tool messages carry text only; images from tool results follow as one user message.
+    let mut pending_images: Vec<Value> = Vec::new();
+    for message in &context.messages {
+        if !matches!(message, Message::ToolResult(_)) && !pending_images.is_empty() {
+            let mut parts =
+                vec![json!({"type": "text", "text": "Images from the tool results above:"})];
+            parts.append(&mut pending_images);
+            out.push(json!({"role": "user", "content": parts}));
+        }
+        match message {
+            Message::User(u) => {
+                if !u.content.is_empty() {
+                    out.push(json!({"role": "user", "content": user_content(&u.content)}));
+                }
+            }
+            Message::Assistant(a) => out.extend(assistant_message(a, model)),
+            Message::ToolResult(r) => {
+                for c in &r.content {
+                    if let Content::Image { mime_type, data } = c {
+                        pending_images.push(image_part(mime_type, data));
+                    }
+                }
+                let text = r.text();
+                let text = if text.is_empty() { "(no output)".to_owned() } else { text };
+                out.push(json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": text}));
+            }
+        }
+    }
+    if !pending_images.is_empty() {
+        let mut parts =
+            vec![json!({"type": "text", "text": "Images from the tool results above:"})];
+        parts.append(&mut pending_images);
+        out.push(json!({"role": "user", "content": parts}));
+    }
+    out
+}
+
+impl Wire for ChatWire {
+    fn build(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, String> {
+        let mut body = Map::new();
+        body.insert("model".into(), json!(model.id));
+        body.insert("messages".into(), Value::Array(convert_messages(context, model)));
+        if !context.tools.is_empty() {
+            let tools: Vec<Value> = context
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({"type": "function", "function": {
+                        "name": t.name, "description": t.description, "parameters": t.parameters,
+                    }})
+                })
+                .collect();
+            body.insert("tools".into(), Value::Array(tools));
+        }
+        body.insert("stream".into(), json!(true));
+        if model.compat.stream_usage {
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+        let field = match model.compat.max_tokens_field {
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+            MaxTokensField::MaxTokens => "max_tokens",
+        };
+        body.insert(field.into(), json!(max_tokens(model, options)));
+        let format = if model.reasoning { model.compat.thinking } else { ThinkingFormat::None };
+        let effort = model.compat.effort(options.thinking);
+        let mut samples = true;
+        match format {
+            ThinkingFormat::OpenaiEffort => {
+                body.insert("reasoning_effort".into(), json!(effort));
+                samples = effort == "none";
+            }
+            ThinkingFormat::Openrouter => {
+                if effort == "none" {
+                    body.insert("reasoning".into(), json!({"enabled": false}));
+                } else {
+                    body.insert("reasoning".into(), json!({"effort": effort}));
+                    samples = false;
+                }
+            }
+            ThinkingFormat::Deepseek => {
+                if effort == "none" {
+                    body.insert("thinking".into(), json!({"type": "disabled"}));
+                } else {
+                    body.insert("thinking".into(), json!({"type": "enabled"}));
+                    body.insert("reasoning_effort".into(), json!(effort));
+                    samples = false;
+                }
+            }
+            ThinkingFormat::None
+            | ThinkingFormat::AnthropicBudget
+            | ThinkingFormat::AnthropicAdaptive
+            | ThinkingFormat::GeminiBudget
+            | ThinkingFormat::GeminiLevel => {}
+        }
+        if let (true, Some(t)) = (samples, options.temperature) {
+            body.insert("temperature".into(), json!(t));
+        }
+        let body = serde_json::to_vec(&Value::Object(body)).map_err(|e| e.to_string())?;
+        let mut headers = vec![
+            ("content-type", "application/json".to_owned()),
+            ("accept", "text/event-stream".to_owned()),
+        ];
+        if let Some(key) = &options.api_key {
+            headers.push(("authorization", format!("Bearer {key}")));
+        }
+        Ok(HttpRequest { url: chat_url(&model.base_url), headers, body })
+    }
+
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::new(ChatDecoder::default())
+    }
+}
+
+/// Decoder state for one Chat Completions stream.
+#[derive(Default)]
+pub(crate) struct ChatDecoder {
+    text: Option<usize>,
+    thinking: Option<usize>,
+    /// `(wire index, call id, builder index)` of each tool call seen.
+    calls: Vec<(Option<usize>, String, usize)>,
+    finished: bool,
+    done: bool,
+}
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    choices: Vec<Choice<'a>>,
+    #[serde(default)]
+    usage: Option<ChatUsage>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<ChoiceDelta<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ChoiceDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<ToolDelta<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ToolDelta<'a> {
+    #[serde(default)]
+    index: Option<usize>,
+    #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    function: Option<FnDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FnDelta<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ChatUsage {
+    #[serde(default)]
+    prompt_tokens: u64,
+    #[serde(default)]
+    completion_tokens: u64,
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+    /// DeepSeek reports cache hits here instead of `cached_tokens`.
+    #[serde(default)]
+    prompt_cache_hit_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
+    #[serde(default)]
+    cache_write_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
+}
+
+impl ChatUsage {
+    fn usage(&self) -> Usage {
+        let details = self.prompt_tokens_details.as_ref();
+        let read = self
+            .prompt_cache_hit_tokens
+            .or_else(|| details.and_then(|d| d.cached_tokens))
+            .unwrap_or(0);
+        let write = details.and_then(|d| d.cache_write_tokens).unwrap_or(0);
+        Usage {
+            input: self.prompt_tokens.saturating_sub(read + write),
+            output: self.completion_tokens,
+            cache_read: read,
+            cache_write: write,
+            reasoning: self
+                .completion_tokens_details
+                .as_ref()
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or(0),
+        }
+    }
+}
+
+fn finish_reason(s: &str) -> StopReason {
+    match s {
+        "length" | "max_tokens" => StopReason::Length,
+        "tool_calls" | "function_call" | "tool_use" => StopReason::ToolUse,
+        "content_filter" | "error" => StopReason::Error,
+        _ => StopReason::Stop,
+    }
+}
+
+impl ChatDecoder {
+    /// Finds or opens the builder block of a tool-call fragment. Fragments are matched
+    /// by `index` when the server sends one, else by a new non-empty `id`, else they
+    /// continue the last call.
+    fn call_block(&mut self, delta: &ToolDelta<'_>, out: &mut Builder) -> usize {
+        let id = delta.id.as_deref().unwrap_or_default();
+        let name = delta.function.as_ref().and_then(|f| f.name.as_deref()).unwrap_or_default();
+        let existing = match delta.index {
+            Some(ix) => self.calls.iter().find(|(i, _, _)| *i == Some(ix)),
+            None if id.is_empty() => self.calls.last(),
+            None => self.calls.iter().find(|(_, cid, _)| cid == id),
+        };
+        if let Some(&(_, _, block)) = existing
+            && out.is_tool_open(block)
+        {
+            out.tool_identity(block, id, name);
+            return block;
+        }
+        let block = out.start_tool(id, name);
+        self.calls.push((delta.index, id.to_owned(), block));
+        block
+    }
+
+    fn close_calls(&mut self, out: &mut Builder) {
+        for (_, _, block) in &self.calls {
+            out.end_tool(*block);
+        }
+    }
+}
+
+impl Decoder for ChatDecoder {
+    fn event(&mut self, event: SseEvent<'_>, out: &mut Builder) -> Result<(), WireError> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            self.done = true;
+            self.close_calls(out);
+            return Ok(());
+        }
+        if data.is_empty() {
+            return Ok(());
+        }
+        let chunk: Chunk<'_> = parse_json("chunk", data)?;
+        if let Some(err) = chunk.error {
+            let message = err
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| err.to_string());
+            let code =
+                err.get("code").map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned));
+            return Err(WireError::Api { code, message });
+        }
+        if let Some(id) = &chunk.id {
+            out.response_id(id);
+        }
+        for choice in chunk.choices {
+            if let Some(delta) = choice.delta {
+                let reasoning = delta.reasoning_content.or(delta.reasoning);
+                if let Some(r) = reasoning.filter(|r| !r.is_empty()) {
+                    let i = *self.thinking.get_or_insert_with(|| out.start_thinking());
+                    out.thinking(i, &r);
+                }
+                if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                    let i = *self.text.get_or_insert_with(|| out.start_text());
+                    out.text(i, &text);
+                }
+                for call in delta.tool_calls.unwrap_or_default() {
+                    let block = self.call_block(&call, out);
+                    if let Some(args) = call.function.as_ref().and_then(|f| f.arguments.as_deref())
+                    {
+                        out.tool_args(block, args);
+                    }
+                }
+            }
+            if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
+                out.stop(finish_reason(&reason));
+                self.finished = true;
+                self.close_calls(out);
+            }
+        }
+        if let Some(usage) = chunk.usage {
+            out.usage(usage.usage());
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, out: &mut Builder) -> Result<(), WireError> {
+        // Some servers close the stream after the finish chunk without `[DONE]`.
+        if self.done || self.finished {
+            self.close_calls(out);
+            Ok(())
+        } else {
+            Err(WireError::Incomplete(
+                "the stream ended before a finish_reason or [DONE]".to_owned(),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "openai_chat_tests.rs"]
+mod tests;

@@ -1,0 +1,491 @@
+//! OpenAI Responses API: `POST {base}/responses` with `stream: true`, `store: false`.
+//!
+//! Stateless use as the API reference describes it: every request carries the whole
+//! history as input items, and reasoning items come back with `encrypted_content`
+//! (requested through `include`) so they can be replayed to the same model without
+//! `previous_response_id`. `prompt_cache_key` keeps one conversation on one cache.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::assemble::Builder;
+use crate::model::{Api, Model, ThinkingFormat};
+use crate::provider::{
+    Decoder, HttpRequest, StreamOptions, Wire, WireError, join_url, max_tokens, parse_json,
+};
+use crate::sse::SseEvent;
+use crate::types::{AssistantBlock, Content, Context, Message, StopReason, Usage};
+
+pub(crate) struct ResponsesWire;
+
+#[derive(Serialize)]
+struct Body<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    instructions: &'a str,
+    input: Vec<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Value>,
+    stream: bool,
+    store: bool,
+    max_output_tokens: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    include: Vec<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prompt_cache_key: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+}
+
+fn data_url(mime: &str, data: &str) -> String {
+    format!("data:{mime};base64,{data}")
+}
+
+fn user_content(content: &[Content]) -> Vec<Value> {
+    content
+        .iter()
+        .map(|c| match c {
+            Content::Text { text } => json!({"type": "input_text", "text": text}),
+            Content::Image { mime_type, data } => {
+                json!({"type": "input_image", "image_url": data_url(mime_type, data)})
+            }
+        })
+        .collect()
+}
+
+fn convert_input(messages: &[Message], model: &Model) -> Vec<Value> {
+    let mut input = Vec::with_capacity(messages.len());
+    for message in messages {
+        match message {
+            Message::User(u) => {
+                if !u.content.is_empty() {
+                    input.push(json!({"role": "user", "content": user_content(&u.content)}));
+                }
+            }
+            Message::Assistant(a) => {
+                // Reasoning items (and the item ids that refer to them) are only valid
+                // for the model that produced them.
+                let same_model = a.api == Api::OpenaiResponses && a.model == model.id;
+                for block in &a.content {
+                    match block {
+                        AssistantBlock::Thinking { thinking, signature, item_id, .. } => {
+                            if let (true, Some(enc), Some(id)) = (same_model, signature, item_id) {
+                                let summary: Vec<Value> = if thinking.is_empty() {
+                                    Vec::new()
+                                } else {
+                                    vec![json!({"type": "summary_text", "text": thinking})]
+                                };
+                                input.push(json!({
+                                    "type": "reasoning",
+                                    "id": id,
+                                    "summary": summary,
+                                    "encrypted_content": enc,
+                                }));
+                            }
+                        }
+                        AssistantBlock::Text { text, .. } => {
+                            if !text.is_empty() {
+                                input.push(json!({"role": "assistant", "content": text}));
+                            }
+                        }
+                        AssistantBlock::ToolCall(call) => {
+                            let arguments = match &call.invalid_arguments {
+                                Some(raw) => raw.clone(),
+                                None => call.arguments.to_string(),
+                            };
+                            let mut item = json!({
+                                "type": "function_call",
+                                "call_id": call.id,
+                                "name": call.name,
+                                "arguments": arguments,
+                            });
+                            if let (true, Some(id)) = (same_model, &call.item_id) {
+                                item["id"] = json!(id);
+                            }
+                            input.push(item);
+                        }
+                    }
+                }
+            }
+            Message::ToolResult(r) => {
+                let has_image = r.content.iter().any(|c| matches!(c, Content::Image { .. }));
+                let output = if has_image {
+                    Value::Array(user_content(&r.content))
+                } else {
+                    Value::String(r.text())
+                };
+                input.push(json!({
+                    "type": "function_call_output",
+                    "call_id": r.tool_call_id,
+                    "output": output,
+                }));
+            }
+        }
+    }
+    input
+}
+
+/// The URL of the Responses endpoint under an OpenAI-style base (which includes `/v1`).
+pub fn responses_url(base: &str) -> String {
+    join_url(base, "responses")
+}
+
+impl Wire for ResponsesWire {
+    fn build(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: &StreamOptions,
+    ) -> Result<HttpRequest, String> {
+        let thinks = model.reasoning && model.compat.thinking != ThinkingFormat::None;
+        let effort = thinks.then(|| model.compat.effort(options.thinking));
+        let reasoning = effort.map(|e| json!({"effort": e, "summary": "auto"}));
+        let samples = effort.is_none_or(|e| e == "none");
+        let body = Body {
+            model: &model.id,
+            instructions: &context.system_prompt,
+            input: convert_input(&context.messages, model),
+            tools: context
+                .tools
+                .iter()
+                .map(|t| {
+                    json!({
+                        "type": "function",
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                        "strict": false,
+                    })
+                })
+                .collect(),
+            stream: true,
+            store: false,
+            max_output_tokens: max_tokens(model, options),
+            include: if reasoning.is_some() {
+                vec!["reasoning.encrypted_content"]
+            } else {
+                Vec::new()
+            },
+            reasoning,
+            prompt_cache_key: options.session_id.as_deref(),
+            temperature: if samples { options.temperature } else { None },
+        };
+        let body = serde_json::to_vec(&body).map_err(|e| e.to_string())?;
+        let mut headers = vec![
+            ("content-type", "application/json".to_owned()),
+            ("accept", "text/event-stream".to_owned()),
+        ];
+        if let Some(key) = &options.api_key {
+            headers.push(("authorization", format!("Bearer {key}")));
+        }
+        Ok(HttpRequest { url: responses_url(&model.base_url), headers, body })
+    }
+
+    fn decoder(&self) -> Box<dyn Decoder> {
+        Box::new(ResponsesDecoder::default())
+    }
+}
+
+/// Decoder state for one Responses stream.
+#[derive(Default)]
+pub(crate) struct ResponsesDecoder {
+    /// `output_index` → builder block index.
+    items: Vec<Option<usize>>,
+    finished: bool,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(default)]
+    output_index: usize,
+    #[serde(borrow, default)]
+    delta: Cow<'a, str>,
+    #[serde(default)]
+    summary_index: usize,
+}
+
+#[derive(Deserialize)]
+struct ItemEvent<'a> {
+    #[serde(default)]
+    output_index: usize,
+    #[serde(borrow)]
+    item: Item<'a>,
+}
+
+#[derive(Deserialize)]
+struct Item<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    id: Cow<'a, str>,
+    #[serde(borrow, default)]
+    call_id: Cow<'a, str>,
+    #[serde(borrow, default)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    encrypted_content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    summary: Vec<SummaryPart<'a>>,
+}
+
+#[derive(Deserialize)]
+struct SummaryPart<'a> {
+    #[serde(borrow, default)]
+    text: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct ArgsDone<'a> {
+    #[serde(default)]
+    output_index: usize,
+    #[serde(borrow, default)]
+    arguments: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct ResponseEvent<'a> {
+    #[serde(borrow)]
+    response: ResponseBody<'a>,
+}
+
+#[derive(Deserialize)]
+struct ResponseBody<'a> {
+    #[serde(borrow, default)]
+    id: Cow<'a, str>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    incomplete_details: Option<Incomplete<'a>>,
+    #[serde(default)]
+    error: Option<ApiError>,
+}
+
+#[derive(Deserialize)]
+struct Incomplete<'a> {
+    #[serde(borrow, default)]
+    reason: Cow<'a, str>,
+}
+
+#[derive(Deserialize, Default)]
+struct ApiError {
+    #[serde(default)]
+    code: Option<Value>,
+    #[serde(default)]
+    message: String,
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    input_tokens_details: Option<InputDetails>,
+    #[serde(default)]
+    output_tokens_details: Option<OutputDetails>,
+}
+
+#[derive(Deserialize)]
+struct InputDetails {
+    #[serde(default)]
+    cached_tokens: u64,
+    #[serde(default)]
+    cache_write_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct OutputDetails {
+    #[serde(default)]
+    reasoning_tokens: u64,
+}
+
+impl WireUsage {
+    fn usage(&self) -> Usage {
+        let (read, write) = self
+            .input_tokens_details
+            .as_ref()
+            .map_or((0, 0), |d| (d.cached_tokens, d.cache_write_tokens));
+        Usage {
+            input: self.input_tokens.saturating_sub(read + write),
+            output: self.output_tokens,
+            cache_read: read,
+            cache_write: write,
+            reasoning: self.output_tokens_details.as_ref().map_or(0, |d| d.reasoning_tokens),
+        }
+    }
+}
+
+fn api_error(e: ApiError) -> WireError {
+    let code = e.code.map(|c| match c {
+        Value::String(s) => s,
+        other => other.to_string(),
+    });
+    WireError::Api { code, message: e.message }
+}
+
+impl ResponsesDecoder {
+    fn item(&self, output_index: usize) -> Option<usize> {
+        self.items.get(output_index).copied().flatten()
+    }
+
+    fn set_item(&mut self, output_index: usize, index: usize) {
+        if self.items.len() <= output_index {
+            self.items.resize(output_index + 1, None);
+        }
+        self.items[output_index] = Some(index);
+    }
+
+    /// The text block of a message item, opened on its first text.
+    fn text_block(&mut self, output_index: usize, out: &mut Builder) -> usize {
+        match self.item(output_index) {
+            Some(i) => i,
+            None => {
+                let i = out.start_text();
+                self.set_item(output_index, i);
+                i
+            }
+        }
+    }
+
+    fn item_done(&mut self, e: ItemEvent<'_>, out: &mut Builder) {
+        let item = e.item;
+        let Some(i) = self.item(e.output_index) else { return };
+        match &*item.kind {
+            "reasoning" => {
+                if let Some(enc) = &item.encrypted_content {
+                    out.signature(i, enc);
+                }
+                let summary: Vec<&str> = item.summary.iter().map(|p| &*p.text).collect();
+                out.set_thinking(i, &summary.join("\n\n"));
+            }
+            "function_call" => {
+                if let Some(args) = &item.arguments {
+                    out.tool_args_final(i, args);
+                }
+                out.end_tool(i);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Decoder for ResponsesDecoder {
+    fn event(&mut self, event: SseEvent<'_>, out: &mut Builder) -> Result<(), WireError> {
+        let owned;
+        let kind = if event.event.is_empty() {
+            owned = parse_json::<Value>("event", event.data)?
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            owned.as_str()
+        } else {
+            event.event
+        };
+        match kind {
+            "response.output_text.delta" | "response.refusal.delta" => {
+                let d: Delta<'_> = parse_json(kind, event.data)?;
+                let i = self.text_block(d.output_index, out);
+                out.text(i, &d.delta);
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                let d: Delta<'_> = parse_json(kind, event.data)?;
+                if let Some(i) = self.item(d.output_index) {
+                    out.thinking(i, &d.delta);
+                }
+            }
+            "response.reasoning_summary_part.added" => {
+                let d: Delta<'_> = parse_json(kind, event.data)?;
+                if let (Some(i), true) = (self.item(d.output_index), d.summary_index > 0) {
+                    out.thinking(i, "\n\n");
+                }
+            }
+            "response.function_call_arguments.delta" => {
+                let d: Delta<'_> = parse_json(kind, event.data)?;
+                if let Some(i) = self.item(d.output_index) {
+                    out.tool_args(i, &d.delta);
+                }
+            }
+            "response.function_call_arguments.done" => {
+                let d: ArgsDone<'_> = parse_json(kind, event.data)?;
+                if let Some(i) = self.item(d.output_index) {
+                    out.tool_args_final(i, &d.arguments);
+                }
+            }
+            "response.output_item.added" => {
+                let e: ItemEvent<'_> = parse_json(kind, event.data)?;
+                let item = &e.item;
+                match &*item.kind {
+                    "reasoning" => {
+                        let i = out.start_thinking();
+                        out.thinking_meta(i, Some(&item.id), false);
+                        self.set_item(e.output_index, i);
+                    }
+                    "function_call" => {
+                        let i = out.start_tool(&item.call_id, &item.name);
+                        if !item.id.is_empty() {
+                            out.tool_item_id(i, &item.id);
+                        }
+                        self.set_item(e.output_index, i);
+                    }
+                    _ => {}
+                }
+            }
+            "response.output_item.done" => {
+                let e: ItemEvent<'_> = parse_json(kind, event.data)?;
+                self.item_done(e, out);
+            }
+            "response.created" | "response.in_progress" => {
+                let r: ResponseEvent<'_> = parse_json(kind, event.data)?;
+                out.response_id(&r.response.id);
+            }
+            "response.completed" | "response.incomplete" => {
+                let r: ResponseEvent<'_> = parse_json(kind, event.data)?;
+                out.response_id(&r.response.id);
+                if let Some(u) = &r.response.usage {
+                    out.usage(u.usage());
+                }
+                let reason = match r.response.incomplete_details {
+                    Some(d) if d.reason == "max_output_tokens" => StopReason::Length,
+                    Some(_) if kind == "response.incomplete" => StopReason::Length,
+                    Some(_) | None => StopReason::Stop,
+                };
+                out.stop(reason);
+                self.finished = true;
+            }
+            "response.failed" => {
+                let r: ResponseEvent<'_> = parse_json(kind, event.data)?;
+                let error = r.response.error.unwrap_or_else(|| ApiError {
+                    code: None,
+                    message: "the response failed without an error message".to_owned(),
+                });
+                return Err(api_error(error));
+            }
+            "error" => {
+                let e: ApiError = parse_json(kind, event.data)?;
+                return Err(api_error(e));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, _out: &mut Builder) -> Result<(), WireError> {
+        if self.finished {
+            Ok(())
+        } else {
+            Err(WireError::Incomplete("the stream ended before response.completed".to_owned()))
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "openai_responses_tests.rs"]
+mod tests;

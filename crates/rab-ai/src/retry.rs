@@ -1,0 +1,99 @@
+//! Retry policy: exponential backoff with jitter, honouring the provider's `retry-after`.
+
+use std::time::Duration;
+
+/// When and how long to wait before trying a failed request again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (so `max_retries + 1` attempts in all).
+    pub max_retries: u32,
+    /// Delay before the first retry; doubles with each further retry.
+    pub base_delay: Duration,
+    /// Upper bound of a computed backoff delay.
+    pub max_delay: Duration,
+    /// A `retry-after` longer than this is not waited for: the error is reported instead.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 2,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// No retries at all.
+    pub fn none() -> Self {
+        Self { max_retries: 0, ..Self::default() }
+    }
+
+    /// The delay before retry number `retry` (1-based), or `None` when the policy says
+    /// to give up. A provider's `retry-after` wins over the computed backoff.
+    pub fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Option<Duration> {
+        if retry > self.max_retries {
+            return None;
+        }
+        if let Some(wait) = retry_after {
+            return (wait <= self.max_retry_after).then_some(wait);
+        }
+        let exp = self.base_delay.saturating_mul(1u32 << (retry - 1).min(16));
+        let capped = exp.min(self.max_delay);
+        // ±20 % jitter so that many clients hit by one outage do not retry in lockstep.
+        let factor = 0.8 + 0.4 * fastrand::f64();
+        Some(capped.mul_f64(factor))
+    }
+}
+
+/// Reads `retry-after-ms` (OpenAI) or `retry-after` in seconds. HTTP-date values are
+/// not used by LLM providers and fall back to the computed backoff.
+pub fn parse_retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let secs = get("retry-after")?.parse::<f64>().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    #[test]
+    fn backoff_doubles_within_jitter_and_stops_after_max() {
+        let p = RetryPolicy::default();
+        let d1 = p.delay(1, None).unwrap();
+        let d2 = p.delay(2, None).unwrap();
+        assert!(d1 >= Duration::from_millis(800) && d1 <= Duration::from_millis(1200));
+        assert!(d2 >= Duration::from_millis(1600) && d2 <= Duration::from_millis(2400));
+        assert_eq!(p.delay(3, None), None);
+    }
+
+    #[test]
+    fn retry_after_wins_and_long_waits_give_up() {
+        let p = RetryPolicy::default();
+        assert_eq!(p.delay(1, Some(Duration::from_secs(1))), Some(Duration::from_secs(1)));
+        assert_eq!(p.delay(1, Some(Duration::from_secs(600))), None);
+    }
+
+    #[test]
+    fn parses_both_retry_after_headers() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("2"));
+        assert_eq!(parse_retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(parse_retry_after(&h), Some(Duration::from_millis(250)));
+        let mut date = HeaderMap::new();
+        date.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        assert_eq!(parse_retry_after(&date), None);
+    }
+}

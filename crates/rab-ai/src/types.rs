@@ -1,0 +1,322 @@
+//! The provider-neutral conversation types: messages, content blocks, tool specs,
+//! usage and stop reasons. Adapters translate these to and from each wire format;
+//! everything above rab-ai sees only these.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::Api;
+
+/// One message of a conversation, as the model sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "camelCase")]
+pub enum Message {
+    /// Input from the user (or injected by rab on the user's behalf).
+    User(UserMessage),
+    /// A reply produced by a model.
+    Assistant(AssistantMessage),
+    /// The result of one tool call, answering a [`ToolCall`] of the previous assistant message.
+    ToolResult(ToolResultMessage),
+}
+
+impl Message {
+    /// A user message holding one text block.
+    pub fn user(text: impl Into<String>) -> Self {
+        Message::User(UserMessage { content: vec![Content::text(text)] })
+    }
+}
+
+/// Input from the user.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserMessage {
+    /// Text and images, in order.
+    pub content: Vec<Content>,
+}
+
+/// User or tool-result content: text or an image.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum Content {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// MIME type such as `image/png`.
+        mime_type: String,
+        /// Base64 data without a `data:` prefix.
+        data: String,
+    },
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text { text: text.into() }
+    }
+}
+
+/// A reply produced by a model, complete or partial.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AssistantMessage {
+    /// Text, thinking and tool-call blocks in the order the model produced them.
+    pub content: Vec<AssistantBlock>,
+    /// Wire format that produced the message; thinking signatures are only replayed to it.
+    pub api: Api,
+    /// Provider name, e.g. `anthropic`.
+    pub provider: String,
+    /// Model id, e.g. `claude-sonnet-4-5`.
+    pub model: String,
+    /// Token usage reported by the provider.
+    #[serde(default)]
+    pub usage: Usage,
+    /// Why the model stopped.
+    pub stop_reason: StopReason,
+    /// The error text when `stop_reason` is `Error` or `Aborted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// Provider response id, when one was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
+}
+
+impl AssistantMessage {
+    /// An empty message attributed to the given model.
+    pub fn empty(api: Api, provider: &str, model: &str) -> Self {
+        Self {
+            content: Vec::new(),
+            api,
+            provider: provider.to_owned(),
+            model: model.to_owned(),
+            usage: Usage::default(),
+            stop_reason: StopReason::Stop,
+            error_message: None,
+            response_id: None,
+        }
+    }
+
+    /// All text blocks joined, without thinking.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for block in &self.content {
+            if let AssistantBlock::Text { text, .. } = block {
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    /// The tool calls, in order.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|b| match b {
+            AssistantBlock::ToolCall(call) => Some(call),
+            AssistantBlock::Text { .. } | AssistantBlock::Thinking { .. } => None,
+        })
+    }
+}
+
+/// One block of an assistant message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum AssistantBlock {
+    /// Visible text.
+    Text {
+        /// The text.
+        text: String,
+        /// Opaque provider signature attached to the text (Gemini `thoughtSignature`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// Reasoning the model exposed, with what the provider needs to accept it back.
+    Thinking {
+        /// The reasoning text or summary (empty when redacted).
+        thinking: String,
+        /// Anthropic signature, OpenAI `encrypted_content`, Gemini `thoughtSignature`,
+        /// or the opaque data of a redacted block.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+        /// Provider item id (OpenAI Responses `rs_…`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        item_id: Option<String>,
+        /// The provider redacted the reasoning; only `signature` can be replayed.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        redacted: bool,
+    },
+    /// A call of one tool.
+    ToolCall(ToolCall),
+}
+
+/// A tool call requested by the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCall {
+    /// Call id; the tool result answers it.
+    pub id: String,
+    /// Tool name.
+    pub name: String,
+    /// Parsed arguments; `{}` when the model sent invalid JSON.
+    pub arguments: Value,
+    /// The raw argument text when it was not valid JSON, so the caller can report it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_arguments: Option<String>,
+    /// Opaque provider signature for this call (Gemini `thoughtSignature`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// Provider item id (OpenAI Responses `fc_…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item_id: Option<String>,
+}
+
+/// The result of a tool call, sent back to the model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolResultMessage {
+    /// Id of the [`ToolCall`] this answers.
+    pub tool_call_id: String,
+    /// Name of the tool that ran.
+    pub tool_name: String,
+    /// Output text and images.
+    pub content: Vec<Content>,
+    /// The tool failed; the model sees the content as an error.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+impl ToolResultMessage {
+    /// All text blocks joined with newlines.
+    pub fn text(&self) -> String {
+        let mut parts = Vec::new();
+        for c in &self.content {
+            if let Content::Text { text } = c {
+                parts.push(text.as_str());
+            }
+        }
+        parts.join("\n")
+    }
+}
+
+/// Token counts of one response. `input` excludes cached tokens on every wire format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Input tokens that were neither read from nor written to the cache.
+    pub input: u64,
+    /// Output tokens, reasoning included.
+    pub output: u64,
+    /// Input tokens read from the prompt cache.
+    #[serde(default)]
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
+    #[serde(default)]
+    pub cache_write: u64,
+    /// Of `output`, the tokens spent on reasoning, when reported.
+    #[serde(default)]
+    pub reasoning: u64,
+}
+
+impl Usage {
+    /// Every input token sent: uncached, cache reads and cache writes.
+    pub fn total_input(&self) -> u64 {
+        self.input + self.cache_read + self.cache_write
+    }
+
+    /// Input and output tokens together.
+    pub fn total(&self) -> u64 {
+        self.total_input() + self.output
+    }
+}
+
+/// Why a response ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished its turn.
+    Stop,
+    /// The output-token limit was reached.
+    Length,
+    /// The model wants tool results before it goes on.
+    ToolUse,
+    /// The request or the stream failed.
+    Error,
+    /// The caller cancelled the request.
+    Aborted,
+}
+
+/// A tool offered to the model: name, description and JSON Schema of its arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSpec {
+    /// Lower snake case tool name.
+    pub name: String,
+    /// What the tool does and when to use it.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+/// Everything a request carries besides the options: system prompt, history, tools.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Context {
+    /// The system prompt.
+    pub system_prompt: String,
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// Tools the model may call.
+    pub tools: Vec<ToolSpec>,
+}
+
+/// How hard the model should think.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ThinkingLevel {
+    /// No extended thinking.
+    #[default]
+    Off,
+    /// The least reasoning the model supports.
+    Minimal,
+    /// Light reasoning.
+    Low,
+    /// Moderate reasoning.
+    Medium,
+    /// Deep reasoning.
+    High,
+}
+
+impl ThinkingLevel {
+    /// Every level, from off to high.
+    pub const ALL: [ThinkingLevel; 5] = [
+        ThinkingLevel::Off,
+        ThinkingLevel::Minimal,
+        ThinkingLevel::Low,
+        ThinkingLevel::Medium,
+        ThinkingLevel::High,
+    ];
+
+    /// The lower-case name used on the command line and in settings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThinkingLevel::Off => "off",
+            ThinkingLevel::Minimal => "minimal",
+            ThinkingLevel::Low => "low",
+            ThinkingLevel::Medium => "medium",
+            ThinkingLevel::High => "high",
+        }
+    }
+
+    /// Parses a level name; `None` for anything else.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.as_str() == name)
+    }
+}
+
+impl std::fmt::Display for ThinkingLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,169 @@
+//! Failures, per wire format: retry on 429 honouring retry-after, give up after
+//! repeated 5xx, a dropped connection, a malformed line, an error event, auth errors.
+
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use rab_ai::{Error, StopReason, StreamEvent};
+use rab_fake_llm::{FakeLlm, Turn};
+
+use super::harness::{APIS, context, model, options, run};
+
+#[tokio::test]
+async fn retries_a_429_after_its_retry_after() {
+    for api in APIS {
+        let llm = FakeLlm::start();
+        llm.script([Turn::text("after the wait").after_fault(429, Some(1))]);
+        let start = Instant::now();
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        assert_eq!(out.message().text(), "after the wait", "{api}");
+        let retries: Vec<_> = out
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Retry { attempt, delay, .. } => Some((*attempt, *delay)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(retries, [(2, Duration::from_secs(1))], "{api}");
+        assert!(start.elapsed() >= Duration::from_secs(1), "{api}: waited for retry-after");
+        let statuses: Vec<u16> = llm.requests().iter().map(|r| r.status).collect();
+        assert_eq!(statuses, [429, 200], "{api}");
+    }
+}
+
+#[tokio::test]
+async fn gives_up_after_three_server_errors_with_a_clear_error() {
+    for api in APIS {
+        let llm = FakeLlm::start();
+        llm.script([Turn::text("unreachable")
+            .after_fault(500, None)
+            .after_fault(500, None)
+            .after_fault(500, None)]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        let err = out.error();
+        assert!(matches!(err, Error::Http { status: 500, .. }), "{api}: {err:?}");
+        let text = err.to_string();
+        assert!(
+            text.contains("HTTP 500 for test-model") && text.contains("try again later"),
+            "{text}"
+        );
+        assert_eq!(llm.requests().len(), 3, "{api}: 1 attempt + 2 retries");
+        assert_eq!(out.count(|e| matches!(e, StreamEvent::Retry { .. })), 2);
+    }
+}
+
+#[tokio::test]
+async fn a_disconnect_mid_stream_is_an_error_event_without_retry() {
+    for api in APIS {
+        let llm = FakeLlm::start();
+        // Enough events for some text to have streamed before the cut.
+        llm.script([Turn::text("a fairly long answer that will be cut off").disconnect_after(6)]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        let (err, partial) = match out.events.last() {
+            Some(StreamEvent::Error { error, partial }) => (error, partial),
+            other => panic!("{api}: {other:?}"),
+        };
+        assert!(matches!(err, Error::Stream { .. }), "{api}: {err:?}");
+        assert_eq!(partial.stop_reason, StopReason::Error);
+        assert!(!partial.text().is_empty(), "{api}: partial text kept");
+        assert_eq!(llm.requests().len(), 1, "{api}: no retry after content streamed");
+    }
+}
+
+#[tokio::test]
+async fn a_disconnect_before_any_content_is_retried() {
+    for api in APIS {
+        let llm = FakeLlm::start();
+        llm.script([Turn::text("x").disconnect_after(0), Turn::text("second try")]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        assert_eq!(out.message().text(), "second try", "{api}");
+    }
+}
+
+#[tokio::test]
+async fn a_malformed_sse_line_is_a_clear_error_naming_the_provider() {
+    for api in APIS {
+        let llm = FakeLlm::start();
+        llm.script([Turn::text(
+            "hello world, this is long enough to need many chunks of eight characters",
+        )
+        .malformed_after(5)]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        let err = out.error();
+        assert!(matches!(err, Error::Protocol { .. }), "{api}: {err:?}");
+        let text = err.to_string();
+        let provider = &model(api, &llm).provider;
+        assert!(text.starts_with(&format!("{provider}: malformed response stream")), "{text}");
+        assert!(text.contains("invalid JSON"), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn an_error_event_in_the_stream_is_reported() {
+    for api in APIS {
+        let llm = FakeLlm::start();
+        llm.script([Turn::text(
+            "hello world, this is long enough to need many chunks of eight characters",
+        )
+        .error_after(5)]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        assert!(matches!(out.error(), Error::Api { .. }), "{api}: {:?}", out.error());
+    }
+}
+
+#[tokio::test]
+async fn unauthorized_is_not_retried_and_says_how_to_fix_it() {
+    for api in APIS {
+        let llm = FakeLlm::start();
+        llm.require_api_key(Some("right-key"));
+        llm.script([Turn::text("never")]);
+        let mut opts = options();
+        opts.api_key = Some("wrong-key".into());
+        opts.auth_hint = Some("set TEST_API_KEY or run rab with --api-key".into());
+        let out = run(&model(api, &llm), &context("hi"), &opts).await;
+        let text = out.error().to_string();
+        assert!(text.contains("HTTP 401") && text.contains("set TEST_API_KEY"), "{api}: {text}");
+        assert_eq!(llm.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_refused_connection_names_the_url() {
+    let llm = FakeLlm::start();
+    let mut m = model(rab_ai::Api::AnthropicMessages, &llm);
+    m.base_url = "http://127.0.0.1:9".into();
+    let mut opts = options();
+    opts.retry = rab_ai::RetryPolicy::none();
+    let out = run(&m, &context("hi"), &opts).await;
+    let text = out.error().to_string();
+    assert!(text.contains("cannot reach http://127.0.0.1:9/v1/messages"), "{text}");
+    assert!(text.contains("local server running"), "{text}");
+}
+
+#[tokio::test]
+async fn cancelling_ends_the_stream_as_aborted() {
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("slow slow slow slow slow slow").slow(200)]);
+    let m = model(rab_ai::Api::AnthropicMessages, &llm);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let mut stream = rab_ai::Provider::stream(
+        &rab_ai::Client::new(),
+        &m,
+        &context("hi"),
+        &options(),
+        cancel.clone(),
+    );
+    use futures_util::StreamExt;
+    cancel.cancel();
+    let mut last = None;
+    while let Some(e) = stream.next().await {
+        last = Some(e);
+    }
+    match last {
+        Some(StreamEvent::Error { error: Error::Aborted, partial }) => {
+            assert_eq!(partial.stop_reason, StopReason::Aborted)
+        }
+        other => panic!("{other:?}"),
+    }
+}

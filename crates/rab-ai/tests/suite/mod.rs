@@ -1,0 +1,5 @@
+mod faults;
+mod harness;
+mod live;
+mod request_shape;
+mod streaming;

@@ -1,0 +1,175 @@
+//! rab-fake-llm: a loopback HTTP server that speaks the four wire formats rab uses
+//! (Anthropic Messages, OpenAI Responses, OpenAI Chat Completions, Gemini), playing a
+//! [`Script`] of turns. It records every request, rejects histories the real APIs
+//! reject (a tool call without a result, a result without a call, a thinking block
+//! replayed with a wrong signature) with HTTP 400, and injects faults on chosen turns:
+//! HTTP errors with `retry-after`, a dropped connection, a malformed SSE line, an error
+//! event, a slow stream, invalid tool-call JSON.
+//!
+//! It is a test tool: a dev-dependency of the other crates, never a runtime one.
+//!
+//! ```
+//! use rab_fake_llm::{FakeLlm, Turn};
+//! let llm = FakeLlm::start();
+//! llm.script([Turn::text("hello")]);
+//! // point ANTHROPIC_BASE_URL at llm.url(), or OPENAI_BASE_URL at llm.openai_url()
+//! assert!(llm.url().starts_with("http://127.0.0.1:"));
+//! ```
+
+#![deny(missing_docs)]
+
+mod inspect;
+mod render;
+mod script;
+mod server;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub use inspect::{Item, RecordedRequest, Transcript, parse, validate};
+pub use render::{Frame, error_body, render};
+pub use script::{
+    HttpFault, Script, ScriptedCall, ScriptedUsage, Turn, signature_for, split_chars, split_n,
+};
+
+/// The wire formats, told apart by request path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Wire {
+    /// `POST /v1/messages`.
+    Anthropic,
+    /// `POST /v1/responses`.
+    OpenaiResponses,
+    /// `POST /v1/chat/completions`.
+    OpenaiChat,
+    /// `POST /v1beta/models/{model}:streamGenerateContent`.
+    Gemini,
+}
+
+impl Wire {
+    /// The wire format a path belongs to.
+    pub fn from_path(path: &str) -> Option<Wire> {
+        let path = path.split('?').next().unwrap_or_default();
+        if path.ends_with("/messages") {
+            Some(Wire::Anthropic)
+        } else if path.ends_with("/responses") {
+            Some(Wire::OpenaiResponses)
+        } else if path.ends_with("/chat/completions") {
+            Some(Wire::OpenaiChat)
+        } else if path.contains("/models/") && path.ends_with(":streamGenerateContent") {
+            Some(Wire::Gemini)
+        } else {
+            None
+        }
+    }
+}
+
+/// Errors starting the server.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The loopback socket could not be bound.
+    #[error("fake-llm: cannot listen on {addr}: {source}")]
+    Bind {
+        /// Address tried.
+        addr: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The server thread could not start.
+    #[error("fake-llm: cannot start the server thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// Shared state between the test and the server thread.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    pub script: Script,
+    /// Index of the next turn to serve.
+    pub next_turn: usize,
+    /// HTTP faults of the next turn already answered.
+    pub faults_served: usize,
+    pub requests: Vec<RecordedRequest>,
+}
+
+/// A running fake LLM server; stops when dropped.
+pub struct FakeLlm {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FakeLlm {
+    /// Starts a server on 127.0.0.1 with an empty script.
+    ///
+    /// # Panics
+    /// When the loopback socket cannot be bound (tests cannot go on without it).
+    #[allow(clippy::expect_used)]
+    pub fn start() -> FakeLlm {
+        Self::try_start(Script::default(), "127.0.0.1:0").expect("fake-llm: start")
+    }
+
+    /// Starts a server on `addr` playing `script`.
+    pub fn try_start(script: Script, addr: &str) -> Result<FakeLlm, Error> {
+        let listener = std::net::TcpListener::bind(addr)
+            .map_err(|source| Error::Bind { addr: addr.to_owned(), source })?;
+        let bind_err = |source| Error::Bind { addr: addr.to_owned(), source };
+        listener.set_nonblocking(true).map_err(bind_err)?;
+        let local = listener
+            .local_addr()
+            .map_err(|source| Error::Bind { addr: addr.to_owned(), source })?;
+        let state = Arc::new(Mutex::new(State { script, ..State::default() }));
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let thread_state = state.clone();
+        let thread = std::thread::Builder::new()
+            .name("fake-llm".into())
+            .spawn(move || server::run(listener, thread_state, stopped))
+            .map_err(Error::Thread)?;
+        Ok(FakeLlm { addr: local, state, stop: Some(stop), thread: Some(thread) })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// `http://127.0.0.1:PORT`: the base for Anthropic and Gemini.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `http://127.0.0.1:PORT/v1`: the base for OpenAI-style clients.
+    pub fn openai_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    /// Appends turns to the script.
+    pub fn script(&self, turns: impl IntoIterator<Item = Turn>) {
+        self.lock().script.turns.extend(turns);
+    }
+
+    /// Requires this key on every request (`None` accepts any).
+    pub fn require_api_key(&self, key: Option<&str>) {
+        self.lock().script.api_key = key.map(str::to_owned);
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.lock().requests.clone()
+    }
+
+    /// Turns not served yet.
+    pub fn remaining_turns(&self) -> usize {
+        let state = self.lock();
+        state.script.turns.len().saturating_sub(state.next_turn)
+    }
+}
+
+impl Drop for FakeLlm {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! `rab-fake-llm --script FILE [--listen ADDR]`: serves a script for manual testing and
+//! benchmarks; prints the base URL on the first line of stdout, runs until killed.
+
+use std::io::Write;
+
+fn usage() -> ! {
+    eprintln!("usage: rab-fake-llm --script FILE.json [--listen 127.0.0.1:0] [--repeat]");
+    std::process::exit(2);
+}
+
+fn main() {
+    let mut script_path = None;
+    let mut listen = "127.0.0.1:0".to_owned();
+    let mut repeat = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--script" => script_path = args.next(),
+            "--listen" => listen = args.next().unwrap_or_else(|| usage()),
+            "--repeat" => repeat = true,
+            _ => usage(),
+        }
+    }
+    let Some(path) = script_path else { usage() };
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        eprintln!("rab-fake-llm: cannot read {path}: {e}");
+        std::process::exit(2);
+    });
+    let mut script: rab_fake_llm::Script = serde_json::from_str(&text).unwrap_or_else(|e| {
+        eprintln!("rab-fake-llm: {path} is not a valid script: {e}");
+        std::process::exit(2);
+    });
+    script.repeat |= repeat;
+    let server = rab_fake_llm::FakeLlm::try_start(script, &listen).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1);
+    });
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "{}", server.url());
+    let _ = out.flush();
+    loop {
+        std::thread::park();
+    }
+}

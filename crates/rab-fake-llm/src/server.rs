@@ -1,0 +1,237 @@
+//! The HTTP side: accept loop on its own thread and runtime, request recording,
+//! validation, fault injection and paced SSE streaming.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Body, Frame as HttpFrame, Incoming};
+use hyper::{Request, Response, StatusCode};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::inspect::{RecordedRequest, parse, validate};
+use crate::render::{Frame, error_body, error_event, malformed_event, render};
+use crate::script::Turn;
+use crate::{State, Wire};
+
+type ResBody = BoxBody<Bytes, std::io::Error>;
+
+/// Runs the accept loop until `stop` fires.
+pub(crate) fn run(
+    listener: std::net::TcpListener,
+    state: Arc<Mutex<State>>,
+    stop: tokio::sync::oneshot::Receiver<()>,
+) {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return;
+    };
+    rt.block_on(async move {
+        let Ok(listener) = tokio::net::TcpListener::from_std(listener) else { return };
+        let mut stop = stop;
+        loop {
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                _ = &mut stop => return,
+            };
+            let Ok((stream, _)) = accepted else { continue };
+            let state = state.clone();
+            tokio::spawn(async move {
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let service = hyper::service::service_fn(move |req| handle(req, state.clone()));
+                let _ =
+                    hyper::server::conn::http1::Builder::new().serve_connection(io, service).await;
+            });
+        }
+    });
+}
+
+fn full(status: u16, content_type: &str, body: String) -> Response<ResBody> {
+    let mut res =
+        Response::new(Full::new(Bytes::from(body)).map_err(|never| match never {}).boxed());
+    *res.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    if let Ok(v) = content_type.parse() {
+        res.headers_mut().insert("content-type", v);
+    }
+    res
+}
+
+/// What to answer, decided under the state lock.
+enum Answer {
+    Error { status: u16, body: String, retry_after: Option<u64> },
+    Stream { wire: Wire, turn: Box<Turn>, frames: Vec<Frame> },
+}
+
+fn key_of(wire: Wire, headers: &[(String, String)], path: &str) -> Option<String> {
+    let h = |n: &str| headers.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+    match wire {
+        Wire::Anthropic => h("x-api-key"),
+        Wire::OpenaiResponses | Wire::OpenaiChat => {
+            h("authorization").and_then(|v| v.strip_prefix("Bearer ").map(str::to_owned))
+        }
+        Wire::Gemini => h("x-goog-api-key").or_else(|| {
+            path.split(['?', '&']).find_map(|kv| kv.strip_prefix("key=").map(str::to_owned))
+        }),
+    }
+}
+
+fn decide(state: &mut State, wire: Option<Wire>, req: &RecordedRequest) -> Answer {
+    let Some(wire) = wire else {
+        let body = format!("{{\"error\":\"fake-llm: no route for {} {}\"}}", req.method, req.path);
+        return Answer::Error { status: 404, body, retry_after: None };
+    };
+    let reject = |status: u16, message: &str| Answer::Error {
+        status,
+        body: error_body(wire, status, Some(message)),
+        retry_after: None,
+    };
+    if req.method != "POST" {
+        return reject(405, "only POST is supported");
+    }
+    if req.body.is_null() {
+        return reject(400, "the request body is not valid JSON");
+    }
+    if let Some(expected) = &state.script.api_key
+        && key_of(wire, &req.headers, &req.path).as_deref() != Some(expected.as_str())
+    {
+        return Answer::Error { status: 401, body: error_body(wire, 401, None), retry_after: None };
+    }
+    let streams =
+        wire == Wire::Gemini || req.body.get("stream").and_then(Value::as_bool) == Some(true);
+    if !streams {
+        return reject(400, "fake-llm answers streaming requests only (set stream: true)");
+    }
+    let transcript = match parse(wire, &req.body) {
+        Ok(t) => t,
+        Err(e) => return reject(400, &e),
+    };
+    if let Err(e) = validate(wire, &transcript) {
+        return reject(400, &e);
+    }
+    if state.script.repeat && state.next_turn >= state.script.turns.len() {
+        state.next_turn = 0;
+    }
+    let n = state.next_turn;
+    let Some(turn) = state.script.turns.get(n).cloned() else {
+        let message = format!(
+            "fake-llm: the script has no turn left for request #{} ({} turns scripted)",
+            state.requests.len() + 1,
+            state.script.turns.len()
+        );
+        return reject(400, &message);
+    };
+    if let Some(fault) = turn.faults.get(state.faults_served) {
+        state.faults_served += 1;
+        return Answer::Error {
+            status: fault.status,
+            body: error_body(wire, fault.status, fault.message.as_deref()),
+            retry_after: fault.retry_after,
+        };
+    }
+    state.next_turn += 1;
+    state.faults_served = 0;
+    let frames = render(wire, &turn, n + 1, &req.model());
+    Answer::Stream { wire, turn: Box::new(turn), frames }
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    state: Arc<Mutex<State>>,
+) -> Result<Response<ResBody>, Infallible> {
+    let method = req.method().to_string();
+    let path = req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .collect();
+    let raw = match req.into_body().collect().await {
+        Ok(b) => b.to_bytes().to_vec(),
+        Err(_) => Vec::new(),
+    };
+    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    let wire = Wire::from_path(&path);
+    let mut record = RecordedRequest { wire, method, path, headers, body, raw, status: 200 };
+    let answer = {
+        let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
+        let answer = decide(&mut st, wire, &record);
+        if let Answer::Error { status, .. } = &answer {
+            record.status = *status;
+        }
+        st.requests.push(record);
+        answer
+    };
+    Ok(match answer {
+        Answer::Error { status, body, retry_after } => {
+            let mut res = full(status, "application/json", body);
+            if let Some(secs) = retry_after
+                && let Ok(v) = secs.to_string().parse()
+            {
+                res.headers_mut().insert("retry-after", v);
+            }
+            res
+        }
+        Answer::Stream { wire, turn, frames } => stream(wire, *turn, frames),
+    })
+}
+
+/// A response body fed by a channel; an `Err` item aborts the connection mid-body.
+struct ChannelBody(mpsc::Receiver<Result<Bytes, std::io::Error>>);
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<HttpFrame<Bytes>, std::io::Error>>> {
+        self.0.poll_recv(cx).map(|item| item.map(|r| r.map(HttpFrame::data)))
+    }
+}
+
+fn stream(wire: Wire, turn: Turn, frames: Vec<Frame>) -> Response<ResBody> {
+    let (tx, rx) = mpsc::channel(16);
+    tokio::spawn(async move {
+        let delay = turn.chunk_delay_ms.map(Duration::from_millis);
+        for (sent, f) in frames.into_iter().enumerate() {
+            if turn.disconnect_after == Some(sent) {
+                // Let what was sent reach the client first, as with a real cut connection.
+                tokio::time::sleep(Duration::from_millis(30)).await;
+                let _ = tx.send(Err(std::io::Error::other("fake-llm: scripted disconnect"))).await;
+                return;
+            }
+            if turn.malformed_after == Some(sent) {
+                let _ = tx.send(Ok(Bytes::from(malformed_event(wire).bytes))).await;
+                return;
+            }
+            if turn.error_after == Some(sent) {
+                let _ = tx.send(Ok(Bytes::from(error_event(wire).bytes))).await;
+                return;
+            }
+            if let Some(d) = delay {
+                tokio::time::sleep(d).await;
+            }
+            let size = f.bytes.len().div_ceil(f.pieces.max(1)).max(1);
+            for piece in f.bytes.chunks(size) {
+                if tx.send(Ok(Bytes::copy_from_slice(piece))).await.is_err() {
+                    return;
+                }
+                if f.pieces > 1 {
+                    // Give the client a chance to read each piece separately.
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+            }
+        }
+    });
+    let mut res = Response::new(ChannelBody(rx).boxed());
+    let headers = res.headers_mut();
+    headers.insert("content-type", hyper::header::HeaderValue::from_static("text/event-stream"));
+    headers.insert("cache-control", hyper::header::HeaderValue::from_static("no-cache"));
+    res
+}
