@@ -1,1 +1,26 @@
-//! x
+//! rab-config: where rab keeps its files and what the environment says.
+//!
+//! It owns the `RAB_HOME` layout ([`Paths`]), the environment snapshot every other
+//! part reads instead of the process environment ([`Env`]), credentials
+//! (`agent/auth.json`, [`Auth`]) and user model definitions (`models.json`, applied to
+//! a [`rab_ai::Registry`]). It must not read the process environment anywhere but
+//! [`Env::from_process`].
+//!
+//! ```
+//! use rab_config::{Env, Paths};
+//! let env = Env::from_pairs([("RAB_HOME", "/tmp/rab-home")]);
+//! let paths = Paths::from_env(&env).unwrap();
+//! assert_eq!(paths.auth_file(), std::path::Path::new("/tmp/rab-home/agent/auth.json"));
+//! ```
+
+mod auth;
+mod env;
+mod error;
+mod models;
+mod paths;
+
+pub use auth::{Auth, Credential, KeySource, resolve_key};
+pub use env::Env;
+pub use error::Error;
+pub use models::{apply_env_base_urls, load_models_file};
+pub use paths::Paths;

@@ -1,0 +1,150 @@
+//! Credentials: `agent/auth.json` (`{"anthropic": {"type": "api_key", "key": "…"}}`),
+//! and the order in which a provider's key is looked up.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rab_ai::ProviderDef;
+use serde::{Deserialize, Serialize};
+
+use crate::error::read_optional;
+use crate::{Env, Error};
+
+/// One stored credential.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Credential {
+    /// A plain API key.
+    ApiKey {
+        /// The key.
+        key: String,
+    },
+}
+
+/// The contents of auth.json.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Auth {
+    path: PathBuf,
+    entries: BTreeMap<String, Credential>,
+}
+
+impl Auth {
+    /// Loads auth.json; a missing file is an empty store. Warns (through tracing) when
+    /// the file is readable by others.
+    pub fn load(path: &Path) -> Result<Self, Error> {
+        let Some(text) = read_optional(path)? else {
+            return Ok(Self { path: path.to_owned(), entries: BTreeMap::new() });
+        };
+        warn_if_exposed(path);
+        let entries = serde_json::from_str(&text).map_err(|e| Error::parse(path, &e))?;
+        Ok(Self { path: path.to_owned(), entries })
+    }
+
+    /// The stored key for a provider.
+    pub fn key(&self, provider: &str) -> Option<&str> {
+        match self.entries.get(provider)? {
+            Credential::ApiKey { key } => Some(key.as_str()).filter(|k| !k.is_empty()),
+        }
+    }
+
+    /// The file this store belongs to.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+#[cfg(unix)]
+fn warn_if_exposed(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.permissions().mode() & 0o077 != 0
+    {
+        tracing::warn!(path = %path.display(), "auth.json is readable by other users; run chmod 600");
+    }
+}
+
+#[cfg(not(unix))]
+fn warn_if_exposed(_path: &Path) {}
+
+/// Where a key was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeySource {
+    /// `--api-key`.
+    Cli,
+    /// An environment variable.
+    Env(String),
+    /// auth.json.
+    AuthFile,
+    /// models.json (`apiKey`, literal or the name of a variable).
+    ModelsFile,
+}
+
+/// Looks up a provider's key: `--api-key` > environment > auth.json > models.json.
+pub fn resolve_key(
+    provider: &ProviderDef,
+    cli: Option<&str>,
+    env: &Env,
+    auth: &Auth,
+) -> Option<(String, KeySource)> {
+    if let Some(k) = cli.filter(|k| !k.is_empty()) {
+        return Some((k.to_owned(), KeySource::Cli));
+    }
+    for name in &provider.key_env {
+        if let Some(v) = env.get(name) {
+            return Some((v.to_owned(), KeySource::Env(name.clone())));
+        }
+    }
+    if let Some(k) = auth.key(&provider.name) {
+        return Some((k.to_owned(), KeySource::AuthFile));
+    }
+    let configured = provider.api_key.as_deref()?;
+    // pi's convention: the value names an environment variable when one is set.
+    let value = env.get(configured).unwrap_or(configured);
+    Some((value.to_owned(), KeySource::ModelsFile))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn provider() -> ProviderDef {
+        let mut p = rab_ai::custom_provider("http://x", None);
+        p.name = "anthropic".into();
+        p.key_env = vec!["ANTHROPIC_API_KEY".into()];
+        p
+    }
+
+    #[test]
+    fn cli_beats_env_beats_auth_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auth.json");
+        std::fs::write(&path, r#"{"anthropic": {"type": "api_key", "key": "from-file"}}"#).unwrap();
+        let auth = Auth::load(&path).unwrap();
+        let env = Env::from_pairs([("ANTHROPIC_API_KEY", "from-env")]);
+        let p = provider();
+        assert_eq!(resolve_key(&p, Some("cli"), &env, &auth).unwrap().1, KeySource::Cli);
+        assert_eq!(resolve_key(&p, None, &env, &auth).unwrap(), ("from-env".into(), KeySource::Env("ANTHROPIC_API_KEY".into())));
+        assert_eq!(resolve_key(&p, None, &Env::default(), &auth).unwrap(), ("from-file".into(), KeySource::AuthFile));
+    }
+
+    #[test]
+    fn models_file_key_may_name_a_variable() {
+        let mut p = provider();
+        p.key_env.clear();
+        p.api_key = Some("MY_PROXY_KEY".into());
+        let auth = Auth::default();
+        let env = Env::from_pairs([("MY_PROXY_KEY", "secret")]);
+        assert_eq!(resolve_key(&p, None, &env, &auth).unwrap().0, "secret");
+        assert_eq!(resolve_key(&p, None, &Env::default(), &auth).unwrap().0, "MY_PROXY_KEY");
+    }
+
+    #[test]
+    fn malformed_auth_file_names_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auth.json");
+        std::fs::write(&path, "{\n  \"anthropic\": {\"type\": \"api_key\", \"key\": }\n}").unwrap();
+        let err = Auth::load(&path).unwrap_err().to_string();
+        assert!(err.contains("auth.json:2:"), "{err}");
+    }
+}

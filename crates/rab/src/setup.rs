@@ -1,0 +1,142 @@
+//! Turns the command line, environment and config files into a concrete model, key and
+//! options. Every failure here is the user's to fix, so each says how.
+
+use rab_ai::{Api, Model, ModelQuery, Registry, ThinkingLevel};
+use rab_config::{Auth, Env, Paths, apply_env_base_urls, load_models_file, resolve_key};
+
+use crate::cli::Cli;
+
+/// A failure with the exit code it maps to.
+#[derive(Debug)]
+pub struct SetupError {
+    /// 1 for provider setup (no key), 2 for bad usage or config files.
+    pub code: u8,
+    /// The message, one paragraph.
+    pub message: String,
+}
+
+impl SetupError {
+    fn usage(message: impl Into<String>) -> Self {
+        Self { code: 2, message: message.into() }
+    }
+}
+
+/// Everything needed to send requests.
+pub struct Target {
+    pub model: Model,
+    pub api_key: Option<String>,
+    pub auth_hint: String,
+    pub thinking: ThinkingLevel,
+}
+
+/// The built-in registry with models.json and environment base URLs applied.
+pub fn registry(env: &Env, paths: &Paths) -> Result<Registry, SetupError> {
+    let mut registry = Registry::builtin();
+    load_models_file(&paths.models_file(), &mut registry)
+        .map_err(|e| SetupError::usage(format!("{e}\nFix or remove the file to go on.")))?;
+    apply_env_base_urls(&mut registry, env);
+    Ok(registry)
+}
+
+fn key_hint(provider: &rab_ai::ProviderDef, paths: &Paths) -> String {
+    match provider.key_env.first() {
+        Some(var) => format!(
+            "set {var}, add a key for \"{}\" to {}, or run rab with --api-key",
+            provider.name,
+            paths.auth_file().display()
+        ),
+        None => "add \"apiKey\" for the provider to models.json, or run rab with --api-key".to_owned(),
+    }
+}
+
+/// Resolves the model and its key.
+pub fn target(cli: &Cli, env: &Env, paths: &Paths, registry: &Registry) -> Result<Target, SetupError> {
+    let auth = Auth::load(&paths.auth_file()).map_err(|e| SetupError::usage(e.to_string()))?;
+    let api = cli.api.as_deref().and_then(Api::parse);
+    let mut provider = cli.provider.clone();
+    if provider.is_none() && cli.model.is_none() {
+        // No choice made: the first provider with a key, as listed in `rab --help`.
+        provider = registry
+            .providers()
+            .iter()
+            .filter(|p| p.requires_key)
+            .find(|p| resolve_key(p, cli.api_key.as_deref(), env, &auth).is_some())
+            .map(|p| p.name.clone());
+        if provider.is_none() && cli.base_url.is_none() {
+            return Err(SetupError {
+                code: 1,
+                message: "no model selected and no API key found — set ANTHROPIC_API_KEY, \
+                          OPENAI_API_KEY, GEMINI_API_KEY or OPENROUTER_API_KEY, or pass \
+                          --provider/--model (e.g. --provider ollama --model qwen3-coder for a \
+                          local server)"
+                    .to_owned(),
+            });
+        }
+    }
+    let query = ModelQuery {
+        provider: provider.as_deref(),
+        model: cli.model.as_deref(),
+        api,
+        base_url: cli.base_url.as_deref(),
+    };
+    let resolved = registry.resolve(&query).map_err(|e| SetupError::usage(e.to_string()))?;
+    if !resolved.is_known && cli.base_url.is_none() && resolved.provider.requires_key {
+        eprintln!(
+            "rab: '{}' is not in rab's model table for {}; using default limits ({}k context, \
+             {}k output, no prices). Add it to models.json to set them.",
+            resolved.model.id,
+            resolved.provider.name,
+            resolved.model.context_window / 1000,
+            resolved.model.max_output / 1000,
+        );
+    }
+    let key = resolve_key(&resolved.provider, cli.api_key.as_deref(), env, &auth).map(|(k, _)| k);
+    let auth_hint = key_hint(&resolved.provider, paths);
+    if key.is_none() && resolved.provider.requires_key {
+        let error = rab_ai::Error::MissingKey {
+            provider: resolved.provider.name.clone(),
+            model: resolved.model.id.clone(),
+            hint: auth_hint,
+        };
+        return Err(SetupError { code: 1, message: error.to_string() });
+    }
+    let thinking = match cli.thinking.as_deref() {
+        Some(level) => ThinkingLevel::parse(level)
+            .ok_or_else(|| SetupError::usage(format!("unknown thinking level '{level}'")))?,
+        None => ThinkingLevel::Off,
+    };
+    Ok(Target { model: resolved.model, api_key: key, auth_hint, thinking })
+}
+
+/// `rab --list-models [SEARCH]`.
+pub fn list_models(registry: &Registry, search: &str) -> String {
+    let search = search.to_ascii_lowercase();
+    let mut out = String::from(
+        "model                                     context  output   $in/M  $out/M  thinking\n",
+    );
+    for m in registry.models() {
+        let full = format!("{}/{}", m.provider, m.id);
+        if !search.is_empty() && !full.to_ascii_lowercase().contains(&search) {
+            continue;
+        }
+        out.push_str(&format!(
+            "{full:<40} {:>7}  {:>6}  {:>6.2}  {:>6.2}  {}\n",
+            short(m.context_window),
+            short(m.max_output),
+            m.cost.input,
+            m.cost.output,
+            if m.reasoning { "yes" } else { "-" },
+        ));
+    }
+    out.push_str("\nLocal servers (ollama, llamacpp, lmstudio, vllm) take any model name: \
+                  rab --provider ollama --model NAME\n");
+    out
+}
+
+fn short(n: u64) -> String {
+    if n >= 1_000_000 {
+        format!("{:.1}M", n as f64 / 1_000_000.0)
+    } else {
+        format!("{}k", n / 1000)
+    }
+}

@@ -1,0 +1,56 @@
+//! Runs the real binary with a clean environment pointed at a fake server.
+
+use std::process::{Command, Output, Stdio};
+
+use rab_fake_llm::FakeLlm;
+
+pub const WIRES: [&str; 4] =
+    ["anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai"];
+
+/// A temp RAB_HOME (and HOME) that is removed at the end of the test.
+pub struct Home {
+    pub dir: tempfile::TempDir,
+}
+
+impl Home {
+    pub fn new() -> Self {
+        Self { dir: tempfile::tempdir().unwrap() }
+    }
+
+    /// `rab` with only PATH, HOME and RAB_HOME set.
+    pub fn rab(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rab"));
+        cmd.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("RAB_HOME", self.dir.path().join("rab"))
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// `rab` configured for one wire format against `llm`, with key `key`.
+    pub fn rab_for(&self, wire: &str, llm: &FakeLlm, key: Option<&str>) -> Command {
+        let mut cmd = self.rab();
+        let (provider, key_var, base_var, base) = match wire {
+            "anthropic-messages" => ("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", llm.url()),
+            "openai-responses" => ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", llm.openai_url()),
+            "openai-completions" => ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", llm.openai_url()),
+            "google-generative-ai" => ("google", "GEMINI_API_KEY", "GEMINI_BASE_URL", llm.url()),
+            other => panic!("unknown wire {other}"),
+        };
+        cmd.args(["--provider", provider, "--api", wire]).env(base_var, base);
+        if let Some(key) = key {
+            cmd.env(key_var, key);
+        }
+        cmd
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

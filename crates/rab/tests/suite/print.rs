@@ -1,0 +1,157 @@
+//! `rab -p`: one streamed reply per wire format, and actionable failures.
+
+use std::io::Write;
+use std::process::Stdio;
+
+use pretty_assertions::assert_eq;
+use rab_fake_llm::{FakeLlm, Turn};
+
+use super::harness::{Home, WIRES, stderr, stdout};
+
+#[test]
+fn prints_the_scripted_reply_for_every_wire_format() {
+    for wire in WIRES {
+        let home = Home::new();
+        let llm = FakeLlm::start();
+        llm.require_api_key(Some("test-key"));
+        llm.script([Turn::text("Hi from the fake model.")]);
+        let out = home.rab_for(wire, &llm, Some("test-key")).args(["-p", "--no-tools", "say hi"]).output().unwrap();
+        assert_eq!(stdout(&out), "Hi from the fake model.\n", "{wire}: {}", stderr(&out));
+        assert_eq!(out.status.code(), Some(0), "{wire}");
+        let reqs = llm.requests();
+        assert_eq!(reqs.len(), 1);
+        assert_eq!(reqs[0].last_user_text().as_deref(), Some("say hi"), "{wire}");
+        assert!(reqs[0].transcript().tools.is_empty(), "{wire}: --no-tools sends no tools");
+    }
+}
+
+#[test]
+fn a_missing_key_fails_with_what_to_set() {
+    for wire in WIRES {
+        let home = Home::new();
+        let llm = FakeLlm::start();
+        let out = home.rab_for(wire, &llm, None).args(["-p", "--no-tools", "say hi"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{wire}");
+        let err = stderr(&out);
+        assert!(err.contains("no API key") && err.contains("_API_KEY") && err.contains("--api-key"), "{wire}: {err}");
+        assert!(llm.requests().is_empty(), "{wire}: nothing sent without a key");
+    }
+}
+
+#[test]
+fn an_unauthorized_answer_fails_with_the_provider_message_and_a_hint() {
+    for wire in WIRES {
+        let home = Home::new();
+        let llm = FakeLlm::start();
+        llm.script([Turn::text("never").after_fault(401, None)]);
+        let out = home.rab_for(wire, &llm, Some("bad-key")).args(["-p", "--no-tools", "say hi"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{wire}");
+        let err = stderr(&out);
+        assert!(err.contains("HTTP 401"), "{wire}: {err}");
+        assert!(err.contains("_API_KEY") && err.contains("--api-key"), "{wire}: {err}");
+        assert_eq!(llm.requests().len(), 1, "{wire}: 401 is not retried");
+    }
+}
+
+#[test]
+fn piped_stdin_is_prepended_to_the_prompt() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("ok"), Turn::text("ok")]);
+    let mut child = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "summarise"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"line one\nline two\n").unwrap();
+    assert!(child.wait_with_output().unwrap().status.success());
+    let mut child = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .arg("-p")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"only stdin").unwrap();
+    assert!(child.wait_with_output().unwrap().status.success());
+    let texts: Vec<_> = llm.requests().iter().map(|r| r.last_user_text().unwrap()).collect();
+    assert_eq!(texts, ["line one\nline two\n\nsummarise", "only stdin"]);
+}
+
+#[test]
+fn an_idle_inherited_stdin_does_not_hang_a_prompt_run() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("ok")]);
+    // stdin is a pipe nobody writes to or closes, as in some CI runners.
+    let mut child = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "hi"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _keep_open = child.stdin.take();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ok\n");
+}
+
+#[test]
+fn base_url_with_an_unknown_model_runs_against_a_custom_endpoint() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("local answer")]);
+    let out = home
+        .rab()
+        .args(["-p", "--api", "openai-completions", "--base-url", &llm.openai_url()])
+        .args(["--model", "my-local-model:7b", "hello"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "local answer\n", "{}", stderr(&out));
+    assert_eq!(llm.requests()[0].body["model"], "my-local-model:7b");
+    assert!(llm.requests()[0].header("authorization").is_none(), "no key, no header");
+}
+
+#[test]
+fn keys_come_from_auth_json_under_rab_home() {
+    let home = Home::new();
+    let agent = home.dir.path().join("rab/agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(agent.join("auth.json"), r#"{"anthropic": {"type": "api_key", "key": "file-key"}}"#).unwrap();
+    let llm = FakeLlm::start();
+    llm.require_api_key(Some("file-key"));
+    llm.script([Turn::text("authorized")]);
+    let out = home.rab_for("anthropic-messages", &llm, None).args(["-p", "hi"]).output().unwrap();
+    assert_eq!(stdout(&out), "authorized\n", "{}", stderr(&out));
+}
+
+#[test]
+fn usage_errors_exit_2_and_say_what_to_do() {
+    let home = Home::new();
+    let out = home.rab().arg("-p").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no prompt"), "{}", stderr(&out));
+    let out = home.rab().args(["-p", "--thinking", "extreme", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("possible values: off, minimal, low, medium, high"), "{}", stderr(&out));
+    let out = home.rab().args(["-p", "--provider", "nosuch", "--api-key", "k", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown provider 'nosuch'"), "{}", stderr(&out));
+    std::fs::create_dir_all(home.dir.path().join("rab")).unwrap();
+    std::fs::write(home.dir.path().join("rab/models.json"), "{ not json").unwrap();
+    let out = home.rab().args(["-p", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("models.json:1:3"), "{}", stderr(&out));
+}
+
+#[test]
+fn version_and_model_list_need_no_key() {
+    let home = Home::new();
+    let out = home.rab().arg("--version").output().unwrap();
+    assert_eq!(stdout(&out), format!("rab {}\n", env!("CARGO_PKG_VERSION")));
+    let out = home.rab().args(["--list-models", "opus"]).output().unwrap();
+    assert!(stdout(&out).contains("anthropic/claude-opus-5-5"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("gpt-6"), "filtered");
+}
