@@ -3,6 +3,7 @@
 //! the same SSE decoder, adapter decoder and message builder the HTTP driver uses.
 //!
 //! Run: `cargo bench -p rab-ai --bench sse_decode`
+#![allow(clippy::expect_used)]
 
 use std::time::Instant;
 

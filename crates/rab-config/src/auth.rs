@@ -124,8 +124,14 @@ mod tests {
         let env = Env::from_pairs([("ANTHROPIC_API_KEY", "from-env")]);
         let p = provider();
         assert_eq!(resolve_key(&p, Some("cli"), &env, &auth).unwrap().1, KeySource::Cli);
-        assert_eq!(resolve_key(&p, None, &env, &auth).unwrap(), ("from-env".into(), KeySource::Env("ANTHROPIC_API_KEY".into())));
-        assert_eq!(resolve_key(&p, None, &Env::default(), &auth).unwrap(), ("from-file".into(), KeySource::AuthFile));
+        assert_eq!(
+            resolve_key(&p, None, &env, &auth).unwrap(),
+            ("from-env".into(), KeySource::Env("ANTHROPIC_API_KEY".into()))
+        );
+        assert_eq!(
+            resolve_key(&p, None, &Env::default(), &auth).unwrap(),
+            ("from-file".into(), KeySource::AuthFile)
+        );
     }
 
     #[test]

@@ -182,7 +182,8 @@ mod tests {
                             "cost": {"input": 1, "output": 2}}]}}}"#,
         )
         .unwrap();
-        let r = reg.resolve(&ModelQuery { model: Some("proxy/big"), ..Default::default() }).unwrap();
+        let r =
+            reg.resolve(&ModelQuery { model: Some("proxy/big"), ..Default::default() }).unwrap();
         assert_eq!(r.model.base_url, "http://p/v1");
         assert_eq!((r.model.context_window, r.model.max_output, r.model.images), (1000, 100, true));
         assert_eq!(r.model.headers.get("x-a").map(String::as_str), Some("1"));
@@ -193,25 +194,38 @@ mod tests {
     #[test]
     fn overriding_a_builtin_base_url_moves_its_models() {
         let reg = load(r#"{"providers": {"anthropic": {"baseUrl": "http://gateway"}}}"#).unwrap();
-        let r = reg.resolve(&ModelQuery { model: Some("claude-opus-5-5"), ..Default::default() }).unwrap();
+        let r = reg
+            .resolve(&ModelQuery { model: Some("claude-opus-5-5"), ..Default::default() })
+            .unwrap();
         assert_eq!(r.model.base_url, "http://gateway");
         assert!(r.is_known);
     }
 
     #[test]
     fn bad_files_say_what_is_wrong() {
-        let err = load(r#"{"providers": {"x": {"baseUrl": "http://x", "api": "soap"}}}"#).unwrap_err();
-        assert!(err.to_string().contains("unknown api 'soap'; use one of anthropic-messages"), "{err}");
+        let err =
+            load(r#"{"providers": {"x": {"baseUrl": "http://x", "api": "soap"}}}"#).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown api 'soap'; use one of anthropic-messages"),
+            "{err}"
+        );
         let err = load(r#"{"providers": {"x": {"api": "openai-completions"}}}"#).unwrap_err();
         assert!(err.to_string().contains("needs a \"baseUrl\""), "{err}");
-        let err = load("{\"providers\": {\"x\": {\"baseUrl\": \"u\", \"modles\": []}}}").unwrap_err();
-        assert!(err.to_string().contains("models.json:1:") && err.to_string().contains("modles"), "{err}");
+        let err =
+            load("{\"providers\": {\"x\": {\"baseUrl\": \"u\", \"modles\": []}}}").unwrap_err();
+        assert!(
+            err.to_string().contains("models.json:1:") && err.to_string().contains("modles"),
+            "{err}"
+        );
     }
 
     #[test]
     fn env_base_urls_apply_to_their_provider_only() {
         let mut reg = Registry::builtin();
-        apply_env_base_urls(&mut reg, &Env::from_pairs([("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")]));
+        apply_env_base_urls(
+            &mut reg,
+            &Env::from_pairs([("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/")]),
+        );
         assert_eq!(reg.provider("anthropic").unwrap().base_url, "http://127.0.0.1:9");
         assert_eq!(reg.provider("openai").unwrap().base_url, "https://api.openai.com/v1");
     }

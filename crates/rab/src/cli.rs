@@ -5,7 +5,9 @@ use clap::Parser;
 /// rab: a fast, light, safe terminal coding agent.
 #[derive(Debug, Parser)]
 #[command(name = "rab", version, about, long_about = None)]
-#[command(after_help = "Examples:\n  rab -p \"explain src/main.rs\"\n  git diff | rab -p \"review this\"\n  rab -p --provider ollama --model qwen3-coder \"hi\"")]
+#[command(
+    after_help = "Examples:\n  rab -p \"explain src/main.rs\"\n  git diff | rab -p \"review this\"\n  rab -p --provider ollama --model qwen3-coder \"hi\""
+)]
 pub struct Cli {
     /// The prompt (words are joined with spaces). Text piped on stdin is prepended.
     #[arg(value_name = "PROMPT")]

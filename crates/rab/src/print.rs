@@ -61,7 +61,10 @@ pub async fn run(target: Target, prompt: String, verbose: bool) -> u8 {
                 eprint!("\x1b[2m{delta}\x1b[0m");
             }
             StreamEvent::Retry { attempt, delay, error } if verbose => {
-                eprintln!("rab: {error}; retrying in {:.1}s (attempt {attempt})", delay.as_secs_f64());
+                eprintln!(
+                    "rab: {error}; retrying in {:.1}s (attempt {attempt})",
+                    delay.as_secs_f64()
+                );
             }
             StreamEvent::ThinkingDelta { .. }
             | StreamEvent::Retry { .. }

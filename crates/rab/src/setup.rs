@@ -45,12 +45,19 @@ fn key_hint(provider: &rab_ai::ProviderDef, paths: &Paths) -> String {
             provider.name,
             paths.auth_file().display()
         ),
-        None => "add \"apiKey\" for the provider to models.json, or run rab with --api-key".to_owned(),
+        None => {
+            "add \"apiKey\" for the provider to models.json, or run rab with --api-key".to_owned()
+        }
     }
 }
 
 /// Resolves the model and its key.
-pub fn target(cli: &Cli, env: &Env, paths: &Paths, registry: &Registry) -> Result<Target, SetupError> {
+pub fn target(
+    cli: &Cli,
+    env: &Env,
+    paths: &Paths,
+    registry: &Registry,
+) -> Result<Target, SetupError> {
     let auth = Auth::load(&paths.auth_file()).map_err(|e| SetupError::usage(e.to_string()))?;
     let api = cli.api.as_deref().and_then(Api::parse);
     let mut provider = cli.provider.clone();
@@ -128,8 +135,10 @@ pub fn list_models(registry: &Registry, search: &str) -> String {
             if m.reasoning { "yes" } else { "-" },
         ));
     }
-    out.push_str("\nLocal servers (ollama, llamacpp, lmstudio, vllm) take any model name: \
-                  rab --provider ollama --model NAME\n");
+    out.push_str(
+        "\nLocal servers (ollama, llamacpp, lmstudio, vllm) take any model name: \
+                  rab --provider ollama --model NAME\n",
+    );
     out
 }
 

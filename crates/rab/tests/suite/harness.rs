@@ -33,9 +33,13 @@ impl Home {
     pub fn rab_for(&self, wire: &str, llm: &FakeLlm, key: Option<&str>) -> Command {
         let mut cmd = self.rab();
         let (provider, key_var, base_var, base) = match wire {
-            "anthropic-messages" => ("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", llm.url()),
+            "anthropic-messages" => {
+                ("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", llm.url())
+            }
             "openai-responses" => ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", llm.openai_url()),
-            "openai-completions" => ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", llm.openai_url()),
+            "openai-completions" => {
+                ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", llm.openai_url())
+            }
             "google-generative-ai" => ("google", "GEMINI_API_KEY", "GEMINI_BASE_URL", llm.url()),
             other => panic!("unknown wire {other}"),
         };

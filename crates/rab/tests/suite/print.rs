@@ -15,7 +15,11 @@ fn prints_the_scripted_reply_for_every_wire_format() {
         let llm = FakeLlm::start();
         llm.require_api_key(Some("test-key"));
         llm.script([Turn::text("Hi from the fake model.")]);
-        let out = home.rab_for(wire, &llm, Some("test-key")).args(["-p", "--no-tools", "say hi"]).output().unwrap();
+        let out = home
+            .rab_for(wire, &llm, Some("test-key"))
+            .args(["-p", "--no-tools", "say hi"])
+            .output()
+            .unwrap();
         assert_eq!(stdout(&out), "Hi from the fake model.\n", "{wire}: {}", stderr(&out));
         assert_eq!(out.status.code(), Some(0), "{wire}");
         let reqs = llm.requests();
@@ -30,10 +34,14 @@ fn a_missing_key_fails_with_what_to_set() {
     for wire in WIRES {
         let home = Home::new();
         let llm = FakeLlm::start();
-        let out = home.rab_for(wire, &llm, None).args(["-p", "--no-tools", "say hi"]).output().unwrap();
+        let out =
+            home.rab_for(wire, &llm, None).args(["-p", "--no-tools", "say hi"]).output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{wire}");
         let err = stderr(&out);
-        assert!(err.contains("no API key") && err.contains("_API_KEY") && err.contains("--api-key"), "{wire}: {err}");
+        assert!(
+            err.contains("no API key") && err.contains("_API_KEY") && err.contains("--api-key"),
+            "{wire}: {err}"
+        );
         assert!(llm.requests().is_empty(), "{wire}: nothing sent without a key");
     }
 }
@@ -44,7 +52,11 @@ fn an_unauthorized_answer_fails_with_the_provider_message_and_a_hint() {
         let home = Home::new();
         let llm = FakeLlm::start();
         llm.script([Turn::text("never").after_fault(401, None)]);
-        let out = home.rab_for(wire, &llm, Some("bad-key")).args(["-p", "--no-tools", "say hi"]).output().unwrap();
+        let out = home
+            .rab_for(wire, &llm, Some("bad-key"))
+            .args(["-p", "--no-tools", "say hi"])
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(1), "{wire}");
         let err = stderr(&out);
         assert!(err.contains("HTTP 401"), "{wire}: {err}");
@@ -119,7 +131,11 @@ fn keys_come_from_auth_json_under_rab_home() {
     let home = Home::new();
     let agent = home.dir.path().join("rab/agent");
     std::fs::create_dir_all(&agent).unwrap();
-    std::fs::write(agent.join("auth.json"), r#"{"anthropic": {"type": "api_key", "key": "file-key"}}"#).unwrap();
+    std::fs::write(
+        agent.join("auth.json"),
+        r#"{"anthropic": {"type": "api_key", "key": "file-key"}}"#,
+    )
+    .unwrap();
     let llm = FakeLlm::start();
     llm.require_api_key(Some("file-key"));
     llm.script([Turn::text("authorized")]);
@@ -135,8 +151,13 @@ fn usage_errors_exit_2_and_say_what_to_do() {
     assert!(stderr(&out).contains("no prompt"), "{}", stderr(&out));
     let out = home.rab().args(["-p", "--thinking", "extreme", "x"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("possible values: off, minimal, low, medium, high"), "{}", stderr(&out));
-    let out = home.rab().args(["-p", "--provider", "nosuch", "--api-key", "k", "x"]).output().unwrap();
+    assert!(
+        stderr(&out).contains("possible values: off, minimal, low, medium, high"),
+        "{}",
+        stderr(&out)
+    );
+    let out =
+        home.rab().args(["-p", "--provider", "nosuch", "--api-key", "k", "x"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("unknown provider 'nosuch'"), "{}", stderr(&out));
     std::fs::create_dir_all(home.dir.path().join("rab")).unwrap();
