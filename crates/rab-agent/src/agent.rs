@@ -1,0 +1,497 @@
+//! The agent loop: send the conversation, stream the reply, run its tool calls, feed
+//! the results back, until the model stops; then take queued follow-ups.
+//!
+//! Every message is emitted (and so recorded by the session) before the loop acts on
+//! it. Cancellation at any point leaves a consistent conversation: every tool call gets
+//! a result, an aborted one says so.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures_util::StreamExt;
+use futures_util::future::join_all;
+use rab_ai::{
+    AssistantMessage, Content, Context, Message, Model, Provider, StopReason, StreamEvent,
+    StreamOptions, ToolCall, ToolResultMessage, ToolSpec,
+};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info_span};
+
+use crate::event::{AgentEvent, EventSink, StopCause};
+use crate::hooks::{HookDecision, ToolHook};
+use crate::queue::{DrainMode, Queues};
+use crate::tool::{AgentTool, ExecutionMode, ToolContext, ToolError, UpdateSink};
+
+/// Result text of a call skipped because the user steered.
+pub const SKIPPED_STEERING: &str = "skipped: user interrupted with a new message";
+/// Result text of a call cut short by cancellation.
+pub const ABORTED: &str = "aborted: the user interrupted the run";
+
+/// How long a cancelled tool may take to stop by itself.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How the loop runs.
+#[derive(Clone, Debug)]
+pub struct AgentConfig {
+    /// The model to call.
+    pub model: Model,
+    /// Key, thinking level, retries.
+    pub options: StreamOptions,
+    /// Stop after this many model requests in one run.
+    pub max_turns: Option<u32>,
+    /// How steering messages are drained.
+    pub steering_mode: DrainMode,
+    /// How follow-up messages are drained.
+    pub follow_up_mode: DrainMode,
+}
+
+/// The conversation, the tools and the provider.
+pub struct Agent {
+    provider: Arc<dyn Provider>,
+    config: AgentConfig,
+    system_prompt: String,
+    tools: Vec<Arc<dyn AgentTool>>,
+    specs: Vec<ToolSpec>,
+    hooks: Vec<Arc<dyn ToolHook>>,
+    messages: Vec<Message>,
+    queues: Queues,
+}
+
+enum Outcome {
+    /// The call produced a result.
+    Done(ToolResultMessage, Option<Value>),
+    /// A tool failed fatally: the run ends.
+    Fatal(ToolResultMessage, String),
+}
+
+impl Agent {
+    /// An agent with an empty conversation.
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        config: AgentConfig,
+        system_prompt: String,
+        tools: Vec<Arc<dyn AgentTool>>,
+    ) -> Self {
+        let specs = tools.iter().map(|t| t.spec()).collect();
+        Self {
+            provider,
+            config,
+            system_prompt,
+            tools,
+            specs,
+            hooks: Vec::new(),
+            messages: Vec::new(),
+            queues: Queues::default(),
+        }
+    }
+
+    /// Adds a hook around every tool call.
+    pub fn add_hook(&mut self, hook: Arc<dyn ToolHook>) {
+        self.hooks.push(hook);
+    }
+
+    /// Uses queues created beforehand (so tools or a UI can hold them first).
+    pub fn with_queues(mut self, queues: Queues) -> Self {
+        self.queues = queues;
+        self
+    }
+
+    /// The queues, for steering and follow-ups from other tasks.
+    pub fn queues(&self) -> Queues {
+        self.queues.clone()
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Replaces the conversation (resuming a session).
+    pub fn set_messages(&mut self, messages: Vec<Message>) {
+        self.messages = messages;
+    }
+
+    /// The tool specs sent with every request.
+    pub fn tool_specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    /// The system prompt.
+    pub fn system_prompt(&self) -> &str {
+        &self.system_prompt
+    }
+
+    /// Mutable access to the configuration (model switch, thinking level).
+    pub fn config_mut(&mut self) -> &mut AgentConfig {
+        &mut self.config
+    }
+
+    /// Runs until the model stops (and follow-ups are used up), the turn limit is
+    /// reached, an error occurs or `cancel` fires.
+    pub async fn run(
+        &mut self,
+        prompts: Vec<Message>,
+        sink: &mut dyn EventSink,
+        cancel: CancellationToken,
+    ) -> StopCause {
+        let span = info_span!("agent_run", model = %self.config.model.id);
+        let _enter = span.enter();
+        let stop = match self.run_inner(prompts, sink, &cancel).await {
+            Ok(stop) => stop,
+            Err(message) => StopCause::Error { message },
+        };
+        // A failed sink cannot record the end either; the caller learns it from `stop`.
+        let _ = sink.emit(AgentEvent::AgentEnd { stop: stop.clone() });
+        stop
+    }
+
+    fn push(&mut self, message: Message, sink: &mut dyn EventSink) -> Result<(), String> {
+        sink.emit(AgentEvent::MessageEnd { message: message.clone() })?;
+        self.messages.push(message);
+        Ok(())
+    }
+
+    async fn run_inner(
+        &mut self,
+        prompts: Vec<Message>,
+        sink: &mut dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<StopCause, String> {
+        sink.emit(AgentEvent::AgentStart)?;
+        for p in prompts {
+            self.push(p, sink)?;
+        }
+        let mut turn = 0u32;
+        loop {
+            loop {
+                if cancel.is_cancelled() {
+                    return Ok(StopCause::Aborted);
+                }
+                if let Some(limit) = self.config.max_turns
+                    && turn >= limit
+                {
+                    return Ok(StopCause::MaxTurns { limit });
+                }
+                turn += 1;
+                sink.emit(AgentEvent::TurnStart { turn })?;
+                let (assistant, error) = self.stream_reply(sink, cancel).await?;
+                let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
+                let stop_reason = assistant.stop_reason;
+                if !assistant.content.is_empty() || error.is_none() {
+                    self.push(Message::Assistant(assistant), sink)?;
+                }
+                sink.emit(AgentEvent::Usage { usage: self.last_usage() })?;
+                if stop_reason == StopReason::Aborted {
+                    self.finish_calls(&calls, ABORTED, sink)?;
+                    sink.emit(AgentEvent::TurnEnd { turn })?;
+                    return Ok(StopCause::Aborted);
+                }
+                if let Some(message) = error {
+                    sink.emit(AgentEvent::Error { message: message.clone() })?;
+                    sink.emit(AgentEvent::TurnEnd { turn })?;
+                    return Ok(StopCause::Error { message });
+                }
+                if let Some(stop) = self.run_calls(&calls, sink, cancel).await? {
+                    sink.emit(AgentEvent::TurnEnd { turn })?;
+                    return Ok(stop);
+                }
+                sink.emit(AgentEvent::TurnEnd { turn })?;
+                let steering = self.queues.take_steering(self.config.steering_mode);
+                let steered = !steering.is_empty();
+                for m in steering {
+                    self.push(m, sink)?;
+                }
+                if !steered && calls.is_empty() {
+                    break;
+                }
+            }
+            let follow_ups = self.queues.take_follow_up(self.config.follow_up_mode);
+            if follow_ups.is_empty() {
+                return Ok(StopCause::Done);
+            }
+            for m in follow_ups {
+                self.push(m, sink)?;
+            }
+        }
+    }
+
+    fn last_usage(&self) -> rab_ai::Usage {
+        match self.messages.last() {
+            Some(Message::Assistant(a)) => a.usage,
+            Some(Message::User(_) | Message::ToolResult(_)) | None => rab_ai::Usage::default(),
+        }
+    }
+
+    /// Streams one reply. Returns the message (partial on failure; tool calls of a
+    /// failed reply are dropped, since they must not run) and the error, if any.
+    async fn stream_reply(
+        &mut self,
+        sink: &mut dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<(AssistantMessage, Option<String>), String> {
+        // The adapter serialises the context before `stream` returns, so the history is
+        // lent to it rather than copied.
+        let context = Context {
+            system_prompt: std::mem::take(&mut self.system_prompt),
+            messages: std::mem::take(&mut self.messages),
+            tools: std::mem::take(&mut self.specs),
+        };
+        let mut stream = self.provider.stream(
+            &self.config.model,
+            &context,
+            &self.config.options,
+            cancel.child_token(),
+        );
+        self.system_prompt = context.system_prompt;
+        self.messages = context.messages;
+        self.specs = context.tools;
+        while let Some(event) = stream.next().await {
+            match event {
+                StreamEvent::TextDelta { delta, .. } => {
+                    sink.emit(AgentEvent::TextDelta { delta })?
+                }
+                StreamEvent::ThinkingDelta { delta, .. } => {
+                    sink.emit(AgentEvent::ThinkingDelta { delta })?
+                }
+                StreamEvent::Retry { attempt, delay, error } => {
+                    sink.emit(AgentEvent::Retry { attempt, delay, message: error.to_string() })?
+                }
+                StreamEvent::ToolCallStart { .. }
+                | StreamEvent::ToolCallDelta { .. }
+                | StreamEvent::ToolCallEnd { .. }
+                | StreamEvent::Usage(_) => {}
+                StreamEvent::Done(message) => return Ok((message, None)),
+                StreamEvent::Error { error, mut partial } => {
+                    if partial.stop_reason != StopReason::Aborted {
+                        partial
+                            .content
+                            .retain(|b| !matches!(b, rab_ai::AssistantBlock::ToolCall(_)));
+                        return Ok((partial, Some(error.to_string())));
+                    }
+                    return Ok((partial, None));
+                }
+            }
+        }
+        Err("the provider stream ended without a final event".to_owned())
+    }
+
+    /// Gives every call the same result text (aborted, skipped), in order.
+    fn finish_calls(
+        &mut self,
+        calls: &[ToolCall],
+        text: &str,
+        sink: &mut dyn EventSink,
+    ) -> Result<(), String> {
+        for call in calls {
+            let result = error_result(call, text);
+            self.push_result(result, None, 0, sink)?;
+        }
+        Ok(())
+    }
+
+    fn push_result(
+        &mut self,
+        result: ToolResultMessage,
+        details: Option<Value>,
+        duration_ms: u64,
+        sink: &mut dyn EventSink,
+    ) -> Result<(), String> {
+        sink.emit(AgentEvent::ToolResult { result: result.clone(), details, duration_ms })?;
+        self.messages.push(Message::ToolResult(result));
+        Ok(())
+    }
+
+    /// Runs the calls of one reply: consecutive parallel calls together, sequential
+    /// ones alone. Between groups, queued steering skips the rest. Returns a stop cause
+    /// when the run must end (cancelled, fatal tool error).
+    async fn run_calls(
+        &mut self,
+        calls: &[ToolCall],
+        sink: &mut dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Option<StopCause>, String> {
+        let mut index = 0;
+        while index < calls.len() {
+            if cancel.is_cancelled() {
+                self.finish_calls(&calls[index..], ABORTED, sink)?;
+                return Ok(Some(StopCause::Aborted));
+            }
+            if index > 0 && self.queues.has_steering() {
+                self.finish_calls(&calls[index..], SKIPPED_STEERING, sink)?;
+                return Ok(None);
+            }
+            let end = self.group_end(calls, index);
+            let group = &calls[index..end];
+            for call in group {
+                sink.emit(AgentEvent::ToolCall { call: call.clone() })?;
+            }
+            let outcomes = self.run_group(group, sink, cancel).await?;
+            let mut fatal = None;
+            for (outcome, elapsed) in outcomes {
+                match outcome {
+                    Outcome::Done(result, details) => {
+                        self.push_result(result, details, elapsed, sink)?
+                    }
+                    Outcome::Fatal(result, message) => {
+                        self.push_result(result, None, elapsed, sink)?;
+                        fatal.get_or_insert(message);
+                    }
+                }
+            }
+            index = end;
+            if let Some(message) = fatal {
+                self.finish_calls(
+                    &calls[index..],
+                    "not run: an earlier tool failed fatally",
+                    sink,
+                )?;
+                return Ok(Some(StopCause::Error { message }));
+            }
+            if cancel.is_cancelled() {
+                self.finish_calls(&calls[index..], ABORTED, sink)?;
+                return Ok(Some(StopCause::Aborted));
+            }
+        }
+        Ok(None)
+    }
+
+    fn group_end(&self, calls: &[ToolCall], start: usize) -> usize {
+        let sequential = |c: &ToolCall| {
+            self.tool(&c.name).is_some_and(|t| t.mode() == ExecutionMode::Sequential)
+        };
+        if sequential(&calls[start]) {
+            return start + 1;
+        }
+        let mut end = start + 1;
+        while end < calls.len() && !sequential(&calls[end]) {
+            end += 1;
+        }
+        end
+    }
+
+    fn tool(&self, name: &str) -> Option<&Arc<dyn AgentTool>> {
+        self.tools.iter().find(|t| t.spec().name == name)
+    }
+
+    async fn run_group(
+        &self,
+        group: &[ToolCall],
+        sink: &mut dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<(Outcome, u64)>, String> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let runs = join_all(group.iter().map(|call| {
+            let cx = ToolContext {
+                call_id: call.id.clone(),
+                cancel: cancel.child_token(),
+                updates: UpdateSink::new(&call.id, tx.clone()),
+            };
+            async move {
+                let start = Instant::now();
+                let outcome = self.run_call(call, cx).await;
+                (outcome, start.elapsed().as_millis() as u64)
+            }
+        }));
+        drop(tx);
+        tokio::pin!(runs);
+        let outcomes = loop {
+            tokio::select! {
+                biased;
+                Some((call_id, chunk)) = rx.recv() => sink.emit(AgentEvent::ToolUpdate { call_id, chunk })?,
+                outcomes = &mut runs => break outcomes,
+            }
+        };
+        while let Ok((call_id, chunk)) = rx.try_recv() {
+            sink.emit(AgentEvent::ToolUpdate { call_id, chunk })?;
+        }
+        Ok(outcomes)
+    }
+
+    async fn run_call(&self, call: &ToolCall, cx: ToolContext) -> Outcome {
+        debug!(call_id = %call.id, tool = %call.name, "tool call");
+        if let Some(raw) = &call.invalid_arguments {
+            let why =
+                serde_json::from_str::<Value>(raw).err().map(|e| e.to_string()).unwrap_or_default();
+            let shown: String = raw.chars().take(300).collect();
+            return Outcome::Done(
+                error_result(
+                    call,
+                    &format!("invalid JSON arguments for {}: {why}; received: {shown}", call.name),
+                ),
+                None,
+            );
+        }
+        let Some(tool) = self.tool(&call.name) else {
+            let names: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
+            let text =
+                format!("unknown tool '{}'; available tools: {}", call.name, names.join(", "));
+            return Outcome::Done(error_result(call, &text), None);
+        };
+        let mut arguments = call.arguments.clone();
+        for hook in &self.hooks {
+            match hook.before(call, &cx.cancel).await {
+                HookDecision::Continue => {}
+                HookDecision::Rewrite(args) => arguments = args,
+                HookDecision::Block(reason) => {
+                    return Outcome::Done(error_result(call, &format!("blocked: {reason}")), None);
+                }
+            }
+        }
+        let cancel = cx.cancel.clone();
+        let run = tool.execute(arguments, cx);
+        tokio::pin!(run);
+        let mut result = tokio::select! {
+            r = &mut run => r,
+            // A cancelled tool gets a moment to stop by itself and report what it did
+            // (bash returns the output so far); one that does not is abandoned.
+            _ = cancel.cancelled() => tokio::time::timeout(CANCEL_GRACE, &mut run)
+                .await
+                .unwrap_or_else(|_| Err(ToolError::Model(ABORTED.to_owned()))),
+        };
+        if cancel.is_cancelled()
+            && let Err(ToolError::Model(text)) = &result
+            && !text.starts_with(ABORTED)
+        {
+            result = Err(ToolError::Model(format!("{ABORTED}\n{text}")));
+        }
+        let (mut message, details, fatal) = match result {
+            Ok(out) => (
+                ToolResultMessage {
+                    tool_call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    content: out.content,
+                    is_error: false,
+                },
+                out.details,
+                None,
+            ),
+            Err(ToolError::Model(text)) => (error_result(call, &text), None, None),
+            Err(ToolError::Fatal(text)) => (error_result(call, &text), None, Some(text)),
+        };
+        for hook in &self.hooks {
+            if let Some(replaced) = hook.after(call, &message, &cancel).await {
+                message = replaced;
+            }
+        }
+        match fatal {
+            Some(text) => Outcome::Fatal(message, text),
+            None => Outcome::Done(message, details),
+        }
+    }
+}
+
+/// An error result for a call.
+pub fn error_result(call: &ToolCall, text: &str) -> ToolResultMessage {
+    ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: vec![Content::text(text)],
+        is_error: true,
+    }
+}
+
+#[cfg(test)]
+#[path = "agent_tests.rs"]
+mod tests;

@@ -1,0 +1,126 @@
+//! Events the loop emits. Consumers match them exhaustively, so a new variant breaks
+//! every consumer at compile time.
+
+use std::time::Duration;
+
+use rab_ai::{Message, ToolCall, ToolResultMessage, Usage};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum StopCause {
+    /// The model finished and no follow-up was queued.
+    Done,
+    /// `max_turns` requests were made and the model wanted another.
+    MaxTurns {
+        /// The limit.
+        limit: u32,
+    },
+    /// The provider failed, a tool failed fatally, or the session could not be written.
+    Error {
+        /// What happened.
+        message: String,
+    },
+    /// The run was cancelled.
+    Aborted,
+}
+
+/// One step of a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// The run started.
+    AgentStart,
+    /// A model request is about to be sent.
+    TurnStart {
+        /// 1-based turn number within the run.
+        turn: u32,
+    },
+    /// Visible text from the model.
+    TextDelta {
+        /// The new text.
+        delta: String,
+    },
+    /// Reasoning text from the model.
+    ThinkingDelta {
+        /// The new text.
+        delta: String,
+    },
+    /// A user or assistant message was added to the conversation. Written to the
+    /// session before the loop acts on it.
+    MessageEnd {
+        /// The message.
+        message: Message,
+    },
+    /// A tool call is about to run.
+    ToolCall {
+        /// The call.
+        call: ToolCall,
+    },
+    /// Partial output of a running tool.
+    ToolUpdate {
+        /// The call.
+        call_id: String,
+        /// New output.
+        chunk: String,
+    },
+    /// A tool result was added to the conversation (results come in the calls' order).
+    ToolResult {
+        /// The result as the model sees it.
+        result: ToolResultMessage,
+        /// Tool-specific data for the UI and the tape.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        details: Option<Value>,
+        /// How long the tool ran.
+        duration_ms: u64,
+    },
+    /// Token usage of the response just finished.
+    Usage {
+        /// The usage.
+        usage: Usage,
+    },
+    /// A request failed before any content and is retried.
+    Retry {
+        /// The attempt about to start.
+        attempt: u32,
+        /// The wait before it.
+        #[serde(serialize_with = "millis")]
+        delay: Duration,
+        /// Why the previous attempt failed.
+        message: String,
+    },
+    /// The model request failed.
+    Error {
+        /// What happened.
+        message: String,
+    },
+    /// A turn (one response and its tool calls) ended.
+    TurnEnd {
+        /// The turn number.
+        turn: u32,
+    },
+    /// The run ended.
+    AgentEnd {
+        /// Why.
+        stop: StopCause,
+    },
+}
+
+fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis() as u64)
+}
+
+/// Receives events in order. An error (the session could not be written) stops the run:
+/// nothing is acted on that was not recorded.
+pub trait EventSink: Send {
+    /// Handles one event.
+    fn emit(&mut self, event: AgentEvent) -> Result<(), String>;
+}
+
+impl<F: FnMut(AgentEvent) -> Result<(), String> + Send> EventSink for F {
+    fn emit(&mut self, event: AgentEvent) -> Result<(), String> {
+        self(event)
+    }
+}

@@ -1,0 +1,36 @@
+//! rab-agent: the agent loop.
+//!
+//! It owns the loop ([`Agent::run`]), the events it emits ([`AgentEvent`]), the tool
+//! traits ([`Tool`] with derived schemas, object-safe [`AgentTool`]), the steering and
+//! follow-up [`Queues`], hooks around tool calls ([`ToolHook`]), parallel and sequential
+//! tool runs, and cancellation. It must not touch the file system, the environment,
+//! configuration or HTTP: tools and the provider are handed in.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use rab_agent::{Agent, AgentConfig, AgentEvent, DrainMode};
+//! # async fn demo(model: rab_ai::Model) {
+//! let config = AgentConfig { model, options: Default::default(), max_turns: Some(20),
+//!     steering_mode: DrainMode::OneAtATime, follow_up_mode: DrainMode::OneAtATime };
+//! let mut agent = Agent::new(Arc::new(rab_ai::Client::new()), config, "Be brief.".into(), vec![]);
+//! let mut print = |e: AgentEvent| { if let AgentEvent::TextDelta { delta } = e { print!("{delta}") } Ok(()) };
+//! agent.run(vec![rab_ai::Message::user("hi")], &mut print, Default::default()).await;
+//! # }
+//! ```
+
+#![deny(missing_docs)]
+
+mod agent;
+mod event;
+mod hooks;
+mod queue;
+mod tool;
+
+pub use agent::{ABORTED, Agent, AgentConfig, SKIPPED_STEERING, error_result};
+pub use event::{AgentEvent, EventSink, StopCause};
+pub use hooks::{HookDecision, ToolHook};
+pub use queue::{DrainMode, Queues};
+pub use tool::{
+    AgentTool, BoxFuture, ExecutionMode, Tool, ToolContext, ToolError, ToolOutput, UpdateSink,
+    schema_of,
+};

@@ -1,0 +1,273 @@
+//! Tools: the object-safe [`AgentTool`] the loop runs, and the typed [`Tool`] trait
+//! whose arguments struct yields both the JSON Schema sent to the model and the parser
+//! of the model's arguments, so the two cannot drift.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use rab_ai::{Content, ToolSpec};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Whether a tool may run alongside others of the same assistant message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExecutionMode {
+    /// Runs concurrently with neighbouring parallel calls (the default).
+    Parallel,
+    /// Runs alone, after the calls before it and before the calls after it.
+    Sequential,
+}
+
+/// What a tool produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolOutput {
+    /// What the model sees.
+    pub content: Vec<Content>,
+    /// Structured data for the UI and the tape (a diff, an exit code), not sent to the model.
+    pub details: Option<Value>,
+}
+
+impl ToolOutput {
+    /// Text output.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { content: vec![Content::text(text)], details: None }
+    }
+
+    /// Adds UI details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+/// A failed tool call.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// Goes back to the model as an error result; the loop goes on. Bad arguments,
+    /// a missing file, a failed command.
+    #[error("{0}")]
+    Model(String),
+    /// Ends the run: something the model cannot fix.
+    #[error("{0}")]
+    Fatal(String),
+}
+
+/// Partial output a running tool reports (bash output as it arrives).
+#[derive(Clone, Debug)]
+pub struct UpdateSink {
+    call_id: String,
+    tx: Option<mpsc::UnboundedSender<(String, String)>>,
+}
+
+impl UpdateSink {
+    /// A sink that drops updates.
+    pub fn none() -> Self {
+        Self { call_id: String::new(), tx: None }
+    }
+
+    pub(crate) fn new(call_id: &str, tx: mpsc::UnboundedSender<(String, String)>) -> Self {
+        Self { call_id: call_id.to_owned(), tx: Some(tx) }
+    }
+
+    /// Reports a chunk of partial output.
+    pub fn send(&self, chunk: impl Into<String>) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send((self.call_id.clone(), chunk.into()));
+        }
+    }
+}
+
+/// What a tool gets besides its arguments.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    /// Id of the call being run.
+    pub call_id: String,
+    /// Cancelled when the user interrupts; long-running tools must stop promptly.
+    pub cancel: CancellationToken,
+    /// Partial output for the UI.
+    pub updates: UpdateSink,
+}
+
+impl ToolContext {
+    /// A context for running a tool outside the loop (tests, `rab mcp serve`).
+    pub fn detached(call_id: &str) -> Self {
+        Self {
+            call_id: call_id.to_owned(),
+            cancel: CancellationToken::new(),
+            updates: UpdateSink::none(),
+        }
+    }
+}
+
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A tool as the loop sees it: a spec and an execute function over raw JSON arguments.
+/// Implement [`Tool`] instead unless the schema comes from elsewhere (MCP, plugins).
+pub trait AgentTool: Send + Sync {
+    /// Name, description and argument schema.
+    fn spec(&self) -> ToolSpec;
+    /// Whether the call may run alongside others.
+    fn mode(&self) -> ExecutionMode {
+        ExecutionMode::Parallel
+    }
+    /// Runs the call.
+    fn execute(
+        &self,
+        arguments: Value,
+        cx: ToolContext,
+    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+}
+
+/// A tool with typed arguments. The schema is derived from `Args`, and the model's
+/// arguments are parsed into `Args` before `run`; a mismatch is a [`ToolError::Model`].
+pub trait Tool: Send + Sync + 'static {
+    /// The arguments: `Deserialize` for parsing, `JsonSchema` for the model.
+    type Args: DeserializeOwned + JsonSchema + Send;
+    /// Lower snake case name.
+    const NAME: &'static str;
+    /// What the tool does and when to use it (shown to the model).
+    fn description(&self) -> String;
+    /// Whether the call may run alongside others.
+    fn mode(&self) -> ExecutionMode {
+        ExecutionMode::Parallel
+    }
+    /// Runs the call.
+    fn run(
+        &self,
+        args: Self::Args,
+        cx: ToolContext,
+    ) -> impl Future<Output = Result<ToolOutput, ToolError>> + Send;
+}
+
+impl<T: Tool> AgentTool for T {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: T::NAME.to_owned(),
+            description: self.description(),
+            parameters: schema_of::<T::Args>(),
+        }
+    }
+
+    fn mode(&self) -> ExecutionMode {
+        Tool::mode(self)
+    }
+
+    fn execute(
+        &self,
+        arguments: Value,
+        cx: ToolContext,
+    ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: T::Args = serde_json::from_value(arguments)
+                .map_err(|e| ToolError::Model(format!("invalid arguments for {}: {e}", T::NAME)))?;
+            self.run(args, cx).await
+        })
+    }
+}
+
+/// The JSON Schema of `A`, compacted for the request: no `$schema`, no `title`, no
+/// integer `format`s, and `minimum: 0` dropped for unsigned integers, which the
+/// parser enforces anyway. Every byte here is sent on every request.
+pub fn schema_of<A: JsonSchema>() -> Value {
+    let mut schema = schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<A>()
+        .to_value();
+    compact(&mut schema);
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+        map.remove("title");
+    }
+    schema
+}
+
+fn compact(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            let is_int = map.get("type").and_then(Value::as_str) == Some("integer")
+                || map
+                    .get("type")
+                    .and_then(Value::as_array)
+                    .is_some_and(|t| t.iter().any(|x| x == "integer"));
+            if is_int {
+                map.remove("format");
+                if map.get("minimum").and_then(Value::as_f64) == Some(0.0) {
+                    map.remove("minimum");
+                }
+            }
+            // `Option<T>` becomes `type: [T, "null"]`; models handle plain `T` with the
+            // field left out of `required` better, and the parser accepts both.
+            if let Some(Value::Array(types)) = map.get("type")
+                && types.len() == 2
+                && types.iter().any(|t| t == "null")
+                && let Some(single) = types.iter().find(|t| *t != "null").cloned()
+            {
+                map.insert("type".into(), single);
+            }
+            for child in map.values_mut() {
+                compact(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(compact),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[derive(Deserialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Args {
+        /// File to read.
+        path: String,
+        /// First line, 1-based.
+        offset: Option<usize>,
+    }
+
+    struct Echo;
+    impl Tool for Echo {
+        type Args = Args;
+        const NAME: &'static str = "echo";
+        fn description(&self) -> String {
+            "Echo the path.".into()
+        }
+        async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+            Ok(ToolOutput::text(args.path))
+        }
+    }
+
+    #[test]
+    fn schema_is_derived_from_the_args_and_compact() {
+        assert_eq!(
+            Echo.spec().parameters,
+            json!({
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "File to read."},
+                    "offset": {"type": "integer", "description": "First line, 1-based."}
+                },
+                "required": ["path"]
+            })
+        );
+    }
+
+    #[tokio::test]
+    async fn arguments_that_do_not_fit_the_schema_are_a_model_error() {
+        let err = Echo.execute(json!({"offset": 3}), ToolContext::detached("c")).await.unwrap_err();
+        assert_eq!(
+            err,
+            ToolError::Model("invalid arguments for echo: missing field `path`".into())
+        );
+        let ok = Echo.execute(json!({"path": "a"}), ToolContext::detached("c")).await.unwrap();
+        assert_eq!(ok, ToolOutput::text("a"));
+    }
+}

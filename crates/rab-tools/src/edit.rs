@@ -1,0 +1,40 @@
+//! The `edit` tool (skeleton, to be implemented).
+
+use rab_agent::{Tool, ToolContext, ToolError, ToolOutput};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::Workspace;
+
+/// The `edit` tool.
+pub struct Edit {
+    #[allow(dead_code)]
+    ws: Workspace,
+}
+
+impl Edit {
+    /// The tool rooted at the workspace.
+    pub fn new(ws: Workspace) -> Self {
+        Self { ws }
+    }
+}
+
+/// Arguments of `edit`.
+#[derive(Deserialize, JsonSchema)]
+pub struct Args {
+    /// Path.
+    pub path: String,
+}
+
+impl Tool for Edit {
+    type Args = Args;
+    const NAME: &'static str = "edit";
+
+    fn description(&self) -> String {
+        "Not implemented yet.".to_owned()
+    }
+
+    async fn run(&self, _args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        Err(ToolError::Model("not implemented".to_owned()))
+    }
+}

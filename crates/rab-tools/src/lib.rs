@@ -1,0 +1,43 @@
+//! rab-tools: the built-in tools, one file each.
+//!
+//! It owns `read`, `write`, `edit`, `bash`, `grep`, `glob` and `ls`, output truncation
+//! ([`truncate`]) and path resolution against the workspace root ([`Workspace`]). It must
+//! not know which mode or UI runs it: tools get arguments and a
+//! [`rab_agent::ToolContext`] and return a [`rab_agent::ToolOutput`].
+//!
+//! ```
+//! let tools = rab_tools::builtin(std::path::Path::new("."));
+//! let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
+//! assert_eq!(names, ["read", "write", "edit", "bash", "grep", "glob", "ls"]);
+//! ```
+
+pub mod bash;
+pub mod edit;
+pub mod glob;
+pub mod grep;
+pub mod ls;
+pub mod read;
+pub mod truncate;
+mod workspace;
+pub mod write;
+
+pub use workspace::{Workspace, normalize};
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rab_agent::AgentTool;
+
+/// The core tools, rooted at `root` (the project directory), in prompt order.
+pub fn builtin(root: &Path) -> Vec<Arc<dyn AgentTool>> {
+    let ws = Workspace::new(root);
+    vec![
+        Arc::new(read::Read::new(ws.clone())),
+        Arc::new(write::Write::new(ws.clone())),
+        Arc::new(edit::Edit::new(ws.clone())),
+        Arc::new(bash::Bash::new(ws.clone())),
+        Arc::new(grep::Grep::new(ws.clone())),
+        Arc::new(glob::Glob::new(ws.clone())),
+        Arc::new(ls::Ls::new(ws)),
+    ]
+}

@@ -1,0 +1,103 @@
+//! The project root the tools work in, and how a path given by the model is resolved
+//! against it (relative to the root, `~` to the home directory).
+
+use std::path::{Component, Path, PathBuf};
+
+/// The directory the tools are rooted at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Workspace {
+    root: PathBuf,
+    home: Option<PathBuf>,
+    temp_dir: PathBuf,
+}
+
+impl Workspace {
+    /// A workspace at `root` (made absolute lexically when relative).
+    pub fn new(root: &Path) -> Self {
+        let root = if root.is_absolute() {
+            root.to_path_buf()
+        } else {
+            std::env::current_dir().map(|cwd| cwd.join(root)).unwrap_or_else(|_| root.to_path_buf())
+        };
+        Self { root: normalize(&root), home: None, temp_dir: std::env::temp_dir() }
+    }
+
+    /// Sets the directory for temporary files (full bash output).
+    pub fn with_temp_dir(mut self, dir: PathBuf) -> Self {
+        self.temp_dir = dir;
+        self
+    }
+
+    /// Where temporary files go.
+    pub fn temp_dir(&self) -> &Path {
+        &self.temp_dir
+    }
+
+    /// Sets the home directory used for `~` (rab-config's `HOME`).
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home;
+        self
+    }
+
+    /// The root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Resolves a model-given path: absolute as is, `~/x` under home, else under the
+    /// root; `.` and `..` are folded lexically (symlinks are the sandbox's business).
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        let p = path.trim();
+        let joined = if let (Some(rest), Some(home)) = (p.strip_prefix("~/"), &self.home) {
+            home.join(rest)
+        } else if p == "~" && self.home.is_some() {
+            self.home.clone().unwrap_or_default()
+        } else if Path::new(p).is_absolute() {
+            PathBuf::from(p)
+        } else {
+            self.root.join(p)
+        };
+        normalize(&joined)
+    }
+
+    /// `path` relative to the root when inside it, else as is (for messages).
+    pub fn display(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
+    }
+}
+
+/// Folds `.` and `..` without touching the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_relative_absolute_and_home_paths() {
+        let ws = Workspace::new(Path::new("/work/p")).with_home(Some(PathBuf::from("/home/u")));
+        assert_eq!(ws.resolve("src/../a.rs"), PathBuf::from("/work/p/a.rs"));
+        assert_eq!(ws.resolve("/etc/hosts"), PathBuf::from("/etc/hosts"));
+        assert_eq!(ws.resolve("~/x"), PathBuf::from("/home/u/x"));
+        assert_eq!(ws.display(&ws.resolve("a/b")), "a/b");
+        assert_eq!(ws.display(Path::new("/tmp/z")), "/tmp/z");
+    }
+}
