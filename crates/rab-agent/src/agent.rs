@@ -123,6 +123,11 @@ impl Agent {
         &self.system_prompt
     }
 
+    /// The configuration.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
     /// Mutable access to the configuration (model switch, thinking level).
     pub fn config_mut(&mut self) -> &mut AgentConfig {
         &mut self.config

@@ -18,9 +18,13 @@ mod env;
 mod error;
 mod models;
 mod paths;
+mod settings;
 
 pub use auth::{Auth, Credential, KeySource, resolve_key};
 pub use env::Env;
 pub use error::Error;
 pub use models::{apply_env_base_urls, load_models_file};
 pub use paths::Paths;
+pub use settings::{
+    CompactionSettings, LoadedSettings, QueueMode, RetrySettings, Settings, load_settings,
+};

@@ -55,6 +55,26 @@ impl Paths {
         self.home.join("sessions")
     }
 
+    /// `SYSTEM.md`: replaces the default system prompt.
+    pub fn system_prompt_file(&self) -> PathBuf {
+        self.home.join("SYSTEM.md")
+    }
+
+    /// `APPEND_SYSTEM.md`: appended to the system prompt.
+    pub fn append_system_prompt_file(&self) -> PathBuf {
+        self.home.join("APPEND_SYSTEM.md")
+    }
+
+    /// `AGENTS.md`: global context for every project.
+    pub fn agents_file(&self) -> PathBuf {
+        self.home.join("AGENTS.md")
+    }
+
+    /// `.rab/settings.json` of a project.
+    pub fn project_settings_file(project: &Path) -> PathBuf {
+        project.join(".rab").join("settings.json")
+    }
+
     /// `logs/rab.log`.
     pub fn log_file(&self) -> PathBuf {
         self.home.join("logs").join("rab.log")

@@ -1,21 +1,32 @@
 //! The command line. This contract is fixed: scripts and later features rely on it.
 
-use clap::Parser;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// rab: a fast, light, safe terminal coding agent.
 #[derive(Debug, Parser)]
-#[command(name = "rab", version, about, long_about = None)]
+#[command(name = "rab", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 #[command(
-    after_help = "Examples:\n  rab -p \"explain src/main.rs\"\n  git diff | rab -p \"review this\"\n  rab -p --provider ollama --model qwen3-coder \"hi\""
+    after_help = "Examples:\n  rab -p \"explain src/main.rs\"\n  git diff | rab -p \"review this\"\n  rab -p --provider ollama --model qwen3-coder \"hi\"\n  rab -c -p \"and now add a test\""
 )]
 pub struct Cli {
+    /// Subcommands.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// The prompt (words are joined with spaces). Text piped on stdin is prepended.
     #[arg(value_name = "PROMPT")]
     pub prompt: Vec<String>,
 
-    /// Print mode: answer once and exit (the default when stdin or stdout is not a terminal).
+    /// Print mode: run the prompt to completion, print the answer, exit.
     #[arg(short = 'p', long = "print")]
     pub print: bool,
+
+    /// Output of print mode: the answer text, one JSON object at the end, or one JSON
+    /// event per line (see docs/stream-json.md).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub output_format: OutputFormat,
 
     /// Provider: anthropic, openai, google, openrouter, deepseek, groq, xai, mistral,
     /// ollama, llamacpp, lmstudio, vllm, opencode, or one from models.json.
@@ -47,11 +58,87 @@ pub struct Cli {
     #[arg(long)]
     pub no_tools: bool,
 
+    /// Only these tools, comma-separated (e.g. read,grep,glob).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+
+    /// Run every tool without asking.
+    #[arg(long)]
+    pub yolo: bool,
+
+    /// Stop after this many model requests (exit code 3).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+
+    /// Continue the most recent session in this directory.
+    #[arg(short = 'c', long = "continue")]
+    pub continue_session: bool,
+
+    /// Use this session file (created if missing).
+    #[arg(long, value_name = "PATH")]
+    pub session: Option<PathBuf>,
+
+    /// Do not save the session.
+    #[arg(long)]
+    pub no_session: bool,
+
+    /// Replace the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+
+    /// Append to the system prompt (repeatable).
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Vec<String>,
+
+    /// Do not load AGENTS.md / CLAUDE.md (also -nc).
+    #[arg(long)]
+    pub no_context_files: bool,
+
     /// List known models (optionally those matching SEARCH) and exit.
     #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
     pub list_models: Option<String>,
 
-    /// Show thinking and retries on stderr.
+    /// Show thinking, tool activity and retries on stderr.
     #[arg(long)]
     pub verbose: bool,
+}
+
+/// Print-mode output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// The final answer as text.
+    Text,
+    /// One JSON object when the run ends.
+    Json,
+    /// One JSON event per line while it runs.
+    StreamJson,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Work with saved sessions.
+    Sessions {
+        /// What to do.
+        #[command(subcommand)]
+        action: SessionsCommand,
+    },
+}
+
+/// `rab sessions …`.
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List sessions of this directory, newest first.
+    List {
+        /// List the sessions of every directory.
+        #[arg(long)]
+        all: bool,
+    },
+}
+
+/// Parses the process arguments, accepting `-nc` for `--no-context-files`.
+pub fn parse() -> Result<Cli, clap::Error> {
+    let args =
+        std::env::args_os().map(|a| if a == "-nc" { "--no-context-files".into() } else { a });
+    Cli::try_parse_from(args)
 }

@@ -1,94 +1,211 @@
-//! Print mode: stream one reply to stdout, errors to stderr, exit code by outcome.
+//! Print mode: run one prompt to completion. Text output prints the final answer on
+//! stdout (streamed live when no tools are offered, since then the first reply is the
+//! answer); `json` prints one result object at the end; `stream-json` prints every
+//! event as a JSON line. Tool activity goes to stderr with `--verbose`.
 
 use std::io::Write;
+use std::time::Instant;
 
-use futures_util::StreamExt;
-use rab_ai::{Client, Context, Message, Provider, StreamEvent, StreamOptions};
+use rab_agent::{AgentEvent, StopCause};
+use rab_ai::Message;
+use rab_core::AgentSession;
+use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::setup::Target;
-use crate::{EXIT_INTERRUPTED, EXIT_OK, EXIT_PROVIDER};
+use crate::cli::OutputFormat;
+use crate::{EXIT_INTERRUPTED, EXIT_MAX_TURNS, EXIT_OK, EXIT_PROVIDER};
 
-/// Until the agent issue lands its prompt builder, print mode sends this.
-const SYSTEM_PROMPT: &str = "You are rab, a coding assistant running in a terminal. \
-Answer concisely and precisely; use Markdown only where it helps.";
+/// How to print.
+pub struct PrintOptions {
+    /// Output format.
+    pub format: OutputFormat,
+    /// Tool activity and thinking on stderr.
+    pub verbose: bool,
+}
 
-/// Streams the answer to `prompt`; returns the exit code.
-pub async fn run(target: Target, prompt: String, verbose: bool) -> u8 {
-    let context = Context {
-        system_prompt: SYSTEM_PROMPT.to_owned(),
-        messages: vec![Message::user(prompt)],
-        tools: Vec::new(),
-    };
-    let options = StreamOptions {
-        api_key: target.api_key.clone(),
-        thinking: target.thinking,
-        auth_hint: Some(target.auth_hint.clone()),
-        ..Default::default()
-    };
+/// What the printer saw.
+#[derive(Default)]
+struct Seen {
+    final_text: String,
+    streamed: bool,
+    ends_with_newline: bool,
+    stdout_closed: bool,
+}
+
+/// Runs the prompt; returns the exit code.
+pub async fn run(mut session: AgentSession, prompt: String, opts: PrintOptions) -> u8 {
+    let started = Instant::now();
+    let mut rx = session.subscribe();
     let cancel = CancellationToken::new();
-    let mut events = Client::new().stream(&target.model, &context, &options, cancel.clone());
-    let mut out = std::io::stdout();
-    let mut ends_with_newline = true;
-    let mut interrupted = false;
-    let mut thinking_shown = false;
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
-    loop {
-        let event = tokio::select! {
-            e = events.next() => e,
-            _ = &mut ctrl_c, if !interrupted => {
-                interrupted = true;
+    watch_interrupts(cancel.clone());
+    let live = opts.format == OutputFormat::Text && session.agent().tool_specs().is_empty();
+    let runner = session.prompt(prompt, cancel.clone());
+    let printer = async {
+        let mut seen = Seen { ends_with_newline: true, ..Seen::default() };
+        let mut out = std::io::stdout();
+        while let Some(event) = rx.recv().await {
+            let is_end = matches!(event, AgentEvent::AgentEnd { .. });
+            show(&event, &opts, live, &mut seen, &mut out);
+            if seen.stdout_closed {
                 cancel.cancel();
-                continue;
             }
-        };
-        let Some(event) = event else { return EXIT_PROVIDER };
-        match event {
-            StreamEvent::TextDelta { delta, .. } => {
-                if std::mem::take(&mut thinking_shown) {
-                    eprintln!();
-                }
-                if out.write_all(delta.as_bytes()).and_then(|()| out.flush()).is_err() {
-                    // stdout closed (e.g. piped into `head`): nobody is reading.
-                    cancel.cancel();
-                    return EXIT_OK;
-                }
-                ends_with_newline = delta.ends_with('\n');
+            if is_end {
+                break;
             }
-            StreamEvent::ThinkingDelta { delta, .. } if verbose => {
-                thinking_shown = true;
-                eprint!("\x1b[2m{delta}\x1b[0m");
+        }
+        seen
+    };
+    let (stop, seen) = tokio::join!(runner, printer);
+    finish(&session, &stop, &seen, &opts, started.elapsed().as_millis() as u64)
+}
+
+/// First Ctrl+C cancels the run cleanly; a second one exits at once.
+fn watch_interrupts(cancel: CancellationToken) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            cancel.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(i32::from(EXIT_INTERRUPTED));
             }
-            StreamEvent::Retry { attempt, delay, error } if verbose => {
-                eprintln!(
-                    "rab: {error}; retrying in {:.1}s (attempt {attempt})",
-                    delay.as_secs_f64()
-                );
+        }
+    });
+}
+
+fn show(
+    event: &AgentEvent,
+    opts: &PrintOptions,
+    live: bool,
+    seen: &mut Seen,
+    out: &mut std::io::Stdout,
+) {
+    if let AgentEvent::MessageEnd { message: Message::Assistant(a) } = event {
+        seen.final_text = a.text();
+    }
+    match opts.format {
+        OutputFormat::StreamJson => {
+            if let Ok(line) = serde_json::to_string(event) {
+                seen.stdout_closed |= writeln!(out, "{line}").and_then(|()| out.flush()).is_err();
             }
-            StreamEvent::ThinkingDelta { .. }
-            | StreamEvent::Retry { .. }
-            | StreamEvent::ToolCallStart { .. }
-            | StreamEvent::ToolCallDelta { .. }
-            | StreamEvent::ToolCallEnd { .. }
-            | StreamEvent::Usage(_) => {}
-            StreamEvent::Done(_) => {
-                if !ends_with_newline {
-                    let _ = writeln!(out);
-                }
-                return EXIT_OK;
+        }
+        OutputFormat::Json => {}
+        OutputFormat::Text => {
+            if let (true, AgentEvent::TextDelta { delta }) = (live, event) {
+                seen.stdout_closed |=
+                    out.write_all(delta.as_bytes()).and_then(|()| out.flush()).is_err();
+                seen.streamed = true;
+                seen.ends_with_newline = delta.ends_with('\n');
             }
-            StreamEvent::Error { error, .. } => {
-                if !ends_with_newline {
-                    let _ = writeln!(out);
-                }
-                if matches!(error, rab_ai::Error::Aborted) {
-                    eprintln!("rab: interrupted");
-                    return EXIT_INTERRUPTED;
-                }
-                eprintln!("rab: {error}");
-                return EXIT_PROVIDER;
+            if opts.verbose {
+                verbose(event);
             }
         }
     }
+}
+
+fn verbose(event: &AgentEvent) {
+    match event {
+        AgentEvent::ThinkingDelta { delta } => eprint!("\x1b[2m{delta}\x1b[0m"),
+        AgentEvent::ToolCall { call } => {
+            let args = call.arguments.to_string();
+            let shown: String = args.chars().take(200).collect();
+            eprintln!("\n● {} {shown}", call.name);
+        }
+        AgentEvent::ToolResult { result, duration_ms, .. } => {
+            let text = result.text();
+            let first = text.lines().next().unwrap_or_default();
+            let mark = if result.is_error { "✗" } else { "✓" };
+            eprintln!("  {mark} {first} ({} lines, {duration_ms} ms)", text.lines().count());
+        }
+        AgentEvent::Retry { attempt, delay, message } => {
+            eprintln!("rab: {message}; retrying in {:.1}s (attempt {attempt})", delay.as_secs_f64())
+        }
+        AgentEvent::AgentStart
+        | AgentEvent::TurnStart { .. }
+        | AgentEvent::TextDelta { .. }
+        | AgentEvent::MessageEnd { .. }
+        | AgentEvent::ToolUpdate { .. }
+        | AgentEvent::Usage { .. }
+        | AgentEvent::Error { .. }
+        | AgentEvent::TurnEnd { .. }
+        | AgentEvent::AgentEnd { .. } => {}
+    }
+}
+
+fn exit_code(stop: &StopCause) -> u8 {
+    match stop {
+        StopCause::Done => EXIT_OK,
+        StopCause::MaxTurns { .. } => EXIT_MAX_TURNS,
+        StopCause::Error { .. } => EXIT_PROVIDER,
+        StopCause::Aborted => EXIT_INTERRUPTED,
+    }
+}
+
+fn finish(
+    session: &AgentSession,
+    stop: &StopCause,
+    seen: &Seen,
+    opts: &PrintOptions,
+    duration_ms: u64,
+) -> u8 {
+    let code = exit_code(stop);
+    let mut out = std::io::stdout();
+    match opts.format {
+        OutputFormat::Text => {
+            if seen.streamed {
+                if !seen.ends_with_newline {
+                    let _ = writeln!(out);
+                }
+            } else if !seen.final_text.is_empty() && *stop == StopCause::Done {
+                let _ = writeln!(out, "{}", seen.final_text.trim_end());
+            }
+        }
+        OutputFormat::Json | OutputFormat::StreamJson => {
+            let line = result_json(session, stop, seen, code, duration_ms);
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    let _ = out.flush();
+    match stop {
+        StopCause::Done => {}
+        StopCause::MaxTurns { limit } => eprintln!(
+            "rab: stopped after {limit} turns (--max-turns); continue with `rab -c -p \"go on\"`"
+        ),
+        StopCause::Error { message } => eprintln!("rab: {message}"),
+        StopCause::Aborted => eprintln!("rab: interrupted"),
+    }
+    code
+}
+
+fn result_json(
+    session: &AgentSession,
+    stop: &StopCause,
+    seen: &Seen,
+    code: u8,
+    duration_ms: u64,
+) -> String {
+    let totals = session.totals();
+    let model = &session.agent().config().model;
+    let status = match stop {
+        StopCause::Done => "success",
+        StopCause::MaxTurns { .. } => "error_max_turns",
+        StopCause::Error { .. } => "error",
+        StopCause::Aborted => "interrupted",
+    };
+    json!({
+        "type": "result",
+        "status": status,
+        "is_error": code != EXIT_OK,
+        "exit_code": code,
+        "result": seen.final_text,
+        "error": match stop { StopCause::Error { message } => Some(message.as_str()), _ => None },
+        "session_id": session.tape().id(),
+        "session_path": session.tape().path().map(|p| p.display().to_string()),
+        "model": model.id,
+        "provider": model.provider,
+        "turns": totals.turns,
+        "duration_ms": duration_ms,
+        "usage": totals.usage,
+        "cost_usd": totals.cost,
+    })
+    .to_string()
 }

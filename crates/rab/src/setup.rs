@@ -1,8 +1,13 @@
 //! Turns the command line, environment and config files into a concrete model, key and
 //! options. Every failure here is the user's to fix, so each says how.
 
+use std::path::Path;
+use std::sync::Arc;
+
+use rab_agent::AgentTool;
 use rab_ai::{Api, Model, ModelQuery, Registry, ThinkingLevel};
-use rab_config::{Auth, Env, Paths, apply_env_base_urls, load_models_file, resolve_key};
+use rab_config::{Auth, Env, Paths, Settings, apply_env_base_urls, load_models_file, resolve_key};
+use rab_session::{Tape, Warning};
 
 use crate::cli::Cli;
 
@@ -51,9 +56,11 @@ fn key_hint(provider: &rab_ai::ProviderDef, paths: &Paths) -> String {
     }
 }
 
-/// Resolves the model and its key.
+/// Resolves the model and its key: the command line first, then the settings'
+/// `defaultProvider`/`defaultModel`, then the first provider with a key.
 pub fn target(
     cli: &Cli,
+    settings: &Settings,
     env: &Env,
     paths: &Paths,
     registry: &Registry,
@@ -61,7 +68,14 @@ pub fn target(
     let auth = Auth::load(&paths.auth_file()).map_err(|e| SetupError::usage(e.to_string()))?;
     let api = cli.api.as_deref().and_then(Api::parse);
     let mut provider = cli.provider.clone();
-    if provider.is_none() && cli.model.is_none() {
+    let mut model = cli.model.clone();
+    if provider.is_none() && model.is_none() {
+        provider = settings.default_provider.clone();
+        model = settings.default_model.clone();
+    } else if model.is_none() && provider == settings.default_provider {
+        model = settings.default_model.clone();
+    }
+    if provider.is_none() && model.is_none() {
         // No choice made: the first provider with a key, as listed in `rab --help`.
         provider = registry
             .providers()
@@ -82,7 +96,7 @@ pub fn target(
     }
     let query = ModelQuery {
         provider: provider.as_deref(),
-        model: cli.model.as_deref(),
+        model: model.as_deref(),
         api,
         base_url: cli.base_url.as_deref(),
     };
@@ -110,7 +124,7 @@ pub fn target(
     let thinking = match cli.thinking.as_deref() {
         Some(level) => ThinkingLevel::parse(level)
             .ok_or_else(|| SetupError::usage(format!("unknown thinking level '{level}'")))?,
-        None => ThinkingLevel::Off,
+        None => settings.default_thinking_level.unwrap_or(ThinkingLevel::Off),
     };
     Ok(Target { model: resolved.model, api_key: key, auth_hint, thinking })
 }
@@ -148,4 +162,79 @@ fn short(n: u64) -> String {
     } else {
         format!("{}k", n / 1000)
     }
+}
+
+/// The built-in tools, narrowed by `--no-tools`, `--tools` and the settings' `tools` /
+/// `excludeTools`. An unknown tool name is an error, never silently ignored.
+pub fn tools(
+    cli: &Cli,
+    settings: &Settings,
+    cwd: &Path,
+) -> Result<Vec<Arc<dyn AgentTool>>, SetupError> {
+    if cli.no_tools {
+        return Ok(Vec::new());
+    }
+    let all = rab_tools::builtin(cwd);
+    let names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
+    let check = |list: &[String], what: &str| -> Result<(), SetupError> {
+        match list.iter().find(|n| !names.contains(n)) {
+            Some(bad) => Err(SetupError::usage(format!(
+                "{what}: unknown tool '{bad}'; available tools: {}",
+                names.join(", ")
+            ))),
+            None => Ok(()),
+        }
+    };
+    let only = match (&cli.tools, &settings.tools) {
+        (Some(list), _) => {
+            check(list, "--tools")?;
+            Some(list.clone())
+        }
+        (None, Some(list)) => {
+            check(list, "settings \"tools\"")?;
+            Some(list.clone())
+        }
+        (None, None) => None,
+    };
+    check(&settings.exclude_tools, "settings \"excludeTools\"")?;
+    Ok(all
+        .into_iter()
+        .filter(|t| {
+            let name = t.spec().name;
+            only.as_ref().is_none_or(|o| o.contains(&name))
+                && !settings.exclude_tools.contains(&name)
+        })
+        .collect())
+}
+
+/// The session to record to: `--no-session`, `--session PATH`, `-c` (the most recent
+/// of this directory), or a new one.
+pub fn tape(cli: &Cli, paths: &Paths, cwd: &Path) -> Result<(Tape, Vec<Warning>), SetupError> {
+    let dir = rab_session::session_dir(&paths.sessions_dir(), cwd);
+    let open = |path: &Path| Tape::open(path).map_err(|e| SetupError::usage(e.to_string()));
+    if cli.no_session {
+        if cli.continue_session || cli.session.is_some() {
+            return Err(SetupError::usage("--no-session cannot be combined with -c or --session"));
+        }
+        return Ok((Tape::ephemeral(cwd), Vec::new()));
+    }
+    if let Some(path) = &cli.session {
+        if path.exists() {
+            return open(path);
+        }
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let mut tape = Tape::create(parent, cwd, None);
+        tape.set_path(path.clone());
+        return Ok((tape, Vec::new()));
+    }
+    if cli.continue_session {
+        return match rab_session::most_recent(&dir) {
+            Some(path) => open(&path),
+            None => {
+                eprintln!("rab: no earlier session in this directory; starting a new one");
+                Ok((Tape::create(&dir, cwd, None), Vec::new()))
+            }
+        };
+    }
+    Ok((Tape::create(&dir, cwd, None), Vec::new()))
 }

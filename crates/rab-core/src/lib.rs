@@ -1,0 +1,14 @@
+//! rab-core: what a session is, independent of how it is shown.
+//!
+//! It owns [`AgentSession`] (agent + tape + subscribers, recording every message before
+//! the loop acts on it), the system prompt builder with the `AGENTS.md`/`CLAUDE.md`
+//! walk, and — as later issues land — extensions, skills, compaction, permissions,
+//! hooks and commands. It must not render or print anything.
+
+mod prompt;
+mod session;
+
+pub use prompt::{
+    ContextFile, DEFAULT_SYSTEM_PROMPT, PromptSources, build_system_prompt, context_files,
+};
+pub use session::{AgentSession, Resumed, Totals};

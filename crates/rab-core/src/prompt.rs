@@ -1,0 +1,188 @@
+//! The system prompt: the default (or a `SYSTEM.md` override), `APPEND_SYSTEM.md`, the
+//! context files (`AGENTS.md`/`CLAUDE.md`) each wrapped with its path, then date and
+//! working directory. Built once per session, so it is byte-identical on every turn
+//! and the provider's prompt cache keeps hitting.
+
+use std::path::{Path, PathBuf};
+
+/// The prompt rab uses unless `SYSTEM.md` or `--system-prompt` replaces it.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "\
+You are rab, a coding agent working in the user's terminal. You complete software \
+engineering tasks by reading code, running commands and editing files with your tools, \
+and you finish the task instead of describing how it could be done.
+
+Guidelines:
+- Look before you change: read the relevant files and search (grep, glob) rather than guess.
+- Make focused edits that follow the surrounding style. Use edit to change files and write \
+only for new files or full rewrites.
+- Verify: run the project's tests, build or linter, and fix what fails.
+- Use bash for git, builds and tests; prefer read, grep, glob and ls to cat, grep and find.
+- Issue independent tool calls together in one message; they run in parallel.
+- Do not undo changes you did not make, and ask before destructive actions (force push, \
+deleting data).
+- When done, answer briefly: what changed and how you checked it. Cite code as path:line.";
+
+/// Where the prompt's parts come from.
+#[derive(Clone, Debug, Default)]
+pub struct PromptSources {
+    /// The working directory (context files are searched from here up to the root).
+    pub cwd: PathBuf,
+    /// rab's home (`~/.rab`): global SYSTEM.md, APPEND_SYSTEM.md, AGENTS.md.
+    pub home: PathBuf,
+    /// `--system-prompt`: replaces everything SYSTEM.md would.
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`, in order.
+    pub append: Vec<String>,
+    /// `-nc/--no-context-files`.
+    pub no_context_files: bool,
+    /// Today's date, `YYYY-MM-DD`.
+    pub date: String,
+}
+
+/// One context file found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContextFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its text.
+    pub content: String,
+}
+
+fn read(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok().filter(|s| !s.trim().is_empty())
+}
+
+/// `~/.rab/AGENTS.md`, then `AGENTS.md` and `CLAUDE.md` from the root down to `cwd`
+/// (the most specific last, so it has the final word). A file reached twice (a
+/// symlink) or with the same text as its sibling is included once.
+pub fn context_files(cwd: &Path, home: &Path) -> Vec<ContextFile> {
+    let mut found: Vec<ContextFile> = Vec::new();
+    let push = |path: PathBuf, found: &mut Vec<ContextFile>| {
+        let Some(content) = read(&path) else { return };
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+        let duplicate = found
+            .iter()
+            .any(|f| f.content == content || f.path.canonicalize().is_ok_and(|c| c == canonical));
+        if !duplicate {
+            found.push(ContextFile { path, content });
+        }
+    };
+    push(home.join("AGENTS.md"), &mut found);
+    let mut dirs: Vec<&Path> = cwd.ancestors().collect();
+    dirs.reverse();
+    for dir in dirs {
+        for name in ["AGENTS.md", "CLAUDE.md"] {
+            push(dir.join(name), &mut found);
+        }
+    }
+    found
+}
+
+/// Builds the prompt.
+pub fn build_system_prompt(src: &PromptSources) -> String {
+    let project_override = src.cwd.join(".rab").join("SYSTEM.md");
+    let base = src
+        .system_prompt
+        .clone()
+        .or_else(|| read(&project_override))
+        .or_else(|| read(&src.home.join("SYSTEM.md")))
+        .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned());
+    let mut out = base.trim_end().to_owned();
+    for path in [src.home.join("APPEND_SYSTEM.md"), src.cwd.join(".rab").join("APPEND_SYSTEM.md")] {
+        if let Some(text) = read(&path) {
+            out.push_str("\n\n");
+            out.push_str(text.trim_end());
+        }
+    }
+    for text in &src.append {
+        out.push_str("\n\n");
+        out.push_str(text.trim_end());
+    }
+    if !src.no_context_files {
+        let files = context_files(&src.cwd, &src.home);
+        if !files.is_empty() {
+            out.push_str("\n\n<project_context>\n");
+            for f in files {
+                out.push_str(&format!(
+                    "<project_instructions path=\"{}\">\n{}\n</project_instructions>\n",
+                    f.path.display(),
+                    f.content.trim_end()
+                ));
+            }
+            out.push_str("</project_context>");
+        }
+    }
+    out.push_str(&format!(
+        "\n\nCurrent date: {}\nCurrent working directory: {}",
+        src.date,
+        src.cwd.display()
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn sources(cwd: &Path, home: &Path) -> PromptSources {
+        PromptSources {
+            cwd: cwd.into(),
+            home: home.into(),
+            date: "2026-11-22".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn context_files_are_wrapped_with_their_paths_outermost_first() {
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("home");
+        let project = root.path().join("repo");
+        let sub = project.join("crates/x");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("AGENTS.md"), "global rules").unwrap();
+        std::fs::write(project.join("AGENTS.md"), "repo rules").unwrap();
+        std::fs::write(project.join("CLAUDE.md"), "repo rules").unwrap();
+        std::fs::write(sub.join("CLAUDE.md"), "crate rules").unwrap();
+        let files = context_files(&sub, &home);
+        let contents: Vec<&str> = files.iter().map(|f| f.content.as_str()).collect();
+        assert_eq!(contents, ["global rules", "repo rules", "crate rules"]);
+        let prompt = build_system_prompt(&sources(&sub, &home));
+        assert!(prompt.starts_with("You are rab"));
+        assert!(prompt.contains(&format!(
+            "<project_instructions path=\"{}\">\nrepo rules\n</project_instructions>",
+            project.join("AGENTS.md").display()
+        )));
+        assert!(prompt.ends_with(&format!(
+            "Current date: 2026-11-22\nCurrent working directory: {}",
+            sub.display()
+        )));
+        let mut no_ctx = sources(&sub, &home);
+        no_ctx.no_context_files = true;
+        assert!(!build_system_prompt(&no_ctx).contains("project_context"));
+    }
+
+    #[test]
+    fn system_md_overrides_and_appends_follow() {
+        let root = tempfile::tempdir().unwrap();
+        let home = root.path().join("home");
+        let project = root.path().join("p");
+        std::fs::create_dir_all(project.join(".rab")).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("SYSTEM.md"), "global system").unwrap();
+        std::fs::write(home.join("APPEND_SYSTEM.md"), "global append").unwrap();
+        let mut src = sources(&project, &home);
+        src.append.push("cli append".into());
+        let p = build_system_prompt(&src);
+        assert!(
+            p.starts_with("global system\n\nglobal append\n\ncli append\n\nCurrent date"),
+            "{p}"
+        );
+        std::fs::write(project.join(".rab/SYSTEM.md"), "project system").unwrap();
+        assert!(build_system_prompt(&src).starts_with("project system"));
+        src.system_prompt = Some("cli system".into());
+        assert!(build_system_prompt(&src).starts_with("cli system"));
+    }
+}

@@ -1,0 +1,107 @@
+use super::*;
+use pretty_assertions::assert_eq;
+use rab_agent::{DrainMode, Tool, ToolContext, ToolError, ToolOutput};
+use rab_ai::{Api, Client, Model, RetryPolicy, StreamOptions};
+use rab_fake_llm::{FakeLlm, Turn};
+use serde_json::json;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct EchoArgs {
+    text: String,
+}
+
+struct Echo;
+impl Tool for Echo {
+    type Args = EchoArgs;
+    const NAME: &'static str = "echo";
+    fn description(&self) -> String {
+        "echo".into()
+    }
+    async fn run(&self, args: EchoArgs, _: ToolContext) -> Result<ToolOutput, ToolError> {
+        Ok(ToolOutput::text(args.text).with_details(json!({"echoed": true})))
+    }
+}
+
+fn config(llm: &FakeLlm) -> AgentConfig {
+    let mut model = Model::custom("test-model", "anthropic", Api::AnthropicMessages, &llm.url());
+    model.cost.input = 1.0;
+    AgentConfig {
+        model,
+        options: StreamOptions {
+            api_key: Some("k".into()),
+            retry: RetryPolicy::none(),
+            ..Default::default()
+        },
+        max_turns: None,
+        steering_mode: DrainMode::OneAtATime,
+        follow_up_mode: DrainMode::OneAtATime,
+    }
+}
+
+fn session(llm: &FakeLlm, tape: Tape) -> AgentSession {
+    let tools: Vec<Arc<dyn AgentTool>> = vec![Arc::new(Echo)];
+    AgentSession::new(Arc::new(Client::new()), config(llm), "sys".into(), tools, tape).unwrap().0
+}
+
+#[tokio::test]
+async fn every_message_is_on_the_tape_and_subscribers_see_every_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("echo", json!({"text": "hi"})), Turn::text("done")]);
+    let mut s = session(&llm, Tape::create(dir.path(), std::path::Path::new("/p"), None));
+    let mut rx = s.subscribe();
+    let stop = s.prompt("go".into(), CancellationToken::new()).await;
+    assert_eq!(stop, StopCause::Done);
+    let (tape, _) = Tape::open(s.tape().path().unwrap()).unwrap();
+    let kinds: Vec<String> = tape
+        .entries()
+        .iter()
+        .map(|e| match &e.body {
+            EntryBody::Message { message: Message::User(_), .. } => "user".into(),
+            EntryBody::Message { message: Message::Assistant(_), .. } => "assistant".into(),
+            EntryBody::Message { message: Message::ToolResult(_), details } => {
+                format!("result {details:?}")
+            }
+            other => format!("{other:?}").split_whitespace().next().unwrap_or_default().to_owned(),
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "ModelChange",
+            "ThinkingLevelChange",
+            "user",
+            "assistant",
+            "result Some(Object {\"echoed\": Bool(true)})",
+            "assistant"
+        ]
+    );
+    let mut events = Vec::new();
+    while let Ok(e) = rx.try_recv() {
+        events.push(e);
+    }
+    assert!(matches!(events.first(), Some(AgentEvent::AgentStart)));
+    assert!(matches!(events.last(), Some(AgentEvent::AgentEnd { stop: StopCause::Done })));
+    assert_eq!(s.totals().turns, 2);
+    assert!(s.totals().cost > 0.0);
+}
+
+#[tokio::test]
+async fn a_resumed_session_sends_the_whole_history_and_records_the_model_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("first answer"), Turn::text("second answer")]);
+    let mut s = session(&llm, Tape::create(dir.path(), std::path::Path::new("/p"), None));
+    s.prompt("first question".into(), CancellationToken::new()).await;
+    let path = s.tape().path().unwrap().to_owned();
+    drop(s);
+    let (tape, _) = Tape::open(&path).unwrap();
+    let mut s = session(&llm, tape);
+    s.prompt("second question".into(), CancellationToken::new()).await;
+    let items = llm.requests()[1].transcript().items;
+    assert_eq!(items.len(), 3, "{items:?}");
+    let (tape, _) = Tape::open(&path).unwrap();
+    let model_changes =
+        tape.entries().iter().filter(|e| matches!(e.body, EntryBody::ModelChange { .. })).count();
+    assert_eq!(model_changes, 1);
+}

@@ -1,0 +1,105 @@
+//! Where sessions live (`<sessions>/<cwd-slug>/<id>.jsonl`) and how they are listed.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use rab_ai::{Content, Message};
+
+use crate::entry::{Entry, Header};
+
+/// The directory of a working directory's sessions: a readable slug of the path plus
+/// a hash, so `/a/b` and `/a-b` never share one.
+pub fn session_dir(sessions_root: &Path, cwd: &Path) -> PathBuf {
+    let full = cwd.display().to_string();
+    let mut slug: String = full
+        .trim_start_matches('/')
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '_' { c } else { '-' })
+        .collect();
+    if slug.len() > 60 {
+        slug = slug[slug.len() - 60..].trim_start_matches('-').to_owned();
+    }
+    let mut hash: u32 = 0x811c_9dc5;
+    for b in full.as_bytes() {
+        hash ^= u32::from(*b);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    sessions_root.join(format!("{slug}-{hash:08x}"))
+}
+
+/// A summary of one session file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionInfo {
+    /// The file.
+    pub path: PathBuf,
+    /// Session id.
+    pub id: String,
+    /// Working directory.
+    pub cwd: String,
+    /// Creation time (RFC 3339).
+    pub created: String,
+    /// Last modification.
+    pub modified: SystemTime,
+    /// File size in bytes.
+    pub size: u64,
+    /// The first user message, shortened.
+    pub first_message: String,
+}
+
+/// Sessions in `dir`, most recently modified first. Unreadable files are left out.
+pub fn list_sessions(dir: &Path) -> Vec<SessionInfo> {
+    let Ok(read) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut out: Vec<SessionInfo> = read
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|p| summarize(&p))
+        .collect();
+    out.sort_by(|a, b| b.modified.cmp(&a.modified).then_with(|| b.id.cmp(&a.id)));
+    out
+}
+
+/// The most recently modified session in `dir`.
+pub fn most_recent(dir: &Path) -> Option<PathBuf> {
+    list_sessions(dir).into_iter().next().map(|s| s.path)
+}
+
+/// Reads the header and the first user message without loading the whole file.
+fn summarize(path: &Path) -> Option<SessionInfo> {
+    let file = File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    let mut lines = BufReader::new(file).lines();
+    let header: Header = serde_json::from_str(&lines.next()?.ok()?).ok()?;
+    let mut first_message = String::new();
+    for line in lines.take(50).map_while(Result::ok) {
+        let Ok(entry) = serde_json::from_str::<Entry>(&line) else { continue };
+        if let Some(Message::User(u)) = entry.message() {
+            first_message = u
+                .content
+                .iter()
+                .find_map(|c| match c {
+                    Content::Text { text } => Some(text.as_str()),
+                    Content::Image { .. } => None,
+                })
+                .unwrap_or_default()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            if first_message.chars().count() > 80 {
+                first_message = first_message.chars().take(79).chain(['…']).collect();
+            }
+            break;
+        }
+    }
+    Some(SessionInfo {
+        path: path.to_owned(),
+        id: header.id,
+        cwd: header.cwd,
+        created: header.timestamp,
+        modified: meta.modified().ok()?,
+        size: meta.len(),
+        first_message,
+    })
+}
