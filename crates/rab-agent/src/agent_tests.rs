@@ -310,3 +310,22 @@ async fn a_provider_error_ends_the_run_with_its_message() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test]
+async fn steering_drains_one_at_a_time_or_all() {
+    for (mode, requests) in [(DrainMode::OneAtATime, 3), (DrainMode::All, 2)] {
+        let llm = FakeLlm::start();
+        llm.script([Turn::text("a"), Turn::text("b"), Turn::text("c")]);
+        let mut a = agent(&llm, vec![]);
+        a.config_mut().steering_mode = mode;
+        a.queues().steer(Message::user("steer 1"));
+        a.queues().steer(Message::user("steer 2"));
+        let mut rec = Recorder::default();
+        let stop =
+            a.run(vec![Message::user("start")], &mut rec.sink(), CancellationToken::new()).await;
+        assert_eq!(stop, StopCause::Done);
+        let reqs = llm.requests();
+        assert_eq!(reqs.len(), requests, "{mode:?}");
+        assert_eq!(user_texts(reqs.last().unwrap()), ["start", "steer 1", "steer 2"], "{mode:?}");
+    }
+}

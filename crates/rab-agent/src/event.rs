@@ -29,7 +29,7 @@ pub enum StopCause {
 
 /// One step of a run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum AgentEvent {
     /// The run started.
     AgentStart,

@@ -72,6 +72,13 @@ impl UpdateSink {
         Self { call_id: call_id.to_owned(), tx: Some(tx) }
     }
 
+    /// A sink and the receiver of what is sent to it, `(call id, chunk)` (for running a
+    /// tool outside the loop, and for tests).
+    pub fn channel(call_id: &str) -> (Self, mpsc::UnboundedReceiver<(String, String)>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Self::new(call_id, tx), rx)
+    }
+
     /// Reports a chunk of partial output.
     pub fn send(&self, chunk: impl Into<String>) {
         if let Some(tx) = &self.tx {
@@ -179,8 +186,10 @@ pub fn schema_of<A: JsonSchema>() -> Value {
         .to_value();
     compact(&mut schema);
     if let Value::Object(map) = &mut schema {
+        // The args struct's own doc comment repeats the tool description.
         map.remove("$schema");
         map.remove("title");
+        map.remove("description");
     }
     schema
 }

@@ -213,8 +213,7 @@ mod tests {
     #[test]
     fn unknown_keys_warn_and_malformed_files_fail_with_position() {
         let (_d, g, p) = files(r#"{"defaultModle": "x"}"#, "{\n  \"maxTurns\": ,\n}");
-        let err =
-            load_settings(&g, &Path::new("/nonexistent/x.json").to_path_buf(), &Env::default());
+        let err = load_settings(&g, Path::new("/nonexistent/x.json"), &Env::default());
         let warnings = err.unwrap().warnings;
         assert_eq!(warnings.len(), 1);
         assert!(warnings[0].contains("unknown setting \"defaultModle\""), "{warnings:?}");

@@ -31,7 +31,7 @@ fn result(id: &str) -> EntryBody {
             content: vec![Content::text("done")],
             is_error: false,
         }),
-        details: Some(json!({"exit_code": 0})),
+        details: Some(json!({"exitCode": 0})),
     }
 }
 

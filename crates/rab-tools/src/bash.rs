@@ -1,14 +1,54 @@
-//! The `bash` tool (skeleton, to be implemented).
+//! The `bash` tool: runs `sh -c <command>` in the workspace root, in a session (and so a
+//! process group) of its own so that a timeout or an interrupt can end the whole tree it
+//! started, not just the shell; without a controlling terminal, a command that would
+//! prompt on /dev/tty (ssh, sudo) fails at once instead of hanging until the timeout. Output (stdout and stderr together) streams to the UI while it arrives and
+//! comes back to the model cut to its tail; `bash_capture.rs` keeps memory bounded.
+//!
+//! Killing needs no `unsafe`: process-wrap's [`ProcessSession`] makes the shell the
+//! leader of a new session and group, and its `signal` sends to the whole group (`killpg`).
 
-use rab_agent::{Tool, ToolContext, ToolError, ToolOutput};
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessSession};
+use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::json;
+use tokio::process::ChildStdout;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use crate::Workspace;
 
-/// The `bash` tool.
+#[path = "bash_capture.rs"]
+mod capture;
+
+use capture::{Capture, Captured};
+
+/// Seconds a command may run when the model gives no timeout.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+/// The longest timeout the model may ask for.
+pub const MAX_TIMEOUT_SECS: u64 = 600;
+
+// POSIX fixes these two numbers, so they need no libc lookup.
+const SIGTERM: i32 = 15;
+const SIGKILL: i32 = 9;
+
+/// Time between SIGTERM and SIGKILL. Short, because the agent loop abandons a cancelled
+/// tool that has not answered within two seconds.
+const KILL_GRACE: Duration = Duration::from_secs(1);
+/// How long to keep reading after the shell exited: a background job (`server &`) may
+/// hold the pipes open indefinitely, and its output is not this command's result.
+const DRAIN: Duration = Duration::from_secs(1);
+/// The same after a kill, when everything in the group is already dead.
+const DRAIN_AFTER_KILL: Duration = Duration::from_millis(250);
+
+/// Runs shell commands in the workspace root.
 pub struct Bash {
-    #[allow(dead_code)]
     ws: Workspace,
 }
 
@@ -19,11 +59,14 @@ impl Bash {
     }
 }
 
-/// Arguments of `bash`.
+/// Arguments of `bash`. Field docs are the schema's descriptions, sent on every request.
 #[derive(Deserialize, JsonSchema)]
+#[schemars(description = "")]
 pub struct Args {
-    /// Path.
-    pub path: String,
+    /// Shell command.
+    pub command: String,
+    /// Seconds before it is killed (default 120, max 600).
+    pub timeout: Option<u64>,
 }
 
 impl Tool for Bash {
@@ -31,10 +74,190 @@ impl Tool for Bash {
     const NAME: &'static str = "bash";
 
     fn description(&self) -> String {
-        "Not implemented yet.".to_owned()
+        "Run a shell command (sh -c) in the project root, stdin closed. Returns stdout and \
+         stderr combined, cut to the last 2000 lines/50KB (full output saved to a file). \
+         A non-zero exit is an error."
+            .to_owned()
     }
 
-    async fn run(&self, _args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        Err(ToolError::Model("not implemented".to_owned()))
+    async fn run(&self, args: Args, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let secs = args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).clamp(1, MAX_TIMEOUT_SECS);
+        let started = Instant::now();
+        let root = self.ws.root();
+        let (child, output) = spawn(&args.command, root).map_err(|e| {
+            ToolError::Model(format!("could not start sh in {}: {e}", root.display()))
+        })?;
+        let mut group = Group { child, is_reaped: false };
+        let capture = Capture::new(self.ws.temp_dir(), cx.updates.clone());
+        let mut collector = Collector::start(capture, output);
+        let end = tokio::select! {
+            status = group.child.wait() => End::Exited(status),
+            () = tokio::time::sleep(Duration::from_secs(secs)) => End::TimedOut,
+            () = cx.cancel.cancelled() => End::Aborted,
+        };
+        let (end, drain) = match end {
+            End::Exited(status) => (End::Exited(status), DRAIN),
+            End::TimedOut | End::Aborted => {
+                tracing::debug!(command = %args.command, "killing the process group");
+                group.kill(&mut collector).await;
+                (end, DRAIN_AFTER_KILL)
+            }
+        };
+        // A failed wait leaves the shell's fate unknown: the guard then kills the group.
+        group.is_reaped = !matches!(end, End::Exited(Err(_)));
+        let captured = match collector.finish(drain).await {
+            Some(capture) => capture.finish().await,
+            // Only a panic in the reader task gets here.
+            None => Captured::lost(),
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        report(end, secs, &captured, duration_ms)
     }
 }
+
+/// How the command ended.
+enum End {
+    Exited(io::Result<ExitStatus>),
+    TimedOut,
+    Aborted,
+}
+
+/// Turns the end and the output into the tool's answer.
+fn report(
+    end: End,
+    secs: u64,
+    captured: &Captured,
+    duration_ms: u64,
+) -> Result<ToolOutput, ToolError> {
+    let body = captured.render();
+    let status = match end {
+        End::TimedOut => format!("timed out after {secs}s; killed the process group"),
+        End::Aborted => format!("{ABORTED}; killed the process group"),
+        End::Exited(Err(e)) => format!("could not wait for the command: {e}"),
+        End::Exited(Ok(status)) => match (status.code(), signal_of(status)) {
+            (Some(0), _) => {
+                let details = json!({
+                    "exitCode": 0,
+                    "durationMs": duration_ms,
+                    "truncated": captured.is_truncated,
+                    "fullOutputPath": captured.full_output_path,
+                });
+                return Ok(ToolOutput::text(body).with_details(details));
+            }
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(signal)) => format!("killed by signal {signal}"),
+            (None, None) => format!("ended abnormally: {status}"),
+        },
+    };
+    Err(ToolError::Model(format!("{status}\n{body}")))
+}
+
+#[cfg(unix)]
+fn signal_of(status: ExitStatus) -> Option<i32> {
+    std::os::unix::process::ExitStatusExt::signal(&status)
+}
+
+#[cfg(not(unix))]
+fn signal_of(_status: ExitStatus) -> Option<i32> {
+    None
+}
+
+/// Starts `sh -c command` at the head of a new process group, with stdout and stderr
+/// both on one pipe, returned as its read end.
+fn spawn(command: &str, cwd: &Path) -> io::Result<(Box<dyn ChildWrapper>, ChildStdout)> {
+    // One pipe for both streams, as `2>&1` gives: the output interleaves exactly as it
+    // was written, which two pipes read side by side cannot reproduce.
+    let (reader, writer) = std::io::pipe()?;
+    let mut cmd = CommandWrap::with_new("sh", |c| {
+        c.arg("-c").arg(command).current_dir(cwd).stdin(Stdio::null());
+    });
+    cmd.command_mut().stdout(writer.try_clone()?).stderr(writer);
+    cmd.wrap(ProcessSession);
+    let child = cmd.spawn()?;
+    // Dropping the command closes our copies of the write end, so the read end sees
+    // EOF once every process holding it is gone.
+    drop(cmd);
+    let reader = std::process::ChildStdout::from(OwnedFd::from(reader));
+    Ok((child, ChildStdout::from_std(reader)?))
+}
+
+/// The running group. Dropped before the shell was reaped (the tool's future was
+/// abandoned), it SIGKILLs the group so nothing outlives the call; tokio reaps the
+/// orphaned shell.
+struct Group {
+    child: Box<dyn ChildWrapper>,
+    is_reaped: bool,
+}
+
+impl Group {
+    /// SIGTERM, a grace for the group to exit and close the pipes, then SIGKILL for
+    /// whatever is left (a child that ignores SIGTERM), and the shell reaped.
+    async fn kill(&mut self, collector: &mut Collector) {
+        let deadline = tokio::time::Instant::now() + KILL_GRACE;
+        let _ = self.child.signal(SIGTERM);
+        let exited = tokio::time::timeout_at(deadline, self.child.wait()).await.is_ok();
+        // The shell may be gone while a grandchild that ignores SIGTERM holds the pipes;
+        // closed pipes are the sign the whole tree is gone.
+        collector.wait_until(deadline).await;
+        // Even with the shell reaped this hits the right group: a process group id is
+        // not reused while any member lives.
+        let _ = self.child.signal(SIGKILL);
+        if !exited {
+            let _ = self.child.wait().await;
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if !self.is_reaped {
+            let _ = self.child.signal(SIGKILL);
+        }
+    }
+}
+
+/// The task reading the output pipe into a [`Capture`].
+struct Collector {
+    handle: Option<JoinHandle<Capture>>,
+    done: Option<Capture>,
+    stop: CancellationToken,
+}
+
+impl Collector {
+    fn start(capture: Capture, output: ChildStdout) -> Self {
+        let stop = CancellationToken::new();
+        let handle = tokio::spawn(capture.collect(output, stop.clone()));
+        Self { handle: Some(handle), done: None, stop }
+    }
+
+    /// Waits for the pipe to close, at most until `deadline`.
+    async fn wait_until(&mut self, deadline: tokio::time::Instant) {
+        let Some(handle) = self.handle.as_mut() else { return };
+        if let Ok(joined) = tokio::time::timeout_at(deadline, handle).await {
+            self.handle = None;
+            self.done = joined.ok();
+        }
+    }
+
+    /// The capture, after reading on for at most `drain`.
+    async fn finish(mut self, drain: Duration) -> Option<Capture> {
+        self.wait_until(tokio::time::Instant::now() + drain).await;
+        if let Some(handle) = self.handle.take() {
+            self.stop.cancel();
+            self.done = handle.await.ok();
+        }
+        self.done.take()
+    }
+}
+
+impl Drop for Collector {
+    fn drop(&mut self) {
+        // An abandoned call must not leave a task reading pipes that a background job
+        // keeps open.
+        self.stop.cancel();
+    }
+}
+
+#[cfg(test)]
+#[path = "bash_tests.rs"]
+mod tests;

@@ -1,14 +1,27 @@
-//! The `edit` tool (skeleton, to be implemented).
+//! The `edit` tool: one or more replacements in a file, applied in order to the content
+//! in memory and written once, atomically, so either every edit lands or none does.
+//! Matching (exact, then tolerant, then the closest candidate for the error) lives in
+//! `edit_match.rs`. A CRLF file is edited as LF and written back as CRLF, a BOM is
+//! kept, and a missing final newline stays missing.
 
-use rab_agent::{Tool, ToolContext, ToolError, ToolOutput};
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use rab_agent::{ExecutionMode, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer};
+use serde_json::json;
 
 use crate::Workspace;
+use crate::atomic_write::write_atomic;
+use crate::edit_match::{self, MatchKind, Miss};
+use crate::read::missing_file_message;
+use crate::text_diff;
 
-/// The `edit` tool.
+/// Replaces text in a file.
 pub struct Edit {
-    #[allow(dead_code)]
     ws: Workspace,
 }
 
@@ -21,9 +34,43 @@ impl Edit {
 
 /// Arguments of `edit`.
 #[derive(Deserialize, JsonSchema)]
+// Every schema byte is sent on every request; the tool description says it all.
+#[schemars(description = "")]
 pub struct Args {
-    /// Path.
+    /// The file to change.
+    #[schemars(description = "")]
     pub path: String,
+    /// The replacements, applied in order.
+    #[serde(deserialize_with = "array_or_json_string")]
+    #[schemars(description = "")]
+    pub edits: Vec<Replacement>,
+}
+
+/// One replacement.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(inline, description = "")]
+pub struct Replacement {
+    /// Text to replace.
+    #[serde(alias = "old_string", alias = "oldText")]
+    #[schemars(description = "")]
+    pub old_text: String,
+    /// Its replacement.
+    #[serde(alias = "new_string", alias = "newText")]
+    #[schemars(description = "")]
+    pub new_text: String,
+    /// Replace every match instead of requiring one.
+    #[schemars(description = "")]
+    pub replace_all: Option<bool>,
+}
+
+/// The edits as an array, or as a string holding a JSON array: some models stringify
+/// nested arguments, and rejecting that would cost a turn for no reason.
+fn array_or_json_string<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Replacement>, D::Error> {
+    let value = match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => serde_json::from_str(&s).map_err(D::Error::custom)?,
+        other => other,
+    };
+    serde_json::from_value(value).map_err(D::Error::custom)
 }
 
 impl Tool for Edit {
@@ -31,10 +78,159 @@ impl Tool for Edit {
     const NAME: &'static str = "edit";
 
     fn description(&self) -> String {
-        "Not implemented yet.".to_owned()
+        "Replace text in a file: each old_text must match exactly once (add nearby lines to \
+         make it unique) unless replace_all. Edits apply in order, all or none."
+            .to_owned()
     }
 
-    async fn run(&self, _args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        Err(ToolError::Model("not implemented".to_owned()))
+    // Two edits of one file in the same turn must not interleave.
+    fn mode(&self) -> ExecutionMode {
+        ExecutionMode::Sequential
+    }
+
+    async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = self.ws.resolve(&args.path);
+        let ws = self.ws.clone();
+        tokio::task::spawn_blocking(move || edit_file(&ws, &path, &args.edits))
+            .await
+            .map_err(|e| ToolError::Model(format!("edit failed: {e}")))?
     }
 }
+
+fn edit_file(ws: &Workspace, path: &Path, edits: &[Replacement]) -> Result<ToolOutput, ToolError> {
+    let shown = ws.display(path);
+    check_edits(edits)?;
+    let content = read_text(ws, path, &shown)?;
+    let (bom, body) = match content.strip_prefix('\u{feff}') {
+        Some(rest) => ("\u{feff}", rest),
+        None => ("", content.as_str()),
+    };
+    // Only a file with CRLF on every line is converted; a mixed file is edited as is,
+    // where the tolerant pass still matches its lines.
+    let is_crlf =
+        body.contains("\r\n") && body.matches('\n').count() == body.matches("\r\n").count();
+    let original = if is_crlf { body.replace("\r\n", "\n") } else { body.to_owned() };
+    let mut text = original.clone();
+    let mut loose = Vec::new();
+    for (i, e) in edits.iter().enumerate() {
+        let old = e.old_text.replace("\r\n", "\n");
+        let new = e.new_text.replace("\r\n", "\n");
+        let applied = edit_match::apply(&text, &old, &new, e.replace_all.unwrap_or(false))
+            .map_err(|miss| ToolError::Model(miss_message(&miss, &shown, i, edits.len())))?;
+        if applied.kind == MatchKind::Tolerant {
+            loose.push((i + 1).to_string());
+        }
+        text = applied.text;
+    }
+    if text == original {
+        return Err(ToolError::Model(format!("the edits leave {shown} unchanged")));
+    }
+    let diff = text_diff::unified(&original, &text, &shown, 3);
+    let on_disk = if is_crlf { text.replace('\n', "\r\n") } else { text };
+    write_atomic(path, format!("{bom}{on_disk}").as_bytes())
+        .map_err(|e| ToolError::Model(format!("cannot write {shown}: {e}")))?;
+    let count = edits.len();
+    let plural = if count == 1 { "" } else { "s" };
+    let note = match loose.as_slice() {
+        [] => String::new(),
+        [_] if count == 1 => "; matched ignoring whitespace/quote differences".to_owned(),
+        _ => format!("; edit {} matched ignoring whitespace/quote differences", loose.join(", ")),
+    };
+    let text = format!("edited {shown} ({count} edit{plural}{note})\n{}", diff.trim_end());
+    Ok(ToolOutput::text(text).with_details(json!({"path": shown, "diff": diff})))
+}
+
+fn check_edits(edits: &[Replacement]) -> Result<(), ToolError> {
+    if edits.is_empty() {
+        return Err(ToolError::Model(
+            "edits is empty: give at least one {old_text, new_text}".into(),
+        ));
+    }
+    for (i, e) in edits.iter().enumerate() {
+        let label = label(i, edits.len());
+        if e.old_text.is_empty() {
+            return Err(ToolError::Model(format!(
+                "{label}old_text is empty; to create or overwrite a whole file use write"
+            )));
+        }
+        if e.old_text == e.new_text {
+            return Err(ToolError::Model(format!(
+                "{label}old_text and new_text are identical; nothing to change"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn read_text(ws: &Workspace, path: &Path, shown: &str) -> Result<String, ToolError> {
+    let cannot = |e: io::Error| ToolError::Model(format!("cannot read {shown}: {e}"));
+    match fs::metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let msg = missing_file_message(ws, path);
+            return Err(ToolError::Model(format!("{msg} (use write to create a new file)")));
+        }
+        Err(e) => return Err(cannot(e)),
+        Ok(meta) if meta.is_dir() => {
+            return Err(ToolError::Model(format!("{shown} is a directory, not a file")));
+        }
+        // Reading a FIFO or a device could block forever.
+        Ok(meta) if !meta.is_file() => {
+            return Err(ToolError::Model(format!("{shown} is not a regular file")));
+        }
+        Ok(_) => {}
+    }
+    let bytes = fs::read(path).map_err(cannot)?;
+    String::from_utf8(bytes).map_err(|_| {
+        ToolError::Model(format!(
+            "{shown} is not valid UTF-8 text, so edit cannot change it safely; use write to \
+             replace it whole"
+        ))
+    })
+}
+
+/// `edit 2 of 3: ` when there are several edits, else nothing.
+fn label(i: usize, count: usize) -> String {
+    if count > 1 { format!("edit {} of {count}: ", i + 1) } else { String::new() }
+}
+
+fn miss_message(miss: &Miss, shown: &str, i: usize, count: usize) -> String {
+    let label = label(i, count);
+    let after = if i > 0 { " (line numbers are after the earlier edits)" } else { "" };
+    let none = if count > 1 { " No edits were applied." } else { "" };
+    match miss {
+        Miss::Ambiguous { lines } => {
+            let mut list: Vec<String> = lines.iter().take(10).map(usize::to_string).collect();
+            if lines.len() > 10 {
+                list.push("…".to_owned());
+            }
+            format!(
+                "{label}old_text matches {} places in {shown} (lines {}){after}; add surrounding \
+                 lines to make it unique, or set replace_all to change every one.{none}",
+                lines.len(),
+                list.join(", ")
+            )
+        }
+        Miss::NotFound { closest: Some(c) } => {
+            let lines = if c.first_line == c.last_line {
+                format!("line {}", c.first_line)
+            } else {
+                format!("lines {}-{}", c.first_line, c.last_line)
+            };
+            format!(
+                "{label}old_text not found in {shown}. Closest match, {lines}{after} ({:.0}% \
+                 similar):\n{}\nCopy old_text exactly from the file (read it again if \
+                 unsure).{none}",
+                c.similarity * 100.0,
+                c.numbered
+            )
+        }
+        Miss::NotFound { closest: None } => format!(
+            "{label}old_text not found in {shown}, and nothing similar is there; read the file \
+             to see its current content.{none}"
+        ),
+    }
+}
+
+#[cfg(test)]
+#[path = "edit_tests.rs"]
+mod tests;

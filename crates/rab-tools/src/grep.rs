@@ -1,14 +1,42 @@
-//! The `grep` tool (skeleton, to be implemented).
+//! The `grep` tool: ripgrep's engine in-process. The `ignore` crate's parallel walker
+//! (.gitignore/.ignore respected, hidden files skipped) feeds one `grep-searcher`
+//! per thread, with binary files skipped at their first NUL byte as `rg` does.
+//!
+//! Every match is counted, but only the ones that can still be shown are kept: output
+//! is sorted by path, so once enough matches sit in early paths, later paths only add
+//! to the count. Matched lines go into a per-thread buffer reused from file to file, so
+//! a search with a million matches does not allocate a million strings.
 
-use rab_agent::{Tool, ToolContext, ToolError, ToolOutput};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{
+    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
+};
+use ignore::overrides::{Override, OverrideBuilder};
+use ignore::{WalkBuilder, WalkState};
+use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
 
 use crate::Workspace;
+use crate::truncate::MAX_BYTES;
 
-/// The `grep` tool.
+/// Most matches (or files, with `files_only`) in a result.
+pub const MAX_RESULTS: usize = 200;
+/// Longest line shown, in characters.
+const MAX_LINE_CHARS: usize = 300;
+/// Bytes kept of a line: enough for `MAX_LINE_CHARS` characters of any width.
+const MAX_LINE_BYTES: usize = 4 * MAX_LINE_CHARS;
+/// Most context lines on each side of a match.
+const MAX_CONTEXT: usize = 10;
+
+/// Searches file contents with a regex.
 pub struct Grep {
-    #[allow(dead_code)]
     ws: Workspace,
 }
 
@@ -19,11 +47,20 @@ impl Grep {
     }
 }
 
-/// Arguments of `grep`.
+/// Arguments of `grep`. Field docs are the schema's descriptions, sent on every
+/// request: fields whose name says it all have none (`path` is a file or directory,
+/// the root by default).
 #[derive(Deserialize, JsonSchema)]
+#[schemars(description = "")]
 pub struct Args {
-    /// Path.
-    pub path: String,
+    pub pattern: String,
+    pub path: Option<String>,
+    /// Filter, e.g. *.rs, src/**/*.ts
+    pub glob: Option<String>,
+    pub ignore_case: Option<bool>,
+    /// Lines around matches, max 10
+    pub context: Option<usize>,
+    pub files_only: Option<bool>,
 }
 
 impl Tool for Grep {
@@ -31,10 +68,350 @@ impl Tool for Grep {
     const NAME: &'static str = "grep";
 
     fn description(&self) -> String {
-        "Not implemented yet.".to_owned()
+        "Regex search in files (ripgrep; skips gitignored, hidden, binary). Returns sorted \
+         path:line:text, max 200."
+            .to_owned()
     }
 
-    async fn run(&self, _args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        Err(ToolError::Model("not implemented".to_owned()))
+    async fn run(&self, args: Args, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let query = self.query(&args).await?;
+        let cancel = cx.cancel.clone();
+        let found = tokio::task::spawn_blocking(move || search(&query, &cancel))
+            .await
+            .map_err(|e| ToolError::Model(format!("grep failed: {e}")))?;
+        if cx.cancel.is_cancelled() {
+            return Err(ToolError::Model(ABORTED.to_owned()));
+        }
+        let shape = Shape {
+            files_only: args.files_only.unwrap_or(false),
+            has_context: args.context.is_some_and(|c| c > 0),
+        };
+        let rendered = render(found, &self.ws, &shape);
+        Ok(ToolOutput::text(rendered.text).with_details(json!({
+            "matches": rendered.total,
+            "files": rendered.files,
+            "truncated": rendered.is_truncated,
+        })))
     }
 }
+
+impl Grep {
+    /// Checks the arguments and compiles the regex and the glob.
+    async fn query(&self, args: &Args) -> Result<Query, ToolError> {
+        let root = self.ws.root();
+        let target =
+            args.path.as_deref().map_or_else(|| root.to_path_buf(), |p| self.ws.resolve(p));
+        if tokio::fs::metadata(&target).await.is_err() {
+            let shown = self.ws.display(&target);
+            return Err(ToolError::Model(format!("no such file or directory: {shown}")));
+        }
+        let matcher = RegexMatcherBuilder::new()
+            .case_insensitive(args.ignore_case.unwrap_or(false))
+            .line_terminator(Some(b'\n'))
+            .build(&args.pattern)
+            .map_err(|e| ToolError::Model(format!("invalid regex: {e}")))?;
+        // Globs are relative to the root, like the paths in the output.
+        let glob_root = if target.starts_with(root) { root } else { target.as_path() };
+        let overrides = match &args.glob {
+            Some(glob) => Some(
+                OverrideBuilder::new(glob_root)
+                    .add(glob)
+                    .and_then(|b| b.build())
+                    .map_err(|e| ToolError::Model(format!("invalid glob: {e}")))?,
+            ),
+            None => None,
+        };
+        Ok(Query {
+            matcher,
+            target,
+            overrides,
+            context: args.context.unwrap_or(0).min(MAX_CONTEXT),
+            files_only: args.files_only.unwrap_or(false),
+        })
+    }
+}
+
+/// A compiled search.
+struct Query {
+    matcher: RegexMatcher,
+    target: PathBuf,
+    overrides: Option<Override>,
+    context: usize,
+    files_only: bool,
+}
+
+/// One line kept for output.
+struct Line {
+    number: u64,
+    is_match: bool,
+    text: String,
+}
+
+/// The kept lines of one file.
+struct FileHits {
+    path: PathBuf,
+    lines: Vec<Line>,
+    /// Results this file contributes: its shown matches, or 1 with `files_only`.
+    units: usize,
+}
+
+/// What all threads found.
+#[derive(Default)]
+struct Found {
+    files: Vec<FileHits>,
+    total_matches: usize,
+    total_files: usize,
+    kept_units: usize,
+    /// Files sorting after this one cannot be shown: earlier ones fill the result.
+    cutoff: Option<PathBuf>,
+    /// Set when the only file searched was binary.
+    binary_target: bool,
+}
+
+impl Found {
+    fn add(&mut self, path: &Path, sink: &FileSink) {
+        self.total_matches += sink.matches;
+        self.total_files += 1;
+        if self.cutoff.as_deref().is_some_and(|cut| path > cut) {
+            return;
+        }
+        let units = if sink.files_only { 1 } else { sink.kept_matches };
+        let lines = sink.lines.iter().map(|l| sink.line(l)).collect();
+        self.files.push(FileHits { path: path.to_path_buf(), lines, units });
+        self.kept_units += units;
+        if self.kept_units > 2 * MAX_RESULTS {
+            self.prune();
+        }
+    }
+
+    /// Drops files that sort after the first `MAX_RESULTS` results.
+    fn prune(&mut self) {
+        self.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let mut kept = 0;
+        let mut end = self.files.len();
+        for (i, file) in self.files.iter().enumerate() {
+            kept += file.units;
+            if kept >= MAX_RESULTS {
+                end = i + 1;
+                break;
+            }
+        }
+        self.files.truncate(end);
+        self.kept_units = kept;
+        self.cutoff = self.files.last().map(|f| f.path.clone());
+    }
+}
+
+/// A kept line: its bytes live in [`FileSink::text`].
+struct LineRef {
+    number: u64,
+    is_match: bool,
+    start: usize,
+    end: usize,
+    is_cut: bool,
+}
+
+/// Per-thread search state, reused from file to file.
+struct FileSink {
+    files_only: bool,
+    matches: usize,
+    kept_matches: usize,
+    last_match_kept: bool,
+    is_binary: bool,
+    lines: Vec<LineRef>,
+    text: Vec<u8>,
+}
+
+impl FileSink {
+    fn new(files_only: bool) -> Self {
+        Self {
+            files_only,
+            matches: 0,
+            kept_matches: 0,
+            last_match_kept: false,
+            is_binary: false,
+            lines: Vec::new(),
+            text: Vec::new(),
+        }
+    }
+
+    fn reset(&mut self) {
+        self.matches = 0;
+        self.kept_matches = 0;
+        self.last_match_kept = false;
+        self.is_binary = false;
+        self.lines.clear();
+        self.text.clear();
+    }
+
+    fn keep(&mut self, number: Option<u64>, is_match: bool, bytes: &[u8]) {
+        let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let is_cut = line.len() > MAX_LINE_BYTES;
+        let start = self.text.len();
+        self.text.extend_from_slice(&line[..line.len().min(MAX_LINE_BYTES)]);
+        let end = self.text.len();
+        self.lines.push(LineRef { number: number.unwrap_or(0), is_match, start, end, is_cut });
+    }
+
+    fn line(&self, l: &LineRef) -> Line {
+        let text = String::from_utf8_lossy(&self.text[l.start..l.end]);
+        let mut chars = text.char_indices();
+        let text = match chars.nth(MAX_LINE_CHARS) {
+            Some((at, _)) => format!("{}…", &text[..at]),
+            None if l.is_cut => format!("{text}…"),
+            None => text.into_owned(),
+        };
+        Line { number: l.number, is_match: l.is_match, text }
+    }
+}
+
+impl Sink for FileSink {
+    type Error = io::Error;
+
+    fn matched(&mut self, _: &Searcher, mat: &SinkMatch<'_>) -> Result<bool, io::Error> {
+        self.matches += 1;
+        if self.files_only {
+            // One match settles it; the rest of the file need not be read.
+            return Ok(false);
+        }
+        self.last_match_kept = self.kept_matches < MAX_RESULTS;
+        if self.last_match_kept {
+            self.kept_matches += 1;
+            self.keep(mat.line_number(), true, mat.bytes());
+        }
+        Ok(true)
+    }
+
+    fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
+        let is_wanted = match ctx.kind() {
+            SinkContextKind::After => self.last_match_kept,
+            SinkContextKind::Before | SinkContextKind::Other => self.kept_matches < MAX_RESULTS,
+        };
+        if is_wanted {
+            self.keep(ctx.line_number(), false, ctx.bytes());
+        }
+        Ok(true)
+    }
+
+    fn binary_data(&mut self, _: &Searcher, _offset: u64) -> Result<bool, io::Error> {
+        self.is_binary = true;
+        Ok(true)
+    }
+}
+
+/// Runs the search on the calling thread and the walker's threads; stops early when
+/// `cancel` fires (checked before each file).
+fn search(query: &Query, cancel: &CancellationToken) -> Found {
+    let found = Mutex::new(Found::default());
+    let mut searcher = SearcherBuilder::new();
+    searcher
+        .binary_detection(BinaryDetection::quit(b'\0'))
+        .line_number(true)
+        .before_context(query.context)
+        .after_context(query.context);
+    let mut walk = WalkBuilder::new(&query.target);
+    if let Some(overrides) = &query.overrides {
+        walk.overrides(overrides.clone());
+    }
+    let is_single_file = query.target.is_file();
+    walk.build_parallel().run(|| {
+        let mut searcher = searcher.build();
+        let matcher = query.matcher.clone();
+        let mut sink = FileSink::new(query.files_only);
+        let found = &found;
+        Box::new(move |entry| {
+            if cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
+            // Unreadable directories and broken links are skipped, as rg does.
+            let Ok(entry) = entry else { return WalkState::Continue };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            sink.reset();
+            if searcher.search_path(&matcher, entry.path(), &mut sink).is_err() {
+                return WalkState::Continue;
+            }
+            if sink.matches > 0 || (is_single_file && sink.is_binary) {
+                let mut found = found.lock().unwrap_or_else(PoisonError::into_inner);
+                if sink.matches > 0 {
+                    found.add(entry.path(), &sink);
+                } else {
+                    found.binary_target = true;
+                }
+            }
+            WalkState::Continue
+        })
+    });
+    found.into_inner().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The text for the model.
+struct Rendered {
+    text: String,
+    total: usize,
+    files: usize,
+    is_truncated: bool,
+}
+
+/// `path:line:text` lines sorted by path and line (`path-line-text` for context, `--`
+/// between groups), capped at [`MAX_RESULTS`] results and [`MAX_BYTES`].
+fn render(mut found: Found, ws: &Workspace, query: &Shape) -> Rendered {
+    let total = if query.files_only { found.total_files } else { found.total_matches };
+    let files = found.total_files;
+    if total == 0 {
+        let text = if found.binary_target { "no matches (binary file)" } else { "no matches" };
+        return Rendered { text: text.to_owned(), total, files, is_truncated: false };
+    }
+    found.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    let mut out = String::new();
+    let mut shown = 0;
+    'files: for file in &found.files {
+        let path = ws.display(&file.path);
+        if query.files_only {
+            if shown == MAX_RESULTS || out.len() + path.len() >= MAX_BYTES {
+                break;
+            }
+            out.push_str(&path);
+            out.push('\n');
+            shown += 1;
+            continue;
+        }
+        let mut prev: Option<u64> = None;
+        for line in &file.lines {
+            if line.is_match && shown == MAX_RESULTS {
+                break 'files;
+            }
+            let sep = if line.is_match { ':' } else { '-' };
+            let entry = format!("{path}{sep}{}{sep}{}\n", line.number, line.text);
+            if out.len() + entry.len() + 3 > MAX_BYTES {
+                break 'files;
+            }
+            let is_gap = prev.is_none_or(|p| line.number != p + 1);
+            if query.has_context && is_gap && !out.is_empty() {
+                out.push_str("--\n");
+            }
+            out.push_str(&entry);
+            prev = Some(line.number);
+            shown += usize::from(line.is_match);
+        }
+    }
+    let rest = total - shown;
+    if rest > 0 {
+        let what = if query.files_only { "files" } else { "matches" };
+        out.push_str(&format!("[{rest} more {what} not shown; narrow the pattern or path]\n"));
+    }
+    out.truncate(out.trim_end().len());
+    Rendered { text: out, total, files, is_truncated: rest > 0 }
+}
+
+/// How results are laid out.
+struct Shape {
+    files_only: bool,
+    has_context: bool,
+}
+
+#[cfg(test)]
+#[path = "grep_tests.rs"]
+mod tests;

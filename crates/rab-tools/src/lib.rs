@@ -11,12 +11,15 @@
 //! assert_eq!(names, ["read", "write", "edit", "bash", "grep", "glob", "ls"]);
 //! ```
 
+mod atomic_write;
 pub mod bash;
 pub mod edit;
+mod edit_match;
 pub mod glob;
 pub mod grep;
 pub mod ls;
 pub mod read;
+mod text_diff;
 pub mod truncate;
 mod workspace;
 pub mod write;

@@ -1,14 +1,35 @@
-//! The `read` tool (skeleton, to be implemented).
+//! The `read` tool: a text file as numbered lines (`{n}\t{line}`), at most 2000 lines or
+//! 50 KB per call with a note on how to continue; images as attachments.
+//!
+//! Text that is not valid UTF-8 but mostly printable (Latin-1, CP1252 sources) is shown
+//! with invalid bytes as `�` and a note, since refusing it would leave the model blind;
+//! a NUL byte or a high share of invalid bytes and control characters in the first
+//! 8 KB means binary, which is refused. Images are recognised by their magic bytes,
+//! not the extension alone, because a provider rejects a corrupt image with an error
+//! that would break the conversation; a `.png` that is not a PNG is read as a file.
 
+use std::fs::{self, File};
+use std::io::{self, BufRead, BufReader, Read as _, Seek, SeekFrom};
+use std::path::Path;
+
+use base64::Engine as _;
 use rab_agent::{Tool, ToolContext, ToolError, ToolOutput};
+use rab_ai::Content;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::Workspace;
+use crate::truncate::{MAX_BYTES, MAX_LINES, format_size};
 
-/// The `read` tool.
+/// Lines longer than this many characters are cut.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Largest image attached.
+pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+/// Bytes inspected to tell text from binary.
+const SNIFF_BYTES: u64 = 8 * 1024;
+
+/// Reads a file with line numbers, or attaches an image.
 pub struct Read {
-    #[allow(dead_code)]
     ws: Workspace,
 }
 
@@ -21,9 +42,15 @@ impl Read {
 
 /// Arguments of `read`.
 #[derive(Deserialize, JsonSchema)]
+// Every schema byte is sent on every request; the tool description says it all.
+#[schemars(description = "")]
 pub struct Args {
-    /// Path.
+    /// File path.
     pub path: String,
+    /// First line, 1-based.
+    pub offset: Option<usize>,
+    /// Max lines.
+    pub limit: Option<usize>,
 }
 
 impl Tool for Read {
@@ -31,10 +58,297 @@ impl Tool for Read {
     const NAME: &'static str = "read";
 
     fn description(&self) -> String {
-        "Not implemented yet.".to_owned()
+        "Read a file as numbered lines (N<tab>text), at most 2000 lines/50 KB per call; use \
+         offset/limit for more. Also shows images (png, jpg, gif, webp). Read a file before \
+         editing it."
+            .to_owned()
     }
 
-    async fn run(&self, _args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        Err(ToolError::Model("not implemented".to_owned()))
+    async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = self.ws.resolve(&args.path);
+        let ws = self.ws.clone();
+        tokio::task::spawn_blocking(move || read_path(&ws, &path, args.offset, args.limit))
+            .await
+            .map_err(|e| ToolError::Model(format!("read failed: {e}")))?
     }
 }
+
+fn read_path(
+    ws: &Workspace,
+    path: &Path,
+    offset: Option<usize>,
+    limit: Option<usize>,
+) -> Result<ToolOutput, ToolError> {
+    let shown = ws.display(path);
+    let io_err = |e: io::Error| ToolError::Model(format!("cannot read {shown}: {e}"));
+    let meta = match fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(ToolError::Model(missing_file_message(ws, path)));
+        }
+        Err(e) => return Err(io_err(e)),
+    };
+    if meta.is_dir() {
+        return Err(ToolError::Model(format!("{shown} is a directory; use ls to list it")));
+    }
+    if !meta.is_file() {
+        // Opening a FIFO or a device could block forever.
+        return Err(ToolError::Model(format!("{shown} is not a regular file")));
+    }
+    if limit == Some(0) {
+        return Err(ToolError::Model("limit must be at least 1".to_owned()));
+    }
+    let mut file = File::open(path).map_err(io_err)?;
+    let mut head = Vec::new();
+    file.by_ref().take(SNIFF_BYTES).read_to_end(&mut head).map_err(io_err)?;
+    if let Some(mime) = image_mime(&head) {
+        return read_image(file, &shown, mime, meta.len());
+    }
+    if head.is_empty() {
+        return Ok(ToolOutput::text(format!("{shown} is empty (0 bytes)")));
+    }
+    if looks_binary(&head) {
+        return Err(ToolError::Model(format!(
+            "binary file {shown} ({}) not shown; read only shows text and images",
+            format_size(usize::try_from(meta.len()).unwrap_or(usize::MAX))
+        )));
+    }
+    file.seek(SeekFrom::Start(0)).map_err(io_err)?;
+    // Offset 0 reads as 1: models mix up 0- and 1-based lines, and both mean "the top".
+    let page =
+        number_lines(BufReader::new(file), offset.unwrap_or(1).max(1), limit).map_err(io_err)?;
+    page.into_output(&shown)
+}
+
+fn read_image(mut file: File, shown: &str, mime: &str, size: u64) -> Result<ToolOutput, ToolError> {
+    let size_text = format_size(usize::try_from(size).unwrap_or(usize::MAX));
+    if size > MAX_IMAGE_BYTES {
+        return Err(ToolError::Model(format!(
+            "image {shown} is {size_text}; images over 5 MB cannot be attached (shrink it \
+             first, e.g. with ImageMagick via bash)"
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(0))
+        .and_then(|_| file.read_to_end(&mut bytes))
+        .map_err(|e| ToolError::Model(format!("cannot read {shown}: {e}")))?;
+    let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
+    Ok(ToolOutput {
+        content: vec![
+            Content::text(format!("image {shown} ({mime}, {size_text})")),
+            Content::Image { mime_type: mime.to_owned(), data },
+        ],
+        details: None,
+    })
+}
+
+/// The image type by magic bytes.
+fn image_mime(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        Some("image/jpeg")
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}
+
+/// Binary if the sample has a NUL byte, or over a tenth of its characters are invalid
+/// UTF-8 or control characters other than the usual whitespace and escape.
+fn looks_binary(sample: &[u8]) -> bool {
+    if sample.contains(&0) {
+        return true;
+    }
+    let text = String::from_utf8_lossy(sample);
+    let (mut bad, mut all) = (0usize, 0usize);
+    for c in text.chars() {
+        all += 1;
+        let is_odd_control = c.is_control() && !matches!(c, '\n' | '\r' | '\t' | '\x0c' | '\x1b');
+        if c == char::REPLACEMENT_CHARACTER || is_odd_control {
+            bad += 1;
+        }
+    }
+    bad * 10 > all
+}
+
+/// One page of numbered lines and what the notes need.
+struct Page {
+    text: String,
+    first: usize,
+    last_shown: usize,
+    total: usize,
+    is_byte_capped: bool,
+    has_invalid_utf8: bool,
+}
+
+impl Page {
+    fn into_output(self, shown: &str) -> Result<ToolOutput, ToolError> {
+        let total = self.total;
+        if self.first > total {
+            return Err(ToolError::Model(format!(
+                "offset {} is past the end of {shown}, which has {total} line{}",
+                self.first,
+                if total == 1 { "" } else { "s" }
+            )));
+        }
+        let mut notes = Vec::new();
+        if self.last_shown < total {
+            let (first, last) = (self.first, self.last_shown);
+            let why = if self.is_byte_capped { " (50 KB limit)" } else { "" };
+            notes.push(format!(
+                "[lines {first}-{last} of {total} shown{why}; call read with offset={} to \
+                 continue]",
+                last + 1
+            ));
+        }
+        if self.has_invalid_utf8 {
+            notes.push("[file is not valid UTF-8; invalid bytes are shown as �]".to_owned());
+        }
+        let mut text = self.text;
+        if !notes.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(&notes.join("\n"));
+        }
+        Ok(ToolOutput::text(text))
+    }
+}
+
+/// Numbers the lines from `first` (1-based) on, within `limit`, [`MAX_LINES`] and
+/// [`MAX_BYTES`], and counts all lines. Each line is buffered only up to what can be
+/// shown, so a huge single-line file does not fill memory.
+fn number_lines(mut reader: impl BufRead, first: usize, limit: Option<usize>) -> io::Result<Page> {
+    let limit = limit.unwrap_or(MAX_LINES).min(MAX_LINES);
+    let mut page = Page {
+        text: String::new(),
+        first,
+        last_shown: 0,
+        total: 0,
+        is_byte_capped: false,
+        has_invalid_utf8: false,
+    };
+    // Room for MAX_LINE_CHARS characters of up to 4 bytes each.
+    let keep = MAX_LINE_CHARS * 4 + 4;
+    let mut buf = Vec::with_capacity(256);
+    loop {
+        buf.clear();
+        let Some(len) = next_line(&mut reader, &mut buf, keep)? else { break };
+        page.total += 1;
+        let n = page.total;
+        if n < first || n >= first.saturating_add(limit) || page.is_byte_capped {
+            continue;
+        }
+        let (line, was_invalid) = decode_line(&buf, len);
+        let entry = format!("{}{n}\t{line}", if page.text.is_empty() { "" } else { "\n" });
+        if page.text.len() + entry.len() > MAX_BYTES {
+            page.is_byte_capped = true;
+            continue;
+        }
+        page.text.push_str(&entry);
+        page.last_shown = n;
+        page.has_invalid_utf8 |= was_invalid;
+    }
+    Ok(page)
+}
+
+/// Reads one line into `buf` (at most `keep` bytes of it, line ending removed) and
+/// returns the line's full length in bytes, or `None` at the end of input.
+fn next_line(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    keep: usize,
+) -> io::Result<Option<usize>> {
+    let mut len = 0;
+    let mut saw_any = false;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        saw_any = true;
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], true),
+            None => (chunk, false),
+        };
+        let room = keep.saturating_sub(buf.len());
+        buf.extend_from_slice(&part[..part.len().min(room)]);
+        len += part.len();
+        let used = part.len() + usize::from(done);
+        reader.consume(used);
+        if done {
+            break;
+        }
+    }
+    if !saw_any {
+        return Ok(None);
+    }
+    if len <= keep && buf.last() == Some(&b'\r') {
+        buf.pop();
+        len -= 1;
+    }
+    Ok(Some(len))
+}
+
+/// The line as text, cut to [`MAX_LINE_CHARS`] with a marker, and whether it had
+/// invalid UTF-8. `len` is the full line length, of which `bytes` may be a prefix.
+fn decode_line(bytes: &[u8], len: usize) -> (String, bool) {
+    let is_prefix = len > bytes.len();
+    let (text, is_invalid) = match std::str::from_utf8(bytes) {
+        Ok(s) => (s.to_owned(), false),
+        // A prefix may end inside a character; that is not an encoding problem.
+        Err(e) if is_prefix && e.error_len().is_none() => {
+            (String::from_utf8_lossy(&bytes[..e.valid_up_to()]).into_owned(), false)
+        }
+        Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
+    };
+    let chars = text.chars().count();
+    if chars <= MAX_LINE_CHARS && !is_prefix {
+        return (text, is_invalid);
+    }
+    let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
+    let size = format_size(len);
+    (format!("{cut}… [line cut at {MAX_LINE_CHARS} characters of {size}]"), is_invalid)
+}
+
+/// "file not found" with the resolved path and, when the directory exists, up to three
+/// similarly named entries in it.
+pub(crate) fn missing_file_message(ws: &Workspace, path: &Path) -> String {
+    let shown = ws.display(path);
+    let Some(parent) = path.parent() else { return format!("file not found: {shown}") };
+    if !parent.is_dir() {
+        return format!(
+            "file not found: {shown} (directory {} does not exist)",
+            ws.display(parent)
+        );
+    }
+    let names = similar_names(parent, path);
+    if names.is_empty() {
+        return format!("file not found: {shown}");
+    }
+    let list: Vec<String> = names.iter().map(|n| ws.display(&parent.join(n))).collect();
+    format!("file not found: {shown}; similar: {}", list.join(", "))
+}
+
+fn similar_names(dir: &Path, path: &Path) -> Vec<String> {
+    let Some(wanted) = path.file_name().map(|n| n.to_string_lossy().to_lowercase()) else {
+        return Vec::new();
+    };
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    // Bounded so a huge directory does not make a typo expensive.
+    let names: Vec<String> =
+        entries.take(2000).filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();
+    let lower: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+    let refs: Vec<&str> = lower.iter().map(String::as_str).collect();
+    let close = similar::get_close_matches(wanted.as_str(), &refs, 3, 0.6);
+    close
+        .into_iter()
+        .filter_map(|c| lower.iter().position(|l| l == c).map(|i| names[i].clone()))
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "read_tests.rs"]
+mod tests;

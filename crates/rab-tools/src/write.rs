@@ -1,14 +1,25 @@
-//! The `write` tool (skeleton, to be implemented).
+//! The `write` tool: creates or replaces a whole file, atomically (temporary file,
+//! fsync, rename), creating parent directories and keeping an existing file's
+//! permissions. The details carry a diff from the old content for the UI and the tape.
 
-use rab_agent::{Tool, ToolContext, ToolError, ToolOutput};
+use std::fs;
+use std::path::Path;
+
+use rab_agent::{ExecutionMode, Tool, ToolContext, ToolError, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::json;
 
 use crate::Workspace;
+use crate::atomic_write::write_atomic;
+use crate::text_diff;
+use crate::truncate::format_size;
 
-/// The `write` tool.
+/// Old files larger than this are not diffed: the diff would be capped to noise anyway.
+const MAX_DIFF_INPUT: u64 = 1024 * 1024;
+
+/// Creates or overwrites a file.
 pub struct Write {
-    #[allow(dead_code)]
     ws: Workspace,
 }
 
@@ -21,9 +32,13 @@ impl Write {
 
 /// Arguments of `write`.
 #[derive(Deserialize, JsonSchema)]
+// Every schema byte is sent on every request; the tool description says it all.
+#[schemars(description = "")]
 pub struct Args {
-    /// Path.
+    /// File path.
     pub path: String,
+    /// The complete new file content.
+    pub content: String,
 }
 
 impl Tool for Write {
@@ -31,10 +46,135 @@ impl Tool for Write {
     const NAME: &'static str = "write";
 
     fn description(&self) -> String {
-        "Not implemented yet.".to_owned()
+        "Create or overwrite a file with the given content (parent directories are created). \
+         Prefer edit for changing part of an existing file."
+            .to_owned()
     }
 
-    async fn run(&self, _args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        Err(ToolError::Model("not implemented".to_owned()))
+    // Two writes to one file in the same turn must not interleave.
+    fn mode(&self) -> ExecutionMode {
+        ExecutionMode::Sequential
+    }
+
+    async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = self.ws.resolve(&args.path);
+        let shown = self.ws.display(&path);
+        tokio::task::spawn_blocking(move || write_file(&path, &shown, &args.content))
+            .await
+            .map_err(|e| ToolError::Model(format!("write failed: {e}")))?
+    }
+}
+
+fn write_file(path: &Path, shown: &str, content: &str) -> Result<ToolOutput, ToolError> {
+    let meta = fs::metadata(path).ok();
+    if meta.as_ref().is_some_and(fs::Metadata::is_dir) {
+        return Err(ToolError::Model(format!("{shown} is a directory; give a file path")));
+    }
+    let old = meta.as_ref().filter(|m| m.len() <= MAX_DIFF_INPUT).and_then(|_| old_text(path));
+    let is_created = meta.is_none();
+    write_atomic(path, content.as_bytes())
+        .map_err(|e| ToolError::Model(format!("cannot write {shown}: {e}")))?;
+    let lines = content.lines().count();
+    let size = format_size(content.len());
+    let plural = if lines == 1 { "" } else { "s" };
+    let what = if is_created { "new file" } else { "overwritten" };
+    let text = format!("wrote {size} ({lines} line{plural}) to {shown} ({what})");
+    let diff = old.map(|old| text_diff::unified(&old, content, shown, 3));
+    Ok(ToolOutput::text(text).with_details(json!({
+        "path": shown,
+        "created": is_created,
+        "diff": diff,
+    })))
+}
+
+/// The old content when it is text worth diffing.
+fn old_text(path: &Path) -> Option<String> {
+    String::from_utf8(fs::read(path).ok()?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use rab_agent::AgentTool;
+    use serde_json::Value;
+
+    async fn write(dir: &Path, args: Value) -> Result<ToolOutput, ToolError> {
+        Write::new(Workspace::new(dir)).execute(args, ToolContext::detached("c1")).await
+    }
+
+    #[test]
+    fn spec_stays_small() {
+        let spec = Write::new(Workspace::new(Path::new("/"))).spec();
+        let len = serde_json::to_string(&spec).unwrap().len();
+        assert!(len < 500, "write spec is {len} bytes");
+    }
+
+    #[tokio::test]
+    async fn creates_a_file_and_its_parent_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = write(dir.path(), json!({"path": "src/deep/a.rs", "content": "fn a() {}\n"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out,
+            ToolOutput::text("wrote 10 B (1 line) to src/deep/a.rs (new file)")
+                .with_details(json!({"path": "src/deep/a.rs", "created": true, "diff": null}))
+        );
+        assert_eq!(fs::read_to_string(dir.path().join("src/deep/a.rs")).unwrap(), "fn a() {}\n");
+    }
+
+    #[tokio::test]
+    async fn overwriting_reports_a_diff_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let out = write(dir.path(), json!({"path": "a.txt", "content": "one\n2\nthree\n"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out,
+            ToolOutput::text("wrote 12 B (3 lines) to a.txt (overwritten)").with_details(json!({
+                "path": "a.txt",
+                "created": false,
+                "diff": "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n one\n-two\n+2\n+three\n",
+            }))
+        );
+        assert_eq!(fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one\n2\nthree\n");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn overwriting_keeps_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.sh");
+        fs::write(&path, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        write(dir.path(), json!({"path": "run.sh", "content": "#!/bin/sh\necho hi\n"}))
+            .await
+            .unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o755);
+    }
+
+    #[tokio::test]
+    async fn a_directory_or_missing_content_is_a_model_error() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("src")).unwrap();
+        let err = write(dir.path(), json!({"path": "src", "content": "x"})).await.unwrap_err();
+        assert_eq!(err, ToolError::Model("src is a directory; give a file path".into()));
+        let err = write(dir.path(), json!({"path": "a"})).await.unwrap_err();
+        assert_eq!(
+            err,
+            ToolError::Model("invalid arguments for write: missing field `content`".into())
+        );
+    }
+
+    #[tokio::test]
+    async fn empty_content_makes_an_empty_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = write(dir.path(), json!({"path": "e", "content": ""})).await.unwrap();
+        assert_eq!(out.content, ToolOutput::text("wrote 0 B (0 lines) to e (new file)").content);
+        assert_eq!(fs::read(dir.path().join("e")).unwrap(), b"");
     }
 }

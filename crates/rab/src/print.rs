@@ -194,18 +194,18 @@ fn result_json(
     json!({
         "type": "result",
         "status": status,
-        "is_error": code != EXIT_OK,
-        "exit_code": code,
+        "isError": code != EXIT_OK,
+        "exitCode": code,
         "result": seen.final_text,
         "error": match stop { StopCause::Error { message } => Some(message.as_str()), _ => None },
-        "session_id": session.tape().id(),
-        "session_path": session.tape().path().map(|p| p.display().to_string()),
+        "sessionId": session.tape().id(),
+        "sessionPath": session.tape().path().map(|p| p.display().to_string()),
         "model": model.id,
         "provider": model.provider,
         "turns": totals.turns,
-        "duration_ms": duration_ms,
+        "durationMs": duration_ms,
         "usage": totals.usage,
-        "cost_usd": totals.cost,
+        "costUsd": totals.cost,
     })
     .to_string()
 }

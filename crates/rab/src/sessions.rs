@@ -11,7 +11,7 @@ pub fn list(sessions_root: &Path, cwd: &Path, all: bool) -> u8 {
         let mut v: Vec<SessionInfo> = std::fs::read_dir(sessions_root)
             .map(|rd| rd.filter_map(Result::ok).flat_map(|d| list_sessions(&d.path())).collect())
             .unwrap_or_default();
-        v.sort_by(|a, b| b.modified.cmp(&a.modified));
+        v.sort_by_key(|s| std::cmp::Reverse(s.modified));
         v
     } else {
         list_sessions(&session_dir(sessions_root, cwd))
@@ -20,7 +20,7 @@ pub fn list(sessions_root: &Path, cwd: &Path, all: bool) -> u8 {
         println!("no saved sessions{}", if all { "" } else { " in this directory (try --all)" });
         return crate::EXIT_OK;
     }
-    println!("{:<36}  {:>9}  {:>8}  {}", "session", "modified", "size", "first message");
+    println!("{:<36}  {:>9}  {:>8}  first message", "session", "modified", "size");
     for s in sessions.drain(..) {
         let cwd_note = if all { format!("  [{}]", s.cwd) } else { String::new() };
         println!(

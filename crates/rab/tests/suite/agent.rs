@@ -181,7 +181,7 @@ fn no_session_writes_nothing_and_json_output_reports_the_run() {
     assert_eq!(v["result"], "answer");
     assert_eq!(v["turns"], 1);
     assert!(v["usage"]["input"].as_u64().unwrap() > 0);
-    assert!(v["session_path"].is_null());
+    assert!(v["sessionPath"].is_null());
     assert!(!home.dir.path().join("rab/sessions").exists());
 }
 

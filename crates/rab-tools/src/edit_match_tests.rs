@@ -1,0 +1,212 @@
+use pretty_assertions::assert_eq;
+
+use super::*;
+
+fn ok(content: &str, old: &str, new: &str) -> Applied {
+    apply(content, old, new, false).unwrap()
+}
+
+fn exact(text: &str, count: usize) -> Applied {
+    Applied { text: text.to_owned(), count, kind: MatchKind::Exact }
+}
+
+fn tolerant(text: &str, count: usize) -> Applied {
+    Applied { text: text.to_owned(), count, kind: MatchKind::Tolerant }
+}
+
+#[test]
+fn exact_unique_match_is_replaced() {
+    assert_eq!(
+        ok("let a = 1;\nlet b = 2;\n", "b = 2", "b = 3"),
+        exact("let a = 1;\nlet b = 3;\n", 1)
+    );
+}
+
+#[test]
+fn exact_ambiguous_match_reports_every_line() {
+    let content = "x = 1\ny = 2\nx = 1\n\nx = 1\n";
+    assert_eq!(
+        apply(content, "x = 1", "x = 9", false),
+        Err(Miss::Ambiguous { lines: vec![1, 3, 5] })
+    );
+}
+
+#[test]
+fn overlapping_occurrences_are_ambiguous() {
+    assert_eq!(apply("aaa", "aa", "b", false), Err(Miss::Ambiguous { lines: vec![1, 1] }));
+}
+
+#[test]
+fn replace_all_replaces_every_exact_occurrence() {
+    assert_eq!(apply("a.b a.b\na.b", "a.b", "c", true).unwrap(), exact("c c\nc", 3));
+}
+
+#[test]
+fn trailing_whitespace_differences_match_tolerantly() {
+    let content = "fn a() {   \n    b();\t\n}\n";
+    assert_eq!(
+        ok(content, "fn a() {\n    b();\n}", "fn a() {\n    c();\n}"),
+        tolerant("fn a() {\n    c();\n}\n", 1)
+    );
+}
+
+#[test]
+fn space_indented_old_text_matches_a_tab_file_and_new_text_gets_tabs() {
+    let content = "fn main() {\n\tif x {\n\t\ty();\n\t}\n}\n";
+    let old = "    if x {\n        y();\n    }";
+    let new = "    if x {\n        y();\n        if z {\n            w();\n        }\n    }";
+    assert_eq!(
+        ok(content, old, new),
+        tolerant("fn main() {\n\tif x {\n\t\ty();\n\t\tif z {\n\t\t\tw();\n\t\t}\n\t}\n}\n", 1)
+    );
+}
+
+#[test]
+fn four_space_model_text_is_rewritten_to_a_two_space_file() {
+    let content = "a:\n  b:\n    c: 1\n  d: 2\n";
+    let old = "    b:\n        c: 1";
+    let new = "    b:\n        c: 1\n        e:\n            f: 3";
+    assert_eq!(
+        ok(content, old, new),
+        tolerant("a:\n  b:\n    c: 1\n    e:\n      f: 3\n  d: 2\n", 1)
+    );
+}
+
+#[test]
+fn unindented_old_text_is_placed_at_the_regions_indentation() {
+    let content = "class A:\n    def f(self):\n        return 1\n";
+    let old = "def f(self):\n    return 1";
+    let new = "def f(self):\n    x = 2\n    return x";
+    assert_eq!(
+        ok(content, old, new),
+        tolerant("class A:\n    def f(self):\n        x = 2\n        return x\n", 1)
+    );
+}
+
+#[test]
+fn typographic_quotes_dashes_and_nbsp_match_their_ascii_forms() {
+    let content = "say(“hi” – it’s…\u{a0}fine)\nnext\n";
+    assert_eq!(
+        ok(content, "say(\"hi\" - it's... fine)", "say(\"bye\")"),
+        tolerant("say(\"bye\")\nnext\n", 1)
+    );
+    let content = "say(\"hi\")\n";
+    assert_eq!(ok(content, "say(“hi”)", "say(“yo”)"), tolerant("say(“yo”)\n", 1));
+}
+
+#[test]
+fn tolerant_ambiguity_is_reported_and_replace_all_takes_every_region() {
+    let content = "if a {\n\tb()\n}\nif a {\n\tb()\n}\n";
+    let old = "if a {\n    b()\n}";
+    assert_eq!(apply(content, old, "x", false), Err(Miss::Ambiguous { lines: vec![1, 4] }));
+    assert_eq!(apply(content, old, "x", true).unwrap(), tolerant("x\nx\n", 2));
+}
+
+#[test]
+fn deleting_lines_takes_their_newline() {
+    let content = "a\n  b  \nc\n";
+    assert_eq!(ok(content, "b\n", ""), tolerant("a\nc\n", 1));
+    // At the end of a file without a final newline, the newline before goes instead.
+    assert_eq!(ok("a\n b ", "b\n", ""), tolerant("a", 1));
+}
+
+#[test]
+fn tolerant_replacement_keeps_the_missing_final_newline() {
+    assert_eq!(ok("a\n  b  ", "b\n", "c\n"), tolerant("a\n  c", 1));
+}
+
+#[test]
+fn pasted_read_line_numbers_are_ignored() {
+    let content = "one\ntwo\nthree\n";
+    assert_eq!(
+        ok(content, "2\ttwo\n3\tthree", "2\tTWO\n3\tthree"),
+        tolerant("one\nTWO\nthree\n", 1)
+    );
+}
+
+#[test]
+fn blank_only_old_text_never_matches_tolerantly() {
+    assert_eq!(apply("a\n\nb\n", "  \n \n", "x", false), Err(Miss::NotFound { closest: None }));
+}
+
+#[test]
+fn a_miss_reports_the_closest_region_with_line_numbers() {
+    let content = "fn one() {}\n\nfn compute(x: i32) -> i32 {\n    x * 2\n}\n\nfn three() {}\n";
+    let Err(Miss::NotFound { closest: Some(c) }) =
+        apply(content, "fn compute(x: u32) -> u32 {\n    x * 3\n}", "", false)
+    else {
+        panic!("expected a candidate");
+    };
+    assert_eq!((c.first_line, c.last_line), (3, 5));
+    assert_eq!(c.numbered, "3\tfn compute(x: i32) -> i32 {\n4\t    x * 2\n5\t}");
+    assert!(c.similarity > 0.8, "{}", c.similarity);
+}
+
+#[test]
+fn a_miss_with_nothing_similar_has_no_candidate() {
+    assert_eq!(
+        apply("alpha\nbeta\n", "zzzz qqqq xxxx", "", false),
+        Err(Miss::NotFound { closest: None })
+    );
+}
+
+#[test]
+fn closest_scan_samples_big_inputs_and_still_finds_the_region() {
+    let mut lines: Vec<String> = (0..20_000).map(|i| format!("let v{i} = {i};")).collect();
+    lines[15_000] = "fn needle(a: &str) -> bool {".to_owned();
+    lines[15_001] = "    a.is_empty()".to_owned();
+    let content = lines.join("\n");
+    let old = "fn needle(a: &String) -> bool {\n    a.len() == 0";
+    let Err(Miss::NotFound { closest: Some(c) }) = apply(&content, old, "", false) else {
+        panic!("expected a candidate");
+    };
+    assert_eq!(c.first_line, 15_001);
+}
+
+#[test]
+fn candidates_are_capped() {
+    let content: String = (0..100).map(|i| format!("line {i}\n")).collect();
+    let old: String = (0..40).map(|i| format!("line {i}!\n")).collect();
+    let Err(Miss::NotFound { closest: Some(c) }) = apply(&content, &old, "", false) else {
+        panic!("expected a candidate");
+    };
+    assert_eq!(c.numbered.lines().count(), MAX_CANDIDATE_LINES + 1);
+    assert!(c.numbered.ends_with("… 10 more lines"));
+}
+
+#[test]
+fn normalize_folds_whitespace_and_punctuation() {
+    assert_eq!(normalize("\t  a   b\u{a0}c  \r"), "a b c");
+    assert_eq!(normalize("“q” ‘s’ a–b—c … \u{feff}"), "\"q\" 's' a-b-c ...");
+}
+
+#[test]
+fn detects_indentation_style() {
+    assert_eq!(
+        detect_style(["a", "\tb", "\t\tc"].into_iter()),
+        Some(Style { uses_tabs: true, width: 4 })
+    );
+    assert_eq!(
+        detect_style(["a", "  b", "    c", "  d"].into_iter()),
+        Some(Style { uses_tabs: false, width: 2 })
+    );
+    assert_eq!(
+        detect_style(["a", "    b", "        c"].into_iter()),
+        Some(Style { uses_tabs: false, width: 4 })
+    );
+    assert_eq!(detect_style(["a", "b"].into_iter()), None);
+}
+
+#[test]
+fn identical_indentation_is_left_alone() {
+    // Only a trailing space differs, so odd indentation in new_text is the model's intent.
+    let content = "   odd \n";
+    assert_eq!(ok(content, "   odd  ", "     odder"), tolerant("     odder\n", 1));
+}
+
+#[test]
+fn crlf_regions_of_a_mixed_file_stay_crlf() {
+    let content = "a\r\nb\r\nc\nd\n";
+    assert_eq!(ok(content, "a\nb", "A\nB\nX"), tolerant("A\r\nB\r\nX\r\nc\nd\n", 1));
+    assert_eq!(ok(content, "c", "C"), exact("a\r\nb\r\nC\nd\n", 1));
+}
