@@ -22,6 +22,9 @@ root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 rab = os.path.join(root, "target/release/rab")
 fake = os.path.join(root, "target/release/rab-fake-llm")
 runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+# The interpreter itself, not a version-manager shim (pyenv's shim adds ~70 ms of bash
+# scripts per call here, which measures pyenv, not rab).
+python = os.path.realpath(sys.executable)
 
 script = {
     "repeat": True,
@@ -29,7 +32,7 @@ script = {
         {"toolCalls": [{"name": "read", "arguments": {"path": "hello.py"}}]},
         {"toolCalls": [{"name": "edit", "arguments": {"path": "hello.py", "edits": [
             {"old_text": "print(\"hello\")", "new_text": "print(\"hello, rab\")"}]}}]},
-        {"toolCalls": [{"name": "bash", "arguments": {"command": "python3 hello.py"}}]},
+        {"toolCalls": [{"name": "bash", "arguments": {"command": f"{python} hello.py"}}]},
         {"text": "Done: hello.py now prints hello, rab."},
     ],
 }
@@ -52,7 +55,8 @@ try:
                "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": url}
         start = time.perf_counter()
         out = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", rab, "-p", "--yolo", "--provider", "anthropic",
-                              "make hello.py greet rab"], cwd=project, env=env, capture_output=True, text=True)
+                              "make hello.py greet rab"], cwd=project, env=env, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL)
         wall = (time.perf_counter() - start) * 1000
         if out.returncode != 0 or "Done" not in out.stdout:
             sys.exit(f"run failed: {out.stdout}\n{out.stderr}")

@@ -17,16 +17,19 @@ use crate::model::{Api, Model};
 use crate::provider::{EventStream, HttpRequest, Provider, StreamOptions, Wire, WireError};
 use crate::retry::{RetryPolicy, parse_retry_after};
 use crate::sse::{FeedError, SseDecoder};
+use crate::tls::{LazyVerifier, client_config};
 use crate::types::{Context, StopReason};
 use crate::{anthropic, gemini, openai_chat, openai_responses};
 
 /// Largest error body read from a failed response.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
+type Http = Result<(reqwest::Client, Arc<LazyVerifier>), String>;
+
 /// The provider for every built-in wire format; one per process, cheap to clone.
 #[derive(Clone, Default)]
 pub struct Client {
-    http: Arc<OnceLock<Result<reqwest::Client, String>>>,
+    http: Arc<OnceLock<Http>>,
 }
 
 impl Client {
@@ -35,22 +38,28 @@ impl Client {
         Self::default()
     }
 
-    fn http(&self) -> Result<reqwest::Client, String> {
-        self.http.get_or_init(build_http).clone()
+    fn http(&self, url: &str) -> Result<reqwest::Client, String> {
+        let (client, verifier) = self.http.get_or_init(build_http).clone()?;
+        if url.starts_with("https:") {
+            // Load the system roots while DNS and TCP connect run.
+            std::thread::spawn(move || verifier.warm_up());
+        }
+        Ok(client)
     }
 }
 
-fn build_http() -> Result<reqwest::Client, String> {
-    // reqwest is built without a default crypto provider so that ring (quick to compile,
-    // small) is used instead of aws-lc; installing fails harmlessly if one is set.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
+fn build_http() -> Http {
+    // ring rather than aws-lc: quick to compile, small; roots load on first handshake.
+    let (tls, verifier) = client_config()?;
+    let client = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
         .user_agent(concat!("rab/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(30))
         .read_timeout(Duration::from_secs(300))
         .pool_idle_timeout(Duration::from_secs(90))
         .build()
-        .map_err(|e| format!("cannot set up the HTTP client: {e}"))
+        .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
+    Ok((client, verifier))
 }
 
 fn wire_for(api: Api) -> &'static dyn Wire {
@@ -75,7 +84,7 @@ impl Provider for Client {
         let job = Job {
             request: wire.build(model, context, options),
             wire,
-            http: self.http(),
+            http: self.http(&model.base_url),
             model: model.clone(),
             policy: options.retry,
             auth_hint: options.auth_hint.clone(),

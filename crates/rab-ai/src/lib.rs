@@ -45,6 +45,7 @@ mod openai_responses;
 mod provider;
 mod retry;
 pub mod sse;
+mod tls;
 mod types;
 
 #[doc(hidden)]

@@ -80,48 +80,6 @@ fn main() {
         assert_eq!(messages.len(), 100_000);
     }
     times.sort_by(f64::total_cmp);
-    let bytes = std::fs::read(&path).unwrap();
-    let text = std::str::from_utf8(&bytes).unwrap();
-    let start = Instant::now();
-    let mut n = 0;
-    for line in text.lines().skip(1) {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        n += v.as_object().map_or(0, |o| o.len());
-    }
-    println!("parse as Value: {:.0} ms ({n})", start.elapsed().as_secs_f64() * 1000.0);
-    let start = Instant::now();
-    for line in text.lines().skip(1) {
-        let _: serde::de::IgnoredAny = serde_json::from_str(line).unwrap();
-    }
-    println!("scan only: {:.0} ms", start.elapsed().as_secs_f64() * 1000.0);
-    let start = Instant::now();
-    for line in text.lines().skip(1) {
-        let _: rab_session::Entry = serde_json::from_str(line).unwrap();
-    }
-    println!("parse Entry: {:.0} ms", start.elapsed().as_secs_f64() * 1000.0);
-    #[derive(serde::Deserialize)]
-    #[allow(dead_code)]
-    #[serde(rename_all = "camelCase")]
-    struct Raw {
-        #[serde(rename = "type")]
-        kind: String,
-        id: String,
-        parent_id: Option<String>,
-        timestamp: String,
-        message: Option<Message>,
-        details: Option<serde_json::Value>,
-    }
-    let start = Instant::now();
-    for line in text.lines().skip(1) {
-        let _: Raw = serde_json::from_str(line).unwrap();
-    }
-    println!("parse Raw: {:.0} ms", start.elapsed().as_secs_f64() * 1000.0);
-    let start = Instant::now();
-    for line in text.lines().skip(1) {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        let _: Message = serde_json::from_value(v["message"].clone()).unwrap();
-    }
-    println!("parse Value+Message: {:.0} ms", start.elapsed().as_secs_f64() * 1000.0);
     println!(
         "load of a 100k-entry tape ({:.1} MB): median {:.0} ms (min {:.0}, max {:.0}) — open + active branch + messages",
         size as f64 / 1e6,

@@ -119,9 +119,12 @@ impl Tape {
     /// skipped and reported as warnings; the last entry becomes the leaf.
     pub fn open(path: &Path) -> Result<(Self, Vec<Warning>), Error> {
         let io = |source| Error::Io { path: path.to_owned(), source };
-        let mut bytes = Vec::new();
-        File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(io)?;
-        let text = String::from_utf8_lossy(&bytes);
+        // fs::read sizes the buffer from the file's length: no regrowing of a large tape.
+        let bytes = std::fs::read(path).map_err(io)?;
+        let text = match std::str::from_utf8(&bytes) {
+            Ok(t) => std::borrow::Cow::Borrowed(t),
+            Err(_) => String::from_utf8_lossy(&bytes),
+        };
         let mut lines = text.split('\n').enumerate().filter(|(_, l)| !l.trim().is_empty());
         let Some((_, first)) = lines.next() else {
             return Err(Error::NotASession {
@@ -150,9 +153,13 @@ impl Tape {
         };
         let mut warnings = Vec::new();
         let ends_with_newline = bytes.last() == Some(&b'\n');
-        let last_line = text.split('\n').count();
         let lines: Vec<(usize, &str)> = lines.collect();
-        for (lineno, parsed) in parse_lines(&lines) {
+        // The line a torn write would be on: the text after the last newline.
+        let last_line = text.matches('\n').count() + 1;
+        let parsed_all = parse_lines(&lines);
+        tape.entries.reserve(lines.len());
+        tape.index.reserve(lines.len());
+        for (lineno, parsed) in parsed_all {
             match parsed {
                 Ok(entry) => tape.insert(entry),
                 Err(e) => {
