@@ -33,7 +33,11 @@ use rab_agent::AgentTool;
 
 /// The core tools, rooted at `root` (the project directory), in prompt order.
 pub fn builtin(root: &Path) -> Vec<Arc<dyn AgentTool>> {
-    let ws = Workspace::new(root);
+    builtin_in(&Workspace::new(root))
+}
+
+/// The core tools in a configured workspace (home for `~`, temporary directory).
+pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
     vec![
         Arc::new(read::Read::new(ws.clone())),
         Arc::new(write::Write::new(ws.clone())),
@@ -41,6 +45,6 @@ pub fn builtin(root: &Path) -> Vec<Arc<dyn AgentTool>> {
         Arc::new(bash::Bash::new(ws.clone())),
         Arc::new(grep::Grep::new(ws.clone())),
         Arc::new(glob::Glob::new(ws.clone())),
-        Arc::new(ls::Ls::new(ws)),
+        Arc::new(ls::Ls::new(ws.clone())),
     ]
 }

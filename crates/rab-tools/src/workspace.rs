@@ -19,7 +19,9 @@ impl Workspace {
         } else {
             std::env::current_dir().map(|cwd| cwd.join(root)).unwrap_or_else(|_| root.to_path_buf())
         };
-        Self { root: normalize(&root), home: None, temp_dir: std::env::temp_dir() }
+        // The caller passes the real temporary directory (`TMPDIR`, read by rab-config);
+        // this crate does not read the environment.
+        Self { root: normalize(&root), home: None, temp_dir: PathBuf::from("/tmp") }
     }
 
     /// Sets the directory for temporary files (full bash output).

@@ -93,7 +93,7 @@ fn run(cli: cli::Cli) -> u8 {
         Ok(t) => t,
         Err(e) => return fail(e.code, &e.message),
     };
-    let tools = match setup::tools(&cli, &settings, &cwd) {
+    let tools = match setup::tools(&cli, &settings, &env, &cwd) {
         Ok(t) => t,
         Err(e) => return fail(e.code, &e.message),
     };

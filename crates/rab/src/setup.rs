@@ -169,12 +169,16 @@ fn short(n: u64) -> String {
 pub fn tools(
     cli: &Cli,
     settings: &Settings,
+    env: &Env,
     cwd: &Path,
 ) -> Result<Vec<Arc<dyn AgentTool>>, SetupError> {
     if cli.no_tools {
         return Ok(Vec::new());
     }
-    let all = rab_tools::builtin(cwd);
+    let ws = rab_tools::Workspace::new(cwd)
+        .with_home(env.get("HOME").map(std::path::PathBuf::from))
+        .with_temp_dir(std::path::PathBuf::from(env.get("TMPDIR").unwrap_or("/tmp")));
+    let all = rab_tools::builtin_in(&ws);
     let names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
     let check = |list: &[String], what: &str| -> Result<(), SetupError> {
         match list.iter().find(|n| !names.contains(n)) {
