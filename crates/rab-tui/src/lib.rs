@@ -1,0 +1,18 @@
+//! rab-tui: the terminal UI toolkit.
+//!
+//! It owns the terminal abstraction, the main-screen renderer (finished lines go into
+//! the terminal's own scrollback; the live region at the bottom is diffed against the
+//! previous frame and rewritten from the first changed line, inside synchronized
+//! output), components that render to lines, the editor, markdown and code rendering,
+//! the diff view, select lists, keys and keybindings, and themes. It must not know about
+//! agents, messages or models.
+
+#![deny(missing_docs)]
+
+pub mod ansi;
+pub mod component;
+pub mod theme;
+pub mod wrap;
+
+pub use component::{Component, CursorPos, RenderCx};
+pub use theme::{Color, ColorDepth, Role, Theme};
