@@ -83,6 +83,51 @@ impl AgentSession {
         self.totals
     }
 
+    /// Switches the model (and its key) for the next run; the tape records the change
+    /// when the next run starts. Thinking signatures of the old model are not replayed
+    /// to the new one (the adapters drop them).
+    pub fn set_model(
+        &mut self,
+        model: rab_ai::Model,
+        api_key: Option<String>,
+        auth_hint: Option<String>,
+    ) {
+        let config = self.agent.config_mut();
+        config.model = model;
+        config.options.api_key = api_key;
+        config.options.auth_hint = auth_hint;
+    }
+
+    /// Sets the thinking level for the next run.
+    pub fn set_thinking(&mut self, level: ThinkingLevel) {
+        self.thinking = level;
+        self.agent.config_mut().options.thinking = level;
+    }
+
+    /// The thinking level.
+    pub fn thinking(&self) -> ThinkingLevel {
+        self.thinking
+    }
+
+    /// Tokens the last response saw (its whole input plus output): how full the
+    /// context window is, as of the last turn.
+    pub fn context_tokens(&self) -> u64 {
+        self.agent
+            .messages()
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::Assistant(a) if a.usage.total() > 0 => Some(a.usage.total()),
+                _ => None,
+            })
+            .unwrap_or(0)
+    }
+
+    /// Takes the tape out (to replace the session), leaving an ephemeral one.
+    pub fn into_tape(self) -> Tape {
+        self.tape
+    }
+
     /// Records the model and thinking level when they differ from the tape's last.
     fn record_model(&mut self) -> Result<(), rab_session::Error> {
         let model = self.agent_model();

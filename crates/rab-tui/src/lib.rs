@@ -10,7 +10,19 @@
 #![deny(missing_docs)]
 
 pub mod ansi;
+pub mod autocomplete;
 pub mod component;
+pub mod diff;
+pub mod editor;
+mod editor_view;
+pub mod fuzzy;
+pub mod highlight;
+pub mod keys;
+pub mod markdown;
+mod markdown_table;
+pub mod screen;
+pub mod select;
+pub mod terminal;
 pub mod theme;
 pub mod wrap;
 

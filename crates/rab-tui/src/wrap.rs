@@ -19,6 +19,9 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
     let mut cur_w = 0;
     // SGR sequences seen since the last reset, to reopen on continuation lines.
     let mut active: Vec<String> = Vec::new();
+    // `active` as it was where the pending word began: a break before the word must
+    // close and reopen those, not what the word's own escapes (e.g. its reset) changed.
+    let mut word_active: Vec<String> = Vec::new();
     let mut word = String::new();
     let mut word_w = 0;
     let mut rest = line;
@@ -60,11 +63,13 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
         for g in rest[..next].graphemes(true) {
             let gw = UnicodeWidthStr::width(g);
             if g == " " {
-                flush_word(&mut cur, &mut cur_w, &mut word, &mut word_w, &mut out, &active);
+                flush_word(&mut cur, &mut cur_w, &mut word, &mut word_w, &mut out, &word_active);
+                word_active.clone_from(&active);
             }
             if word_w + gw > width {
                 // A word longer than a line: break it here.
-                flush_word(&mut cur, &mut cur_w, &mut word, &mut word_w, &mut out, &active);
+                flush_word(&mut cur, &mut cur_w, &mut word, &mut word_w, &mut out, &word_active);
+                word_active.clone_from(&active);
                 if cur_w + gw > width {
                     out.push(if active.is_empty() { cur.clone() } else { format!("{cur}{RESET}") });
                     cur = active.concat();
@@ -76,7 +81,7 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
         }
         rest = &rest[next..];
     }
-    flush_word(&mut cur, &mut cur_w, &mut word, &mut word_w, &mut out, &active);
+    flush_word(&mut cur, &mut cur_w, &mut word, &mut word_w, &mut out, &word_active);
     out.push(cur);
     out
 }
@@ -108,6 +113,13 @@ mod tests {
         assert!(lines.iter().all(|l| w(l) <= 9), "{lines:?}");
         assert!(lines[1].starts_with("\x1b[31m"), "{lines:?}");
         assert_eq!(strip(&lines.concat()).replace(' ', ""), strip(styled).replace(' ', ""));
+    }
+
+    #[test]
+    fn a_break_before_a_styled_word_reopens_its_style() {
+        // The word's own reset comes after the break; the new line must still be red.
+        let lines = wrap("\x1b[31mone two\x1b[0m", 4);
+        assert_eq!(lines, vec!["\x1b[31mone\x1b[0m", "\x1b[31mtwo\x1b[0m"]);
     }
 
     #[test]

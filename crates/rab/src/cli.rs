@@ -101,6 +101,14 @@ pub struct Cli {
     /// Show thinking, tool activity and retries on stderr.
     #[arg(long)]
     pub verbose: bool,
+
+    /// Use the plain line-oriented REPL instead of the terminal UI.
+    #[arg(long)]
+    pub repl: bool,
+
+    /// Pick a session of this directory to resume.
+    #[arg(short = 'r', long)]
+    pub resume: bool,
 }
 
 /// Print-mode output formats.
@@ -134,6 +142,13 @@ pub enum SessionsCommand {
         #[arg(long)]
         all: bool,
     },
+}
+
+impl Cli {
+    /// A command line with every option at its default (to resolve `/model NAME`).
+    pub fn parse_default() -> Cli {
+        Cli::parse_from(["rab"])
+    }
 }
 
 /// Parses the process arguments, accepting `-nc` for `--no-context-files`.

@@ -1,20 +1,21 @@
 //! The `rab` binary: command line, mode dispatch, output. Agent and tool logic live in
 //! the library crates.
 
+mod bang;
 mod cli;
+mod commands;
 mod input;
+mod interactive;
+mod launch;
 mod logging;
 mod print;
+mod repl;
 mod sessions;
 mod setup;
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use rab_agent::{AgentConfig, DrainMode};
-use rab_ai::{Client, RetryPolicy, StreamOptions};
-use rab_config::{Env, Paths, QueueMode, load_settings};
-use rab_core::{AgentSession, PromptSources, build_system_prompt};
+use rab_config::{Env, Paths};
 
 /// The run finished.
 pub const EXIT_OK: u8 = 0;
@@ -38,13 +39,6 @@ fn main() -> ExitCode {
     ExitCode::from(run(cli))
 }
 
-fn queue_mode(m: QueueMode) -> DrainMode {
-    match m {
-        QueueMode::OneAtATime => DrainMode::OneAtATime,
-        QueueMode::All => DrainMode::All,
-    }
-}
-
 fn run(cli: cli::Cli) -> u8 {
     let env = Env::from_process();
     let paths = match Paths::from_env(&env) {
@@ -61,98 +55,97 @@ fn run(cli: cli::Cli) -> u8 {
     {
         return sessions::list(&paths.sessions_dir(), &cwd, *all);
     }
-    let registry = match setup::registry(&env, &paths) {
-        Ok(r) => r,
-        Err(e) => return fail(e.code, &e.message),
-    };
     if let Some(search) = &cli.list_models {
-        print!("{}", setup::list_models(&registry, search));
-        return EXIT_OK;
-    }
-    let loaded =
-        match load_settings(&paths.settings_file(), &Paths::project_settings_file(&cwd), &env) {
-            Ok(l) => l,
-            Err(e) => return fail(EXIT_USAGE, &e.to_string()),
+        return match setup::registry(&env, &paths) {
+            Ok(r) => {
+                print!("{}", setup::list_models(&r, search));
+                EXIT_OK
+            }
+            Err(e) => fail(e.code, &e.message),
         };
-    for w in &loaded.warnings {
-        eprintln!("rab: warning: {w}");
     }
-    let settings = loaded.settings;
-    let prompt = match input::prompt(&cli.prompt) {
-        Ok(Some(p)) => p,
-        Ok(None) => {
-            return fail(
-                EXIT_USAGE,
-                "no prompt: pass one as an argument or on stdin, e.g. rab -p \"explain this repo\" \
-                 (the interactive terminal UI is not built yet)",
-            );
-        }
-        Err(e) => return fail(EXIT_USAGE, &format!("cannot read stdin: {e}")),
+    let mode = mode(&cli, &env);
+    let prompt = match mode {
+        Mode::Print => match input::prompt(&cli.prompt) {
+            Ok(Some(p)) => Some(p),
+            Ok(None) => {
+                return fail(
+                    EXIT_USAGE,
+                    "no prompt: pass one as an argument or on stdin, e.g. rab -p \"explain this repo\"",
+                );
+            }
+            Err(e) => return fail(EXIT_USAGE, &format!("cannot read stdin: {e}")),
+        },
+        Mode::Repl | Mode::Tui => Some(cli.prompt.join(" ")).filter(|p| !p.trim().is_empty()),
     };
-    let target = match setup::target(&cli, &settings, &env, &paths, &registry) {
-        Ok(t) => t,
+    let launch = match launch::Launch::new(&cli, env, paths, cwd) {
+        Ok(l) => l,
         Err(e) => return fail(e.code, &e.message),
     };
-    let tools = match setup::tools(&cli, &settings, &env, &cwd) {
-        Ok(t) => t,
-        Err(e) => return fail(e.code, &e.message),
-    };
-    let (tape, warnings) = match setup::tape(&cli, &paths, &cwd) {
+    let (tape, warnings) = match setup::tape(&cli, &launch.paths, &launch.cwd) {
         Ok(t) => t,
         Err(e) => return fail(e.code, &e.message),
     };
     for w in warnings {
         eprintln!("rab: warning: session line {}: {}", w.line, w.message);
     }
-    let system_prompt = build_system_prompt(&PromptSources {
-        cwd: cwd.clone(),
-        home: paths.home().to_path_buf(),
-        system_prompt: cli.system_prompt.clone(),
-        append: cli.append_system_prompt.clone(),
-        no_context_files: cli.no_context_files,
-        date: rab_session::time::date(rab_session::time::now_millis()),
-    });
-    let options = StreamOptions {
-        api_key: target.api_key,
-        thinking: target.thinking,
-        auth_hint: Some(target.auth_hint),
-        session_id: Some(tape.id().to_owned()),
-        retry: RetryPolicy {
-            max_retries: settings.retry.max_retries,
-            base_delay: std::time::Duration::from_millis(settings.retry.base_delay_ms),
-            ..RetryPolicy::default()
-        },
-        ..StreamOptions::default()
-    };
-    let config = AgentConfig {
-        model: target.model,
-        options,
-        max_turns: cli.max_turns.or(settings.max_turns),
-        steering_mode: queue_mode(settings.steering_mode),
-        follow_up_mode: queue_mode(settings.follow_up_mode),
-    };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => return fail(EXIT_PROVIDER, &format!("cannot start the async runtime: {e}")),
     };
     runtime.block_on(async move {
-        let (session, resumed) =
-            match AgentSession::new(Arc::new(Client::new()), config, system_prompt, tools, tape) {
-                Ok(s) => s,
-                Err(e) => return fail(EXIT_USAGE, &e.to_string()),
-            };
+        let (session, resumed) = match launch.session(tape) {
+            Ok(s) => s,
+            Err(e) => return fail(e.code, &e.message),
+        };
         if resumed.repaired > 0 {
             eprintln!(
                 "rab: the previous run was cut off; recorded {} unfinished tool call(s) as interrupted",
                 resumed.repaired
             );
         }
-        let opts = print::PrintOptions { format: cli.output_format, verbose: cli.verbose };
-        print::run(session, prompt, opts).await
+        match mode {
+            Mode::Print => {
+                let opts = print::PrintOptions { format: cli.output_format, verbose: cli.verbose };
+                print::run(session, prompt.unwrap_or_default(), opts).await
+            }
+            Mode::Repl => repl::run(launch, session, prompt).await,
+            Mode::Tui => interactive::run(launch, session, prompt, cli.resume).await,
+        }
     })
 }
 
-fn fail(code: u8, message: &str) -> u8 {
+/// How rab talks to the user this time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// One prompt, answer on stdout.
+    Print,
+    /// Line-oriented REPL.
+    Repl,
+    /// The terminal UI.
+    Tui,
+}
+
+/// `-p` or piped stdin: print mode; a terminal that cannot do the UI (or `--repl`): the
+/// REPL; otherwise the UI.
+fn mode(cli: &cli::Cli, env: &Env) -> Mode {
+    use std::io::IsTerminal;
+    if cli.print || cli.output_format != cli::OutputFormat::Text {
+        return Mode::Print;
+    }
+    if cli.repl {
+        return Mode::Repl;
+    }
+    if !std::io::stdin().is_terminal() {
+        return Mode::Print;
+    }
+    if env.get("TERM") == Some("dumb") || !std::io::stdout().is_terminal() {
+        return Mode::Repl;
+    }
+    Mode::Tui
+}
+
+pub(crate) fn fail(code: u8, message: &str) -> u8 {
     eprintln!("rab: {message}");
     code
 }

@@ -27,6 +27,7 @@ impl SetupError {
 }
 
 /// Everything needed to send requests.
+#[derive(Clone)]
 pub struct Target {
     pub model: Model,
     pub api_key: Option<String>,

@@ -1,3 +1,6 @@
 mod agent;
 mod harness;
 mod print;
+mod pty;
+mod repl;
+mod tui;

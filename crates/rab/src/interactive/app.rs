@@ -1,0 +1,566 @@
+//! The UI state: what is committed, what is live, the editor, queued messages, and how
+//! keys and agent events change them. The event loop lives in `mod.rs`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyEvent, KeyEventKind};
+use rab_agent::{AgentEvent, Queues, StopCause};
+use rab_ai::Message;
+use rab_core::AgentSession;
+use rab_tui::autocomplete::{Autocomplete, Completions, PromptCompleter};
+use rab_tui::editor::Editor;
+use rab_tui::highlight::Highlighter;
+use rab_tui::keys::{Action, Keybindings};
+use rab_tui::select::{SelectItem, SelectList};
+use rab_tui::{Component, CursorPos, RenderCx, Theme};
+use tokio_util::sync::CancellationToken;
+
+use super::chrome::{self, FooterInfo};
+use super::overlay::Overlay;
+use super::stream_view::StreamView;
+use super::tool_view::ToolView;
+use crate::launch::Launch;
+
+/// Something the event loop must do after a key or event.
+pub enum Effect {
+    /// Nothing.
+    None,
+    /// Start a run with this prompt.
+    Run(String),
+    /// Run a shell command (`!cmd`; share its output with the model or not).
+    Bang(String, bool),
+    /// Run a slash command line.
+    Command(String),
+    /// Leave.
+    Quit,
+    /// Interrupt the current run.
+    Interrupt,
+    /// Open the model selector.
+    PickModel,
+    /// Switch to the next model.
+    CycleModel,
+}
+
+/// A `!cmd` in progress.
+pub struct BangView {
+    /// The command.
+    pub command: String,
+    /// Output so far.
+    pub output: String,
+    /// When it started.
+    pub started: Instant,
+}
+
+/// The UI state.
+pub struct App {
+    pub launch: Arc<Launch>,
+    pub theme: Theme,
+    pub bindings: Keybindings,
+    pub highlighter: Arc<Highlighter>,
+    pub editor: Editor,
+    completer: PromptCompleter,
+    completions: Option<(Completions, SelectList)>,
+    /// Lines to commit to scrollback at the next frame.
+    pub commit: Vec<String>,
+    pub stream: StreamView,
+    pub tools: Vec<ToolView>,
+    pub bang: Option<BangView>,
+    /// Messages typed while the agent works: text and whether it is a follow-up.
+    pub queued: Vec<(String, bool)>,
+    pub overlay: Option<Overlay>,
+    pub status: Option<(String, Instant)>,
+    pub show_thinking: bool,
+    pub expand_tools: bool,
+    /// The last committed tool view, for Ctrl+O.
+    pub last_tool: Option<ToolView>,
+    pub running: Option<Running>,
+    /// `!cmd` output waiting to go to the model with the next message.
+    pub pending_context: Vec<String>,
+    pub footer: FooterInfo,
+    pub width: usize,
+    pub frame: usize,
+    last_ctrl_c: Option<Instant>,
+    /// The user message of a run just started, committed when the agent records it.
+    awaiting_prompt: bool,
+}
+
+/// A run in progress.
+pub struct Running {
+    pub cancel: CancellationToken,
+    pub queues: Queues,
+    pub started: Instant,
+}
+
+impl App {
+    /// The UI for a session.
+    pub fn new(
+        launch: Arc<Launch>,
+        theme: Theme,
+        bindings: Keybindings,
+        session: &AgentSession,
+    ) -> Self {
+        let commands = crate::commands::BUILTINS
+            .iter()
+            .map(|(name, desc)| rab_tui::autocomplete::CommandInfo {
+                name: (*name).into(),
+                description: (*desc).into(),
+            })
+            .collect();
+        let completer = PromptCompleter::new(commands, launch.cwd.clone());
+        let mut editor = Editor::new();
+        for m in session.agent().messages() {
+            if let Message::User(u) = m
+                && let Some(rab_ai::Content::Text { text }) = u.content.first()
+            {
+                editor.push_history(text);
+            }
+        }
+        let highlighter = Arc::new(Highlighter::new());
+        let warm = highlighter.clone();
+        std::thread::spawn(move || warm.warm_up());
+        let mut app = Self {
+            launch,
+            theme,
+            bindings,
+            highlighter,
+            editor,
+            completer,
+            completions: None,
+            commit: Vec::new(),
+            stream: StreamView::default(),
+            tools: Vec::new(),
+            bang: None,
+            queued: Vec::new(),
+            overlay: None,
+            status: None,
+            show_thinking: false,
+            expand_tools: false,
+            last_tool: None,
+            running: None,
+            pending_context: Vec::new(),
+            footer: FooterInfo::default(),
+            width: 80,
+            frame: 0,
+            last_ctrl_c: None,
+            awaiting_prompt: false,
+        };
+        app.update_footer(session);
+        app
+    }
+
+    /// Refreshes the footer from the session.
+    pub fn update_footer(&mut self, session: &AgentSession) {
+        let model = &session.agent().config().model;
+        let totals = session.totals();
+        self.footer = FooterInfo {
+            cwd: chrome::tilde(&self.launch.cwd, self.launch.env.get("HOME")),
+            branch: chrome::git_branch(&self.launch.cwd),
+            model: model.id.clone(),
+            thinking: session.thinking().to_string(),
+            input: totals.usage.total_input(),
+            output: totals.usage.output,
+            cache_read: totals.usage.cache_read,
+            cost: totals.cost,
+            context: session.context_tokens(),
+            window: model.context_window,
+        };
+    }
+
+    /// Shows a transient status line.
+    pub fn set_status(&mut self, text: impl Into<String>) {
+        self.status = Some((text.into(), Instant::now()));
+    }
+
+    /// Commits info lines.
+    pub fn info(&mut self, text: &str) {
+        self.commit.push(String::new());
+        self.commit.extend(chrome::info(text, self.width, &self.theme));
+    }
+
+    /// Commits error lines.
+    pub fn error(&mut self, text: &str) {
+        self.commit.push(String::new());
+        self.commit.extend(chrome::error(text, self.width, &self.theme));
+    }
+
+    /// The live region and where the cursor goes.
+    pub fn live(&self) -> (Vec<String>, Option<CursorPos>) {
+        let (w, t) = (self.width, &self.theme);
+        let mut lines = self.stream.live(w, t, &self.highlighter, self.show_thinking);
+        for tool in &self.tools {
+            lines.extend(tool.render(w, t, self.expand_tools));
+        }
+        if let Some(b) = &self.bang {
+            lines.push(String::new());
+            lines.push(t.fg(rab_tui::Role::Bash, &format!("$ {}", b.command)));
+            let tail: Vec<&str> = b.output.lines().rev().take(8).collect();
+            lines
+                .extend(tail.into_iter().rev().map(|l| rab_tui::ansi::truncate(&t.dim(l), w, "…")));
+        }
+        if let Some((text, _)) = &self.status {
+            lines.push(t.fg(rab_tui::Role::Warning, text));
+        }
+        if !self.queued.is_empty() {
+            lines.extend(chrome::queued(&self.queued, w, t));
+        }
+        if let Some(r) = &self.running {
+            lines.push(chrome::working(self.frame, r.started.elapsed(), "Working", t));
+        } else if let Some(b) = &self.bang {
+            lines.push(chrome::working(self.frame, b.started.elapsed(), "Running", t));
+        }
+        let mut cursor = None;
+        if let Some(overlay) = &self.overlay {
+            lines.extend(overlay.render(w, t));
+        } else {
+            let (editor_lines, pos) = self.editor.render(w, t);
+            cursor = Some(CursorPos { row: lines.len() + pos.row, col: pos.col });
+            lines.extend(editor_lines);
+            if let Some((_, list)) = &self.completions {
+                lines.extend(list.render(&RenderCx { width: w, theme: t }));
+            }
+        }
+        lines.extend(chrome::footer(&self.footer, w, t));
+        (lines, cursor)
+    }
+
+    fn refresh_completions(&mut self) {
+        self.completions =
+            self.completer.complete(self.editor.text_before_cursor()).and_then(|c| {
+                if c.items.is_empty() {
+                    return None;
+                }
+                let items = c
+                    .items
+                    .iter()
+                    .map(|i| {
+                        let item = SelectItem::new(i.label.clone());
+                        match &i.description {
+                            Some(d) => item.with_description(d.clone()),
+                            None => item,
+                        }
+                    })
+                    .collect();
+                Some((c, SelectList::new(items, 6)))
+            });
+    }
+
+    fn accept_completion(&mut self) -> bool {
+        let Some((c, list)) = self.completions.take() else { return false };
+        let Some(i) = list.selected() else { return false };
+        if let Some(item) = c.items.get(i) {
+            self.editor.accept_completion(&c, item);
+        }
+        self.refresh_completions();
+        true
+    }
+
+    /// Handles a key press outside overlays.
+    pub fn key(&mut self, key: &KeyEvent) -> Effect {
+        if key.kind == KeyEventKind::Release {
+            return Effect::None;
+        }
+        let b = &self.bindings;
+        let is = |a: Action| b.matches(a, key);
+        if is(Action::Interrupt) {
+            if self.completions.take().is_some() {
+                return Effect::None;
+            }
+            if self.running.is_some() {
+                return Effect::Interrupt;
+            }
+            return Effect::None;
+        }
+        if is(Action::Clear) || is(Action::Quit) {
+            let ctrl_d = key.code == crossterm::event::KeyCode::Char('d');
+            if !self.editor.is_empty() && !ctrl_d {
+                self.editor.clear();
+                self.completions = None;
+                return Effect::None;
+            }
+            if ctrl_d && !self.editor.is_empty() {
+                self.editor.delete_forward();
+                return Effect::None;
+            }
+            let again = self.last_ctrl_c.is_some_and(|t| t.elapsed() < Duration::from_millis(1500));
+            if again || ctrl_d {
+                return Effect::Quit;
+            }
+            self.last_ctrl_c = Some(Instant::now());
+            self.set_status("Press Ctrl+C again to quit");
+            return Effect::None;
+        }
+        if self.completions.is_some() {
+            if is(Action::CursorUp) || is(Action::CursorDown) {
+                if let Some((_, list)) = &mut self.completions {
+                    if is(Action::CursorUp) { list.move_up() } else { list.move_down() }
+                }
+                return Effect::None;
+            }
+            if is(Action::Autocomplete) || is(Action::Submit) {
+                self.accept_completion();
+                return Effect::None;
+            }
+        }
+        if is(Action::Submit) {
+            return self.submit(false);
+        }
+        if self.running.is_some() && (is(Action::FollowUp) || alt_enter(key)) {
+            return self.submit(true);
+        }
+        if is(Action::ToggleThinking) {
+            self.show_thinking = !self.show_thinking;
+            self.set_status(if self.show_thinking { "Thinking shown" } else { "Thinking hidden" });
+            return Effect::None;
+        }
+        if is(Action::ExpandTools) {
+            self.expand_tools = !self.expand_tools;
+            if let (true, Some(tool)) = (self.expand_tools, &self.last_tool) {
+                let lines = tool.render(self.width, &self.theme, true);
+                self.commit.extend(lines);
+            }
+            self.set_status(if self.expand_tools {
+                "Tool output expanded"
+            } else {
+                "Tool output collapsed"
+            });
+            return Effect::None;
+        }
+        if is(Action::ModelSelector) {
+            return Effect::PickModel;
+        }
+        if is(Action::CycleModel) {
+            return Effect::CycleModel;
+        }
+        if is(Action::Autocomplete) {
+            self.refresh_completions();
+            if self.completions.as_ref().is_some_and(|(c, _)| c.items.len() == 1) {
+                self.accept_completion();
+            }
+            return Effect::None;
+        }
+        self.edit(key);
+        self.refresh_completions_if_typing();
+        Effect::None
+    }
+
+    fn refresh_completions_if_typing(&mut self) {
+        let before = self.editor.text_before_cursor();
+        let token = before.rsplit(char::is_whitespace).next().unwrap_or_default();
+        if token.starts_with('@') || (before.starts_with('/') && !before.contains(' ')) {
+            self.refresh_completions();
+        } else {
+            self.completions = None;
+        }
+    }
+
+    fn edit(&mut self, key: &KeyEvent) {
+        let b = &self.bindings;
+        let e = &mut self.editor;
+        let actions = b.actions_for(key);
+        let Some(action) = actions.first().copied() else {
+            if let crossterm::event::KeyCode::Char(c) = key.code
+                && !key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL)
+                && !key.modifiers.contains(crossterm::event::KeyModifiers::ALT)
+            {
+                e.insert_char(c);
+            }
+            return;
+        };
+        match action {
+            Action::Newline => e.newline(),
+            Action::HistoryPrev | Action::CursorUp => e.up(),
+            Action::HistoryNext | Action::CursorDown => e.down(),
+            Action::CursorLeft => e.move_left(),
+            Action::CursorRight => e.move_right(),
+            Action::WordLeft => e.move_word_left(),
+            Action::WordRight => e.move_word_right(),
+            Action::LineStart => e.move_line_start(),
+            Action::LineEnd => e.move_line_end(),
+            Action::DeleteBackward => e.delete_back(),
+            Action::DeleteForward => e.delete_forward(),
+            Action::DeleteWordBackward => e.delete_word_back(),
+            Action::DeleteWordForward => e.delete_word_forward(),
+            Action::KillLine => e.kill_to_line_end(),
+            Action::KillLineBackward => e.kill_to_line_start(),
+            Action::Yank => e.yank(),
+            Action::YankPop => e.yank_pop(),
+            Action::Undo => {
+                e.undo();
+            }
+            Action::PageUp => e.move_buffer_start(),
+            Action::PageDown => e.move_buffer_end(),
+            _ => {
+                if let crossterm::event::KeyCode::Char(c) = key.code
+                    && key.modifiers.is_empty()
+                {
+                    e.insert_char(c);
+                }
+            }
+        }
+    }
+
+    /// Enter (or follow-up): queue while running, else decide what the line is.
+    fn submit(&mut self, follow_up: bool) -> Effect {
+        self.completions = None;
+        if self.editor.is_empty() {
+            return Effect::None;
+        }
+        let text = self.editor.submit();
+        if let Some(r) = &self.running {
+            let msg = Message::user(text.clone());
+            if follow_up {
+                r.queues.follow_up(msg)
+            } else {
+                r.queues.steer(msg)
+            }
+            self.queued.push((text, follow_up));
+            return Effect::None;
+        }
+        if crate::commands::parse(&text).is_some() {
+            return Effect::Command(text);
+        }
+        if let Some(b) = crate::bang::parse(&text) {
+            return Effect::Bang(b.command, b.share);
+        }
+        let mut prompt = self.pending_context.join("\n\n");
+        self.pending_context.clear();
+        if !prompt.is_empty() {
+            prompt.push_str("\n\n");
+        }
+        prompt.push_str(&text);
+        Effect::Run(prompt)
+    }
+
+    /// A run is starting with this prompt.
+    pub fn run_started(&mut self, cancel: CancellationToken, queues: Queues) {
+        self.running = Some(Running { cancel, queues, started: Instant::now() });
+        self.awaiting_prompt = true;
+    }
+
+    /// Handles an agent event.
+    pub fn agent_event(&mut self, event: AgentEvent) {
+        let (w, t) = (self.width, &self.theme);
+        match event {
+            AgentEvent::MessageEnd { message: Message::User(u) } => {
+                let text: String = u
+                    .content
+                    .iter()
+                    .filter_map(|c| match c {
+                        rab_ai::Content::Text { text } => Some(text.as_str()),
+                        rab_ai::Content::Image { .. } => None,
+                    })
+                    .collect();
+                if !self.awaiting_prompt && !self.queued.is_empty() {
+                    self.queued.remove(0);
+                }
+                self.awaiting_prompt = false;
+                self.commit.extend(chrome::user_message(&text, w, t));
+            }
+            AgentEvent::TextDelta { delta } => {
+                let lines =
+                    self.stream.push_text(&delta, w, t, &self.highlighter, self.show_thinking);
+                self.commit.extend(lines);
+            }
+            AgentEvent::ThinkingDelta { delta } => self.stream.push_thinking(&delta),
+            AgentEvent::MessageEnd { message: Message::Assistant(_) } => {
+                let lines = self.stream.finish(w, t, &self.highlighter, self.show_thinking);
+                self.commit.extend(lines);
+            }
+            AgentEvent::MessageEnd { message: Message::ToolResult(_) } => {}
+            AgentEvent::ToolCall { call } => self.tools.push(ToolView::new(call)),
+            AgentEvent::ToolUpdate { call_id, chunk } => {
+                if let Some(v) = self.tools.iter_mut().find(|v| v.call.id == call_id) {
+                    v.output.push_str(&chunk);
+                }
+            }
+            AgentEvent::ToolResult { result, details, duration_ms } => {
+                if let Some(v) = self.tools.iter_mut().find(|v| v.call.id == result.tool_call_id) {
+                    v.result = Some((result, details, duration_ms));
+                }
+                while self.tools.first().is_some_and(|v| v.result.is_some()) {
+                    let v = self.tools.remove(0);
+                    self.commit.extend(v.render(w, t, self.expand_tools));
+                    self.last_tool = Some(v);
+                }
+            }
+            AgentEvent::Retry { attempt, delay, message } => {
+                self.set_status(format!(
+                    "{message}; retrying in {:.0}s (attempt {attempt})",
+                    delay.as_secs_f64()
+                ));
+            }
+            AgentEvent::Error { message } => self.error(&message),
+            AgentEvent::AgentStart
+            | AgentEvent::TurnStart { .. }
+            | AgentEvent::Usage { .. }
+            | AgentEvent::TurnEnd { .. }
+            | AgentEvent::AgentEnd { .. } => {}
+        }
+    }
+
+    /// The run ended.
+    pub fn run_ended(&mut self, stop: &StopCause) {
+        let lines =
+            self.stream.finish(self.width, &self.theme, &self.highlighter, self.show_thinking);
+        self.commit.extend(lines);
+        for v in std::mem::take(&mut self.tools) {
+            self.commit.extend(v.render(self.width, &self.theme, self.expand_tools));
+        }
+        self.running = None;
+        self.awaiting_prompt = false;
+        match stop {
+            StopCause::Done => {}
+            StopCause::MaxTurns { limit } => {
+                self.error(&format!("stopped after {limit} turns (max turns)"))
+            }
+            StopCause::Error { .. } => {}
+            StopCause::Aborted => self.info("Interrupted."),
+        }
+    }
+
+    /// Puts queued messages back into the editor (after an interrupt).
+    pub fn restore_queued(&mut self, queues: &Queues) {
+        let drained = queues.clear();
+        if drained.is_empty() && self.queued.is_empty() {
+            return;
+        }
+        let mut texts: Vec<String> = self.queued.drain(..).map(|(t, _)| t).collect();
+        if texts.is_empty() {
+            texts = drained
+                .iter()
+                .filter_map(|m| match m {
+                    Message::User(u) => u.content.first().and_then(|c| match c {
+                        rab_ai::Content::Text { text } => Some(text.clone()),
+                        rab_ai::Content::Image { .. } => None,
+                    }),
+                    Message::Assistant(_) | Message::ToolResult(_) => None,
+                })
+                .collect();
+        }
+        let current = self.editor.text();
+        if !current.is_empty() {
+            texts.push(current);
+        }
+        self.editor.set_text(&texts.join("\n\n"));
+    }
+
+    /// Animation and expiring status.
+    pub fn tick(&mut self) {
+        self.frame = self.frame.wrapping_add(1);
+        if self.status.as_ref().is_some_and(|(_, at)| at.elapsed() > Duration::from_secs(3)) {
+            self.status = None;
+        }
+    }
+
+    /// Whether something animates (spinner, running tools).
+    pub fn is_busy(&self) -> bool {
+        self.running.is_some() || self.bang.is_some() || self.status.is_some()
+    }
+}
+
+/// Alt+Enter (a follow-up while the agent works, a newline otherwise).
+fn alt_enter(key: &KeyEvent) -> bool {
+    key.code == crossterm::event::KeyCode::Enter
+        && key.modifiers.contains(crossterm::event::KeyModifiers::ALT)
+}

@@ -1,0 +1,156 @@
+//! Overlays shown above the editor: model selector, session picker, settings, help.
+
+use std::path::PathBuf;
+
+use rab_tui::keys::Keybindings;
+use rab_tui::select::{SelectItem, SelectList, SelectOutcome};
+use rab_tui::{Component, RenderCx, Role, Theme, ansi};
+
+/// What the user picked.
+pub enum Picked {
+    /// A model, as `provider/id`.
+    Model(String),
+    /// A session file.
+    Session(PathBuf),
+    /// A settings row (by index).
+    Setting(usize),
+}
+
+/// The overlay's kind and its data.
+pub enum Overlay {
+    /// Fuzzy list of models.
+    Models { list: SelectList, ids: Vec<String> },
+    /// Sessions of this directory.
+    Sessions { list: SelectList, paths: Vec<PathBuf> },
+    /// Settings that can be changed here.
+    Settings { list: SelectList },
+    /// Read-only text (help, hotkeys).
+    Text { title: String, lines: Vec<String> },
+}
+
+/// What a key did to the overlay.
+pub enum OverlayKey {
+    /// Nothing to do for the app.
+    Handled,
+    /// Close it.
+    Close,
+    /// The user chose something (the overlay stays open only for settings).
+    Picked(Picked),
+}
+
+const ROWS: usize = 10;
+
+impl Overlay {
+    /// The model selector.
+    pub fn models(registry: &rab_ai::Registry, current: &str) -> Overlay {
+        let mut ids = Vec::new();
+        let mut items = Vec::new();
+        for m in registry.models() {
+            let id = format!("{}/{}", m.provider, m.id);
+            let window = if m.context_window >= 1_000_000 {
+                format!("{:.1}M", m.context_window as f64 / 1e6)
+            } else {
+                format!("{}k", m.context_window / 1000)
+            };
+            items.push(SelectItem::new(id.clone()).with_description(format!(
+                "{window} ctx · ${:.2}/${:.2}",
+                m.cost.input, m.cost.output
+            )));
+            ids.push(id);
+        }
+        let mut list = SelectList::new(items, ROWS).with_typing(true);
+        if let Some(i) = ids.iter().position(|i| i == current) {
+            list.select_item(i);
+        }
+        Overlay::Models { list, ids }
+    }
+
+    /// The session picker.
+    pub fn sessions(sessions: Vec<rab_session::SessionInfo>) -> Overlay {
+        let items = sessions
+            .iter()
+            .map(|s| {
+                let label =
+                    if s.first_message.is_empty() { s.id.clone() } else { s.first_message.clone() };
+                SelectItem::new(label).with_description(format!(
+                    "{} · {}",
+                    &s.created.get(..16).unwrap_or(&s.created).replace('T', " "),
+                    rab_tools::truncate::format_size(s.size as usize)
+                ))
+            })
+            .collect();
+        let paths = sessions.into_iter().map(|s| s.path).collect();
+        Overlay::Sessions {
+            list: SelectList::new(items, ROWS)
+                .with_typing(true)
+                .with_empty_text("no saved sessions in this directory"),
+            paths,
+        }
+    }
+
+    /// The settings panel with its current values.
+    pub fn settings(rows: Vec<(String, String)>) -> Overlay {
+        let items = rows.into_iter().map(|(k, v)| SelectItem::new(k).with_description(v)).collect();
+        Overlay::Settings { list: SelectList::new(items, ROWS) }
+    }
+
+    /// Updates the settings rows after a change, keeping the selection.
+    pub fn refresh_settings(&mut self, rows: Vec<(String, String)>) {
+        if let Overlay::Settings { list } = self {
+            let items =
+                rows.into_iter().map(|(k, v)| SelectItem::new(k).with_description(v)).collect();
+            list.set_items(items);
+        }
+    }
+
+    /// Handles a key.
+    pub fn key(&mut self, key: &crossterm::event::KeyEvent, bindings: &Keybindings) -> OverlayKey {
+        let (list, kind) = match self {
+            Overlay::Models { list, .. } => (list, 0),
+            Overlay::Sessions { list, .. } => (list, 1),
+            Overlay::Settings { list } => (list, 2),
+            Overlay::Text { .. } => {
+                let closes = bindings.matches(rab_tui::keys::Action::SelectCancel, key)
+                    || bindings.matches(rab_tui::keys::Action::SelectConfirm, key);
+                return if closes { OverlayKey::Close } else { OverlayKey::Handled };
+            }
+        };
+        match list.handle_key(key, bindings) {
+            SelectOutcome::Ignored | SelectOutcome::Changed => OverlayKey::Handled,
+            SelectOutcome::Cancelled => OverlayKey::Close,
+            SelectOutcome::Confirmed(i) => match (self, kind) {
+                (Overlay::Models { ids, .. }, _) => ids
+                    .get(i)
+                    .map_or(OverlayKey::Close, |id| OverlayKey::Picked(Picked::Model(id.clone()))),
+                (Overlay::Sessions { paths, .. }, _) => paths
+                    .get(i)
+                    .map_or(OverlayKey::Close, |p| OverlayKey::Picked(Picked::Session(p.clone()))),
+                (Overlay::Settings { .. }, _) => OverlayKey::Picked(Picked::Setting(i)),
+                (Overlay::Text { .. }, _) => OverlayKey::Close,
+            },
+        }
+    }
+
+    /// The overlay's lines.
+    pub fn render(&self, width: usize, theme: &Theme) -> Vec<String> {
+        let cx = RenderCx { width, theme };
+        let (title, mut body, hint) = match self {
+            Overlay::Models { list, .. } => {
+                ("Model (type to filter)", list.render(&cx), "↑↓ move · Enter switch · Esc close")
+            }
+            Overlay::Sessions { list, .. } => {
+                ("Resume a session", list.render(&cx), "↑↓ move · Enter resume · Esc close")
+            }
+            Overlay::Settings { list } => {
+                ("Settings", list.render(&cx), "↑↓ move · Enter change · Esc close")
+            }
+            Overlay::Text { title, lines } => {
+                (title.as_str(), lines.clone(), "Esc or Enter to close")
+            }
+        };
+        let mut out = vec![String::new(), theme.fg(Role::Accent, &theme.bold(title))];
+        out.append(&mut body);
+        out.push(theme.dim(hint));
+        out.into_iter().map(|l| ansi::truncate(&l, width, "…")).collect()
+    }
+}

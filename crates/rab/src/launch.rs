@@ -1,0 +1,129 @@
+//! Everything a mode needs to create and re-create sessions: resolved settings, model
+//! registry, tools, system prompt. Built once at start-up from the command line,
+//! environment and config files.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rab_agent::{AgentConfig, AgentTool, DrainMode};
+use rab_ai::{Client, Registry, RetryPolicy, StreamOptions};
+use rab_config::{Env, Paths, QueueMode, Settings};
+use rab_core::{AgentSession, PromptSources, Resumed, build_system_prompt};
+use rab_session::Tape;
+
+use crate::cli::Cli;
+use crate::setup::{self, SetupError, Target};
+
+/// The start-up state shared by every mode.
+pub struct Launch {
+    /// Process environment snapshot.
+    pub env: Env,
+    /// rab's home layout.
+    pub paths: Paths,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Layered settings.
+    pub settings: Settings,
+    /// Providers and models (built-in + models.json + env base URLs).
+    pub registry: Registry,
+    /// Tools offered to the model.
+    pub tools: Vec<Arc<dyn AgentTool>>,
+    /// The system prompt, built once.
+    pub system_prompt: String,
+    /// `--max-turns` or the setting.
+    pub max_turns: Option<u32>,
+    /// The model, key and thinking level chosen at start-up.
+    pub target: Target,
+}
+
+fn queue_mode(m: QueueMode) -> DrainMode {
+    match m {
+        QueueMode::OneAtATime => DrainMode::OneAtATime,
+        QueueMode::All => DrainMode::All,
+    }
+}
+
+impl Launch {
+    /// Resolves everything from the command line and environment.
+    pub fn new(cli: &Cli, env: Env, paths: Paths, cwd: PathBuf) -> Result<Self, SetupError> {
+        let registry = setup::registry(&env, &paths)?;
+        let loaded = rab_config::load_settings(
+            &paths.settings_file(),
+            &Paths::project_settings_file(&cwd),
+            &env,
+        )
+        .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })?;
+        for w in &loaded.warnings {
+            eprintln!("rab: warning: {w}");
+        }
+        let settings = loaded.settings;
+        let target = setup::target(cli, &settings, &env, &paths, &registry)?;
+        let tools = setup::tools(cli, &settings, &env, &cwd)?;
+        let system_prompt = build_system_prompt(&PromptSources {
+            cwd: cwd.clone(),
+            home: paths.home().to_path_buf(),
+            system_prompt: cli.system_prompt.clone(),
+            append: cli.append_system_prompt.clone(),
+            no_context_files: cli.no_context_files,
+            date: rab_session::time::date(rab_session::time::now_millis()),
+        });
+        let max_turns = cli.max_turns.or(settings.max_turns);
+        Ok(Self { env, paths, cwd, settings, registry, tools, system_prompt, max_turns, target })
+    }
+
+    /// Stream options for the current target and a session id.
+    fn options(&self, session_id: &str) -> StreamOptions {
+        StreamOptions {
+            api_key: self.target.api_key.clone(),
+            thinking: self.target.thinking,
+            auth_hint: Some(self.target.auth_hint.clone()),
+            session_id: Some(session_id.to_owned()),
+            retry: RetryPolicy {
+                max_retries: self.settings.retry.max_retries,
+                base_delay: std::time::Duration::from_millis(self.settings.retry.base_delay_ms),
+                ..RetryPolicy::default()
+            },
+            ..StreamOptions::default()
+        }
+    }
+
+    /// A session over `tape` with the start-up model.
+    pub fn session(&self, tape: Tape) -> Result<(AgentSession, Resumed), SetupError> {
+        let config = AgentConfig {
+            model: self.target.model.clone(),
+            options: self.options(tape.id()),
+            max_turns: self.max_turns,
+            steering_mode: queue_mode(self.settings.steering_mode),
+            follow_up_mode: queue_mode(self.settings.follow_up_mode),
+        };
+        AgentSession::new(
+            Arc::new(Client::new()),
+            config,
+            self.system_prompt.clone(),
+            self.tools.clone(),
+            tape,
+        )
+        .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })
+    }
+
+    /// A new tape for this directory.
+    pub fn new_tape(&self) -> Tape {
+        Tape::create(
+            &rab_session::session_dir(&self.paths.sessions_dir(), &self.cwd),
+            &self.cwd,
+            None,
+        )
+    }
+
+    /// Resolves a `/model` argument to a model with its key.
+    pub fn resolve_model(&self, query: &str) -> Result<Target, String> {
+        let mut cli = crate::cli::Cli::parse_default();
+        cli.model = Some(query.to_owned());
+        setup::target(&cli, &self.settings, &self.env, &self.paths, &self.registry)
+            .map(|mut t| {
+                t.thinking = self.target.thinking;
+                t
+            })
+            .map_err(|e| e.message)
+    }
+}

@@ -1,0 +1,199 @@
+//! The plain REPL: line-oriented, for terminals that cannot do the UI (`TERM=dumb`,
+//! stdout not a terminal) or with `--repl`. Same commands as the UI: `/help`, `!cmd`, …
+//! Ctrl+C interrupts a run; Ctrl+D (end of input) quits.
+
+use std::io::Write;
+
+use rab_agent::{AgentEvent, StopCause};
+use rab_core::AgentSession;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::commands::{self, Outcome};
+use crate::launch::Launch;
+use crate::{EXIT_OK, bang};
+
+/// Runs the REPL until end of input or `/quit`.
+pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String>) -> u8 {
+    let model = &session.agent().config().model;
+    println!(
+        "rab {} — {} ({}) — /help for commands, Ctrl+D to quit",
+        env!("CARGO_PKG_VERSION"),
+        model.id,
+        model.provider
+    );
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut pending_context: Vec<String> = Vec::new();
+    let mut next = first;
+    loop {
+        let line = match next.take() {
+            Some(l) => l,
+            None => {
+                print!("> ");
+                let _ = std::io::stdout().flush();
+                match lines.next_line().await {
+                    Ok(Some(l)) => l,
+                    Ok(None) | Err(_) => {
+                        println!();
+                        return EXIT_OK;
+                    }
+                }
+            }
+        };
+        let line = line.trim_end().to_owned();
+        if line.trim().is_empty() {
+            continue;
+        }
+        if let Some(inv) = commands::parse(&line) {
+            match commands::execute(&inv, &mut session, &launch) {
+                Outcome::Info(text) => println!("{}", text.trim_end()),
+                Outcome::Error(text) => eprintln!("rab: {text}"),
+                Outcome::Quit => return EXIT_OK,
+                Outcome::Clear => print!("\n\n"),
+                Outcome::Hotkeys => {
+                    println!("The REPL reads whole lines: Ctrl+C interrupts a run, Ctrl+D quits.")
+                }
+                Outcome::PickModel => {
+                    for m in launch.registry.models().iter().take(40) {
+                        println!("  {}/{}", m.provider, m.id);
+                    }
+                    println!("switch with /model NAME");
+                }
+                Outcome::NewSession => match launch.session(launch.new_tape()) {
+                    Ok((s, _)) => {
+                        session = s;
+                        println!("new session {}", session.tape().id());
+                    }
+                    Err(e) => eprintln!("rab: {}", e.message),
+                },
+                Outcome::Resume(arg) => resume(&launch, &mut session, arg),
+            }
+            continue;
+        }
+        if let Some(b) = bang::parse(&line) {
+            let cancel = CancellationToken::new();
+            let (sink, mut rx) = rab_agent::UpdateSink::channel("bang");
+            let printer = tokio::spawn(async move {
+                while let Some((_, chunk)) = rx.recv().await {
+                    print!("{chunk}");
+                    let _ = std::io::stdout().flush();
+                }
+            });
+            let result = bang::run(&launch, &b.command, cancel, sink).await;
+            let _ = printer.await;
+            println!("{}", if result.is_error { "(command failed)" } else { "" });
+            if b.share {
+                pending_context.push(bang::context(&b.command, &result));
+            }
+            continue;
+        }
+        let mut prompt = pending_context.join("\n\n");
+        pending_context.clear();
+        if !prompt.is_empty() {
+            prompt.push_str("\n\n");
+        }
+        prompt.push_str(&line);
+        run_prompt(&mut session, prompt).await;
+    }
+}
+
+fn resume(launch: &Launch, session: &mut AgentSession, arg: Option<String>) {
+    let dir = rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd);
+    let sessions = rab_session::list_sessions(&dir);
+    let chosen = match arg.as_deref().map(str::parse::<usize>) {
+        Some(Ok(n)) if n >= 1 && n <= sessions.len() => sessions.get(n - 1).map(|s| s.path.clone()),
+        Some(_) => arg.map(std::path::PathBuf::from),
+        None => {
+            for (i, s) in sessions.iter().enumerate().take(20) {
+                println!("  {:>2}. {}  {}", i + 1, s.id, s.first_message);
+            }
+            println!("resume with /resume N");
+            return;
+        }
+    };
+    let Some(path) = chosen else { return };
+    match rab_session::Tape::open(&path) {
+        Ok((tape, _)) => match launch.session(tape) {
+            Ok((s, _)) => {
+                *session = s;
+                println!(
+                    "resumed {} ({} messages)",
+                    session.tape().id(),
+                    session.agent().messages().len()
+                );
+            }
+            Err(e) => eprintln!("rab: {}", e.message),
+        },
+        Err(e) => eprintln!("rab: {e}"),
+    }
+}
+
+/// Runs one prompt, printing the answer as it streams and tool activity as it happens.
+async fn run_prompt(session: &mut AgentSession, prompt: String) {
+    let mut rx = session.subscribe();
+    let cancel = CancellationToken::new();
+    let watcher = {
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        })
+    };
+    let printer = print_events(&mut rx);
+    let (stop, ()) = tokio::join!(session.prompt(prompt, cancel), printer);
+    watcher.abort();
+    match stop {
+        StopCause::Done => {}
+        StopCause::MaxTurns { limit } => eprintln!("rab: stopped after {limit} turns"),
+        StopCause::Error { message } => eprintln!("rab: {message}"),
+        StopCause::Aborted => eprintln!("rab: interrupted"),
+    }
+}
+
+async fn print_events(rx: &mut mpsc::UnboundedReceiver<AgentEvent>) {
+    let mut out = std::io::stdout();
+    let mut at_line_start = true;
+    while let Some(event) = rx.recv().await {
+        match &event {
+            AgentEvent::TextDelta { delta } => {
+                let _ = out.write_all(delta.as_bytes());
+                let _ = out.flush();
+                at_line_start = delta.ends_with('\n');
+            }
+            AgentEvent::ToolCall { call } => {
+                if !at_line_start {
+                    println!();
+                }
+                let args: String = call.arguments.to_string().chars().take(160).collect();
+                println!("● {} {args}", call.name);
+                at_line_start = true;
+            }
+            AgentEvent::ToolResult { result, .. } => {
+                let text = result.text();
+                let mark = if result.is_error { "✗" } else { "✓" };
+                println!(
+                    "  {mark} {} ({} lines)",
+                    text.lines().next().unwrap_or_default(),
+                    text.lines().count()
+                );
+            }
+            AgentEvent::AgentEnd { .. } => {
+                if !at_line_start {
+                    println!();
+                }
+                return;
+            }
+            AgentEvent::AgentStart
+            | AgentEvent::TurnStart { .. }
+            | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::MessageEnd { .. }
+            | AgentEvent::ToolUpdate { .. }
+            | AgentEvent::Usage { .. }
+            | AgentEvent::Retry { .. }
+            | AgentEvent::Error { .. }
+            | AgentEvent::TurnEnd { .. } => {}
+        }
+    }
+}

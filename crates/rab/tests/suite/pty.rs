@@ -1,0 +1,146 @@
+//! Runs the real binary in a pseudo-terminal and parses what it draws with a vt100
+//! screen model, so tests assert on what a user would see.
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+
+pub struct Pty {
+    master: Box<dyn MasterPty + Send>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    screen: Arc<Mutex<vt100::Parser>>,
+}
+
+impl Pty {
+    /// Spawns `rab` with `args` and `envs` in a `cols`×`rows` terminal.
+    pub fn spawn(
+        cwd: &std::path::Path,
+        args: &[&str],
+        envs: &[(String, String)],
+        cols: u16,
+        rows: u16,
+    ) -> Pty {
+        let pair = native_pty_system()
+            .openpty(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 })
+            .expect("openpty");
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_rab"));
+        cmd.args(args);
+        cmd.cwd(cwd);
+        cmd.env_clear();
+        cmd.env("PATH", std::env::var("PATH").unwrap_or_default());
+        cmd.env("TERM", "xterm-256color");
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let child = pair.slave.spawn_command(cmd).expect("spawn rab in a pty");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("pty reader");
+        let writer = pair.master.take_writer().expect("pty writer");
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 10_000)));
+        let s = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                s.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        Pty { master: pair.master, writer, child, screen }
+    }
+
+    /// Sends keys (raw bytes: `\r` is Enter, `\x1b` Esc, `\x03` Ctrl+C).
+    pub fn send(&mut self, keys: &str) {
+        self.writer.write_all(keys.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    /// Sends text as a bracketed paste.
+    pub fn paste(&mut self, text: &str) {
+        self.send(&format!("\x1b[200~{text}\x1b[201~"));
+    }
+
+    /// The visible screen as text, one line per row, trailing spaces trimmed.
+    pub fn screen(&self) -> String {
+        let p = self.screen.lock().unwrap();
+        p.screen()
+            .rows(0, p.screen().size().1)
+            .map(|r| r.trim_end().to_owned())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Scrollback plus screen, as text.
+    pub fn history(&self) -> String {
+        let mut p = self.screen.lock().unwrap();
+        let mut out = Vec::new();
+        let (rows, cols) = p.screen().size();
+        // Walk the scrollback from the oldest line.
+        let mut offset = usize::MAX;
+        p.screen_mut().set_scrollback(offset);
+        offset = p.screen().scrollback();
+        loop {
+            p.screen_mut().set_scrollback(offset);
+            let top: Vec<String> = p.screen().rows(0, cols).take(1).collect();
+            out.extend(top);
+            if offset == 0 {
+                break;
+            }
+            offset -= 1;
+        }
+        let rest: Vec<String> =
+            p.screen().rows(0, cols).skip(1).take(usize::from(rows) - 1).collect();
+        out.extend(rest);
+        out.iter().map(|l| l.trim_end().to_owned()).collect::<Vec<_>>().join("\n")
+    }
+
+    /// Waits until the screen (or scrollback, with `history`) satisfies `pred`.
+    pub fn wait_for(&self, what: &str, timeout: Duration, pred: impl Fn(&str) -> bool) {
+        let start = Instant::now();
+        loop {
+            let screen = self.history();
+            if pred(&screen) {
+                return;
+            }
+            if start.elapsed() > timeout {
+                panic!(
+                    "timed out after {timeout:?} waiting for {what}; screen:\n{}",
+                    self.screen()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Resizes the terminal (the program gets SIGWINCH).
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        self.master.resize(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 }).unwrap();
+        self.screen.lock().unwrap().screen_mut().set_size(rows, cols);
+    }
+
+    /// Waits for the program to exit; returns its exit code.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<u32> {
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status.exit_code());
+            }
+            if start.elapsed() > timeout {
+                let _ = self.child.kill();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

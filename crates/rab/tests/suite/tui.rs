@@ -1,0 +1,173 @@
+//! The terminal UI in a pseudo-terminal, against the fake server, asserting on the
+//! parsed screen.
+
+use std::time::Duration;
+
+use rab_fake_llm::{FakeLlm, Turn};
+use serde_json::json;
+
+use super::harness::Home;
+use super::pty::Pty;
+
+const T: Duration = Duration::from_secs(20);
+
+fn envs(home: &Home, llm: &FakeLlm) -> Vec<(String, String)> {
+    vec![
+        ("HOME".into(), home.dir.path().display().to_string()),
+        ("RAB_HOME".into(), home.dir.path().join("rab").display().to_string()),
+        ("ANTHROPIC_API_KEY".into(), "k".into()),
+        ("ANTHROPIC_BASE_URL".into(), llm.url()),
+    ]
+}
+
+fn start(home: &Home, llm: &FakeLlm, cwd: &std::path::Path, cols: u16, rows: u16) -> Pty {
+    let pty = Pty::spawn(cwd, &["--provider", "anthropic"], &envs(home, llm), cols, rows);
+    pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
+    pty
+}
+
+#[test]
+fn a_full_run_renders_the_prompt_tools_diff_and_markdown_answer() {
+    let home = Home::new();
+    let repo = home.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("hello.sh"), "echo \"hello, world\"\n").unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("read", json!({"path": "hello.sh"})),
+        Turn::tool_call("edit", json!({"path": "hello.sh", "edits": [{"old_text": "hello, world", "new_text": "hello, rab"}]})),
+        Turn::tool_call("bash", json!({"command": "sh hello.sh"})),
+        Turn::text("## Done\n\nThe script now prints **hello, rab**:\n\n- edited `hello.sh`\n- ran it\n"),
+    ]);
+    let mut pty = start(&home, &llm, &repo, 100, 40);
+    pty.send("make the script greet rab\r");
+    pty.wait_for("the final answer", T, |s| s.contains("The script now prints hello, rab"));
+    let h = pty.history();
+    assert!(h.contains("make the script greet rab"), "{h}");
+    assert!(h.contains("read hello.sh"), "{h}");
+    assert!(h.contains("edit hello.sh"), "{h}");
+    assert!(
+        h.contains("- echo \"hello, world\"") || h.contains("-echo \"hello, world\""),
+        "diff removed line: {h}"
+    );
+    assert!(
+        h.contains("+ echo \"hello, rab\"") || h.contains("+echo \"hello, rab\""),
+        "diff added line: {h}"
+    );
+    assert!(h.contains("$ sh hello.sh"), "{h}");
+    assert!(h.contains("Done") && !h.contains("## Done"), "heading rendered: {h}");
+    assert!(h.contains("• edited hello.sh") || h.contains("- edited"), "list rendered: {h}");
+    assert!(!h.contains("**hello"), "emphasis rendered: {h}");
+    pty.send("\x03\x03");
+    assert_eq!(pty.wait_exit(T), Some(0));
+}
+
+#[test]
+fn a_message_typed_while_streaming_is_queued_then_delivered() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut slow = Turn::text("streaming words keep coming ".repeat(12));
+    slow.chunk_chars = Some(6);
+    llm.script([slow.slow(40), Turn::text("Got your second message.")]);
+    let mut pty = start(&home, &llm, home.dir.path(), 90, 30);
+    pty.send("first message\r");
+    pty.wait_for("streaming to start", T, |s| s.contains("streaming words"));
+    pty.send("second message\r");
+    pty.wait_for("the queued message", T, |s| s.contains("queued: second message"));
+    pty.wait_for("the second answer", T, |s| s.contains("Got your second message."));
+    let second = &llm.requests()[1];
+    assert_eq!(second.last_user_text().as_deref(), Some("second message"));
+    let screen = pty.screen();
+    assert!(!screen.contains("queued: second message"), "the queue is empty again: {screen}");
+}
+
+#[test]
+fn escape_interrupts_and_every_tool_call_gets_a_result_on_the_tape() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("bash", json!({"command": "sleep 30"}))]);
+    let mut pty = start(&home, &llm, home.dir.path(), 90, 30);
+    pty.send("run something long\r");
+    pty.wait_for("the tool to run", T, |s| s.contains("$ sleep 30") && s.contains("running"));
+    pty.send("queued text\r");
+    pty.wait_for("the queued message", T, |s| s.contains("queued: queued text"));
+    pty.send("\x1b");
+    pty.wait_for("the interrupt", T, |s| s.contains("Interrupted."));
+    pty.wait_for("the queued message back in the editor", T, |s| {
+        s.lines().any(|l| l.contains("queued text") && !l.contains("queued:"))
+    });
+    let sessions = home.dir.path().join("rab/sessions");
+    let dir = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let file = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
+    let (tape, _) = rab_session::Tape::open(&file).unwrap();
+    let last = tape.entries().last().unwrap();
+    match last.message() {
+        Some(rab_ai::Message::ToolResult(r)) => {
+            assert!(r.text().starts_with("aborted"), "{}", r.text())
+        }
+        other => panic!("{other:?}"),
+    }
+    pty.send("\x03\x03\x03");
+    assert_eq!(pty.wait_exit(T), Some(0));
+}
+
+#[test]
+fn resizing_mid_stream_leaves_a_correct_screen() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut slow = Turn::text("alpha beta gamma delta epsilon ".repeat(20));
+    slow.chunk_chars = Some(8);
+    llm.script([slow.slow(20)]);
+    let mut pty = start(&home, &llm, home.dir.path(), 100, 30);
+    pty.send("stream please\r");
+    pty.wait_for("streaming to start", T, |s| s.contains("alpha beta"));
+    pty.resize(60, 24);
+    pty.wait_for("the end of the answer", T, |s| {
+        s.contains("Working").then_some(()).is_none() && s.matches("epsilon").count() >= 10
+    });
+    let screen = pty.screen();
+    let borders =
+        screen.lines().filter(|l| l.starts_with("────") && l.chars().count() == 60).count();
+    assert_eq!(borders, 2, "one editor, drawn at the new width:\n{screen}");
+    assert!(screen.lines().all(|l| l.chars().count() <= 60), "{screen}");
+    assert!(screen.contains("thinking off"), "footer present: {screen}");
+}
+
+#[test]
+fn pasting_five_thousand_lines_stays_responsive() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("received")]);
+    let mut pty = start(&home, &llm, home.dir.path(), 90, 30);
+    let text: String = (0..5000).map(|i| format!("line {i} of the pasted log\n")).collect();
+    let start = std::time::Instant::now();
+    pty.paste(&text);
+    pty.wait_for("the paste marker", T, |s| s.contains("[paste #1 +5000 lines]"));
+    pty.send(" typed after");
+    pty.wait_for("typing after the paste", T, |s| s.contains("typed after"));
+    assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
+    pty.send("\r");
+    pty.wait_for("the answer", T, |s| s.contains("received"));
+    let sent = llm.requests()[0].last_user_text().unwrap();
+    assert_eq!(sent.lines().count(), 5001, "5000 pasted lines and the typed one");
+    assert!(sent.starts_with("line 0 of the pasted log") && sent.ends_with("typed after"));
+}
+
+#[test]
+fn tab_completes_commands_and_bang_runs_a_shell_command() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut pty = start(&home, &llm, home.dir.path(), 90, 30);
+    pty.send("/hotk\t");
+    pty.wait_for("the completed command", T, |s| s.contains("/hotkeys"));
+    pty.send("\r");
+    pty.wait_for("the shortcuts overlay", T, |s| {
+        s.contains("Keyboard shortcuts") && s.contains("Interrupt the agent")
+    });
+    pty.send("\x1b");
+    pty.send("!!echo from-the-shell\r");
+    pty.wait_for("the command output", T, |s| {
+        s.contains("$ echo from-the-shell") && s.contains("(not sent to the model)")
+    });
+    assert!(llm.requests().is_empty());
+}
