@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rab_agent::{Agent, AgentConfig, AgentEvent, AgentTool, Queues, StopCause};
 use rab_ai::{Message, Provider, ThinkingLevel, Usage};
-use rab_session::{EntryBody, Tape};
+use rab_session::{EntryBody, EntryKind, Tape};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -131,22 +131,18 @@ impl AgentSession {
     /// Records the model and thinking level when they differ from the tape's last.
     fn record_model(&mut self) -> Result<(), rab_session::Error> {
         let model = self.agent_model();
-        let (mut last_model, mut last_thinking) = (None, None);
-        for e in self.tape.active_branch() {
-            match &e.body {
-                EntryBody::ModelChange { provider, model_id } => {
-                    last_model = Some((provider, model_id))
-                }
-                EntryBody::ThinkingLevelChange { thinking_level } => {
-                    last_thinking = Some(*thinking_level)
-                }
-                EntryBody::Message { .. }
-                | EntryBody::Compaction { .. }
-                | EntryBody::Label { .. }
-                | EntryBody::Custom { .. } => {}
+        let last_model = match self.tape.last_on_branch(EntryKind::ModelChange).map(|e| &e.body) {
+            Some(EntryBody::ModelChange { provider, model_id }) => {
+                Some((provider.clone(), model_id.clone()))
             }
-        }
-        let model_changed = last_model.is_none_or(|(p, m)| *p != model.0 || *m != model.1);
+            _ => None,
+        };
+        let last_thinking =
+            match self.tape.last_on_branch(EntryKind::ThinkingLevelChange).map(|e| &e.body) {
+                Some(EntryBody::ThinkingLevelChange { thinking_level }) => Some(*thinking_level),
+                _ => None,
+            };
+        let model_changed = last_model.is_none_or(|(p, m)| p != model.0 || m != model.1);
         let thinking_changed = last_thinking != Some(self.thinking);
         if model_changed {
             self.tape.append(EntryBody::ModelChange { provider: model.0, model_id: model.1 })?;

@@ -5,10 +5,13 @@
 //! Every entry is written with one `write` call before `append` returns, so a crash
 //! loses at most a torn last line, which loading skips with a warning.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use rab_ai::{Content, Message, ToolResultMessage};
 use serde::Deserialize;
@@ -57,12 +60,69 @@ pub struct Warning {
     pub message: String,
 }
 
+/// What an entry records, known without parsing its body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A conversation message.
+    Message,
+    /// A model switch.
+    ModelChange,
+    /// A thinking-level switch.
+    ThinkingLevelChange,
+    /// A compaction summary.
+    Compaction,
+    /// A label.
+    Label,
+    /// Extension data.
+    Custom,
+}
+
+impl EntryKind {
+    fn parse(kind: &str) -> Option<EntryKind> {
+        Some(match kind {
+            "message" => EntryKind::Message,
+            "model_change" => EntryKind::ModelChange,
+            "thinking_level_change" => EntryKind::ThinkingLevelChange,
+            "compaction" => EntryKind::Compaction,
+            "label" => EntryKind::Label,
+            "custom" => EntryKind::Custom,
+            _ => return None,
+        })
+    }
+
+    fn of(body: &EntryBody) -> EntryKind {
+        match body {
+            EntryBody::Message { .. } => EntryKind::Message,
+            EntryBody::ModelChange { .. } => EntryKind::ModelChange,
+            EntryBody::ThinkingLevelChange { .. } => EntryKind::ThinkingLevelChange,
+            EntryBody::Compaction { .. } => EntryKind::Compaction,
+            EntryBody::Label { .. } => EntryKind::Label,
+            EntryBody::Custom { .. } => EntryKind::Custom,
+        }
+    }
+}
+
+/// One entry: its place in the tree, and its body parsed on first use. Loading a long
+/// session reads only ids and parents; the conversation's messages are parsed once,
+/// straight into the values the agent keeps, and other bodies when asked for.
+#[derive(Debug)]
+struct Slot {
+    id: String,
+    parent_id: Option<String>,
+    kind: EntryKind,
+    /// The line in `Tape::text` (empty for entries appended in this process).
+    raw: Range<usize>,
+    entry: OnceLock<Option<Entry>>,
+}
+
 /// A session: header, entries and the current leaf; backed by a file unless ephemeral.
 #[derive(Debug)]
 pub struct Tape {
     path: Option<PathBuf>,
     header: Header,
-    entries: Vec<Entry>,
+    /// The file's text as loaded; slots refer into it.
+    text: String,
+    slots: Vec<Slot>,
     index: HashMap<String, usize>,
     leaf: Option<usize>,
     file: Option<File>,
@@ -70,12 +130,24 @@ pub struct Tape {
     is_started: bool,
 }
 
-/// The fields every line has, parsed first so the tree is known before messages are.
+/// The fields every line has: enough to place an entry in the tree.
 #[derive(Deserialize)]
-struct Probe<'a> {
+struct Meta<'a> {
     #[serde(rename = "type", borrow)]
-    kind: &'a str,
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    id: Cow<'a, str>,
+    #[serde(rename = "parentId", borrow, default)]
+    parent_id: Option<Cow<'a, str>>,
 }
+
+/// Only the message of a message entry.
+#[derive(Deserialize)]
+struct MessageOnly {
+    message: Message,
+}
+
+type Parsed = (usize, Range<usize>, Result<(String, Option<String>, String), String>);
 
 impl Tape {
     /// A new session stored at `dir/<id>.jsonl`; the file is created on first append.
@@ -107,7 +179,8 @@ impl Tape {
         Self {
             path,
             header,
-            entries: Vec::new(),
+            text: String::new(),
+            slots: Vec::new(),
             index: HashMap::new(),
             leaf: None,
             file: None,
@@ -121,73 +194,73 @@ impl Tape {
         let io = |source| Error::Io { path: path.to_owned(), source };
         // fs::read sizes the buffer from the file's length: no regrowing of a large tape.
         let bytes = std::fs::read(path).map_err(io)?;
-        let text = match std::str::from_utf8(&bytes) {
-            Ok(t) => std::borrow::Cow::Borrowed(t),
-            Err(_) => String::from_utf8_lossy(&bytes),
+        let text = match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
         };
-        let mut lines = text.split('\n').enumerate().filter(|(_, l)| !l.trim().is_empty());
-        let Some((_, first)) = lines.next() else {
+        let mut lines = Vec::new();
+        let mut start = 0;
+        for (n, end) in memchr::memchr_iter(b'\n', text.as_bytes()).chain([text.len()]).enumerate()
+        {
+            if end > start && !text[start..end].trim().is_empty() {
+                lines.push((n + 1, start..end));
+            }
+            start = end + 1;
+        }
+        let last_line = lines.last().map_or(0, |(n, _)| *n);
+        let is_torn = !text.ends_with('\n');
+        let Some((_, first)) = lines.first().cloned() else {
             return Err(Error::NotASession {
                 path: path.to_owned(),
                 message: "the file is empty".to_owned(),
             });
         };
-        let header: Header = serde_json::from_str(first).map_err(|e| Error::NotASession {
-            path: path.to_owned(),
-            message: format!("the first line is not a session header ({e})"),
-        })?;
+        let header: Header =
+            serde_json::from_str(&text[first]).map_err(|e| Error::NotASession {
+                path: path.to_owned(),
+                message: format!("the first line is not a session header ({e})"),
+            })?;
         if header.kind != "session" {
             return Err(Error::NotASession {
                 path: path.to_owned(),
                 message: format!("the first line has type '{}', not 'session'", header.kind),
             });
         }
-        let mut tape = Self {
+        let parsed = parse_meta(&text, &lines[1..]);
+        let mut warnings = Vec::new();
+        let mut slots = Vec::with_capacity(parsed.len());
+        let mut index = HashMap::with_capacity(parsed.len());
+        for (lineno, raw, meta) in parsed {
+            let problem = match meta {
+                Ok((id, parent_id, kind)) => match EntryKind::parse(&kind) {
+                    Some(kind) if !id.is_empty() => {
+                        index.insert(id.clone(), slots.len());
+                        slots.push(Slot { id, parent_id, kind, raw, entry: OnceLock::new() });
+                        continue;
+                    }
+                    Some(_) => format!("skipped a '{kind}' entry without an id"),
+                    None => format!("skipped an entry of unknown type '{kind}'"),
+                },
+                Err(e) if lineno == last_line && is_torn => {
+                    format!("skipped a torn last line (rab was stopped mid-write): {e}")
+                }
+                Err(e) => format!("skipped a line that is not a session entry: {e}"),
+            };
+            tracing::warn!(path = %path.display(), line = lineno, "{problem}");
+            warnings.push(Warning { line: lineno, message: problem });
+        }
+        let leaf = slots.len().checked_sub(1);
+        let tape = Self {
             path: Some(path.to_owned()),
             header,
-            entries: Vec::new(),
-            index: HashMap::new(),
-            leaf: None,
+            text,
+            slots,
+            index,
+            leaf,
             file: None,
             is_started: true,
         };
-        let mut warnings = Vec::new();
-        let ends_with_newline = bytes.last() == Some(&b'\n');
-        let lines: Vec<(usize, &str)> = lines.collect();
-        // The line a torn write would be on: the text after the last newline.
-        let last_line = text.matches('\n').count() + 1;
-        let parsed_all = parse_lines(&lines);
-        tape.entries.reserve(lines.len());
-        tape.index.reserve(lines.len());
-        for (lineno, parsed) in parsed_all {
-            match parsed {
-                Ok(entry) => tape.insert(entry),
-                Err(e) => {
-                    let line = lines.iter().find(|(i, _)| i + 1 == lineno).map_or("", |(_, l)| *l);
-                    let torn = lineno == last_line && !ends_with_newline;
-                    let kind =
-                        serde_json::from_str::<Probe<'_>>(line).map(|p| p.kind.to_owned()).ok();
-                    let message = match (torn, kind) {
-                        (true, _) => {
-                            format!("skipped a torn last line (rab was stopped mid-write): {e}")
-                        }
-                        (false, Some(k)) => format!("skipped an unreadable '{k}' entry: {e}"),
-                        (false, None) => format!("skipped a line that is not JSON: {e}"),
-                    };
-                    tracing::warn!(path = %path.display(), line = lineno, "{message}");
-                    warnings.push(Warning { line: lineno, message });
-                }
-            }
-        }
-        if !tape.entries.is_empty() {
-            tape.leaf = Some(tape.entries.len() - 1);
-        }
         Ok((tape, warnings))
-    }
-
-    fn insert(&mut self, entry: Entry) {
-        self.index.insert(entry.id.clone(), self.entries.len());
-        self.entries.push(entry);
     }
 
     /// Stores a not-yet-written session at `path` instead (`--session PATH`).
@@ -212,19 +285,44 @@ impl Tape {
         self.path.as_deref()
     }
 
-    /// All entries in file order.
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The entry at `i`, parsed on first use (`None` when its body is unreadable).
+    fn get(&self, i: usize) -> Option<&Entry> {
+        let slot = self.slots.get(i)?;
+        slot.entry
+            .get_or_init(|| match serde_json::from_str::<Entry>(&self.text[slot.raw.clone()]) {
+                Ok(e) => Some(e),
+                Err(e) => {
+                    tracing::warn!(entry = %slot.id, "unreadable session entry: {e}");
+                    None
+                }
+            })
+            .as_ref()
+    }
+
+    /// All readable entries in file order (parses every body: for tools and tests,
+    /// not for loading).
+    pub fn entries(&self) -> Vec<&Entry> {
+        (0..self.slots.len()).filter_map(|i| self.get(i)).collect()
     }
 
     /// An entry by id.
     pub fn entry(&self, id: &str) -> Option<&Entry> {
-        self.index.get(id).map(|&i| &self.entries[i])
+        self.index.get(id).and_then(|&i| self.get(i))
     }
 
     /// The current leaf (the parent of the next entry).
     pub fn leaf(&self) -> Option<&Entry> {
-        self.leaf.map(|i| &self.entries[i])
+        self.leaf.and_then(|i| self.get(i))
     }
 
     /// Makes `id` the leaf, so the next entry starts a branch there (`None`: a new root).
@@ -244,16 +342,22 @@ impl Tape {
         while self.index.contains_key(&id) {
             id = entry_id();
         }
+        let parent_id = self.leaf.map(|i| self.slots[i].id.clone());
         let entry = Entry {
-            id,
-            parent_id: self.leaf().map(|e| e.id.clone()),
+            id: id.clone(),
+            parent_id: parent_id.clone(),
             timestamp: rfc3339(now_millis()),
             body,
         };
         self.write(&entry)?;
-        self.insert(entry);
-        self.leaf = Some(self.entries.len() - 1);
-        Ok(&self.entries[self.entries.len() - 1])
+        let kind = EntryKind::of(&entry.body);
+        let slot =
+            Slot { id: id.clone(), parent_id, kind, raw: 0..0, entry: OnceLock::from(Some(entry)) };
+        self.index.insert(id, self.slots.len());
+        self.slots.push(slot);
+        self.leaf = Some(self.slots.len() - 1);
+        self.get(self.slots.len() - 1)
+            .ok_or_else(|| Error::Encode("the entry just written".to_owned()))
     }
 
     fn write(&mut self, entry: &Entry) -> Result<(), Error> {
@@ -280,15 +384,14 @@ impl Tape {
         Ok(())
     }
 
-    /// The entries from the root to the leaf.
-    pub fn active_branch(&self) -> Vec<&Entry> {
+    /// Slot indices from the root to the leaf.
+    fn branch(&self) -> Vec<usize> {
         let mut path = Vec::new();
         let mut cursor = self.leaf;
         while let Some(i) = cursor {
-            let e = &self.entries[i];
-            path.push(e);
-            cursor = e.parent_id.as_ref().and_then(|p| self.index.get(p).copied());
-            if path.len() > self.entries.len() {
+            path.push(i);
+            cursor = self.slots[i].parent_id.as_ref().and_then(|p| self.index.get(p).copied());
+            if path.len() > self.slots.len() {
                 break; // a cycle in a hand-edited file must not hang the load
             }
         }
@@ -296,26 +399,90 @@ impl Tape {
         path
     }
 
+    /// The entries from the root to the leaf.
+    pub fn active_branch(&self) -> Vec<&Entry> {
+        self.branch().into_iter().filter_map(|i| self.get(i)).collect()
+    }
+
+    /// The last entry of `kind` on the active branch.
+    pub fn last_on_branch(&self, kind: EntryKind) -> Option<&Entry> {
+        let mut cursor = self.leaf;
+        let mut steps = 0;
+        while let Some(i) = cursor {
+            if self.slots[i].kind == kind {
+                return self.get(i);
+            }
+            cursor = self.slots[i].parent_id.as_ref().and_then(|p| self.index.get(p).copied());
+            steps += 1;
+            if steps > self.slots.len() {
+                break;
+            }
+        }
+        None
+    }
+
     /// The conversation on the active branch, as sent to the model. A tool call
     /// without a recorded result gets [`INTERRUPTED_RESULT`].
     pub fn messages(&self) -> Vec<Message> {
-        let mut out: Vec<Message> = Vec::new();
+        let ids: Vec<usize> = self
+            .branch()
+            .into_iter()
+            .filter(|&i| self.slots[i].kind == EntryKind::Message)
+            .collect();
+        let parsed = self.parse_messages(&ids);
+        let mut out: Vec<Message> = Vec::with_capacity(parsed.len());
         let mut pending: Vec<(String, String)> = Vec::new();
-        for entry in self.active_branch() {
-            let Some(message) = entry.message() else { continue };
-            match message {
+        for message in parsed.into_iter().flatten() {
+            match &message {
                 Message::ToolResult(r) => pending.retain(|(id, _)| *id != r.tool_call_id),
                 Message::User(_) | Message::Assistant(_) => {
                     close_pending(&mut out, &mut pending);
-                    if let Message::Assistant(a) = message {
+                    if let Message::Assistant(a) = &message {
                         pending = a.tool_calls().map(|c| (c.id.clone(), c.name.clone())).collect();
                     }
                 }
             }
-            out.push(message.clone());
+            out.push(message);
         }
         close_pending(&mut out, &mut pending);
         out
+    }
+
+    /// Messages of these slots: cloned when already parsed, else parsed straight from
+    /// the line (on several threads for a long branch).
+    fn parse_messages(&self, ids: &[usize]) -> Vec<Option<Message>> {
+        let one = |i: &usize| -> Option<Message> {
+            let slot = &self.slots[*i];
+            if let Some(parsed) = slot.entry.get() {
+                return parsed.as_ref().and_then(|e| e.message().cloned());
+            }
+            match serde_json::from_str::<MessageOnly>(&self.text[slot.raw.clone()]) {
+                Ok(m) => Some(m.message),
+                Err(e) => {
+                    tracing::warn!(entry = %slot.id, "unreadable session message: {e}");
+                    None
+                }
+            }
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+        if ids.len() < 4096 || threads < 2 {
+            return ids.iter().map(one).collect();
+        }
+        let size = ids.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = ids
+                .chunks(size)
+                .map(|chunk| scope.spawn(move || chunk.iter().map(one).collect::<Vec<_>>()))
+                .collect();
+            let mut out = Vec::with_capacity(ids.len());
+            for (h, chunk) in handles.into_iter().zip(ids.chunks(size)) {
+                match h.join() {
+                    Ok(part) => out.extend(part),
+                    Err(_) => out.extend(chunk.iter().map(one)),
+                }
+            }
+            out
+        })
     }
 
     /// Records a result for each tool call of the last turn that has none (rab was
@@ -324,8 +491,11 @@ impl Tape {
     pub fn repair(&mut self) -> Result<usize, Error> {
         let mut answered = Vec::new();
         let mut calls = Vec::new();
-        for e in self.active_branch().iter().rev() {
-            match e.message() {
+        for i in self.branch().into_iter().rev() {
+            if self.slots[i].kind != EntryKind::Message {
+                continue;
+            }
+            match self.get(i).and_then(Entry::message) {
                 Some(Message::ToolResult(r)) => answered.push(r.tool_call_id.clone()),
                 Some(Message::Assistant(a)) => {
                     calls = a.tool_calls().map(|c| (c.id.clone(), c.name.clone())).collect();
@@ -354,26 +524,29 @@ impl Tape {
     }
 }
 
-/// Parses entry lines, on several threads for large files (parsing dominates the
-/// load time of a long session). Results keep the file order; numbers are 1-based.
-fn parse_lines(lines: &[(usize, &str)]) -> Vec<(usize, Result<Entry, serde_json::Error>)> {
-    let parse = |chunk: &[(usize, &str)]| -> Vec<(usize, Result<Entry, serde_json::Error>)> {
-        chunk.iter().map(|(i, l)| (i + 1, serde_json::from_str::<Entry>(l))).collect()
+/// Reads id, parent and type of each line, on several threads for a large file.
+fn parse_meta(text: &str, lines: &[(usize, Range<usize>)]) -> Vec<Parsed> {
+    let one = |(n, r): &(usize, Range<usize>)| -> Parsed {
+        let meta = serde_json::from_str::<Meta<'_>>(&text[r.clone()])
+            .map(|m| (m.id.into_owned(), m.parent_id.map(Cow::into_owned), m.kind.into_owned()))
+            .map_err(|e| e.to_string());
+        (*n, r.clone(), meta)
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
     if lines.len() < 4096 || threads < 2 {
-        return parse(lines);
+        return lines.iter().map(one).collect();
     }
     let size = lines.len().div_ceil(threads);
     std::thread::scope(|scope| {
-        let handles: Vec<_> =
-            lines.chunks(size).map(|chunk| scope.spawn(move || parse(chunk))).collect();
+        let handles: Vec<_> = lines
+            .chunks(size)
+            .map(|chunk| scope.spawn(move || chunk.iter().map(one).collect::<Vec<_>>()))
+            .collect();
         let mut out = Vec::with_capacity(lines.len());
         for (h, chunk) in handles.into_iter().zip(lines.chunks(size)) {
             match h.join() {
-                Ok(parsed) => out.extend(parsed),
-                // A panicking parser thread (it should not) degrades to parsing here.
-                Err(_) => out.extend(parse(chunk)),
+                Ok(part) => out.extend(part),
+                Err(_) => out.extend(chunk.iter().map(one)),
             }
         }
         out

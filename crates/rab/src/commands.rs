@@ -118,7 +118,7 @@ fn session_info(session: &AgentSession) -> String {
     format!(
         "session {}\nfile: {path}\nentries: {}, messages: {}\n{}",
         tape.id(),
-        tape.entries().len(),
+        tape.len(),
         session.agent().messages().len(),
         cost_info(session)
     )

@@ -279,7 +279,7 @@ fn sigint_cancels_cleanly_with_exit_130_and_an_aborted_result_on_the_tape() {
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert!(start.elapsed() < Duration::from_secs(10), "cancelled promptly");
     let (tape, _) = Tape::open(&tape_path).unwrap();
-    let last = tape.entries().last().unwrap();
+    let last = tape.leaf().unwrap();
     match last.message() {
         Some(rab_ai::Message::ToolResult(r)) => {
             assert!(r.text().starts_with("aborted"), "{}", r.text())

@@ -100,7 +100,7 @@ fn escape_interrupts_and_every_tool_call_gets_a_result_on_the_tape() {
     let dir = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
     let file = std::fs::read_dir(&dir).unwrap().next().unwrap().unwrap().path();
     let (tape, _) = rab_session::Tape::open(&file).unwrap();
-    let last = tape.entries().last().unwrap();
+    let last = tape.leaf().unwrap();
     match last.message() {
         Some(rab_ai::Message::ToolResult(r)) => {
             assert!(r.text().starts_with("aborted"), "{}", r.text())
