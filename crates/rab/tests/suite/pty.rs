@@ -116,6 +116,20 @@ impl Pty {
         }
     }
 
+    /// Whether any visible cell has a foreground or background colour.
+    pub fn has_colour(&self) -> bool {
+        let p = self.screen.lock().unwrap();
+        let (rows, cols) = p.screen().size();
+        (0..rows).any(|r| {
+            (0..cols).any(|c| {
+                p.screen().cell(r, c).is_some_and(|cell| {
+                    cell.fgcolor() != vt100::Color::Default
+                        || cell.bgcolor() != vt100::Color::Default
+                })
+            })
+        })
+    }
+
     /// Resizes the terminal (the program gets SIGWINCH).
     pub fn resize(&mut self, cols: u16, rows: u16) {
         self.master.resize(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 }).unwrap();

@@ -171,3 +171,18 @@ fn tab_completes_commands_and_bang_runs_a_shell_command() {
     });
     assert!(llm.requests().is_empty());
 }
+
+#[test]
+fn works_at_80_by_24_without_colour() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("A *plain* answer with `code` and a [link](https://example.com).")]);
+    let mut e = envs(&home, &llm);
+    e.push(("NO_COLOR".into(), "1".into()));
+    let mut pty = Pty::spawn(home.dir.path(), &["--provider", "anthropic"], &e, 80, 24);
+    pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
+    pty.send("hi\r");
+    pty.wait_for("the answer", T, |s| s.contains("A plain answer with"));
+    assert!(pty.screen().lines().all(|l| l.chars().count() <= 80));
+    assert!(!pty.has_colour(), "NO_COLOR: no foreground or background colours on screen");
+}
