@@ -17,7 +17,9 @@
 #![deny(missing_docs)]
 
 mod entry;
+pub mod export;
 mod id;
+pub mod search;
 mod store;
 mod tape;
 pub mod time;

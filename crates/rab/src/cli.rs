@@ -142,6 +142,40 @@ pub enum SessionsCommand {
         #[arg(long)]
         all: bool,
     },
+    /// Search every session (all directories) for text.
+    Search {
+        /// Words to find.
+        #[arg(required = true)]
+        query: Vec<String>,
+        /// Most results to show.
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        /// Print results as JSON lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export a session as HTML, Markdown or JSON.
+    Export {
+        /// Session id (or a unique prefix), or the path of a session file.
+        session: String,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ExportKind::Html)]
+        format: ExportKind,
+        /// Write to this file (default: stdout).
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+}
+
+/// Export formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportKind {
+    /// A self-contained HTML page.
+    Html,
+    /// Markdown.
+    Md,
+    /// JSON.
+    Json,
 }
 
 impl Cli {

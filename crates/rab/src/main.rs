@@ -50,10 +50,17 @@ fn run(cli: cli::Cli) -> u8 {
         Err(e) => return fail(EXIT_USAGE, &format!("cannot read the current directory: {e}")),
     };
     logging::init(&env, &paths);
-    if let Some(cli::Command::Sessions { action: cli::SessionsCommand::List { all } }) =
-        &cli.command
-    {
-        return sessions::list(&paths.sessions_dir(), &cwd, *all);
+    if let Some(cli::Command::Sessions { action }) = &cli.command {
+        let root = paths.sessions_dir();
+        return match action {
+            cli::SessionsCommand::List { all } => sessions::list(&root, &cwd, *all),
+            cli::SessionsCommand::Search { query, limit, json } => {
+                sessions::search(&root, paths.home(), &query.join(" "), *limit, *json)
+            }
+            cli::SessionsCommand::Export { session, format, output } => {
+                sessions::export(&root, session, *format, output.as_deref())
+            }
+        };
     }
     if let Some(search) = &cli.list_models {
         return match setup::registry(&env, &paths) {

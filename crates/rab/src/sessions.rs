@@ -1,9 +1,13 @@
-//! `rab sessions list`: the saved sessions of this directory (or all), newest first.
+//! `rab sessions list|search|export`: the saved sessions of this directory (or all).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use rab_session::export::ExportFormat;
 use rab_session::{SessionInfo, list_sessions, session_dir};
+
+use crate::cli::ExportKind;
+use crate::{EXIT_OK, EXIT_USAGE, fail};
 
 /// Prints the table; returns the exit code.
 pub fn list(sessions_root: &Path, cwd: &Path, all: bool) -> u8 {
@@ -18,7 +22,7 @@ pub fn list(sessions_root: &Path, cwd: &Path, all: bool) -> u8 {
     };
     if sessions.is_empty() {
         println!("no saved sessions{}", if all { "" } else { " in this directory (try --all)" });
-        return crate::EXIT_OK;
+        return EXIT_OK;
     }
     println!("{:<36}  {:>9}  {:>8}  first message", "session", "modified", "size");
     for s in sessions.drain(..) {
@@ -31,7 +35,7 @@ pub fn list(sessions_root: &Path, cwd: &Path, all: bool) -> u8 {
             s.first_message
         );
     }
-    crate::EXIT_OK
+    EXIT_OK
 }
 
 fn ago(t: SystemTime) -> String {
@@ -41,5 +45,94 @@ fn ago(t: SystemTime) -> String {
         60..3600 => format!("{}m ago", secs / 60),
         3600..86_400 => format!("{}h ago", secs / 3600),
         _ => format!("{}d ago", secs / 86_400),
+    }
+}
+
+/// Where the search index lives.
+pub fn index_dir(home: &Path) -> PathBuf {
+    home.join("index")
+}
+
+/// `rab sessions search QUERY`.
+pub fn search(sessions_root: &Path, home: &Path, query: &str, limit: usize, json: bool) -> u8 {
+    let hits = match rab_session::search::search(sessions_root, &index_dir(home), query, limit) {
+        Ok(h) => h,
+        Err(e) => return fail(crate::EXIT_PROVIDER, &e.to_string()),
+    };
+    if json {
+        for h in &hits {
+            let line = serde_json::json!({
+                "sessionId": h.session_id, "path": h.path, "cwd": h.cwd, "entryId": h.entry_id,
+                "role": h.role, "timestamp": h.timestamp, "snippet": h.snippet, "score": h.score,
+            });
+            println!("{line}");
+        }
+        return EXIT_OK;
+    }
+    if hits.is_empty() {
+        println!("no matches for \"{query}\"");
+        return EXIT_OK;
+    }
+    for h in &hits {
+        let when = h.timestamp.get(..16).unwrap_or(&h.timestamp).replace('T', " ");
+        println!("{}  {when}  {}  [{}]", &h.session_id, h.cwd, h.role);
+        println!("    {}", h.snippet);
+    }
+    EXIT_OK
+}
+
+/// Finds a session by path, id or unique id prefix, in every directory.
+pub fn find(sessions_root: &Path, key: &str) -> Result<PathBuf, String> {
+    let as_path = PathBuf::from(key);
+    if as_path.is_file() {
+        return Ok(as_path);
+    }
+    let mut found = Vec::new();
+    for dir in std::fs::read_dir(sessions_root).into_iter().flatten().filter_map(Result::ok) {
+        for f in std::fs::read_dir(dir.path()).into_iter().flatten().filter_map(Result::ok) {
+            let name = f.file_name().to_string_lossy().into_owned();
+            if name.starts_with(key) && name.ends_with(".jsonl") {
+                found.push(f.path());
+            }
+        }
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(format!("no session matches '{key}'; `rab sessions list --all` shows them")),
+        n => Err(format!("'{key}' matches {n} sessions; give more of the id")),
+    }
+}
+
+/// `rab sessions export SESSION --format F [-o FILE]`.
+pub fn export(sessions_root: &Path, key: &str, kind: ExportKind, output: Option<&Path>) -> u8 {
+    let path = match find(sessions_root, key) {
+        Ok(p) => p,
+        Err(e) => return fail(EXIT_USAGE, &e),
+    };
+    let tape = match rab_session::Tape::open(&path) {
+        Ok((t, _)) => t,
+        Err(e) => return fail(EXIT_USAGE, &e.to_string()),
+    };
+    let format = match kind {
+        ExportKind::Html => ExportFormat::Html,
+        ExportKind::Md => ExportFormat::Markdown,
+        ExportKind::Json => ExportFormat::Json,
+    };
+    let text = match rab_session::export::export(&tape, format) {
+        Ok(t) => t,
+        Err(e) => return fail(crate::EXIT_PROVIDER, &e.to_string()),
+    };
+    match output {
+        Some(file) => match std::fs::write(file, text) {
+            Ok(()) => {
+                eprintln!("wrote {}", file.display());
+                EXIT_OK
+            }
+            Err(e) => fail(crate::EXIT_PROVIDER, &format!("cannot write {}: {e}", file.display())),
+        },
+        None => {
+            print!("{text}");
+            EXIT_OK
+        }
     }
 }
