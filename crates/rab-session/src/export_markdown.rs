@@ -1,0 +1,169 @@
+//! The Markdown export: the active branch as a transcript for pasting into an issue
+//! or a chat. Text is kept as written; tool calls, tool output and diffs go in fences
+//! long enough that their contents cannot close them; huge output is cut.
+
+use rab_ai::{AssistantBlock, AssistantMessage, Content, Message, ToolResultMessage};
+use serde_json::Value;
+
+use crate::{Entry, EntryBody, Tape};
+
+/// Tool output, arguments and diffs longer than this are cut, with a note.
+const MAX_LINES: usize = 200;
+/// A cap for output made of few, very long lines.
+const MAX_CHARS: usize = 20_000;
+
+/// The whole document.
+pub(super) fn document(tape: &Tape) -> String {
+    let header = tape.header();
+    let branch = tape.active_branch();
+    let mut out = format!("# Session {}\n\n", header.id);
+    out.push_str(&format!("- **cwd:** `{}`\n", header.cwd));
+    out.push_str(&format!("- **created:** {}\n", header.timestamp));
+    if let Some(parent) = &header.parent_session {
+        out.push_str(&format!("- **continued from:** `{parent}`\n"));
+    }
+    let models = models(&branch);
+    if !models.is_empty() {
+        out.push_str(&format!("- **models:** {}\n", models.join(", ")));
+    }
+    for entry in &branch {
+        out.push('\n');
+        entry_md(&mut out, entry);
+    }
+    out
+}
+
+/// Models used on the branch, in order of first use: switches recorded by
+/// `model_change`, else the models named by assistant messages.
+fn models(branch: &[&Entry]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in branch {
+        let name = match &e.body {
+            EntryBody::ModelChange { provider, model_id } => format!("{provider}/{model_id}"),
+            EntryBody::Message { message: Message::Assistant(a), .. } => {
+                format!("{}/{}", a.provider, a.model)
+            }
+            EntryBody::Message { .. }
+            | EntryBody::ThinkingLevelChange { .. }
+            | EntryBody::Compaction { .. }
+            | EntryBody::Label { .. }
+            | EntryBody::Custom { .. } => continue,
+        };
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
+fn entry_md(out: &mut String, entry: &Entry) {
+    match &entry.body {
+        EntryBody::Message { message: Message::User(u), .. } => {
+            out.push_str("## User\n\n");
+            push_block(out, &user_text(&u.content));
+        }
+        EntryBody::Message { message: Message::Assistant(a), .. } => assistant(out, a),
+        EntryBody::Message { message: Message::ToolResult(r), details } => {
+            tool_result(out, r, details.as_ref());
+        }
+        EntryBody::ModelChange { provider, model_id } => {
+            out.push_str(&format!("_Model: {provider}/{model_id}_\n"));
+        }
+        EntryBody::ThinkingLevelChange { thinking_level } => {
+            out.push_str(&format!("_Thinking level: {thinking_level}_\n"));
+        }
+        EntryBody::Compaction { summary, tokens_before, tokens_after, .. } => {
+            out.push_str(&format!(
+                "## Compaction\n\n_Earlier conversation summarised \
+                 ({tokens_before} → {tokens_after} tokens):_\n\n"
+            ));
+            push_block(out, summary);
+        }
+        EntryBody::Label { target_id, label } => match label {
+            Some(label) => out.push_str(&format!("_Label “{label}” on entry {target_id}_\n")),
+            None => out.push_str(&format!("_Label removed from entry {target_id}_\n")),
+        },
+        EntryBody::Custom { custom_type, .. } => {
+            out.push_str(&format!("_Extension data: {custom_type}_\n"));
+        }
+    }
+}
+
+/// Text blocks of user or tool content joined by blank lines; images as a note.
+pub(super) fn user_text(content: &[Content]) -> String {
+    let parts: Vec<String> = content
+        .iter()
+        .map(|c| match c {
+            Content::Text { text } => text.clone(),
+            Content::Image { mime_type, .. } => format!("_[image: {mime_type}]_"),
+        })
+        .collect();
+    parts.join("\n\n")
+}
+
+fn assistant(out: &mut String, a: &AssistantMessage) {
+    out.push_str("## Assistant\n");
+    for block in &a.content {
+        out.push('\n');
+        match block {
+            AssistantBlock::Text { text, .. } => push_block(out, text),
+            AssistantBlock::Thinking { thinking, redacted, .. } => {
+                if *redacted || thinking.trim().is_empty() {
+                    out.push_str("> **Thinking** _(redacted)_\n");
+                } else {
+                    out.push_str("> **Thinking**\n>\n");
+                    for line in thinking.trim_end().lines() {
+                        out.push_str(if line.is_empty() { ">" } else { "> " });
+                        out.push_str(line);
+                        out.push('\n');
+                    }
+                }
+            }
+            AssistantBlock::ToolCall(call) => {
+                out.push_str(&format!("**Tool call:** `{}`\n\n", call.name));
+                let args = match &call.invalid_arguments {
+                    Some(raw) => raw.clone(),
+                    None => serde_json::to_string_pretty(&call.arguments)
+                        .unwrap_or_else(|_| call.arguments.to_string()),
+                };
+                let lang = if call.invalid_arguments.is_some() { "" } else { "json" };
+                fenced(out, lang, &args);
+            }
+        }
+    }
+    if let Some(error) = &a.error_message {
+        out.push_str(&format!("\n**Error:** {error}\n"));
+    }
+}
+
+fn tool_result(out: &mut String, r: &ToolResultMessage, details: Option<&Value>) {
+    let error = if r.is_error { " (error)" } else { "" };
+    out.push_str(&format!("### Tool result: `{}`{error}\n\n", r.tool_name));
+    fenced(out, "", &user_text(&r.content));
+    if let Some(diff) = diff_of(details) {
+        out.push('\n');
+        fenced(out, "diff", diff);
+    }
+}
+
+/// The unified diff an `edit` or `write` result carries in its details.
+pub(super) fn diff_of(details: Option<&Value>) -> Option<&str> {
+    details?.get("diff")?.as_str().filter(|d| !d.trim().is_empty())
+}
+
+/// `text` followed by one newline.
+fn push_block(out: &mut String, text: &str) {
+    out.push_str(text.trim_end());
+    out.push('\n');
+}
+
+/// `text` in a fence longer than any backtick run inside it, cut when huge.
+fn fenced(out: &mut String, lang: &str, text: &str) {
+    let (kept, dropped) = super::truncate(text.trim_end_matches('\n'), MAX_LINES, MAX_CHARS);
+    let longest = kept.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    out.push_str(&format!("{fence}{lang}\n{kept}\n{fence}\n"));
+    if dropped > 0 {
+        out.push_str(&format!("\n_… {dropped} more lines not shown_\n"));
+    }
+}
