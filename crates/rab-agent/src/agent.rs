@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info_span};
 
+use crate::compaction::{CompactReason, Compactor, estimate_context_tokens};
 use crate::event::{AgentEvent, EventSink, StopCause};
 use crate::hooks::{HookDecision, ToolHook};
 use crate::queue::{DrainMode, Queues};
@@ -45,6 +46,9 @@ pub struct AgentConfig {
     pub steering_mode: DrainMode,
     /// How follow-up messages are drained.
     pub follow_up_mode: DrainMode,
+    /// Stop before a request that would take spending (this agent's, in US dollars)
+    /// past this.
+    pub max_budget_usd: Option<f64>,
 }
 
 /// The conversation, the tools and the provider.
@@ -57,6 +61,9 @@ pub struct Agent {
     hooks: Vec<Arc<dyn ToolHook>>,
     messages: Vec<Message>,
     queues: Queues,
+    compactor: Option<Arc<dyn Compactor>>,
+    /// Dollars spent by this agent's requests.
+    spent: f64,
 }
 
 enum Outcome {
@@ -84,7 +91,35 @@ impl Agent {
             hooks: Vec::new(),
             messages: Vec::new(),
             queues: Queues::default(),
+            compactor: None,
+            spent: 0.0,
         }
+    }
+
+    /// Keeps the conversation inside the context window with this compactor.
+    pub fn set_compactor(&mut self, compactor: Arc<dyn Compactor>) {
+        self.compactor = Some(compactor);
+    }
+
+    /// Dollars spent so far by this agent.
+    pub fn spent(&self) -> f64 {
+        self.spent
+    }
+
+    /// Counts dollars spent on this agent's behalf outside its runs (a handoff's
+    /// summary) against the budget.
+    pub fn add_spent(&mut self, dollars: f64) {
+        self.spent += dollars;
+    }
+
+    /// Compacts the conversation now (`/compact`); emits the compaction events.
+    pub async fn compact(
+        &mut self,
+        reason: CompactReason,
+        sink: &mut dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<bool, String> {
+        self.run_compaction(reason, sink, cancel).await
     }
 
     /// Adds a hook around every tool call.
@@ -181,7 +216,21 @@ impl Agent {
                 }
                 turn += 1;
                 sink.emit(AgentEvent::TurnStart { turn })?;
-                let (assistant, error) = self.stream_reply(sink, cancel).await?;
+                self.compact_if_needed(sink, cancel).await?;
+                if let Some(stop) = self.over_budget() {
+                    return Ok(stop);
+                }
+                let (mut assistant, mut error) = self.stream_reply(sink, cancel).await?;
+                if error.as_ref().is_some_and(rab_ai::Error::is_context_overflow)
+                    && assistant.content.is_empty()
+                    && self.compactor.is_some()
+                    && self.run_compaction(CompactReason::Overflow, sink, cancel).await?
+                {
+                    // Compacted after the provider said the request does not fit: one retry.
+                    (assistant, error) = self.stream_reply(sink, cancel).await?;
+                }
+                self.spent += self.config.model.cost.of(&assistant.usage);
+                let error = error.map(|e| e.to_string());
                 let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
                 let stop_reason = assistant.stop_reason;
                 if !assistant.content.is_empty() || error.is_none() {
@@ -222,6 +271,88 @@ impl Agent {
         }
     }
 
+    /// Compacts before a request that would not leave the reserve free.
+    async fn compact_if_needed(
+        &mut self,
+        sink: &mut dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<(), String> {
+        let Some(c) = &self.compactor else { return Ok(()) };
+        if c.needs_compaction(&self.messages, &self.config.model).is_none() {
+            return Ok(());
+        }
+        self.run_compaction(CompactReason::Threshold, sink, cancel).await.map(|_| ())
+    }
+
+    /// Runs the compactor; `Ok(true)` when the conversation was replaced.
+    async fn run_compaction(
+        &mut self,
+        reason: CompactReason,
+        sink: &mut dyn EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<bool, String> {
+        let Some(c) = self.compactor.clone() else { return Ok(false) };
+        let tokens = estimate_context_tokens(&self.messages);
+        sink.emit(AgentEvent::CompactionStart { reason: reason.clone(), tokens })?;
+        match c
+            .compact(&self.messages, &self.config.model, &self.config.options, reason, cancel)
+            .await
+        {
+            Ok(done) => {
+                sink.emit(AgentEvent::CompactionEnd {
+                    summary: done.summary.clone(),
+                    first_kept: done.first_kept,
+                    tokens_before: done.tokens_before,
+                    tokens_after: done.tokens_after,
+                    is_fallback: done.is_fallback,
+                    usage: done.usage,
+                })?;
+                self.spent += self.config.model.cost.of(&done.usage);
+                self.messages = done.messages;
+                Ok(true)
+            }
+            Err(e) => {
+                sink.emit(AgentEvent::CompactionFailed {
+                    message: e.message,
+                    is_disabled: e.is_disabled,
+                })?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Stops before a request whose estimated cost would take spending past the
+    /// limit. The estimate: the input the last response reported plus an estimate of
+    /// what came after it, priced as the provider charged the last request (the part
+    /// it read from cache at the cache-read price only if it did read from cache), and
+    /// the mean output of the requests so far.
+    fn over_budget(&self) -> Option<StopCause> {
+        let limit = self.config.max_budget_usd?;
+        let cost = &self.config.model.cost;
+        let assistants = || {
+            self.messages.iter().filter_map(|m| match m {
+                Message::Assistant(a) if a.usage.total() > 0 => Some(&a.usage),
+                Message::Assistant(_) | Message::User(_) | Message::ToolResult(_) => None,
+            })
+        };
+        let tokens = estimate_context_tokens(&self.messages);
+        let (cached, fresh) = match assistants().next_back() {
+            Some(u) if u.cache_read + u.cache_write > 0 => {
+                let prefix = u.total_input() + u.output;
+                (prefix.min(tokens), tokens.saturating_sub(prefix))
+            }
+            Some(_) | None => (0, tokens),
+        };
+        let (n, output) = assistants().fold((0u64, 0u64), |(n, o), u| (n + 1, o + u.output));
+        let output = output.checked_div(n).unwrap_or(0);
+        let cached_price = if cost.cache_read > 0.0 { cost.cache_read } else { cost.input };
+        let next = (cached as f64 * cached_price
+            + fresh as f64 * cost.input
+            + output as f64 * cost.output)
+            / 1_000_000.0;
+        (self.spent + next > limit).then_some(StopCause::Budget { limit, spent: self.spent })
+    }
+
     fn last_usage(&self) -> rab_ai::Usage {
         match self.messages.last() {
             Some(Message::Assistant(a)) => a.usage,
@@ -235,7 +366,7 @@ impl Agent {
         &mut self,
         sink: &mut dyn EventSink,
         cancel: &CancellationToken,
-    ) -> Result<(AssistantMessage, Option<String>), String> {
+    ) -> Result<(AssistantMessage, Option<rab_ai::Error>), String> {
         // The adapter serialises the context before `stream` returns, so the history is
         // lent to it rather than copied.
         let context = Context {
@@ -273,7 +404,7 @@ impl Agent {
                         partial
                             .content
                             .retain(|b| !matches!(b, rab_ai::AssistantBlock::ToolCall(_)));
-                        return Ok((partial, Some(error.to_string())));
+                        return Ok((partial, Some(error)));
                     }
                     return Ok((partial, None));
                 }

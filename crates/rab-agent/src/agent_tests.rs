@@ -80,6 +80,7 @@ fn agent(llm: &FakeLlm, tools: Vec<Arc<dyn AgentTool>>) -> Agent {
         max_turns: None,
         steering_mode: DrainMode::OneAtATime,
         follow_up_mode: DrainMode::OneAtATime,
+        max_budget_usd: None,
     };
     Agent::new(Arc::new(Client::new()), config, "system".into(), tools)
 }

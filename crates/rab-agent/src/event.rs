@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Why a run ended.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "reason", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum StopCause {
     /// The model finished and no follow-up was queued.
     Done,
@@ -22,6 +22,13 @@ pub enum StopCause {
     Error {
         /// What happened.
         message: String,
+    },
+    /// The next request would have crossed the spending limit.
+    Budget {
+        /// The limit in US dollars.
+        limit: f64,
+        /// Spent so far.
+        spent: f64,
     },
     /// The run was cancelled.
     Aborted,
@@ -90,6 +97,35 @@ pub enum AgentEvent {
         delay: Duration,
         /// Why the previous attempt failed.
         message: String,
+    },
+    /// Compaction is about to run (automatic ones are announced before they start).
+    CompactionStart {
+        /// Why.
+        reason: crate::compaction::CompactReason,
+        /// Estimated tokens of the conversation.
+        tokens: u64,
+    },
+    /// The conversation was compacted: recorded on the tape before the next request.
+    CompactionEnd {
+        /// The summary that replaces the older messages.
+        summary: String,
+        /// Index (in the messages before) of the first message kept verbatim.
+        first_kept: usize,
+        /// Estimated tokens before.
+        tokens_before: u64,
+        /// Estimated tokens after.
+        tokens_after: u64,
+        /// Summarising failed and older messages were dropped instead.
+        is_fallback: bool,
+        /// Tokens the summary request used.
+        usage: Usage,
+    },
+    /// Compaction failed.
+    CompactionFailed {
+        /// Why.
+        message: String,
+        /// Automatic compaction is now off.
+        is_disabled: bool,
     },
     /// The model request failed.
     Error {

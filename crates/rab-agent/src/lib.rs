@@ -10,7 +10,7 @@
 //! # use std::sync::Arc;
 //! # use rab_agent::{Agent, AgentConfig, AgentEvent, DrainMode};
 //! # async fn demo(model: rab_ai::Model) {
-//! let config = AgentConfig { model, options: Default::default(), max_turns: Some(20),
+//! let config = AgentConfig { model, options: Default::default(), max_turns: Some(20), max_budget_usd: None,
 //!     steering_mode: DrainMode::OneAtATime, follow_up_mode: DrainMode::OneAtATime };
 //! let mut agent = Agent::new(Arc::new(rab_ai::Client::new()), config, "Be brief.".into(), vec![]);
 //! let mut print = |e: AgentEvent| { if let AgentEvent::TextDelta { delta } = e { print!("{delta}") } Ok(()) };
@@ -21,12 +21,17 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod compaction;
 mod event;
 mod hooks;
 mod queue;
 mod tool;
 
 pub use agent::{ABORTED, Agent, AgentConfig, SKIPPED_STEERING, error_result};
+pub use compaction::{
+    CompactError, CompactReason, Compacted, Compactor, estimate_context_tokens,
+    estimate_text_tokens, message_chars,
+};
 pub use event::{AgentEvent, EventSink, StopCause};
 pub use hooks::{HookDecision, ToolHook};
 pub use queue::{DrainMode, Queues};

@@ -34,15 +34,14 @@ pub fn messages_url(base: &str) -> String {
     if base.ends_with("/v1") { join_url(base, "messages") } else { join_url(base, "v1/messages") }
 }
 
+/// Fields in the order the prompt cache reads them (tools, system, messages), after the
+/// per-request settings: each request's body then starts with the previous request's
+/// bytes up to its last message (cache breakpoint markers aside), which makes cache hits
+/// easy to check on the wire.
 #[derive(Serialize)]
 struct Body<'a> {
     model: &'a str,
     max_tokens: u64,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    system: Vec<Block<'a>>,
-    messages: Vec<Msg<'a>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    tools: Vec<Tool<'a>>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Value>,
@@ -50,6 +49,11 @@ struct Body<'a> {
     output_config: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<Block<'a>>,
+    messages: Vec<Msg<'a>>,
 }
 
 #[derive(Serialize)]
@@ -218,19 +222,31 @@ fn convert_messages<'a>(messages: &'a [Message], model: &Model) -> Vec<Msg<'a>> 
     out
 }
 
-/// Marks the last cacheable block of the last message as a cache breakpoint.
-fn mark_last_message(messages: &mut [Msg<'_>]) {
-    let Some(last) = messages.last_mut() else { return };
-    for block in last.content.iter_mut().rev() {
-        let slot = match block {
-            Block::Text { cache_control, .. }
-            | Block::Image { cache_control, .. }
-            | Block::ToolUse { cache_control, .. }
-            | Block::ToolResult { cache_control, .. } => cache_control,
-            Block::Thinking { .. } | Block::RedactedThinking { .. } => continue,
-        };
-        *slot = Some(EPHEMERAL);
-        return;
+/// Marks cache breakpoints on the last message and on the user-role message before it:
+/// the latter was the last message of the previous request, so the previous request's
+/// bytes up to and including it (breakpoint marker too) recur unchanged, and its cache
+/// entry is read back. With the system prompt's breakpoint that makes three of the
+/// four Anthropic allows.
+fn mark_breakpoints(messages: &mut [Msg<'_>]) {
+    let users: Vec<usize> =
+        messages.iter().enumerate().filter(|(_, m)| m.role == "user").map(|(i, _)| i).collect();
+    let mut targets = vec![messages.len().saturating_sub(1)];
+    if let Some(&prev) = users.iter().rev().find(|&&i| i + 1 < messages.len()) {
+        targets.push(prev);
+    }
+    for i in targets {
+        let Some(m) = messages.get_mut(i) else { continue };
+        for block in m.content.iter_mut().rev() {
+            let slot = match block {
+                Block::Text { cache_control, .. }
+                | Block::Image { cache_control, .. }
+                | Block::ToolUse { cache_control, .. }
+                | Block::ToolResult { cache_control, .. } => cache_control,
+                Block::Thinking { .. } | Block::RedactedThinking { .. } => continue,
+            };
+            *slot = Some(EPHEMERAL);
+            break;
+        }
     }
 }
 
@@ -285,7 +301,7 @@ impl Wire for AnthropicWire {
             | ThinkingFormat::Deepseek => {}
         }
         let mut messages = convert_messages(&context.messages, model);
-        mark_last_message(&mut messages);
+        mark_breakpoints(&mut messages);
         let system = if context.system_prompt.is_empty() {
             Vec::new()
         } else {

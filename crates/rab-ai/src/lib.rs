@@ -66,6 +66,6 @@ pub use openai_responses::responses_url;
 pub use provider::{EventStream, Provider, StreamOptions};
 pub use retry::RetryPolicy;
 pub use types::{
-    AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ThinkingLevel,
-    ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage,
+    AssistantBlock, AssistantMessage, Content, Context, Message, SUMMARY_PREFIX, StopReason,
+    ThinkingLevel, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage,
 };

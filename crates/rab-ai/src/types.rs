@@ -24,7 +24,31 @@ impl Message {
     pub fn user(text: impl Into<String>) -> Self {
         Message::User(UserMessage { content: vec![Content::text(text)] })
     }
+
+    /// The user message that stands for the earlier part of a conversation after it was
+    /// summarised (compaction, handoff). Token counts reported before it are stale.
+    pub fn summary(summary: &str) -> Self {
+        Message::user(format!(
+            "{SUMMARY_PREFIX}\n{}\n</conversation_summary>\nThe earlier part of this conversation \
+             was compacted into the summary above; the messages after it are verbatim.",
+            summary.trim()
+        ))
+    }
+
+    /// Whether this is a [`Message::summary`].
+    pub fn is_summary(&self) -> bool {
+        match self {
+            Message::User(u) => matches!(
+                u.content.first(),
+                Some(Content::Text { text }) if text.starts_with(SUMMARY_PREFIX)
+            ),
+            Message::Assistant(_) | Message::ToolResult(_) => false,
+        }
+    }
 }
+
+/// How a [`Message::summary`] begins.
+pub const SUMMARY_PREFIX: &str = "<conversation_summary>";
 
 /// Input from the user.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

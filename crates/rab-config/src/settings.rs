@@ -45,7 +45,7 @@ impl Default for RetrySettings {
     }
 }
 
-/// Compaction settings (used once compaction lands).
+/// Compaction settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct CompactionSettings {
@@ -79,6 +79,9 @@ pub struct Settings {
     pub exclude_tools: Vec<String>,
     /// Stop a run after this many model requests.
     pub max_turns: Option<u32>,
+    /// Stop before a request that would take this session's spending past this many
+    /// US dollars.
+    pub max_budget_usd: Option<f64>,
     /// Steering drain mode.
     pub steering_mode: QueueMode,
     /// Follow-up drain mode.
@@ -92,13 +95,14 @@ pub struct Settings {
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 11] = [
+const KNOWN_KEYS: [&str; 12] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
     "tools",
     "excludeTools",
     "maxTurns",
+    "maxBudgetUsd",
     "steeringMode",
     "followUpMode",
     "theme",

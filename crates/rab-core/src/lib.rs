@@ -5,10 +5,14 @@
 //! walk, and — as later issues land — extensions, skills, compaction, permissions,
 //! hooks and commands. It must not render or print anything.
 
+mod compaction;
 mod prompt;
 mod session;
+mod session_ops;
 
+pub use compaction::{MAX_FAILURES, ModelCompactor, cut_point, sliding_window, transcript};
 pub use prompt::{
     ContextFile, DEFAULT_SYSTEM_PROMPT, PromptSources, build_system_prompt, context_files,
 };
-pub use session::{AgentSession, Resumed, Totals};
+pub use session::{AgentSession, Resumed, Totals, TurnCost};
+pub use session_ops::TreeItem;

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use rab_agent::{Agent, AgentConfig, AgentEvent, AgentTool, Queues, StopCause};
 use rab_ai::{Message, Provider, ThinkingLevel, Usage};
 use rab_session::{EntryBody, EntryKind, Tape};
+
+use crate::compaction::ModelCompactor;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -23,11 +25,50 @@ pub struct Totals {
 
 /// The agent, the tape it records to, and who listens.
 pub struct AgentSession {
-    agent: Agent,
-    tape: Tape,
+    pub(crate) agent: Agent,
+    pub(crate) tape: Tape,
+    /// For each message of the agent's conversation, the tape entry it came from.
+    pub(crate) ids: Vec<Option<String>>,
     subscribers: Vec<mpsc::UnboundedSender<AgentEvent>>,
-    totals: Totals,
+    pub(crate) totals: Totals,
+    /// Per-turn usage and cost, in order.
+    pub(crate) turns: Vec<TurnCost>,
     thinking: ThinkingLevel,
+    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) compactor: Option<Arc<ModelCompactor>>,
+}
+
+/// Usage and cost of one model request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnCost {
+    /// Token usage.
+    pub usage: Usage,
+    /// Dollars.
+    pub cost: f64,
+    /// A summary request (compaction, handoff, abandoned branch), not a turn.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub is_summary: bool,
+}
+
+/// Adds one request's usage to the totals and the per-request list.
+pub(crate) fn add_request(
+    totals: &mut Totals,
+    turns: &mut Vec<TurnCost>,
+    usage: &Usage,
+    price: &rab_ai::ModelCost,
+    is_summary: bool,
+) {
+    let t = &mut totals.usage;
+    t.input += usage.input;
+    t.output += usage.output;
+    t.cache_read += usage.cache_read;
+    t.cache_write += usage.cache_write;
+    t.reasoning += usage.reasoning;
+    let cost = price.of(usage);
+    totals.cost += cost;
+    totals.turns += 1;
+    turns.push(TurnCost { usage: *usage, cost, is_summary });
 }
 
 /// What resuming a tape found.
@@ -49,11 +90,34 @@ impl AgentSession {
     ) -> Result<(Self, Resumed), rab_session::Error> {
         let repaired = tape.repair()?;
         let thinking = config.options.thinking;
-        let mut agent = Agent::new(provider, config, system_prompt, tools);
-        agent.set_messages(tape.messages());
-        let session =
-            Self { agent, tape, subscribers: Vec::new(), totals: Totals::default(), thinking };
+        let mut agent = Agent::new(provider.clone(), config, system_prompt, tools);
+        let (ids, messages): (Vec<_>, Vec<_>) = tape.messages_with_ids().into_iter().unzip();
+        agent.set_messages(messages);
+        let session = Self {
+            agent,
+            tape,
+            ids,
+            subscribers: Vec::new(),
+            totals: Totals::default(),
+            turns: Vec::new(),
+            thinking,
+            provider,
+            compactor: None,
+        };
         Ok((session, Resumed { repaired }))
+    }
+
+    /// Turns on compaction with these settings (automatic when `enabled`, and
+    /// `/compact` in any case).
+    pub fn enable_compaction(&mut self, settings: rab_config::CompactionSettings) {
+        let c = Arc::new(ModelCompactor::new(self.provider.clone(), settings));
+        self.agent.set_compactor(c.clone());
+        self.compactor = Some(c);
+    }
+
+    /// Usage and cost of each model request so far.
+    pub fn turn_costs(&self) -> &[TurnCost] {
+        &self.turns
     }
 
     /// A receiver of every event from now on.
@@ -109,18 +173,10 @@ impl AgentSession {
         self.thinking
     }
 
-    /// Tokens the last response saw (its whole input plus output): how full the
-    /// context window is, as of the last turn.
+    /// Estimated tokens of the conversation if it were sent now: the last response's
+    /// reported usage plus an estimate for what came after it.
     pub fn context_tokens(&self) -> u64 {
-        self.agent
-            .messages()
-            .iter()
-            .rev()
-            .find_map(|m| match m {
-                Message::Assistant(a) if a.usage.total() > 0 => Some(a.usage.total()),
-                _ => None,
-            })
-            .unwrap_or(0)
+        rab_agent::estimate_context_tokens(self.agent.messages())
     }
 
     /// Takes the tape out (to replace the session), leaving an ephemeral one.
@@ -171,18 +227,40 @@ impl AgentSession {
             return stop;
         }
         let cost = self.agent.config().model.cost;
-        let tape = &mut self.tape;
-        let subscribers = &mut self.subscribers;
-        let totals = &mut self.totals;
-        let mut sink = |event: AgentEvent| -> Result<(), String> {
-            record(tape, &event)?;
-            if let AgentEvent::Usage { usage } = &event {
-                add_usage(totals, usage, &cost);
-            }
-            subscribers.retain(|s| s.send(event.clone()).is_ok());
-            Ok(())
+        let mut recorder = Recorder {
+            tape: &mut self.tape,
+            ids: &mut self.ids,
+            subscribers: &mut self.subscribers,
+            totals: &mut self.totals,
+            turns: &mut self.turns,
+            cost,
         };
-        self.agent.run(prompts, &mut sink, cancel).await
+        self.agent.run(prompts, &mut recorder, cancel).await
+    }
+
+    /// Compacts the conversation now (`/compact [focus]`).
+    pub async fn compact(
+        &mut self,
+        focus: Option<String>,
+        cancel: CancellationToken,
+    ) -> Result<(), String> {
+        if self.compactor.is_none() {
+            return Err("compaction is not set up for this session".to_owned());
+        }
+        let cost = self.agent.config().model.cost;
+        let mut recorder = Recorder {
+            tape: &mut self.tape,
+            ids: &mut self.ids,
+            subscribers: &mut self.subscribers,
+            totals: &mut self.totals,
+            turns: &mut self.turns,
+            cost,
+        };
+        let reason = rab_agent::CompactReason::Manual { focus };
+        match self.agent.compact(reason, &mut recorder, &cancel).await? {
+            true => Ok(()),
+            false => Err("the conversation was not compacted".to_owned()),
+        }
     }
 
     fn broadcast(&mut self, event: &AgentEvent) {
@@ -190,40 +268,81 @@ impl AgentSession {
     }
 }
 
-fn add_usage(totals: &mut Totals, usage: &Usage, cost: &rab_ai::ModelCost) {
-    let t = &mut totals.usage;
-    t.input += usage.input;
-    t.output += usage.output;
-    t.cache_read += usage.cache_read;
-    t.cache_write += usage.cache_write;
-    t.reasoning += usage.reasoning;
-    totals.cost += cost.of(usage);
-    totals.turns += 1;
+/// The sink of a run: writes what must survive a crash (every message, tool result and
+/// compaction) to the tape, keeps the message-to-entry map, adds up usage, then
+/// broadcasts the event.
+struct Recorder<'a> {
+    tape: &'a mut Tape,
+    ids: &'a mut Vec<Option<String>>,
+    subscribers: &'a mut Vec<mpsc::UnboundedSender<AgentEvent>>,
+    totals: &'a mut Totals,
+    turns: &'a mut Vec<TurnCost>,
+    cost: rab_ai::ModelCost,
 }
 
-/// Writes what must survive a crash: every message and tool result.
-fn record(tape: &mut Tape, event: &AgentEvent) -> Result<(), String> {
-    let body = match event {
-        AgentEvent::MessageEnd { message } => {
-            EntryBody::Message { message: message.clone(), details: None }
+impl rab_agent::EventSink for Recorder<'_> {
+    fn emit(&mut self, event: AgentEvent) -> Result<(), String> {
+        let failed = |e: rab_session::Error| format!("cannot write the session: {e}");
+        match &event {
+            AgentEvent::MessageEnd { message } => {
+                let body = EntryBody::Message { message: message.clone(), details: None };
+                let id = self.tape.append(body).map_err(failed)?.id.clone();
+                self.ids.push(Some(id));
+            }
+            AgentEvent::ToolResult { result, details, .. } => {
+                let body = EntryBody::Message {
+                    message: Message::ToolResult(result.clone()),
+                    details: details.clone(),
+                };
+                let id = self.tape.append(body).map_err(failed)?.id.clone();
+                self.ids.push(Some(id));
+            }
+            AgentEvent::CompactionEnd {
+                summary,
+                first_kept,
+                tokens_before,
+                tokens_after,
+                usage,
+                ..
+            } => {
+                if usage.total() > 0 {
+                    add_request(self.totals, self.turns, usage, &self.cost, true);
+                }
+                // The first kept message that came from an entry (a synthesised result
+                // has none); the summary replaces everything before it.
+                let first_id = self.ids.iter().skip(*first_kept).flatten().next().cloned();
+                if let Some(first_kept_entry_id) = first_id {
+                    let body = EntryBody::Compaction {
+                        summary: summary.clone(),
+                        first_kept_entry_id,
+                        tokens_before: *tokens_before,
+                        tokens_after: *tokens_after,
+                    };
+                    self.tape.append(body).map_err(failed)?;
+                }
+                let kept: Vec<Option<String>> =
+                    self.ids.iter().skip(*first_kept).cloned().collect();
+                *self.ids = std::iter::once(None).chain(kept).collect();
+            }
+            AgentEvent::Usage { usage } => {
+                add_request(self.totals, self.turns, usage, &self.cost, false);
+            }
+            AgentEvent::AgentStart
+            | AgentEvent::TurnStart { .. }
+            | AgentEvent::TextDelta { .. }
+            | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::ToolCall { .. }
+            | AgentEvent::ToolUpdate { .. }
+            | AgentEvent::Retry { .. }
+            | AgentEvent::CompactionStart { .. }
+            | AgentEvent::CompactionFailed { .. }
+            | AgentEvent::Error { .. }
+            | AgentEvent::TurnEnd { .. }
+            | AgentEvent::AgentEnd { .. } => {}
         }
-        AgentEvent::ToolResult { result, details, .. } => EntryBody::Message {
-            message: Message::ToolResult(result.clone()),
-            details: details.clone(),
-        },
-        AgentEvent::AgentStart
-        | AgentEvent::TurnStart { .. }
-        | AgentEvent::TextDelta { .. }
-        | AgentEvent::ThinkingDelta { .. }
-        | AgentEvent::ToolCall { .. }
-        | AgentEvent::ToolUpdate { .. }
-        | AgentEvent::Usage { .. }
-        | AgentEvent::Retry { .. }
-        | AgentEvent::Error { .. }
-        | AgentEvent::TurnEnd { .. }
-        | AgentEvent::AgentEnd { .. } => return Ok(()),
-    };
-    tape.append(body).map(|_| ()).map_err(|e| format!("cannot write the session: {e}"))
+        self.subscribers.retain(|s| s.send(event.clone()).is_ok());
+        Ok(())
+    }
 }
 
 #[cfg(test)]

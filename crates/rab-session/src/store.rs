@@ -46,6 +46,8 @@ pub struct SessionInfo {
     pub size: u64,
     /// The first user message, shortened.
     pub first_message: String,
+    /// The name given with `/name`, if any.
+    pub name: Option<String>,
 }
 
 /// Sessions in `dir`, most recently modified first. Unreadable files are left out.
@@ -73,7 +75,26 @@ fn summarize(path: &Path) -> Option<SessionInfo> {
     let mut lines = BufReader::new(file).lines();
     let header: Header = serde_json::from_str(&lines.next()?.ok()?).ok()?;
     let mut first_message = String::new();
-    for line in lines.take(50).map_while(Result::ok) {
+    let mut name = None;
+    // Names are labels on the session id; looking for them reads the whole file, so
+    // very large sessions are listed without one.
+    let scan_all = meta.len() < 20 * 1024 * 1024;
+    for (n, line) in lines.map_while(Result::ok).enumerate() {
+        if n >= 50 && !scan_all {
+            break;
+        }
+        if line.contains("\"type\":\"label\"") {
+            if let Ok(Entry { body: crate::EntryBody::Label { target_id, label }, .. }) =
+                serde_json::from_str::<Entry>(&line)
+                && target_id == header.id
+            {
+                name = label;
+            }
+            continue;
+        }
+        if !first_message.is_empty() || n >= 50 {
+            continue;
+        }
         let Ok(entry) = serde_json::from_str::<Entry>(&line) else { continue };
         if let Some(Message::User(u)) = entry.message() {
             first_message = u
@@ -90,7 +111,6 @@ fn summarize(path: &Path) -> Option<SessionInfo> {
             if first_message.chars().count() > 80 {
                 first_message = first_message.chars().take(79).chain(['…']).collect();
             }
-            break;
         }
     }
     Some(SessionInfo {
@@ -101,5 +121,6 @@ fn summarize(path: &Path) -> Option<SessionInfo> {
         modified: meta.modified().ok()?,
         size: meta.len(),
         first_message,
+        name,
     })
 }

@@ -421,18 +421,58 @@ impl Tape {
         None
     }
 
-    /// The conversation on the active branch, as sent to the model. A tool call
-    /// without a recorded result gets [`INTERRUPTED_RESULT`].
+    /// The conversation on the active branch, as sent to the model. After a
+    /// compaction it starts with the summary, followed by the entries kept from the
+    /// compaction's first kept entry on. A tool call without a recorded result gets
+    /// [`INTERRUPTED_RESULT`].
     pub fn messages(&self) -> Vec<Message> {
-        let ids: Vec<usize> = self
-            .branch()
-            .into_iter()
+        self.messages_with_ids().into_iter().map(|(_, m)| m).collect()
+    }
+
+    /// Like [`Tape::messages`], with the id of the entry each message came from (`None`
+    /// for the compaction summary and for synthesised interrupted results).
+    pub fn messages_with_ids(&self) -> Vec<(Option<String>, Message)> {
+        let branch = self.branch();
+        let mut start = 0;
+        let mut compaction_at = 0;
+        let mut summary = None;
+        if let Some(pos) = branch.iter().rposition(|&i| self.slots[i].kind == EntryKind::Compaction)
+            && let Some(Entry {
+                body: EntryBody::Compaction { summary: text, first_kept_entry_id, .. },
+                ..
+            }) = self.get(branch[pos])
+        {
+            summary = Some(text.clone());
+            compaction_at = pos;
+            start = branch
+                .iter()
+                .position(|&i| self.slots[i].id == *first_kept_entry_id)
+                .unwrap_or(pos);
+        }
+        let ids: Vec<usize> = branch[start..]
+            .iter()
+            .copied()
             .filter(|&i| self.slots[i].kind == EntryKind::Message)
             .collect();
+        // Responses kept from before the compaction reported usage of the history the
+        // summary replaced; the agent must not read the context size from them.
+        let stale = branch[start..compaction_at.max(start)]
+            .iter()
+            .filter(|&&i| self.slots[i].kind == EntryKind::Message)
+            .count();
         let parsed = self.parse_messages(&ids);
-        let mut out: Vec<Message> = Vec::with_capacity(parsed.len());
+        let mut out: Vec<(Option<String>, Message)> = Vec::with_capacity(parsed.len() + 1);
+        if let Some(text) = summary {
+            out.push((None, Message::summary(&text)));
+        }
         let mut pending: Vec<(String, String)> = Vec::new();
-        for message in parsed.into_iter().flatten() {
+        for (n, (slot, message)) in ids.iter().zip(parsed).enumerate() {
+            let Some(mut message) = message else { continue };
+            if let Message::Assistant(a) = &mut message
+                && n < stale
+            {
+                a.usage = rab_ai::Usage::default();
+            }
             match &message {
                 Message::ToolResult(r) => pending.retain(|(id, _)| *id != r.tool_call_id),
                 Message::User(_) | Message::Assistant(_) => {
@@ -442,7 +482,7 @@ impl Tape {
                     }
                 }
             }
-            out.push(message);
+            out.push((Some(self.slots[*slot].id.clone()), message));
         }
         close_pending(&mut out, &mut pending);
         out
@@ -553,14 +593,15 @@ fn parse_meta(text: &str, lines: &[(usize, Range<usize>)]) -> Vec<Parsed> {
     })
 }
 
-fn close_pending(out: &mut Vec<Message>, pending: &mut Vec<(String, String)>) {
+fn close_pending(out: &mut Vec<(Option<String>, Message)>, pending: &mut Vec<(String, String)>) {
     for (id, name) in pending.drain(..) {
-        out.push(Message::ToolResult(ToolResultMessage {
+        let result = ToolResultMessage {
             tool_call_id: id,
             tool_name: name,
             content: vec![Content::text(INTERRUPTED_RESULT)],
             is_error: true,
-        }));
+        };
+        out.push((None, Message::ToolResult(result)));
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// Replaces (or creates) `path` with `bytes`, creating missing parent directories. An
 /// existing file keeps its permissions; a symlink is written through to its target, so
 /// the link survives.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let target = through_symlink(path);
     let dir = target
         .parent()

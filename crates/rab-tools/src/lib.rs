@@ -11,7 +11,7 @@
 //! assert_eq!(names, ["read", "write", "edit", "bash", "grep", "glob", "ls"]);
 //! ```
 
-mod atomic_write;
+pub mod atomic_write;
 pub mod bash;
 pub mod edit;
 mod edit_match;

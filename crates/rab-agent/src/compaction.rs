@@ -1,0 +1,127 @@
+//! The hook through which the loop keeps the conversation inside the context window:
+//! before a request that would not fit, and after a provider's context-overflow error
+//! (then the request is retried once). The summarising itself lives in rab-core; this
+//! crate only knows when to ask and what to do with the answer.
+
+use rab_ai::{Content, Message, Model, StreamOptions, Usage};
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::tool::BoxFuture;
+
+/// Why a compaction runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CompactReason {
+    /// The next request would leave less than the reserve free.
+    Threshold,
+    /// The provider said the request does not fit.
+    Overflow,
+    /// The user asked (`/compact [focus]`).
+    Manual {
+        /// What the summary should keep in particular.
+        focus: Option<String>,
+    },
+}
+
+/// The result of a compaction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Compacted {
+    /// The conversation to continue with: the summary message, then the kept tail.
+    pub messages: Vec<Message>,
+    /// The summary (or the truncation notice of the sliding-window fallback).
+    pub summary: String,
+    /// Index, in the messages before compaction, of the first one kept verbatim.
+    pub first_kept: usize,
+    /// Estimated tokens before.
+    pub tokens_before: u64,
+    /// Estimated tokens after.
+    pub tokens_after: u64,
+    /// The summary could not be made; older messages were dropped instead.
+    pub is_fallback: bool,
+    /// Tokens the summary request used (zero for the fallback).
+    pub usage: Usage,
+}
+
+/// Decides when to compact and does it.
+pub trait Compactor: Send + Sync {
+    /// `Some(estimated tokens)` when the conversation should be compacted before the
+    /// next request to `model`.
+    fn needs_compaction(&self, messages: &[Message], model: &Model) -> Option<u64>;
+
+    /// Compacts `messages`. Failures are counted: after several in a row the compactor
+    /// turns automatic compaction off (and says so in the error).
+    fn compact<'a>(
+        &'a self,
+        messages: &'a [Message],
+        model: &'a Model,
+        options: &'a StreamOptions,
+        reason: CompactReason,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Compacted, CompactError>>;
+}
+
+/// A compaction that did not happen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompactError {
+    /// What went wrong.
+    pub message: String,
+    /// Automatic compaction is now off (circuit breaker).
+    pub is_disabled: bool,
+}
+
+/// Rough token count of a text: four characters per token.
+pub fn estimate_text_tokens(chars: usize) -> u64 {
+    (chars as u64).div_ceil(4)
+}
+
+/// Characters of a message as sent (text, arguments, results; images count 1,000).
+pub fn message_chars(m: &Message) -> usize {
+    let content = |c: &[Content]| -> usize {
+        c.iter()
+            .map(|c| match c {
+                Content::Text { text } => text.len(),
+                Content::Image { .. } => 4000,
+            })
+            .sum()
+    };
+    match m {
+        Message::User(u) => content(&u.content),
+        Message::ToolResult(r) => content(&r.content) + r.tool_call_id.len(),
+        Message::Assistant(a) => a
+            .content
+            .iter()
+            .map(|b| match b {
+                rab_ai::AssistantBlock::Text { text, .. } => text.len(),
+                rab_ai::AssistantBlock::Thinking { thinking, .. } => thinking.len(),
+                rab_ai::AssistantBlock::ToolCall(c) => c.name.len() + c.arguments.to_string().len(),
+            })
+            .sum(),
+    }
+}
+
+/// Tokens the conversation will take when sent: the last response's reported usage
+/// (its whole input and output) plus an estimate for what came after it. Usage reported
+/// before a summary ([`Message::summary`]) counted the history the summary replaced,
+/// so it is not used: the messages are estimated instead.
+pub fn estimate_context_tokens(messages: &[Message]) -> u64 {
+    let summary = messages.iter().rposition(Message::is_summary);
+    let last = messages
+        .iter()
+        .rposition(|m| matches!(m, Message::Assistant(a) if a.usage.total() > 0))
+        .filter(|&i| summary.is_none_or(|s| i > s));
+    match last {
+        Some(i) => {
+            let reported = match &messages[i] {
+                Message::Assistant(a) => a.usage.total(),
+                Message::User(_) | Message::ToolResult(_) => 0,
+            };
+            reported
+                + messages[i + 1..]
+                    .iter()
+                    .map(|m| estimate_text_tokens(message_chars(m)))
+                    .sum::<u64>()
+        }
+        None => messages.iter().map(|m| estimate_text_tokens(message_chars(m))).sum(),
+    }
+}

@@ -1,0 +1,339 @@
+//! Compaction: when the conversation nears the model's context window (or the provider
+//! says it overflowed), the older part is summarised by the model with a structured
+//! prompt and replaced by the summary; the recent part is kept verbatim. The cut never
+//! separates a tool call from its result. After three failed summaries in a row,
+//! automatic compaction turns itself off; when summarising is impossible on an
+//! overflow, the oldest messages are dropped with a notice instead (sliding window).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use futures_util::StreamExt;
+use rab_agent::{
+    BoxFuture, CompactError, CompactReason, Compacted, Compactor, estimate_context_tokens,
+    estimate_text_tokens, message_chars,
+};
+use rab_ai::{
+    AssistantBlock, Content, Context, Message, Model, Provider, StreamEvent, StreamOptions,
+    ThinkingLevel, Usage,
+};
+use rab_config::CompactionSettings;
+use tokio_util::sync::CancellationToken;
+
+/// Failures in a row after which automatic compaction turns off.
+pub const MAX_FAILURES: u32 = 3;
+
+/// Characters of one tool result kept in the transcript sent for summarising.
+const RESULT_CHARS: usize = 2000;
+
+const SUMMARY_SYSTEM: &str = "You summarise a coding session between a user and an AI coding \
+agent so that the agent can continue the work from the summary alone. Be specific and \
+complete: exact file paths, function and type names, commands, error messages, decisions \
+and why. Do not invent anything; write only what the transcript shows.";
+
+const SUMMARY_FORMAT: &str = "Write the summary with exactly these sections:\n\
+## Goal\nWhat the user wants, including constraints and preferences.\n\
+## Decisions\nWhat was decided or learned, and why.\n\
+## Files read\nPaths, with what matters in each.\n\
+## Files modified\nPaths, with what changed.\n\
+## Open tasks\nWhat is left to do, in order, and the next step.";
+
+/// The compactor rab-core gives the agent.
+pub struct ModelCompactor {
+    provider: Arc<dyn Provider>,
+    settings: CompactionSettings,
+    failures: AtomicU32,
+    disabled: AtomicBool,
+}
+
+impl ModelCompactor {
+    /// A compactor calling `provider` with the session's own model.
+    pub fn new(provider: Arc<dyn Provider>, settings: CompactionSettings) -> Self {
+        Self { provider, settings, failures: AtomicU32::new(0), disabled: AtomicBool::new(false) }
+    }
+
+    /// Tokens kept free below the window: the setting, but at most a quarter of a small
+    /// model's window (a 16k reserve would otherwise compact an 8k model on every turn).
+    fn reserve(&self, model: &Model) -> u64 {
+        self.settings.reserve_tokens.min(model.context_window / 4)
+    }
+
+    /// Whether automatic compaction is on (settings, and no circuit break).
+    pub fn is_auto(&self) -> bool {
+        self.settings.enabled && !self.disabled.load(Ordering::Relaxed)
+    }
+
+    fn fail(&self, message: String) -> CompactError {
+        let n = self.failures.fetch_add(1, Ordering::Relaxed) + 1;
+        let is_disabled = n >= MAX_FAILURES && !self.disabled.swap(true, Ordering::Relaxed);
+        let message = if is_disabled {
+            format!(
+                "{message}; automatic compaction is off after {MAX_FAILURES} failures in a row (/compact tries again)"
+            )
+        } else {
+            message
+        };
+        CompactError { message, is_disabled }
+    }
+
+    /// A summary of `messages` by the model (for handoff and abandoned branches), with
+    /// the tokens the request used.
+    pub async fn summary(
+        &self,
+        messages: &[Message],
+        model: &Model,
+        options: &StreamOptions,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<(String, Usage), String> {
+        self.summarise(messages, model, options, focus, cancel).await
+    }
+
+    async fn summarise(
+        &self,
+        old: &[Message],
+        model: &Model,
+        options: &StreamOptions,
+        focus: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<(String, Usage), String> {
+        let budget =
+            model.context_window.saturating_sub(self.reserve(model)).max(4096) as usize * 3;
+        let mut prompt = String::from("Summarise this part of the session.\n\n<transcript>\n");
+        prompt.push_str(&transcript(old, budget));
+        prompt.push_str("</transcript>\n\n");
+        prompt.push_str(SUMMARY_FORMAT);
+        if let Some(focus) = focus.filter(|f| !f.trim().is_empty()) {
+            prompt.push_str(&format!("\n\nPay particular attention to: {focus}"));
+        }
+        let context = Context {
+            system_prompt: SUMMARY_SYSTEM.to_owned(),
+            messages: vec![Message::user(prompt)],
+            tools: Vec::new(),
+        };
+        let mut opts = options.clone();
+        opts.thinking = ThinkingLevel::Off;
+        opts.max_tokens = Some(model.max_output.min(8192));
+        let mut stream = self.provider.stream(model, &context, &opts, cancel.child_token());
+        while let Some(event) = stream.next().await {
+            match event {
+                StreamEvent::Done(message) => {
+                    let text = message.text();
+                    return if text.trim().is_empty() {
+                        Err("the model returned an empty summary".to_owned())
+                    } else {
+                        Ok((text, message.usage))
+                    };
+                }
+                StreamEvent::Error { error, .. } => {
+                    return Err(format!("summary request failed: {error}"));
+                }
+                StreamEvent::TextDelta { .. }
+                | StreamEvent::ThinkingDelta { .. }
+                | StreamEvent::ToolCallStart { .. }
+                | StreamEvent::ToolCallDelta { .. }
+                | StreamEvent::ToolCallEnd { .. }
+                | StreamEvent::Usage(_)
+                | StreamEvent::Retry { .. } => {}
+            }
+        }
+        Err("the summary stream ended early".to_owned())
+    }
+}
+
+/// Where to cut: the first message kept verbatim. Keeps at least `keep` estimated
+/// tokens of the newest messages, never starts the kept part with a tool result (which
+/// would separate it from its call), and never cuts at 0 (nothing to summarise) or
+/// through a previous summary alone. When the whole conversation is smaller than
+/// `keep` (what fills the window is then the system prompt, tools or an estimate that
+/// ran low), the latest turn — from the last user message on — is kept.
+pub fn cut_point(messages: &[Message], keep: u64) -> Option<usize> {
+    let mut kept = 0u64;
+    let mut reached = None;
+    for (i, m) in messages.iter().enumerate().rev() {
+        kept += estimate_text_tokens(message_chars(m));
+        if kept >= keep {
+            reached = Some(i);
+            break;
+        }
+    }
+    let mut candidate = match reached {
+        Some(i) => i,
+        None => messages.iter().rposition(|m| matches!(m, Message::User(_)) && !m.is_summary())?,
+    };
+    // Move earlier to a message that can start the kept part.
+    while candidate > 0 && matches!(messages.get(candidate), Some(Message::ToolResult(_))) {
+        candidate -= 1;
+    }
+    let first_is_summary = matches!(messages.first(), Some(m) if m.is_summary());
+    let floor = usize::from(first_is_summary);
+    (candidate > floor).then_some(candidate)
+}
+
+/// The messages as plain text for the summary request, newest kept when over `budget`
+/// characters (the oldest are cut with a note).
+pub fn transcript(messages: &[Message], budget: usize) -> String {
+    let mut parts: Vec<String> = Vec::with_capacity(messages.len());
+    for m in messages {
+        match m {
+            Message::User(u) => parts.push(format!("USER:\n{}\n", content_text(&u.content))),
+            Message::Assistant(a) => {
+                let mut s = String::from("ASSISTANT:\n");
+                for b in &a.content {
+                    match b {
+                        AssistantBlock::Text { text, .. } => {
+                            s.push_str(text);
+                            s.push('\n');
+                        }
+                        AssistantBlock::ToolCall(c) => {
+                            s.push_str(&format!("[tool call {} {}]\n", c.name, c.arguments))
+                        }
+                        AssistantBlock::Thinking { .. } => {}
+                    }
+                }
+                parts.push(s);
+            }
+            Message::ToolResult(r) => {
+                let text = content_text(&r.content);
+                let shown: String = text.chars().take(RESULT_CHARS).collect();
+                let cut = if shown.len() < text.len() { " [cut]" } else { "" };
+                let status = if r.is_error { " (error)" } else { "" };
+                parts.push(format!("TOOL RESULT {}{status}:\n{shown}{cut}\n", r.tool_name));
+            }
+        }
+    }
+    let mut total = 0;
+    let mut start = parts.len();
+    for (i, p) in parts.iter().enumerate().rev() {
+        if total + p.len() > budget && start < parts.len() {
+            break;
+        }
+        total += p.len();
+        start = i;
+    }
+    let mut out = String::new();
+    if start > 0 {
+        out.push_str(&format!(
+            "[{start} earlier messages omitted: too long to summarise at once]\n"
+        ));
+    }
+    for p in &parts[start..] {
+        out.push_str(p);
+        out.push('\n');
+    }
+    out
+}
+
+fn content_text(c: &[Content]) -> String {
+    c.iter()
+        .map(|c| match c {
+            Content::Text { text } => text.as_str(),
+            Content::Image { .. } => "[image]",
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The messages kept after a summary. Their responses' reported usage counted the
+/// history the summary replaced, so it is cleared: the context size is estimated
+/// until the next response reports it anew.
+fn kept_tail(messages: &[Message]) -> impl Iterator<Item = Message> + '_ {
+    messages.iter().map(|m| match m {
+        Message::Assistant(a) => {
+            let mut a = a.clone();
+            a.usage = rab_ai::Usage::default();
+            Message::Assistant(a)
+        }
+        Message::User(_) | Message::ToolResult(_) => m.clone(),
+    })
+}
+
+/// The sliding-window fallback: drop the messages before `cut`, with a notice.
+pub fn sliding_window(messages: &[Message], cut: usize, why: &str) -> Compacted {
+    let notice = format!(
+        "[{cut} earlier messages were dropped to fit the context window without a summary ({why}). \
+         They remain in the session file.]"
+    );
+    let mut kept = vec![Message::summary(&notice)];
+    kept.extend(kept_tail(&messages[cut..]));
+    Compacted {
+        tokens_before: estimate_context_tokens(messages),
+        tokens_after: estimate_context_tokens(&kept),
+        messages: kept,
+        summary: notice,
+        first_kept: cut,
+        is_fallback: true,
+        usage: Usage::default(),
+    }
+}
+
+impl Compactor for ModelCompactor {
+    fn needs_compaction(&self, messages: &[Message], model: &Model) -> Option<u64> {
+        if !self.is_auto() {
+            return None;
+        }
+        let tokens = estimate_context_tokens(messages);
+        let limit = model.context_window.saturating_sub(self.reserve(model));
+        (tokens > limit).then_some(tokens)
+    }
+
+    fn compact<'a>(
+        &'a self,
+        messages: &'a [Message],
+        model: &'a Model,
+        options: &'a StreamOptions,
+        reason: CompactReason,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Result<Compacted, CompactError>> {
+        Box::pin(async move {
+            let Some(cut) = cut_point(messages, self.settings.keep_recent_tokens) else {
+                return Err(CompactError {
+                    message: "nothing to compact yet".to_owned(),
+                    is_disabled: false,
+                });
+            };
+            let focus = match &reason {
+                CompactReason::Manual { focus } => focus.as_deref(),
+                CompactReason::Threshold | CompactReason::Overflow => None,
+            };
+            let manual = matches!(reason, CompactReason::Manual { .. });
+            if !manual && !self.is_auto() {
+                if reason == CompactReason::Overflow {
+                    return Ok(sliding_window(messages, cut, "automatic compaction is off"));
+                }
+                return Err(CompactError {
+                    message: "automatic compaction is off".to_owned(),
+                    is_disabled: true,
+                });
+            }
+            match self.summarise(&messages[..cut], model, options, focus, cancel).await {
+                Ok((summary, usage)) => {
+                    self.failures.store(0, Ordering::Relaxed);
+                    if manual {
+                        self.disabled.store(false, Ordering::Relaxed);
+                    }
+                    let mut kept = vec![Message::summary(&summary)];
+                    kept.extend(kept_tail(&messages[cut..]));
+                    Ok(Compacted {
+                        tokens_before: estimate_context_tokens(messages),
+                        tokens_after: estimate_context_tokens(&kept),
+                        messages: kept,
+                        summary,
+                        first_kept: cut,
+                        is_fallback: false,
+                        usage,
+                    })
+                }
+                Err(e) if reason == CompactReason::Overflow => {
+                    let _ = self.fail(e.clone());
+                    Ok(sliding_window(messages, cut, &e))
+                }
+                Err(e) => Err(self.fail(e)),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "compaction_tests.rs"]
+mod tests;
