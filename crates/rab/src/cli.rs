@@ -70,6 +70,11 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,
 
+    /// Stop before a request that would take spending past this many US dollars
+    /// (exit code 4).
+    #[arg(long, value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
+
     /// Continue the most recent session in this directory.
     #[arg(short = 'c', long = "continue")]
     pub continue_session: bool,

@@ -15,18 +15,26 @@ pub struct Invocation {
     pub args: String,
 }
 
-/// Parses a line starting with `/` (not `//`, which is text).
+/// Parses a line starting with `/` (not `//`, which is text), or with `,` followed by
+/// the name of a built-in command (`,handoff`, `,anchor NAME`: the same handlers).
 pub fn parse(line: &str) -> Option<Invocation> {
-    let rest = line.trim().strip_prefix('/')?;
-    if rest.starts_with('/') || rest.is_empty() {
+    let line = line.trim();
+    let (rest, is_comma) = match line.strip_prefix('/') {
+        Some(rest) => (rest, false),
+        None => (line.strip_prefix(',')?, true),
+    };
+    if rest.starts_with(['/', ',']) || rest.is_empty() {
         return None;
     }
     let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    if is_comma && !BUILTINS.iter().any(|(n, _)| *n == name) {
+        return None;
+    }
     Some(Invocation { name: name.to_owned(), args: args.trim().to_owned() })
 }
 
 /// The built-in commands with one-line descriptions (for help and autocomplete).
-pub const BUILTINS: [(&str, &str); 12] = [
+pub const BUILTINS: [(&str, &str); 21] = [
     ("help", "Show commands and keys"),
     ("quit", "Exit rab"),
     ("exit", "Exit rab"),
@@ -38,7 +46,16 @@ pub const BUILTINS: [(&str, &str); 12] = [
     ("hotkeys", "Show keyboard shortcuts"),
     ("settings", "Show the settings in effect"),
     ("clear", "Clear the screen (the session continues)"),
-    ("cost", "Show tokens and cost of this session"),
+    ("cost", "Show tokens and cost of this session, per request"),
+    ("compact", "Summarise older messages now: /compact [focus]"),
+    ("tree", "Show the session's branches; /tree N [summary] continues from message N"),
+    ("fork", "Copy this branch into a new session and continue there"),
+    ("name", "Name this session: /name NAME"),
+    ("anchor", "Mark this point: /anchor NAME"),
+    ("anchors", "List anchors; /anchors NAME continues from one"),
+    ("handoff", "Summarise and continue in a fresh session: /handoff [focus]"),
+    ("search", "Search every session: /search WORDS"),
+    ("export", "Export this session: /export [html|md|json] [FILE]"),
 ];
 
 /// What a command asks the mode to do.
@@ -60,6 +77,14 @@ pub enum Outcome {
     Clear,
     /// Show the keyboard shortcuts.
     Hotkeys,
+    /// Compact the conversation now.
+    Compact(Option<String>),
+    /// Show the tree (the UI opens a picker).
+    Tree,
+    /// Continue from this entry (summarising the abandoned branch or not).
+    Branch(String, bool),
+    /// Hand off to a fresh session.
+    Handoff(Option<String>),
 }
 
 /// Help text listing the commands.
@@ -104,9 +129,136 @@ pub fn execute(inv: &Invocation, session: &mut AgentSession, launch: &Launch) ->
             )),
         },
         "session" => Outcome::Info(session_info(session)),
+        "compact" => Outcome::Compact((!inv.args.is_empty()).then(|| inv.args.clone())),
+        "handoff" => Outcome::Handoff((!inv.args.is_empty()).then(|| inv.args.clone())),
+        "tree" if inv.args.is_empty() => Outcome::Tree,
+        "tree" => tree_pick(&inv.args, session),
+        "fork" => {
+            let dir = rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd);
+            match session.fork(&dir) {
+                Ok(path) => Outcome::Info(format!("forked into {}", path.display())),
+                Err(e) => Outcome::Error(e),
+            }
+        }
+        "name" if inv.args.is_empty() => Outcome::Info(session.name().map_or_else(
+            || "this session has no name; /name NAME sets one".into(),
+            |n| format!("name: {n}"),
+        )),
+        "name" => match session.set_name(&inv.args) {
+            Ok(()) => Outcome::Info(format!("named: {}", inv.args)),
+            Err(e) => Outcome::Error(e),
+        },
+        "anchor" if inv.args.is_empty() => Outcome::Error("/anchor takes a name".into()),
+        "anchor" => match session.add_anchor(&inv.args) {
+            Ok(()) => Outcome::Info(format!("anchor \"{}\" set", inv.args)),
+            Err(e) => Outcome::Error(e),
+        },
+        "anchors" => {
+            let anchors = session.anchors();
+            if inv.args.is_empty() {
+                if anchors.is_empty() {
+                    return Outcome::Info("no anchors yet; /anchor NAME marks this point".into());
+                }
+                let list: Vec<String> =
+                    anchors.iter().map(|(n, id)| format!("  {n}  ({id})")).collect();
+                return Outcome::Info(format!(
+                    "anchors (newest first):\n{}\n/anchors NAME continues from one",
+                    list.join("\n")
+                ));
+            }
+            match anchors.into_iter().find(|(n, _)| *n == inv.args) {
+                Some((_, id)) => Outcome::Branch(id, false),
+                None => {
+                    Outcome::Error(format!("no anchor named \"{}\"; /anchors lists them", inv.args))
+                }
+            }
+        }
+        "search" if inv.args.is_empty() => Outcome::Error("/search takes words to find".into()),
+        "search" => search(&inv.args, launch),
+        "export" => export(&inv.args, session, launch),
         "cost" => Outcome::Info(cost_info(session)),
         "settings" => Outcome::Info(settings_info(launch, session)),
         other => Outcome::Error(format!("unknown command /{other}; /help lists the commands")),
+    }
+}
+
+/// The tree as numbered lines (the numbers `/tree N` takes).
+pub fn tree_text(session: &AgentSession) -> String {
+    let items = session.tree();
+    if items.is_empty() {
+        return "the session has no messages yet".into();
+    }
+    let mut out = String::from("Messages of every branch (* = active branch):\n");
+    for (i, t) in items.iter().enumerate() {
+        let mark = if t.is_active { "*" } else { " " };
+        out.push_str(&format!("{mark}{:>3}. {}{}\n", i + 1, "  ".repeat(t.depth), t.text));
+    }
+    out.push_str("/tree N continues before message N (its text comes back to edit); add `summary` to summarise the branch left");
+    out
+}
+
+fn tree_pick(args: &str, session: &AgentSession) -> Outcome {
+    let mut words = args.split_whitespace();
+    let n = words.next().and_then(|w| w.parse::<usize>().ok());
+    let summary = words.next() == Some("summary");
+    let items = session.tree();
+    match n.and_then(|n| items.get(n.wrapping_sub(1))) {
+        // Continue from the message's parent, so the message itself can be edited and resent.
+        Some(t) => Outcome::Branch(t.parent_id.clone().unwrap_or_default(), summary),
+        None => Outcome::Error(format!("/tree N takes a number from 1 to {}", items.len())),
+    }
+}
+
+fn search(query: &str, launch: &Launch) -> Outcome {
+    let index = crate::sessions::index_dir(launch.paths.home());
+    match rab_session::search::search(&launch.paths.sessions_dir(), &index, query, 20) {
+        Ok(hits) if hits.is_empty() => Outcome::Info(format!("no matches for \"{query}\"")),
+        Ok(hits) => {
+            let lines: Vec<String> = hits
+                .iter()
+                .map(|h| format!("{}  {}  [{}]\n    {}", h.session_id, h.cwd, h.role, h.snippet))
+                .collect();
+            Outcome::Info(lines.join("\n"))
+        }
+        Err(e) => Outcome::Error(e.to_string()),
+    }
+}
+
+fn export(args: &str, session: &AgentSession, launch: &Launch) -> Outcome {
+    use rab_session::export::ExportFormat;
+    let by_name = |w: &str| match w.to_ascii_lowercase().as_str() {
+        "html" | "htm" => Some(ExportFormat::Html),
+        "md" | "markdown" => Some(ExportFormat::Markdown),
+        "json" => Some(ExportFormat::Json),
+        _ => None,
+    };
+    let (mut format, mut file) = (None, None);
+    for word in args.split_whitespace() {
+        match by_name(word) {
+            Some(f) if format.is_none() => format = Some(f),
+            _ if file.is_none() => file = Some(launch.cwd.join(word)),
+            _ => {
+                return Outcome::Error(
+                    "usage: /export [html|md|json] [FILE] (the format follows FILE's extension)"
+                        .into(),
+                );
+            }
+        }
+    }
+    let from_extension = file
+        .as_ref()
+        .and_then(|f: &std::path::PathBuf| f.extension())
+        .and_then(|e| by_name(&e.to_string_lossy()));
+    let format = format.or(from_extension).unwrap_or(ExportFormat::Html);
+    let file = file.unwrap_or_else(|| {
+        launch.cwd.join(format!("rab-session-{}.{}", session.tape().id(), format.extension()))
+    });
+    match rab_session::export::export(session.tape(), format) {
+        Ok(text) => match rab_tools::atomic_write::write_atomic(&file, text.as_bytes()) {
+            Ok(()) => Outcome::Info(format!("exported to {}", file.display())),
+            Err(e) => Outcome::Error(format!("cannot write {}: {e}", file.display())),
+        },
+        Err(e) => Outcome::Error(e.to_string()),
     }
 }
 
@@ -126,15 +278,28 @@ fn session_info(session: &AgentSession) -> String {
 
 fn cost_info(session: &AgentSession) -> String {
     let t = session.totals();
-    format!(
-        "tokens: {} in ({} cached, {} cache writes), {} out; cost ${:.4}; {} requests",
+    let mut out = format!(
+        "session: {} in ({} cached, {} cache writes), {} out; ${:.4} over {} requests",
         t.usage.input + t.usage.cache_read + t.usage.cache_write,
         t.usage.cache_read,
         t.usage.cache_write,
         t.usage.output,
         t.cost,
         t.turns
-    )
+    );
+    for (i, turn) in session.turn_costs().iter().enumerate() {
+        let u = &turn.usage;
+        out.push_str(&format!(
+            "\n  {:>3}. in {} (cache read {}, write {}), out {}: ${:.4}",
+            i + 1,
+            u.total_input(),
+            u.cache_read,
+            u.cache_write,
+            u.output,
+            turn.cost
+        ));
+    }
+    out
 }
 
 fn settings_info(launch: &Launch, session: &AgentSession) -> String {
@@ -170,5 +335,20 @@ mod tests {
         assert_eq!(parse("//not a command"), None);
         assert_eq!(parse("hello /model"), None);
         assert_eq!(parse("/"), None);
+    }
+
+    #[test]
+    fn comma_runs_known_commands_only() {
+        assert_eq!(
+            parse(",anchor before refactor"),
+            Some(Invocation { name: "anchor".into(), args: "before refactor".into() })
+        );
+        assert_eq!(
+            parse(",handoff"),
+            Some(Invocation { name: "handoff".into(), args: String::new() })
+        );
+        assert_eq!(parse(",ls -la"), None, "not a command (comma shell routing comes later)");
+        assert_eq!(parse(",,handoff"), None);
+        assert_eq!(parse("a, b"), None);
     }
 }

@@ -32,6 +32,8 @@ pub struct Launch {
     pub system_prompt: String,
     /// `--max-turns` or the setting.
     pub max_turns: Option<u32>,
+    /// `--max-budget-usd` or the setting.
+    pub max_budget_usd: Option<f64>,
     /// The model, key and thinking level chosen at start-up.
     pub target: Target,
 }
@@ -68,7 +70,27 @@ impl Launch {
             date: rab_session::time::date(rab_session::time::now_millis()),
         });
         let max_turns = cli.max_turns.or(settings.max_turns);
-        Ok(Self { env, paths, cwd, settings, registry, tools, system_prompt, max_turns, target })
+        let max_budget_usd = cli.max_budget_usd.or(settings.max_budget_usd);
+        if let Some(b) = max_budget_usd
+            && !(b.is_finite() && b >= 0.0)
+        {
+            return Err(SetupError {
+                code: crate::EXIT_USAGE,
+                message: format!("--max-budget-usd must be a number of dollars ≥ 0, not {b}"),
+            });
+        }
+        Ok(Self {
+            env,
+            paths,
+            cwd,
+            settings,
+            registry,
+            tools,
+            system_prompt,
+            max_turns,
+            max_budget_usd,
+            target,
+        })
     }
 
     /// Stream options for the current target and a session id.
@@ -95,15 +117,18 @@ impl Launch {
             max_turns: self.max_turns,
             steering_mode: queue_mode(self.settings.steering_mode),
             follow_up_mode: queue_mode(self.settings.follow_up_mode),
+            max_budget_usd: self.max_budget_usd,
         };
-        AgentSession::new(
+        let (mut session, resumed) = AgentSession::new(
             Arc::new(Client::new()),
             config,
             self.system_prompt.clone(),
             self.tools.clone(),
             tape,
         )
-        .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })
+        .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })?;
+        session.enable_compaction(self.settings.compaction.clone());
+        Ok((session, resumed))
     }
 
     /// A new tape for this directory.

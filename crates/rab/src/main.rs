@@ -25,6 +25,8 @@ pub const EXIT_PROVIDER: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 /// `--max-turns` was reached before the model finished.
 pub const EXIT_MAX_TURNS: u8 = 3;
+/// The next request would have crossed `--max-budget-usd`.
+pub const EXIT_BUDGET: u8 = 4;
 /// SIGINT / Ctrl+C.
 pub const EXIT_INTERRUPTED: u8 = 130;
 

@@ -13,7 +13,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::OutputFormat;
-use crate::{EXIT_INTERRUPTED, EXIT_MAX_TURNS, EXIT_OK, EXIT_PROVIDER};
+use crate::{EXIT_BUDGET, EXIT_INTERRUPTED, EXIT_MAX_TURNS, EXIT_OK, EXIT_PROVIDER};
 
 /// How to print.
 pub struct PrintOptions {
@@ -81,6 +81,7 @@ fn show(
     if let AgentEvent::MessageEnd { message: Message::Assistant(a) } = event {
         seen.final_text = a.text();
     }
+    notice(event);
     match opts.format {
         OutputFormat::StreamJson => {
             if let Ok(line) = serde_json::to_string(event) {
@@ -99,6 +100,25 @@ fn show(
                 verbose(event);
             }
         }
+    }
+}
+
+/// What the user must hear about even without `--verbose`: compaction.
+fn notice(event: &AgentEvent) {
+    match event {
+        AgentEvent::CompactionStart { tokens, .. } => {
+            eprintln!(
+                "rab: compacting the conversation (~{tokens} tokens) to fit the context window…"
+            )
+        }
+        AgentEvent::CompactionEnd { tokens_before, tokens_after, is_fallback, .. } => {
+            let how = if *is_fallback { "dropped older messages" } else { "summarised" };
+            eprintln!("rab: compacted ({how}): ~{tokens_before} → ~{tokens_after} tokens");
+        }
+        AgentEvent::CompactionFailed { message, .. } => {
+            eprintln!("rab: compaction failed: {message}")
+        }
+        _ => {}
     }
 }
 
@@ -125,6 +145,9 @@ fn verbose(event: &AgentEvent) {
         | AgentEvent::MessageEnd { .. }
         | AgentEvent::ToolUpdate { .. }
         | AgentEvent::Usage { .. }
+        | AgentEvent::CompactionStart { .. }
+        | AgentEvent::CompactionEnd { .. }
+        | AgentEvent::CompactionFailed { .. }
         | AgentEvent::Error { .. }
         | AgentEvent::TurnEnd { .. }
         | AgentEvent::AgentEnd { .. } => {}
@@ -135,6 +158,7 @@ fn exit_code(stop: &StopCause) -> u8 {
     match stop {
         StopCause::Done => EXIT_OK,
         StopCause::MaxTurns { .. } => EXIT_MAX_TURNS,
+        StopCause::Budget { .. } => EXIT_BUDGET,
         StopCause::Error { .. } => EXIT_PROVIDER,
         StopCause::Aborted => EXIT_INTERRUPTED,
     }
@@ -170,6 +194,10 @@ fn finish(
         StopCause::MaxTurns { limit } => eprintln!(
             "rab: stopped after {limit} turns (--max-turns); continue with `rab -c -p \"go on\"`"
         ),
+        StopCause::Budget { limit, spent } => eprintln!(
+            "rab: stopped before the next request: it would take spending past the ${limit:.4} budget \
+             (spent ${spent:.4}); raise --max-budget-usd to go on"
+        ),
         StopCause::Error { message } => eprintln!("rab: {message}"),
         StopCause::Aborted => eprintln!("rab: interrupted"),
     }
@@ -188,6 +216,7 @@ fn result_json(
     let status = match stop {
         StopCause::Done => "success",
         StopCause::MaxTurns { .. } => "error_max_turns",
+        StopCause::Budget { .. } => "error_budget",
         StopCause::Error { .. } => "error",
         StopCause::Aborted => "interrupted",
     };
@@ -206,6 +235,7 @@ fn result_json(
         "durationMs": duration_ms,
         "usage": totals.usage,
         "costUsd": totals.cost,
+        "perTurn": session.turn_costs(),
     })
     .to_string()
 }

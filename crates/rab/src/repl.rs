@@ -68,6 +68,31 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
                     Err(e) => eprintln!("rab: {}", e.message),
                 },
                 Outcome::Resume(arg) => resume(&launch, &mut session, arg),
+                Outcome::Tree => println!("{}", commands::tree_text(&session)),
+                Outcome::Compact(focus) => {
+                    match session.compact(focus, CancellationToken::new()).await {
+                        Ok(()) => println!("compacted"),
+                        Err(e) => eprintln!("rab: {e}"),
+                    }
+                }
+                Outcome::Branch(id, summary) => {
+                    let id = (!id.is_empty()).then_some(id);
+                    match session.branch_to(id.as_deref(), summary, CancellationToken::new()).await
+                    {
+                        Ok(()) => println!(
+                            "continuing on a new branch ({} messages of context)",
+                            session.agent().messages().len()
+                        ),
+                        Err(e) => eprintln!("rab: {e}"),
+                    }
+                }
+                Outcome::Handoff(focus) => {
+                    let dir = rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd);
+                    match session.handoff(focus.as_deref(), &dir, CancellationToken::new()).await {
+                        Ok(path) => println!("handed off to {}", path.display()),
+                        Err(e) => eprintln!("rab: {e}"),
+                    }
+                }
             }
             continue;
         }
@@ -106,7 +131,8 @@ fn resume(launch: &Launch, session: &mut AgentSession, arg: Option<String>) {
         Some(_) => arg.map(std::path::PathBuf::from),
         None => {
             for (i, s) in sessions.iter().enumerate().take(20) {
-                println!("  {:>2}. {}  {}", i + 1, s.id, s.first_message);
+                let name = s.name.as_deref().map(|n| format!("[{n}] ")).unwrap_or_default();
+                println!("  {:>2}. {}  {name}{}", i + 1, s.id, s.first_message);
             }
             println!("resume with /resume N");
             return;
@@ -147,6 +173,11 @@ async fn run_prompt(session: &mut AgentSession, prompt: String) {
     match stop {
         StopCause::Done => {}
         StopCause::MaxTurns { limit } => eprintln!("rab: stopped after {limit} turns"),
+        StopCause::Budget { limit, spent } => {
+            eprintln!(
+                "rab: stopped: the next request would pass the ${limit:.4} budget (spent ${spent:.4})"
+            )
+        }
         StopCause::Error { message } => eprintln!("rab: {message}"),
         StopCause::Aborted => eprintln!("rab: interrupted"),
     }
@@ -184,6 +215,15 @@ async fn print_events(rx: &mut mpsc::UnboundedReceiver<AgentEvent>) {
                     println!();
                 }
                 return;
+            }
+            AgentEvent::CompactionStart { tokens, .. } => {
+                println!("(compacting the conversation, ~{tokens} tokens…)");
+            }
+            AgentEvent::CompactionEnd { tokens_before, tokens_after, .. } => {
+                println!("(compacted: ~{tokens_before} → ~{tokens_after} tokens)");
+            }
+            AgentEvent::CompactionFailed { message, .. } => {
+                eprintln!("rab: compaction failed: {message}")
             }
             AgentEvent::AgentStart
             | AgentEvent::TurnStart { .. }

@@ -32,7 +32,10 @@ pub fn list(sessions_root: &Path, cwd: &Path, all: bool) -> u8 {
             s.id,
             ago(s.modified),
             rab_tools::truncate::format_size(s.size as usize),
-            s.first_message
+            match &s.name {
+                Some(n) => format!("[{n}] {}", s.first_message),
+                None => s.first_message.clone(),
+            }
         );
     }
     EXIT_OK
@@ -123,7 +126,7 @@ pub fn export(sessions_root: &Path, key: &str, kind: ExportKind, output: Option<
         Err(e) => return fail(crate::EXIT_PROVIDER, &e.to_string()),
     };
     match output {
-        Some(file) => match std::fs::write(file, text) {
+        Some(file) => match rab_tools::atomic_write::write_atomic(file, text.as_bytes()) {
             Ok(()) => {
                 eprintln!("wrote {}", file.display());
                 EXIT_OK

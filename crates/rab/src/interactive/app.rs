@@ -491,6 +491,20 @@ impl App {
                 ));
             }
             AgentEvent::Error { message } => self.error(&message),
+            AgentEvent::CompactionStart { tokens, .. } => {
+                self.info(&format!(
+                    "Compacting the conversation (~{tokens} tokens) to fit the context window…"
+                ));
+            }
+            AgentEvent::CompactionEnd { tokens_before, tokens_after, is_fallback, .. } => {
+                let how = if is_fallback { "dropped older messages" } else { "summarised" };
+                self.info(&format!(
+                    "Compacted ({how}): ~{tokens_before} → ~{tokens_after} tokens."
+                ));
+            }
+            AgentEvent::CompactionFailed { message, .. } => {
+                self.error(&format!("Compaction failed: {message}"))
+            }
             AgentEvent::AgentStart
             | AgentEvent::TurnStart { .. }
             | AgentEvent::Usage { .. }
@@ -514,6 +528,9 @@ impl App {
             StopCause::MaxTurns { limit } => {
                 self.error(&format!("stopped after {limit} turns (max turns)"))
             }
+            StopCause::Budget { limit, spent } => self.error(&format!(
+                "stopped: the next request would pass the ${limit:.4} budget (spent ${spent:.4})"
+            )),
             StopCause::Error { .. } => {}
             StopCause::Aborted => self.info("Interrupted."),
         }

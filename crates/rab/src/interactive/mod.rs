@@ -42,7 +42,15 @@ enum BangMsg {
     Done(crate::bang::BangResult, String, bool),
 }
 
-type Task = JoinHandle<(AgentSession, StopCause)>;
+/// How a background task on the session ended.
+enum TaskEnd {
+    /// An agent run.
+    Run(StopCause),
+    /// A session operation (compact, handoff, branch) with its report.
+    Note(Result<String, String>),
+}
+
+type Task = JoinHandle<(AgentSession, TaskEnd)>;
 
 /// The theme from settings (or the terminal's background), for the colour depth.
 fn load_theme(launch: &Launch) -> Result<Theme, String> {
@@ -223,6 +231,7 @@ impl Ui {
                         OverlayKey::Handled => {}
                         OverlayKey::Close => self.app.overlay = None,
                         OverlayKey::Picked(p) => self.picked(p),
+                        OverlayKey::Replace(next) => self.app.overlay = Some(*next),
                     }
                     return;
                 }
@@ -268,12 +277,56 @@ impl Ui {
         let token = cancel.clone();
         self.task = Some(tokio::spawn(async move {
             let stop = session.run(prompts, token).await;
-            (session, stop)
+            (session, TaskEnd::Run(stop))
         }));
     }
 
-    fn run_done(&mut self, done: Result<(AgentSession, StopCause), tokio::task::JoinError>) {
+    /// Runs a session operation in the background (the UI stays live meanwhile).
+    fn start_op(&mut self, label: &str, op: Op) {
+        let Some(mut session) = self.session.take() else { return };
+        let cancel = CancellationToken::new();
+        self.app.run_started(cancel.clone(), session.queues());
+        self.app.set_status(label.to_owned());
+        let dir =
+            rab_session::session_dir(&self.app.launch.paths.sessions_dir(), &self.app.launch.cwd);
+        self.task = Some(tokio::spawn(async move {
+            let note = match op {
+                Op::Compact(focus) => session.compact(focus, cancel).await.map(|()| String::new()),
+                Op::Handoff(focus) => {
+                    session.handoff(focus.as_deref(), &dir, cancel).await.map(|p| {
+                        format!("Handed off: continuing in a fresh session ({}).", p.display())
+                    })
+                }
+                Op::Branch(id, summary) => session
+                    .branch_to(id.as_deref(), summary, cancel)
+                    .await
+                    .map(|()| "Continuing on a new branch.".to_owned()),
+            };
+            (session, TaskEnd::Note(note))
+        }));
+    }
+
+    fn run_done(&mut self, done: Result<(AgentSession, TaskEnd), tokio::task::JoinError>) {
         self.task = None;
+        let done = match done {
+            Ok((session, TaskEnd::Note(note))) => {
+                while let Ok(ev) = self.agent_rx.try_recv() {
+                    self.app.agent_event(ev);
+                }
+                self.app.running = None;
+                self.app.status = None;
+                match note {
+                    Ok(text) if text.is_empty() => {}
+                    Ok(text) => self.app.info(&text),
+                    Err(e) => self.app.error(&e),
+                }
+                self.app.update_footer(&session);
+                self.session = Some(session);
+                return;
+            }
+            Ok((session, TaskEnd::Run(stop))) => Ok((session, stop)),
+            Err(e) => Err(e),
+        };
         match done {
             Ok((session, stop)) => {
                 // Events the agent sent before it returned are still in the channel.
@@ -386,6 +439,18 @@ impl Ui {
                 self.replace_session(tape, "Started a new session.");
             }
             Outcome::Resume(Some(path)) => self.resume(std::path::PathBuf::from(path)),
+            Outcome::Tree => {
+                let items = self.session.as_ref().map(|s| s.tree()).unwrap_or_default();
+                self.app.overlay = Some(Overlay::tree(items));
+            }
+            Outcome::Compact(focus) => self.start_op("Compacting…", Op::Compact(focus)),
+            Outcome::Handoff(focus) => {
+                self.start_op("Summarising for the handoff…", Op::Handoff(focus))
+            }
+            Outcome::Branch(id, summary) => {
+                let id = (!id.is_empty()).then_some(id);
+                self.start_op("Branching…", Op::Branch(id, summary));
+            }
             Outcome::Resume(None) => {
                 let dir = rab_session::session_dir(
                     &self.app.launch.paths.sessions_dir(),
@@ -540,6 +605,16 @@ impl Ui {
                 }
                 self.resume(path);
             }
+            Picked::Branch { parent, text, summarise } => {
+                self.app.overlay = None;
+                self.app.editor.set_text(&text);
+                let label = if summarise {
+                    "Summarising the branch left behind…"
+                } else {
+                    "Branching…"
+                };
+                self.start_op(label, Op::Branch(parent, summarise));
+            }
             Picked::Setting(i) => {
                 match i {
                     0 => {
@@ -603,9 +678,14 @@ fn hotkeys(b: &Keybindings) -> Vec<String> {
     out
 }
 
-async fn wait(
-    task: &mut Option<Task>,
-) -> Result<(AgentSession, StopCause), tokio::task::JoinError> {
+/// A session operation run in the background.
+enum Op {
+    Compact(Option<String>),
+    Handoff(Option<String>),
+    Branch(Option<String>, bool),
+}
+
+async fn wait(task: &mut Option<Task>) -> Result<(AgentSession, TaskEnd), tokio::task::JoinError> {
     match task {
         Some(t) => t.await,
         None => std::future::pending().await,

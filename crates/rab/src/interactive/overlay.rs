@@ -14,6 +14,9 @@ pub enum Picked {
     Session(PathBuf),
     /// A settings row (by index).
     Setting(usize),
+    /// A message of the tree: continue before it (from its parent), its text back in
+    /// the editor, summarising the branch left behind or not.
+    Branch { parent: Option<String>, text: String, summarise: bool },
 }
 
 /// The overlay's kind and its data.
@@ -26,6 +29,10 @@ pub enum Overlay {
     Settings { list: SelectList },
     /// Read-only text (help, hotkeys).
     Text { title: String, lines: Vec<String> },
+    /// The session tree.
+    Tree { list: SelectList, items: Vec<rab_core::TreeItem> },
+    /// After a pick in the tree: summarise the branch left behind?
+    BranchSummary { list: SelectList, parent: Option<String>, text: String },
 }
 
 /// What a key did to the overlay.
@@ -36,6 +43,8 @@ pub enum OverlayKey {
     Close,
     /// The user chose something (the overlay stays open only for settings).
     Picked(Picked),
+    /// Show this overlay instead (a second step).
+    Replace(Box<Overlay>),
 }
 
 const ROWS: usize = 10;
@@ -70,8 +79,11 @@ impl Overlay {
         let items = sessions
             .iter()
             .map(|s| {
-                let label =
-                    if s.first_message.is_empty() { s.id.clone() } else { s.first_message.clone() };
+                let label = match (&s.name, s.first_message.is_empty()) {
+                    (Some(n), _) => format!("{n} — {}", s.first_message),
+                    (None, true) => s.id.clone(),
+                    (None, false) => s.first_message.clone(),
+                };
                 SelectItem::new(label).with_description(format!(
                     "{} · {}",
                     &s.created.get(..16).unwrap_or(&s.created).replace('T', " "),
@@ -86,6 +98,23 @@ impl Overlay {
                 .with_empty_text("no saved sessions in this directory"),
             paths,
         }
+    }
+
+    /// The session tree: user messages of every branch.
+    pub fn tree(items: Vec<rab_core::TreeItem>) -> Overlay {
+        let rows = items
+            .iter()
+            .map(|t| {
+                let mark = if t.is_active { "● " } else { "  " };
+                SelectItem::new(format!("{mark}{}{}", "  ".repeat(t.depth), t.text))
+            })
+            .collect();
+        let mut list =
+            SelectList::new(rows, ROWS).with_typing(true).with_empty_text("no messages yet");
+        if !items.is_empty() {
+            list.select_item(items.len() - 1);
+        }
+        Overlay::Tree { list, items }
     }
 
     /// The settings panel with its current values.
@@ -109,6 +138,8 @@ impl Overlay {
             Overlay::Models { list, .. } => (list, 0),
             Overlay::Sessions { list, .. } => (list, 1),
             Overlay::Settings { list } => (list, 2),
+            Overlay::Tree { list, .. } => (list, 3),
+            Overlay::BranchSummary { list, .. } => (list, 4),
             Overlay::Text { .. } => {
                 let closes = bindings.matches(rab_tui::keys::Action::SelectCancel, key)
                     || bindings.matches(rab_tui::keys::Action::SelectConfirm, key);
@@ -126,6 +157,24 @@ impl Overlay {
                     .get(i)
                     .map_or(OverlayKey::Close, |p| OverlayKey::Picked(Picked::Session(p.clone()))),
                 (Overlay::Settings { .. }, _) => OverlayKey::Picked(Picked::Setting(i)),
+                (Overlay::Tree { items, .. }, _) => {
+                    let Some(t) = items.get(i) else { return OverlayKey::Close };
+                    let (parent, text) = (t.parent_id.clone(), t.full_text.clone());
+                    let options = vec![
+                        SelectItem::new("Continue without a summary"),
+                        SelectItem::new("Summarise the branch left behind, then continue")
+                            .with_description("one model request"),
+                    ];
+                    let list = SelectList::new(options, ROWS);
+                    OverlayKey::Replace(Box::new(Overlay::BranchSummary { list, parent, text }))
+                }
+                (Overlay::BranchSummary { parent, text, .. }, _) => {
+                    OverlayKey::Picked(Picked::Branch {
+                        parent: parent.clone(),
+                        text: text.clone(),
+                        summarise: i == 1,
+                    })
+                }
                 (Overlay::Text { .. }, _) => OverlayKey::Close,
             },
         }
@@ -147,6 +196,16 @@ impl Overlay {
             Overlay::Text { title, lines } => {
                 (title.as_str(), lines.clone(), "Esc or Enter to close")
             }
+            Overlay::Tree { list, .. } => (
+                "Session tree (● active branch)",
+                list.render(&cx),
+                "Enter: continue before this message (its text returns to the editor) · Esc close",
+            ),
+            Overlay::BranchSummary { list, .. } => (
+                "Branch here",
+                list.render(&cx),
+                "The branch left behind stays in the session file · Esc cancel",
+            ),
         };
         let mut out = vec![String::new(), theme.fg(Role::Accent, &theme.bold(title))];
         out.append(&mut body);

@@ -1,0 +1,163 @@
+//! `rab sessions search|export|list` and the session commands of the REPL (`/name`,
+//! `/anchor`, `/anchors`, `/export`, `,handoff`), on the real binary.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use rab_fake_llm::{FakeLlm, Item, Turn};
+use rab_session::Tape;
+
+use super::harness::{Home, stderr, stdout};
+
+fn prompt_in(home: &Home, llm: &FakeLlm, cwd: &Path, text: &str) -> Output {
+    std::fs::create_dir_all(cwd).unwrap();
+    home.rab_for("anthropic-messages", llm, Some("k"))
+        .current_dir(cwd)
+        .args(["-p", text])
+        .output()
+        .unwrap()
+}
+
+fn repl_in(home: &Home, llm: &FakeLlm, cwd: &Path, input: &str) -> Output {
+    std::fs::create_dir_all(cwd).unwrap();
+    let mut child = home
+        .rab_for("anthropic-messages", llm, Some("k"))
+        .current_dir(cwd)
+        .arg("--repl")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Every session file under RAB_HOME, with its header's cwd.
+fn session_files(home: &Home) -> Vec<(PathBuf, String)> {
+    let root = home.dir.path().join("rab/sessions");
+    let mut out = Vec::new();
+    for dir in std::fs::read_dir(root).unwrap() {
+        for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            let path = f.unwrap().path();
+            let (tape, _) = Tape::open(&path).unwrap();
+            out.push((path, tape.header().cwd.clone()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn search_finds_a_phrase_from_another_directorys_session() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("I will look at the tokenizer."), Turn::text("Done.")]);
+    let (a, b) = (home.dir.path().join("project-a"), home.dir.path().join("project-b"));
+    let out = prompt_in(&home, &llm, &a, "the flaky parser test fails on Tuesdays");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    prompt_in(&home, &llm, &b, "rename the config loader");
+    let sessions = session_files(&home);
+    let (a_file, _) = sessions.iter().find(|(_, cwd)| Path::new(cwd) == a).unwrap();
+    let a_id = Tape::open(a_file).unwrap().0.id().to_owned();
+
+    // From the other project's directory, quoted phrase and loose words alike.
+    let search = |args: &[&str]| {
+        home.rab().current_dir(&b).args(["sessions", "search"]).args(args).output().unwrap()
+    };
+    let out = search(&["\"parser test\""]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(text.contains(&a_id), "{text}");
+    assert!(text.contains(&a.display().to_string()), "the hit names its directory: {text}");
+    assert!(text.contains("the flaky parser test fails on Tuesdays"), "a snippet: {text}");
+
+    let out = search(&["--json", "TUESDAYS", "flaky"]);
+    let hits: Vec<serde_json::Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["sessionId"], a_id.as_str());
+    assert_eq!(hits[0]["role"], "user");
+    let entry = hits[0]["entryId"].as_str().unwrap();
+    assert!(Tape::open(a_file).unwrap().0.entry(entry).is_some(), "the hit names its entry");
+
+    let out = search(&["\"test parser\""]);
+    assert!(stdout(&out).contains("no matches"), "a phrase matches in order only");
+    // The assistant's words are searched too, and a new session is found at once.
+    prompt_in(&home, &llm, &b, "the tokenizer again");
+    let out = search(&["tokenizer"]);
+    assert_eq!(stdout(&out).matches("    ").count(), 2, "{}", stdout(&out));
+}
+
+#[test]
+fn export_writes_html_markdown_and_json() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("write", serde_json::json!({"path": "a.txt", "content": "hello\n"})),
+        Turn::text("Wrote **a.txt**."),
+    ]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--yolo", "create a.txt <b>now</b>"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (file, _) = session_files(&home).remove(0);
+    let id = Tape::open(&file).unwrap().0.id().to_owned();
+
+    let export = |format: &str| {
+        home.rab().args(["sessions", "export", &id[..13], "--format", format]).output().unwrap()
+    };
+    let md = stdout(&export("md"));
+    assert!(md.contains("create a.txt <b>now</b>") && md.contains("Wrote **a.txt**."), "{md}");
+    assert!(md.contains("write"), "the tool call is shown: {md}");
+
+    let json: serde_json::Value = serde_json::from_str(&stdout(&export("json"))).unwrap();
+    assert_eq!(json["header"]["id"], id.as_str());
+    assert_eq!(json["entries"].as_array().unwrap().len(), Tape::open(&file).unwrap().0.len());
+
+    let page = home.dir.path().join("out/page.html");
+    let out = home.rab().args(["sessions", "export", &id, "-o"]).arg(&page).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") || html.starts_with("<!doctype html>"));
+    assert!(html.contains("create a.txt &lt;b&gt;now&lt;/b&gt;"), "escaped user text");
+    for remote in ["src=\"http", "href=\"http", "@import", "url(http"] {
+        assert!(!html.contains(remote), "loads nothing from the network: {remote}");
+    }
+
+    let out = home.rab().args(["sessions", "export", "no-such-session"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no session matches"), "{}", stderr(&out));
+}
+
+#[test]
+fn names_anchors_and_export_from_the_repl() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("one"), Turn::text("two"), Turn::text("back at the anchor")]);
+    let cwd = home.dir.path().join("work");
+    let input = "first\n/name parser rewrite\n,anchor after-first\nsecond\n/anchors\n\
+                 /anchors after-first\nthird\n/export notes.md\n/quit\n";
+    let out = repl_in(&home, &llm, &cwd, input);
+    let text = stdout(&out);
+    assert!(text.contains("after-first"), "{text}\n{}", stderr(&out));
+    // Continuing from the anchor: the third request holds the path up to "one" only.
+    let users: Vec<String> = llm.requests()[2]
+        .transcript()
+        .items
+        .into_iter()
+        .filter_map(|i| match i {
+            Item::User(t) => Some(t),
+            Item::Assistant { .. } | Item::ToolResult { .. } => None,
+        })
+        .collect();
+    assert_eq!(users, ["first", "third"]);
+    let md = std::fs::read_to_string(cwd.join("notes.md")).unwrap();
+    assert!(md.contains("back at the anchor") && !md.contains("two"), "the active branch: {md}");
+    // The name shows in the listing and in the --resume picker's data.
+    let out = home.rab().current_dir(&cwd).args(["sessions", "list"]).output().unwrap();
+    assert!(stdout(&out).contains("[parser rewrite] first"), "{}", stdout(&out));
+}
