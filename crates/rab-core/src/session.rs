@@ -91,7 +91,7 @@ impl AgentSession {
         let repaired = tape.repair()?;
         let thinking = config.options.thinking;
         let mut agent = Agent::new(provider.clone(), config, system_prompt, tools);
-        let (ids, messages): (Vec<_>, Vec<_>) = tape.messages_with_ids().into_iter().unzip();
+        let (ids, messages) = tape.take_conversation();
         agent.set_messages(messages);
         let session = Self {
             agent,

@@ -55,7 +55,7 @@ impl AgentSession {
     }
 
     fn reload_messages(&mut self) {
-        let (ids, messages): (Vec<_>, Vec<_>) = self.tape.messages_with_ids().into_iter().unzip();
+        let (ids, messages) = self.tape.messages_with_ids();
         self.ids = ids;
         self.agent.set_messages(messages);
     }

@@ -1,5 +1,8 @@
-//! Load time of a 100k-entry tape: a realistic mix of user prompts, assistant replies
-//! with tool calls, and tool results of a few hundred bytes to a few KB.
+//! Resuming a 100k-entry tape: a realistic mix of user prompts, assistant replies with
+//! tool calls, and tool results of a few hundred bytes to a few KB. Measures what
+//! `AgentSession::new` does with a tape (open, then the active branch's messages with
+//! their entry ids, freeing the loaded text) for time, and — in a fresh child process, so the building of the tape does
+//! not count — the peak memory it adds, against the size of the active branch's lines.
 //!
 //! Run: `cargo bench -p rab-session --bench load`
 #![allow(clippy::unwrap_used)]
@@ -66,15 +69,39 @@ fn build(dir: &Path, entries: usize) -> std::path::PathBuf {
     tape.path().unwrap().to_owned()
 }
 
+/// Peak resident memory of this process so far, in bytes (Linux).
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// In the child: resume once and print `baseline peak` in bytes.
+fn measure(path: &Path) {
+    let before = peak_rss().unwrap_or(0);
+    let (mut tape, _) = Tape::open(path).unwrap();
+    let (_, messages) = tape.take_conversation();
+    let after = peak_rss().unwrap_or(0);
+    assert_eq!(messages.len(), 100_000);
+    println!("{before} {after}");
+    drop((tape, messages));
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--measure") {
+        measure(Path::new(&args[i + 1]));
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let path = build(dir.path(), 100_000);
     let size = std::fs::metadata(&path).unwrap().len();
     let mut times = Vec::new();
     for _ in 0..7 {
         let start = Instant::now();
-        let (tape, warnings) = Tape::open(&path).unwrap();
-        let messages = tape.messages();
+        let (mut tape, warnings) = Tape::open(&path).unwrap();
+        let (_, messages) = tape.take_conversation();
         times.push(start.elapsed().as_secs_f64() * 1000.0);
         assert!(warnings.is_empty());
         assert_eq!(messages.len(), 100_000);
@@ -87,4 +114,24 @@ fn main() {
         times[0],
         times[6]
     );
+    // Every entry is on the active branch here, so its lines are the whole file.
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .arg("--measure")
+        .arg(&path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let figures: Vec<u64> = text.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+    if let [before, after] = figures[..] {
+        let added = after.saturating_sub(before);
+        println!(
+            "memory while resuming: {:.1} MB added to a {:.1} MB process ({:.2}x the active branch's {:.1} MB of lines)",
+            added as f64 / 1e6,
+            before as f64 / 1e6,
+            added as f64 / size as f64,
+            size as f64 / 1e6
+        );
+    } else {
+        println!("memory while resuming: not measured ({text})");
+    }
 }

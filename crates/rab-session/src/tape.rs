@@ -18,6 +18,7 @@ use serde::Deserialize;
 
 use crate::entry::{Entry, EntryBody, FORMAT_VERSION, Header};
 use crate::id::{entry_id, session_id};
+use crate::source::Source;
 use crate::time::{now_millis, rfc3339};
 
 /// Result text given to a tool call whose result was never recorded (rab was killed).
@@ -110,9 +111,10 @@ struct Slot {
     id: String,
     parent_id: Option<String>,
     kind: EntryKind,
-    /// The line in `Tape::text` (empty for entries appended in this process).
+    /// The line's bytes in the file (empty for entries appended in this process).
     raw: Range<usize>,
-    entry: OnceLock<Option<Entry>>,
+    /// Boxed: most slots of a long tape are never parsed, and an `Entry` is large.
+    entry: OnceLock<Option<Box<Entry>>>,
 }
 
 /// A session: header, entries and the current leaf; backed by a file unless ephemeral.
@@ -120,8 +122,8 @@ struct Slot {
 pub struct Tape {
     path: Option<PathBuf>,
     header: Header,
-    /// The file's text as loaded; slots refer into it.
-    text: String,
+    /// The file's lines as loaded; slots refer into them.
+    source: Source,
     slots: Vec<Slot>,
     index: HashMap<String, usize>,
     leaf: Option<usize>,
@@ -139,6 +141,16 @@ struct Meta<'a> {
     id: Cow<'a, str>,
     #[serde(rename = "parentId", borrow, default)]
     parent_id: Option<Cow<'a, str>>,
+}
+
+/// The slots of the conversation on the active branch.
+struct Plan {
+    /// Message slots, from the first one after the last compaction's cut on.
+    slots: Vec<usize>,
+    /// The last compaction's summary.
+    summary: Option<String>,
+    /// How many of `slots` come before that compaction.
+    stale: usize,
 }
 
 /// Only the message of a message entry.
@@ -179,7 +191,7 @@ impl Tape {
         Self {
             path,
             header,
-            text: String::new(),
+            source: Source::default(),
             slots: Vec::new(),
             index: HashMap::new(),
             leaf: None,
@@ -192,12 +204,13 @@ impl Tape {
     /// skipped and reported as warnings; the last entry becomes the leaf.
     pub fn open(path: &Path) -> Result<(Self, Vec<Warning>), Error> {
         let io = |source| Error::Io { path: path.to_owned(), source };
-        // fs::read sizes the buffer from the file's length: no regrowing of a large tape.
-        let bytes = std::fs::read(path).map_err(io)?;
-        let text = match String::from_utf8(bytes) {
-            Ok(t) => t,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        };
+        let mut file = File::open(path).map_err(io)?;
+        // Sized from the file's length: no regrowing of a large tape.
+        let len = file.metadata().map_err(io)?.len();
+        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).saturating_add(1));
+        file.read_to_end(&mut bytes).map_err(io)?;
+        let source = Source::new(bytes, file);
+        let text = source.text();
         let mut lines = Vec::new();
         let mut start = 0;
         for (n, end) in memchr::memchr_iter(b'\n', text.as_bytes()).chain([text.len()]).enumerate()
@@ -226,7 +239,7 @@ impl Tape {
                 message: format!("the first line has type '{}', not 'session'", header.kind),
             });
         }
-        let parsed = parse_meta(&text, &lines[1..]);
+        let parsed = parse_meta(text, &lines[1..]);
         let mut warnings = Vec::new();
         let mut slots = Vec::with_capacity(parsed.len());
         let mut index = HashMap::with_capacity(parsed.len());
@@ -253,7 +266,7 @@ impl Tape {
         let tape = Self {
             path: Some(path.to_owned()),
             header,
-            text,
+            source,
             slots,
             index,
             leaf,
@@ -299,14 +312,25 @@ impl Tape {
     fn get(&self, i: usize) -> Option<&Entry> {
         let slot = self.slots.get(i)?;
         slot.entry
-            .get_or_init(|| match serde_json::from_str::<Entry>(&self.text[slot.raw.clone()]) {
-                Ok(e) => Some(e),
-                Err(e) => {
-                    tracing::warn!(entry = %slot.id, "unreadable session entry: {e}");
-                    None
+            .get_or_init(|| {
+                let line = self.source.line(&slot.raw)?;
+                match serde_json::from_str::<Entry>(&line) {
+                    Ok(e) => Some(Box::new(e)),
+                    Err(e) => {
+                        tracing::warn!(entry = %slot.id, "unreadable session entry: {e}");
+                        None
+                    }
                 }
             })
-            .as_ref()
+            .as_deref()
+    }
+
+    /// Frees the text kept from loading (call once the conversation has been taken
+    /// with [`Tape::messages_with_ids`]): entries not parsed yet are then read back
+    /// from the file when first needed, instead of the whole history staying in
+    /// memory twice.
+    pub fn release_text(&mut self) {
+        self.source.release();
     }
 
     /// All readable entries in file order (parses every body: for tools and tests,
@@ -351,8 +375,13 @@ impl Tape {
         };
         self.write(&entry)?;
         let kind = EntryKind::of(&entry.body);
-        let slot =
-            Slot { id: id.clone(), parent_id, kind, raw: 0..0, entry: OnceLock::from(Some(entry)) };
+        let slot = Slot {
+            id: id.clone(),
+            parent_id,
+            kind,
+            raw: 0..0,
+            entry: OnceLock::from(Some(Box::new(entry))),
+        };
         self.index.insert(id, self.slots.len());
         self.slots.push(slot);
         self.leaf = Some(self.slots.len() - 1);
@@ -426,12 +455,30 @@ impl Tape {
     /// compaction's first kept entry on. A tool call without a recorded result gets
     /// [`INTERRUPTED_RESULT`].
     pub fn messages(&self) -> Vec<Message> {
-        self.messages_with_ids().into_iter().map(|(_, m)| m).collect()
+        self.messages_with_ids().1
     }
 
     /// Like [`Tape::messages`], with the id of the entry each message came from (`None`
-    /// for the compaction summary and for synthesised interrupted results).
-    pub fn messages_with_ids(&self) -> Vec<(Option<String>, Message)> {
+    /// for the compaction summary and for synthesised interrupted results), in a
+    /// vector of the same length.
+    pub fn messages_with_ids(&self) -> (Vec<Option<String>>, Vec<Message>) {
+        let plan = self.plan();
+        let parsed = self.parse_messages(&plan.slots);
+        self.assemble(plan, parsed)
+    }
+
+    /// [`Tape::messages_with_ids`] for resuming: the text kept from loading is freed
+    /// as soon as the messages are parsed (see [`Tape::release_text`]), so it never
+    /// sits in memory beside the assembled conversation.
+    pub fn take_conversation(&mut self) -> (Vec<Option<String>>, Vec<Message>) {
+        let plan = self.plan();
+        let parsed = self.parse_messages(&plan.slots);
+        self.source.release();
+        self.assemble(plan, parsed)
+    }
+
+    /// Which slots make up the conversation.
+    fn plan(&self) -> Plan {
         let branch = self.branch();
         let mut start = 0;
         let mut compaction_at = 0;
@@ -449,43 +496,48 @@ impl Tape {
                 .position(|&i| self.slots[i].id == *first_kept_entry_id)
                 .unwrap_or(pos);
         }
-        let ids: Vec<usize> = branch[start..]
-            .iter()
-            .copied()
-            .filter(|&i| self.slots[i].kind == EntryKind::Message)
-            .collect();
+        let is_message = |i: &&usize| self.slots[**i].kind == EntryKind::Message;
         // Responses kept from before the compaction reported usage of the history the
         // summary replaced; the agent must not read the context size from them.
-        let stale = branch[start..compaction_at.max(start)]
-            .iter()
-            .filter(|&&i| self.slots[i].kind == EntryKind::Message)
-            .count();
-        let parsed = self.parse_messages(&ids);
-        let mut out: Vec<(Option<String>, Message)> = Vec::with_capacity(parsed.len() + 1);
-        if let Some(text) = summary {
-            out.push((None, Message::summary(&text)));
+        let stale = branch[start..compaction_at.max(start)].iter().filter(is_message).count();
+        let slots = branch[start..].iter().filter(is_message).copied().collect();
+        Plan { slots, summary, stale }
+    }
+
+    fn assemble(
+        &self,
+        plan: Plan,
+        parsed: Vec<Option<Message>>,
+    ) -> (Vec<Option<String>>, Vec<Message>) {
+        let capacity = parsed.len() + 1;
+        let mut ids: Vec<Option<String>> = Vec::with_capacity(capacity);
+        let mut out: Vec<Message> = Vec::with_capacity(capacity);
+        if let Some(text) = plan.summary {
+            ids.push(None);
+            out.push(Message::summary(&text));
         }
         let mut pending: Vec<(String, String)> = Vec::new();
-        for (n, (slot, message)) in ids.iter().zip(parsed).enumerate() {
+        for (n, (slot, message)) in plan.slots.iter().zip(parsed).enumerate() {
             let Some(mut message) = message else { continue };
             if let Message::Assistant(a) = &mut message
-                && n < stale
+                && n < plan.stale
             {
                 a.usage = rab_ai::Usage::default();
             }
             match &message {
                 Message::ToolResult(r) => pending.retain(|(id, _)| *id != r.tool_call_id),
                 Message::User(_) | Message::Assistant(_) => {
-                    close_pending(&mut out, &mut pending);
+                    close_pending(&mut ids, &mut out, &mut pending);
                     if let Message::Assistant(a) = &message {
                         pending = a.tool_calls().map(|c| (c.id.clone(), c.name.clone())).collect();
                     }
                 }
             }
-            out.push((Some(self.slots[*slot].id.clone()), message));
+            ids.push(Some(self.slots[*slot].id.clone()));
+            out.push(message);
         }
-        close_pending(&mut out, &mut pending);
-        out
+        close_pending(&mut ids, &mut out, &mut pending);
+        (ids, out)
     }
 
     /// Messages of these slots: cloned when already parsed, else parsed straight from
@@ -496,7 +548,8 @@ impl Tape {
             if let Some(parsed) = slot.entry.get() {
                 return parsed.as_ref().and_then(|e| e.message().cloned());
             }
-            match serde_json::from_str::<MessageOnly>(&self.text[slot.raw.clone()]) {
+            let line = self.source.line(&slot.raw)?;
+            match serde_json::from_str::<MessageOnly>(&line) {
                 Ok(m) => Some(m.message),
                 Err(e) => {
                     tracing::warn!(entry = %slot.id, "unreadable session message: {e}");
@@ -508,21 +561,19 @@ impl Tape {
         if ids.len() < 4096 || threads < 2 {
             return ids.iter().map(one).collect();
         }
+        // Filled in place, chunk by chunk: no second copy of the conversation.
+        let mut out: Vec<Option<Message>> = (0..ids.len()).map(|_| None).collect();
         let size = ids.len().div_ceil(threads);
         std::thread::scope(|scope| {
-            let handles: Vec<_> = ids
-                .chunks(size)
-                .map(|chunk| scope.spawn(move || chunk.iter().map(one).collect::<Vec<_>>()))
-                .collect();
-            let mut out = Vec::with_capacity(ids.len());
-            for (h, chunk) in handles.into_iter().zip(ids.chunks(size)) {
-                match h.join() {
-                    Ok(part) => out.extend(part),
-                    Err(_) => out.extend(chunk.iter().map(one)),
-                }
+            for (slots, chunk) in out.chunks_mut(size).zip(ids.chunks(size)) {
+                scope.spawn(move || {
+                    for (slot, i) in slots.iter_mut().zip(chunk) {
+                        *slot = one(i);
+                    }
+                });
             }
-            out
-        })
+        });
+        out
     }
 
     /// Records a result for each tool call of the last turn that has none (rab was
@@ -593,7 +644,11 @@ fn parse_meta(text: &str, lines: &[(usize, Range<usize>)]) -> Vec<Parsed> {
     })
 }
 
-fn close_pending(out: &mut Vec<(Option<String>, Message)>, pending: &mut Vec<(String, String)>) {
+fn close_pending(
+    ids: &mut Vec<Option<String>>,
+    out: &mut Vec<Message>,
+    pending: &mut Vec<(String, String)>,
+) {
     for (id, name) in pending.drain(..) {
         let result = ToolResultMessage {
             tool_call_id: id,
@@ -601,7 +656,8 @@ fn close_pending(out: &mut Vec<(Option<String>, Message)>, pending: &mut Vec<(St
             content: vec![Content::text(INTERRUPTED_RESULT)],
             is_error: true,
         };
-        out.push((None, Message::ToolResult(result)));
+        ids.push(None);
+        out.push(Message::ToolResult(result));
     }
 }
 

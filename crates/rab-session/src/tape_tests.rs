@@ -145,3 +145,48 @@ fn an_ephemeral_tape_writes_nothing() {
     assert!(tape.path().is_none());
     assert_eq!(tape.messages().len(), 1);
 }
+
+#[test]
+fn entries_are_read_back_from_the_file_after_the_text_is_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tape = Tape::create(dir.path(), Path::new("/p"), None);
+    tape.append(user("one")).unwrap();
+    tape.append(assistant_with_calls(&["c1"])).unwrap();
+    tape.append(result("c1")).unwrap();
+    tape.append(EntryBody::Label { target_id: "x".into(), label: Some("mark".into()) }).unwrap();
+    let written = tape.entries().into_iter().cloned().collect::<Vec<_>>();
+    let path = tape.path().unwrap().to_owned();
+
+    let (mut loaded, _) = Tape::open(&path).unwrap();
+    let (ids, messages) = loaded.take_conversation();
+    assert_eq!(messages, tape.messages());
+    assert_eq!(ids.len(), messages.len());
+    assert!(loaded.source.text().is_empty(), "the loaded text is freed");
+    // Nothing was parsed but the messages: every entry now comes from the file.
+    assert_eq!(loaded.entries().into_iter().cloned().collect::<Vec<_>>(), written);
+    loaded.append(user("two")).unwrap();
+    let (reloaded, warnings) = Tape::open(&path).unwrap();
+    assert!(warnings.is_empty());
+    assert_eq!(reloaded.messages().len(), 4);
+}
+
+#[test]
+fn a_file_with_invalid_utf8_keeps_its_text_and_still_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tape = Tape::create(dir.path(), Path::new("/p"), None);
+    tape.append(user("before")).unwrap();
+    let path = tape.path().unwrap().to_owned();
+    // A stray invalid byte in a line of its own, then a valid entry after it: the
+    // repaired text's offsets are not the file's, so lines must come from the text.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(b"\xff\xfe garbage\n");
+    std::fs::write(&path, &bytes).unwrap();
+    let mut tape = Tape::open(&path).unwrap().0;
+    tape.append(user("after")).unwrap();
+    let (mut loaded, warnings) = Tape::open(&path).unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let (_, messages) = loaded.take_conversation();
+    assert_eq!(messages, vec![Message::user("before"), Message::user("after")]);
+    assert!(!loaded.source.text().is_empty(), "kept: its offsets are not the file's");
+    assert_eq!(loaded.entries().len(), 2);
+}

@@ -220,7 +220,10 @@ async fn print_events(rx: &mut mpsc::UnboundedReceiver<AgentEvent>) {
                 println!("(compacting the conversation, ~{tokens} tokens…)");
             }
             AgentEvent::CompactionEnd { tokens_before, tokens_after, .. } => {
-                println!("(compacted: ~{tokens_before} → ~{tokens_after} tokens)");
+                println!(
+                    "(compacted: ~{tokens_before} → ~{tokens_after} tokens; the full history \
+                     stays in the session: /tree, /export)"
+                );
             }
             AgentEvent::CompactionFailed { message, .. } => {
                 eprintln!("rab: compaction failed: {message}")

@@ -499,7 +499,8 @@ impl App {
             AgentEvent::CompactionEnd { tokens_before, tokens_after, is_fallback, .. } => {
                 let how = if is_fallback { "dropped older messages" } else { "summarised" };
                 self.info(&format!(
-                    "Compacted ({how}): ~{tokens_before} → ~{tokens_after} tokens."
+                    "Compacted ({how}): ~{tokens_before} → ~{tokens_after} tokens. \
+                     The full history stays in the session (/tree, /export)."
                 ));
             }
             AgentEvent::CompactionFailed { message, .. } => {

@@ -70,6 +70,7 @@ fn crossing_the_threshold_summarises_the_old_part_and_sends_summary_and_tail() {
         Turn::tool_call("bash", big).with_usage(usage(1400)),
         Turn::text("## Goal\nThe user works through three tasks."),
         Turn::text("done three"),
+        Turn::text("done four"),
     ]);
     assert_eq!(stdout(&rab(&home, &["-p", "first task: rename the parser"])), "done one\n");
     assert_eq!(stdout(&rab(&home, &["-c", "-p", "second task: add tests"])), "done two\n");
@@ -122,6 +123,13 @@ fn crossing_the_threshold_summarises_the_old_part_and_sends_summary_and_tail() {
         8,
         "what was summarised stays in the tape"
     );
+    // Continuing the session later starts from the summary and the kept tail.
+    let out = rab(&home, &["-c", "-p", "fourth task"]);
+    assert_eq!(stdout(&out), "done four\n", "{}", stderr(&out));
+    assert!(!stderr(&out).contains("compacting"), "{}", stderr(&out));
+    let items = llm.requests()[5].transcript().items;
+    assert_eq!(items.len(), 5, "summary, call, result, answer, new prompt: {items:?}");
+    assert!(matches!(&items[0], Item::User(t) if t.contains("three tasks")));
 }
 
 #[test]
@@ -144,6 +152,64 @@ fn a_context_overflow_error_compacts_and_retries_once() {
     assert_eq!(reqs[1].status, 400);
     let retry = reqs[3].transcript().items;
     assert_eq!(retry.len(), 2, "{retry:?}");
+}
+
+#[test]
+fn when_summarising_fails_on_overflow_older_messages_are_dropped_with_a_notice() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    small_model(&home, &llm, tight());
+    let mut second = Turn::text("answer after dropping");
+    second.faults.push(rab_fake_llm::HttpFault {
+        status: 400,
+        retry_after: None,
+        message: Some("prompt is too long: 250000 tokens > 200000 maximum".into()),
+    });
+    let second = second.after_fault(500, None); // the summary request fails
+    llm.script([Turn::text("first answer"), second]);
+    assert_eq!(stdout(&rab(&home, &["-p", "first question"])), "first answer\n");
+    let out = rab(&home, &["-c", "-p", "second question"]);
+    assert_eq!(stdout(&out), "answer after dropping\n", "{}", stderr(&out));
+    assert!(stderr(&out).contains("compacted (dropped older messages)"), "{}", stderr(&out));
+    let reqs = llm.requests();
+    assert_eq!(reqs.iter().map(|r| r.status).collect::<Vec<_>>(), [200, 400, 500, 200]);
+    let retry = reqs[3].transcript().items;
+    assert_eq!(retry.len(), 2, "notice + the kept question: {retry:?}");
+    assert!(
+        matches!(&retry[0], Item::User(t) if t.contains("2 earlier messages were dropped")),
+        "{retry:?}"
+    );
+    assert!(matches!(&retry[1], Item::User(t) if t == "second question"));
+    // The dropped messages are still in the file, and the fallback is recorded.
+    let tape = tape_of(&home);
+    assert_eq!(tape.entries().iter().filter(|e| e.message().is_some()).count(), 4);
+    assert!(tape.entries().iter().any(|e| matches!(&e.body,
+        EntryBody::Compaction { summary, .. } if summary.contains("dropped"))));
+}
+
+#[test]
+fn openai_requests_keep_one_cache_key_and_a_byte_stable_prefix() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("ls", json!({})), Turn::text("ok")]);
+    let out = home
+        .rab_for("openai-responses", &llm, Some("k"))
+        .args(["-p", "--yolo", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "ok\n", "{}", stderr(&out));
+    let bodies: Vec<serde_json::Value> =
+        llm.requests().iter().map(|r| serde_json::from_slice(&r.raw).unwrap()).collect();
+    let session_id = tape_of(&home).id().to_owned();
+    for body in &bodies {
+        assert_eq!(body["prompt_cache_key"], session_id.as_str());
+    }
+    for key in ["instructions", "tools", "model"] {
+        assert_eq!(bodies[0][key], bodies[1][key], "{key} is the same on every turn");
+    }
+    let (first, second) = (&bodies[0]["input"], &bodies[1]["input"]);
+    let n = first.as_array().unwrap().len();
+    assert_eq!(first.as_array().unwrap()[..], second.as_array().unwrap()[..n]);
 }
 
 #[test]

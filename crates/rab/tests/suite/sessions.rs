@@ -161,3 +161,27 @@ fn names_anchors_and_export_from_the_repl() {
     let out = home.rab().current_dir(&cwd).args(["sessions", "list"]).output().unwrap();
     assert!(stdout(&out).contains("[parser rewrite] first"), "{}", stdout(&out));
 }
+
+#[test]
+fn fork_copies_the_branch_into_a_new_linked_session() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("one"), Turn::text("two after the fork")]);
+    let cwd = home.dir.path().join("work");
+    let out = repl_in(&home, &llm, &cwd, "first\n/fork\nsecond\n/quit\n");
+    assert!(stdout(&out).contains("forked into"), "{}\n{}", stdout(&out), stderr(&out));
+    let files = session_files(&home);
+    assert_eq!(files.len(), 2);
+    let tapes: Vec<Tape> = files.iter().map(|(p, _)| Tape::open(p).unwrap().0).collect();
+    let (old, new) = if tapes[0].header().parent_session.is_some() {
+        (&tapes[1], &tapes[0])
+    } else {
+        (&tapes[0], &tapes[1])
+    };
+    let old_path = old.path().unwrap().display().to_string();
+    assert_eq!(new.header().parent_session.as_deref(), Some(old_path.as_str()));
+    assert_eq!(old.messages().len(), 2, "the original is left as it was");
+    assert_eq!(new.messages().len(), 4, "the copy goes on");
+    assert_eq!(new.messages()[..2], old.messages()[..]);
+    assert_eq!(llm.requests()[1].transcript().items.len(), 3);
+}
