@@ -297,6 +297,11 @@ impl App {
                 }
                 return Effect::None;
             }
+            if is(Action::Submit) && is_command_name(self.editor.text_before_cursor()) {
+                // `/tre` + Enter runs `/tree`, as a typed command name would.
+                self.accept_completion();
+                return self.submit(false);
+            }
             if is(Action::Autocomplete) || is(Action::Submit) {
                 self.accept_completion();
                 return Effect::None;
@@ -347,7 +352,7 @@ impl App {
     fn refresh_completions_if_typing(&mut self) {
         let before = self.editor.text_before_cursor();
         let token = before.rsplit(char::is_whitespace).next().unwrap_or_default();
-        if token.starts_with('@') || (before.starts_with('/') && !before.contains(' ')) {
+        if token.starts_with('@') || is_command_name(before) {
             self.refresh_completions();
         } else {
             self.completions = None;
@@ -581,4 +586,9 @@ impl App {
 fn alt_enter(key: &KeyEvent) -> bool {
     key.code == crossterm::event::KeyCode::Enter
         && key.modifiers.contains(crossterm::event::KeyModifiers::ALT)
+}
+
+/// The editor holds a slash command's name being typed (no arguments yet).
+fn is_command_name(before_cursor: &str) -> bool {
+    before_cursor.starts_with('/') && !before_cursor.contains(' ')
 }

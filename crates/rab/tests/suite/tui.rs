@@ -186,3 +186,50 @@ fn works_at_80_by_24_without_colour() {
     assert!(pty.screen().lines().all(|l| l.chars().count() <= 80));
     assert!(!pty.has_colour(), "NO_COLOR: no foreground or background colours on screen");
 }
+
+#[test]
+fn the_tree_overlay_branches_with_a_summary_of_the_branch_left_behind() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::text("answer one"),
+        Turn::text("answer two"),
+        Turn::text("## Goal\nTried a second approach."),
+        Turn::text("answer on the new branch"),
+    ]);
+    let mut pty = start(&home, &llm, home.dir.path(), 100, 30);
+    pty.send("first message\r");
+    pty.wait_for("the first answer", T, |s| s.contains("answer one"));
+    pty.send("second message\r");
+    pty.wait_for("the second answer", T, |s| s.contains("answer two"));
+    pty.send("/tree");
+    pty.wait_for("the typed command", T, |s| s.contains("/tree"));
+    pty.send("\r");
+    pty.wait_for("the tree", T, |s| s.contains("Session tree") && s.contains("second message"));
+    pty.send("\r"); // the last message is selected
+    pty.wait_for("the summary choice", T, |s| s.contains("Summarise the branch left behind"));
+    pty.send("\x1b[B\r");
+    pty.wait_for("the new branch", T, |s| s.contains("Continuing on a new branch."));
+    // The picked message is back in the editor, to change and send.
+    pty.send(" again\r");
+    pty.wait_for("the answer on the new branch", T, |s| s.contains("answer on the new branch"));
+    let reqs = llm.requests();
+    let summary_request = reqs[2].last_user_text().unwrap();
+    assert!(summary_request.contains("second message") && summary_request.contains("answer two"));
+    assert!(!summary_request.contains("first message"), "only the abandoned part");
+    let users: Vec<String> = reqs[3]
+        .transcript()
+        .items
+        .into_iter()
+        .filter_map(|i| match i {
+            rab_fake_llm::Item::User(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users.len(), 3, "{users:?}");
+    assert_eq!(users[0], "first message");
+    assert!(users[1].contains("Tried a second approach"), "{users:?}");
+    assert_eq!(users[2], "second message again");
+    pty.send("\x03\x03\x03");
+    assert_eq!(pty.wait_exit(T), Some(0));
+}
