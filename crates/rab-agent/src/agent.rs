@@ -218,6 +218,7 @@ impl Agent {
                 sink.emit(AgentEvent::TurnStart { turn })?;
                 self.compact_if_needed(sink, cancel).await?;
                 if let Some(stop) = self.over_budget() {
+                    sink.emit(AgentEvent::TurnEnd { turn })?;
                     return Ok(stop);
                 }
                 let (mut assistant, mut error) = self.stream_reply(sink, cancel).await?;

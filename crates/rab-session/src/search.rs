@@ -29,6 +29,8 @@
 mod index;
 #[path = "search_segment.rs"]
 mod segment;
+#[path = "search_terms.rs"]
+mod terms;
 #[path = "search_text.rs"]
 mod text;
 

@@ -12,54 +12,17 @@
 //! footer       magic, u32 docs, u32 words, u64 tokens, u64 dict, u64 block index, u64 docs, u64 file length
 //! ```
 
-use std::collections::HashMap;
 use std::fs::File;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
+use super::terms::Terms;
 use super::text::for_each_word;
 
 const MAGIC: &[u8; 8] = b"RABSIX01";
 const FOOTER: usize = 8 + 4 + 4 + 8 * 5;
 const DOC: usize = 20;
 const BLOCK: usize = 64;
-
-/// FxHash: hashing words is the hot loop of indexing, and SipHash's DoS resistance buys
-/// nothing for a local index of the user's own sessions.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxHasher(u64);
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-impl FxHasher {
-    fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<FxHasher>>;
 
 /// Where an entry line is and how many words it has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,12 +43,17 @@ pub(crate) struct SegmentStats {
 /// Collects docs in memory until written as a segment.
 #[derive(Default)]
 pub(crate) struct SegmentBuilder {
-    terms: FxMap<Box<[u8]>, u32>,
+    terms: Terms,
+    /// Per word id: its postings so far, the last doc holding it, how many docs hold
+    /// it, and (for the doc being added) the doc it was last counted in and its count.
     postings: Vec<Vec<u8>>,
     last_doc: Vec<u32>,
     df: Vec<u32>,
+    seen_in: Vec<u32>,
+    tf: Vec<u32>,
     docs: Vec<DocMeta>,
     total_words: u64,
+    /// Distinct word ids of the doc being added.
     scratch: Vec<u32>,
     word: Vec<u8>,
 }
@@ -99,44 +67,41 @@ impl SegmentBuilder {
         len: u32,
         parts: impl Iterator<Item = &'a str>,
     ) {
-        let Self { terms, postings, last_doc, df, scratch, word, .. } = self;
+        let doc = self.docs.len() as u32;
+        let Self { terms, postings, last_doc, df, seen_in, tf, scratch, word, .. } = self;
         scratch.clear();
+        let mut words = 0u32;
         for part in parts {
             for_each_word(part, word, |w, _| {
-                let id = match terms.get(w) {
-                    Some(&id) => id,
-                    None => {
-                        let id = postings.len() as u32;
-                        terms.insert(w.into(), id);
-                        postings.push(Vec::new());
-                        last_doc.push(0);
-                        df.push(0);
-                        id
-                    }
-                };
-                scratch.push(id);
+                let (id, is_new) = terms.id(w);
+                if is_new {
+                    postings.push(Vec::new());
+                    last_doc.push(0);
+                    df.push(0);
+                    seen_in.push(u32::MAX);
+                    tf.push(0);
+                }
+                let t = id as usize;
+                if seen_in[t] != doc {
+                    seen_in[t] = doc;
+                    tf[t] = 0;
+                    scratch.push(id);
+                }
+                tf[t] += 1;
+                words += 1;
             });
         }
-        if scratch.is_empty() {
+        if words == 0 {
             return;
         }
-        let doc = self.docs.len() as u32;
-        let words = scratch.len() as u32;
-        scratch.sort_unstable();
-        let mut i = 0;
-        while i < scratch.len() {
-            let id = scratch[i];
-            let mut j = i + 1;
-            while j < scratch.len() && scratch[j] == id {
-                j += 1;
-            }
+        // Docs arrive in order, so each word's postings stay sorted by doc.
+        for &id in scratch.iter() {
             let t = id as usize;
             let delta = if df[t] == 0 { doc } else { doc - last_doc[t] };
             put_varint(&mut postings[t], u64::from(delta));
-            put_varint(&mut postings[t], (j - i) as u64);
+            put_varint(&mut postings[t], u64::from(tf[t]));
             df[t] += 1;
             last_doc[t] = doc;
-            i = j;
         }
         self.total_words += u64::from(words);
         self.docs.push(DocMeta { file_id, offset, len, words });
@@ -148,7 +113,8 @@ impl SegmentBuilder {
         let tmp = path.with_extension("tmp");
         let file = create_private(&tmp)?;
         let mut w = BufWriter::with_capacity(1 << 20, file);
-        let mut sorted: Vec<(&[u8], u32)> = self.terms.iter().map(|(k, &v)| (&**k, v)).collect();
+        let mut sorted: Vec<(&[u8], u32)> =
+            (0..self.terms.len() as u32).map(|id| (self.terms.word(id), id)).collect();
         sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut pos = 0u64;
         let mut locs = Vec::with_capacity(sorted.len());

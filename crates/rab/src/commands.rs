@@ -2,6 +2,8 @@
 //! extension commands and comma routing comes with the extensions work; these are the
 //! built-ins every interactive mode needs.)
 
+use std::path::Path;
+
 use rab_core::AgentSession;
 
 use crate::launch::Launch;
@@ -85,6 +87,9 @@ pub enum Outcome {
     Branch(String, bool),
     /// Hand off to a fresh session.
     Handoff(Option<String>),
+    /// Search every session (may take a while the first time: the UI runs it off the
+    /// UI thread).
+    Search(String),
 }
 
 /// Help text listing the commands.
@@ -174,7 +179,7 @@ pub fn execute(inv: &Invocation, session: &mut AgentSession, launch: &Launch) ->
             }
         }
         "search" if inv.args.is_empty() => Outcome::Error("/search takes words to find".into()),
-        "search" => search(&inv.args, launch),
+        "search" => Outcome::Search(inv.args.clone()),
         "export" => export(&inv.args, session, launch),
         "cost" => Outcome::Info(cost_info(session)),
         "settings" => Outcome::Info(settings_info(launch, session)),
@@ -209,18 +214,22 @@ fn tree_pick(args: &str, session: &AgentSession) -> Outcome {
     }
 }
 
-fn search(query: &str, launch: &Launch) -> Outcome {
-    let index = crate::sessions::index_dir(launch.paths.home());
-    match rab_session::search::search(&launch.paths.sessions_dir(), &index, query, 20) {
-        Ok(hits) if hits.is_empty() => Outcome::Info(format!("no matches for \"{query}\"")),
+/// `/search WORDS`: the best 20 hits across every session, as text.
+pub fn search(query: &str, sessions_root: &Path, home: &Path) -> Result<String, String> {
+    let index = crate::sessions::index_dir(home);
+    match rab_session::search::search(sessions_root, &index, query, 20) {
+        Ok(hits) if hits.is_empty() => Ok(format!("no matches for \"{query}\"")),
         Ok(hits) => {
             let lines: Vec<String> = hits
                 .iter()
-                .map(|h| format!("{}  {}  [{}]\n    {}", h.session_id, h.cwd, h.role, h.snippet))
+                .map(|h| {
+                    let when = h.timestamp.get(..16).unwrap_or(&h.timestamp).replace('T', " ");
+                    format!("{}  {when}  {}  [{}]\n    {}", h.session_id, h.cwd, h.role, h.snippet)
+                })
                 .collect();
-            Outcome::Info(lines.join("\n"))
+            Ok(lines.join("\n"))
         }
-        Err(e) => Outcome::Error(e.to_string()),
+        Err(e) => Err(e.to_string()),
     }
 }
 

@@ -86,6 +86,16 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
                         Err(e) => eprintln!("rab: {e}"),
                     }
                 }
+                Outcome::Search(query) => {
+                    match commands::search(
+                        &query,
+                        &launch.paths.sessions_dir(),
+                        launch.paths.home(),
+                    ) {
+                        Ok(text) => println!("{text}"),
+                        Err(e) => eprintln!("rab: {e}"),
+                    }
+                }
                 Outcome::Handoff(focus) => {
                     let dir = rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd);
                     match session.handoff(focus.as_deref(), &dir, CancellationToken::new()).await {

@@ -56,6 +56,21 @@ pub fn index_dir(home: &Path) -> PathBuf {
     home.join("index")
 }
 
+/// Brings the search index up to date on a thread of its own, so that `/search` in a
+/// long-lived UI rarely pays for indexing (a first index of a large history takes
+/// seconds). Leaving mid-way is safe: the index is written crash-consistently.
+pub fn index_in_background(sessions_root: PathBuf, home: &Path) {
+    let index = index_dir(home);
+    let spawned = std::thread::Builder::new().name("rab-search-index".into()).spawn(move || {
+        if let Err(e) = rab_session::search::update_index(&sessions_root, &index) {
+            tracing::warn!("search index update failed: {e}");
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the search indexer: {e}");
+    }
+}
+
 /// `rab sessions search QUERY`.
 pub fn search(sessions_root: &Path, home: &Path, query: &str, limit: usize, json: bool) -> u8 {
     let hits = match rab_session::search::search(sessions_root, &index_dir(home), query, limit) {

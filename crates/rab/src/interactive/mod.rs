@@ -36,10 +36,12 @@ pub fn render_diff(diff: &str, width: usize, theme: &Theme) -> Vec<String> {
     rab_tui::diff::render_unified_diff(diff, width, theme, &rab_tui::diff::DiffOptions::default())
 }
 
-/// Output of a running `!cmd`.
+/// Output of a running `!cmd`, and reports of other work done off the UI thread.
 enum BangMsg {
     Output(String),
     Done(crate::bang::BangResult, String, bool),
+    /// `/search` results (or why it failed).
+    Note(Result<String, String>),
 }
 
 /// How a background task on the session ended.
@@ -109,6 +111,7 @@ pub async fn run(launch: Launch, session: AgentSession, first: Option<String>, r
             return crate::fail(crate::EXIT_PROVIDER, &format!("cannot set up the terminal: {e}"));
         }
     };
+    crate::sessions::index_in_background(launch.paths.sessions_dir(), launch.paths.home());
     let launch = Arc::new(launch);
     let mut ui = Ui::new(launch, theme, bindings, session, screen);
     ui.welcome();
@@ -373,6 +376,8 @@ impl Ui {
 
     fn bang_msg(&mut self, msg: BangMsg) {
         match msg {
+            BangMsg::Note(Ok(text)) => self.app.info(&text),
+            BangMsg::Note(Err(e)) => self.app.error(&e),
             BangMsg::Output(chunk) => {
                 if let Some(b) = &mut self.app.bang {
                     b.output.push_str(&chunk);
@@ -444,6 +449,15 @@ impl Ui {
                 self.app.overlay = Some(Overlay::tree(items));
             }
             Outcome::Compact(focus) => self.start_op("Compacting…", Op::Compact(focus)),
+            Outcome::Search(query) => {
+                self.app.set_status(format!("Searching every session for {query}…"));
+                let (root, home) =
+                    (self.app.launch.paths.sessions_dir(), self.app.launch.paths.home().to_owned());
+                let tx = self.bang_tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = tx.send(BangMsg::Note(crate::commands::search(&query, &root, &home)));
+                });
+            }
             Outcome::Handoff(focus) => {
                 self.start_op("Summarising for the handoff…", Op::Handoff(focus))
             }

@@ -140,10 +140,11 @@ fn names_anchors_and_export_from_the_repl() {
     llm.script([Turn::text("one"), Turn::text("two"), Turn::text("back at the anchor")]);
     let cwd = home.dir.path().join("work");
     let input = "first\n/name parser rewrite\n,anchor after-first\nsecond\n/anchors\n\
-                 /anchors after-first\nthird\n/export notes.md\n/quit\n";
+                 /anchors after-first\nthird\n/export notes.md\n/search \"at the anchor\"\n/quit\n";
     let out = repl_in(&home, &llm, &cwd, input);
     let text = stdout(&out);
     assert!(text.contains("after-first"), "{text}\n{}", stderr(&out));
+    assert!(text.contains("[assistant]\n    back at the anchor"), "/search: {text}");
     // Continuing from the anchor: the third request holds the path up to "one" only.
     let users: Vec<String> = llm.requests()[2]
         .transcript()
