@@ -224,7 +224,8 @@ pub fn search(query: &str, sessions_root: &Path, home: &Path) -> Result<String, 
                 .iter()
                 .map(|h| {
                     let when = h.timestamp.get(..16).unwrap_or(&h.timestamp).replace('T', " ");
-                    format!("{}  {when}  {}  [{}]\n    {}", h.session_id, h.cwd, h.role, h.snippet)
+                    let (id, cwd, role, entry) = (&h.session_id, &h.cwd, &h.role, &h.entry_id);
+                    format!("{id}  {when}  {cwd}  [{role} {entry}]\n    {}", h.snippet)
                 })
                 .collect();
             Ok(lines.join("\n"))

@@ -142,7 +142,14 @@ fn resume(launch: &Launch, session: &mut AgentSession, arg: Option<String>) {
         None => {
             for (i, s) in sessions.iter().enumerate().take(20) {
                 let name = s.name.as_deref().map(|n| format!("[{n}] ")).unwrap_or_default();
-                println!("  {:>2}. {}  {name}{}", i + 1, s.id, s.first_message);
+                println!(
+                    "  {:>2}. {}  {:>8}  {:>8}  {name}{}",
+                    i + 1,
+                    s.id,
+                    crate::sessions::ago(s.modified),
+                    rab_tools::truncate::format_size(s.size as usize),
+                    s.first_message
+                );
             }
             println!("resume with /resume N");
             return;

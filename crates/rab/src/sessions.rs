@@ -41,7 +41,8 @@ pub fn list(sessions_root: &Path, cwd: &Path, all: bool) -> u8 {
     EXIT_OK
 }
 
-fn ago(t: SystemTime) -> String {
+/// How long ago `t` was, in one unit (`5m ago`).
+pub fn ago(t: SystemTime) -> String {
     let secs = SystemTime::now().duration_since(t).map_or(0, |d| d.as_secs());
     match secs {
         0..60 => format!("{secs}s ago"),
@@ -93,7 +94,7 @@ pub fn search(sessions_root: &Path, home: &Path, query: &str, limit: usize, json
     }
     for h in &hits {
         let when = h.timestamp.get(..16).unwrap_or(&h.timestamp).replace('T', " ");
-        println!("{}  {when}  {}  [{}]", &h.session_id, h.cwd, h.role);
+        println!("{}  {when}  {}  [{} {}]", &h.session_id, h.cwd, h.role, h.entry_id);
         println!("    {}", h.snippet);
     }
     EXIT_OK

@@ -94,16 +94,23 @@ pub fn footer(info: &FooterInfo, width: usize, theme: &Theme) -> Vec<String> {
     let cache = (info.cache_read * 100).checked_div(info.input).unwrap_or(0);
     let ctx = (info.context * 100).checked_div(info.window).unwrap_or(0);
     let stats = format!(
-        "{} · thinking {} · ↑{} ↓{} · cache {cache}% · ${:.3} · ctx {ctx}%",
+        "{} · thinking {} · ↑{} ↓{} · cache {cache}% · ${:.3} · ",
         info.model,
         info.thinking,
         short(info.input),
         short(info.output),
         info.cost
     );
+    // The context share warns as it nears the window (compaction runs at the reserve).
+    let ctx_text = format!("ctx {ctx}%");
+    let ctx_text = match ctx {
+        0..80 => theme.dim(&ctx_text),
+        80..90 => theme.fg(rab_tui::Role::Warning, &ctx_text),
+        _ => theme.fg(rab_tui::Role::Error, &ctx_text),
+    };
     vec![
         ansi::truncate(&theme.dim(&place), width, "…"),
-        ansi::truncate(&theme.dim(&stats), width, "…"),
+        ansi::truncate(&format!("{}{ctx_text}", theme.dim(&stats)), width, "…"),
     ]
 }
 
@@ -166,6 +173,35 @@ mod tests {
             "claude-sonnet-5-5 · thinking off · ↑12.3k ↓987 · cache 81% · $0.012 · ctx 25%"
         );
         assert!(footer(&info, 30, &theme).iter().all(|l| ansi::width(l) <= 30));
+    }
+
+    #[test]
+    fn the_context_share_warns_near_the_window() {
+        let theme = Theme::builtin("dark", ColorDepth::TrueColor).unwrap();
+        let info = |context| FooterInfo {
+            cwd: "~/p".into(),
+            branch: None,
+            model: "m".into(),
+            thinking: "off".into(),
+            input: 0,
+            output: 0,
+            cache_read: 0,
+            cost: 0.0,
+            context,
+            window: 100,
+        };
+        let ctx = |context| {
+            let line = footer(&info(context), 120, &theme).remove(1);
+            let at = line.rfind("ctx").unwrap();
+            line[..at].rsplit('\x1b').next().unwrap_or_default().to_owned()
+        };
+        let (calm, near, full) = (ctx(50), ctx(85), ctx(95));
+        assert_ne!(calm, near, "a warning colour from 80 %");
+        assert_ne!(near, full, "an error colour from 90 %");
+        assert_eq!(
+            theme.fg(rab_tui::Role::Warning, "x").split('x').next(),
+            Some(&*format!("\x1b{near}"))
+        );
     }
 
     #[test]

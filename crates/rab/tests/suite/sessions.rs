@@ -144,7 +144,11 @@ fn names_anchors_and_export_from_the_repl() {
     let out = repl_in(&home, &llm, &cwd, input);
     let text = stdout(&out);
     assert!(text.contains("after-first"), "{text}\n{}", stderr(&out));
-    assert!(text.contains("[assistant]\n    back at the anchor"), "/search: {text}");
+    assert!(
+        text.lines().any(|l| l.contains("[assistant "))
+            && text.contains("]\n    back at the anchor"),
+        "/search: {text}"
+    );
     // Continuing from the anchor: the third request holds the path up to "one" only.
     let users: Vec<String> = llm.requests()[2]
         .transcript()
