@@ -30,6 +30,10 @@ pub(super) fn document(tape: &Tape) -> String {
         out.push('\n');
         entry_md(&mut out, entry);
     }
+    // A text file ends with a line feed (and `cat` leaves the prompt on its own line).
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
     out
 }
 

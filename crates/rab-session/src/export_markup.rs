@@ -49,7 +49,9 @@ pub(super) fn diff(out: &mut String, text: &str) {
         out.push_str(class);
         out.push_str("\">");
         escape_into(out, line);
-        out.push_str("</span>\n");
+        // The line feed inside the (block) span: one line on screen, and copying the
+        // text keeps its line breaks.
+        out.push_str("\n</span>");
     }
     out.push_str("</pre>");
 }

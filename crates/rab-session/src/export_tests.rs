@@ -134,11 +134,11 @@ fn html_escapes_message_text() {
 fn html_colours_diff_lines() {
     let page = html(&sample());
     for line in [
-        "<span class=\"diff-file\">--- a/a.rs</span>",
-        "<span class=\"diff-hunk\">@@ -1,2 +1,2 @@</span>",
-        "<span class=\"diff-ctx\"> one</span>",
-        "<span class=\"diff-del\">-two</span>",
-        "<span class=\"diff-add\">+2</span>",
+        "<span class=\"diff-file\">--- a/a.rs\n</span>",
+        "<span class=\"diff-hunk\">@@ -1,2 +1,2 @@\n</span>",
+        "<span class=\"diff-ctx\"> one\n</span>",
+        "<span class=\"diff-del\">-two\n</span>",
+        "<span class=\"diff-add\">+2\n</span>",
     ] {
         assert!(page.contains(line), "missing {line}");
     }
@@ -272,7 +272,7 @@ fn markup_renders_common_blocks() {
         md_html("snake_case_name and *em* and 2 * 3 * 4 and ~~gone~~"),
         "<div class=\"md\"><p>snake_case_name and <em>em</em> and 2 * 3 * 4 and <del>gone</del></p></div>"
     );
-    assert!(md_html("```diff\n+a\n-b\n```").contains("<span class=\"diff-add\">+a</span>"));
+    assert!(md_html("```diff\n+a\n-b\n```").contains("<span class=\"diff-add\">+a\n</span>"));
 }
 
 #[test]
