@@ -226,8 +226,14 @@ impl AgentSession {
             self.broadcast(&AgentEvent::AgentEnd { stop: stop.clone() });
             return stop;
         }
+        let (agent, mut recorder) = self.split();
+        agent.run(prompts, &mut recorder, cancel).await
+    }
+
+    /// The agent, and the sink that records what it does.
+    fn split(&mut self) -> (&mut Agent, Recorder<'_>) {
         let cost = self.agent.config().model.cost;
-        let mut recorder = Recorder {
+        let recorder = Recorder {
             tape: &mut self.tape,
             ids: &mut self.ids,
             subscribers: &mut self.subscribers,
@@ -235,7 +241,7 @@ impl AgentSession {
             turns: &mut self.turns,
             cost,
         };
-        self.agent.run(prompts, &mut recorder, cancel).await
+        (&mut self.agent, recorder)
     }
 
     /// Compacts the conversation now (`/compact [focus]`).
@@ -247,17 +253,9 @@ impl AgentSession {
         if self.compactor.is_none() {
             return Err("compaction is not set up for this session".to_owned());
         }
-        let cost = self.agent.config().model.cost;
-        let mut recorder = Recorder {
-            tape: &mut self.tape,
-            ids: &mut self.ids,
-            subscribers: &mut self.subscribers,
-            totals: &mut self.totals,
-            turns: &mut self.turns,
-            cost,
-        };
+        let (agent, mut recorder) = self.split();
         let reason = rab_agent::CompactReason::Manual { focus };
-        match self.agent.compact(reason, &mut recorder, &cancel).await? {
+        match agent.compact(reason, &mut recorder, &cancel).await? {
             true => Ok(()),
             false => Err("the conversation was not compacted".to_owned()),
         }

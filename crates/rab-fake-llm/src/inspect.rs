@@ -433,6 +433,18 @@ impl RecordedRequest {
         self.transcript().system
     }
 
+    /// The texts of the user items, in order.
+    pub fn user_texts(&self) -> Vec<String> {
+        self.transcript()
+            .items
+            .into_iter()
+            .filter_map(|i| match i {
+                Item::User(t) => Some(t),
+                Item::Assistant { .. } | Item::ToolResult { .. } => None,
+            })
+            .collect()
+    }
+
     /// The text of the last user item.
     pub fn last_user_text(&self) -> Option<String> {
         self.transcript().items.into_iter().rev().find_map(|i| match i {

@@ -1,14 +1,13 @@
 //! Context management end to end: compaction (threshold, overflow, circuit breaker),
 //! the spending cap, prompt-cache prefixes, branching and handoff.
 
-use std::io::Write;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use rab_fake_llm::{FakeLlm, Item, ScriptedUsage, Turn};
 use rab_session::{EntryBody, Tape};
 use serde_json::json;
 
-use super::harness::{Home, stderr, stdout};
+use super::harness::{Home, stderr, stdout, with_stdin};
 
 /// A small-window model served by the fake (Anthropic wire), and tight compaction
 /// settings, so a few turns cross the threshold.
@@ -36,16 +35,9 @@ fn rab(home: &Home, args: &[&str]) -> Output {
 }
 
 fn repl(home: &Home, input: &str) -> Output {
-    let mut child = home
-        .rab()
-        .args(["--model", "small/tiny", "--repl"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    let mut cmd = home.rab();
+    cmd.args(["--model", "small/tiny", "--repl"]);
+    with_stdin(cmd, input)
 }
 
 fn tape_of(home: &Home) -> Tape {
@@ -336,17 +328,7 @@ fn tree_branch_and_continue_sends_only_the_new_branch() {
     let text = stdout(&out);
     assert!(text.contains("  1. first message") && text.contains("  2. second message"), "{text}");
     assert!(text.contains("continuing on a new branch"), "{text}\n{}", stderr(&out));
-    let third = &llm.requests()[2];
-    let users: Vec<String> = third
-        .transcript()
-        .items
-        .into_iter()
-        .filter_map(|i| match i {
-            rab_fake_llm::Item::User(t) => Some(t),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(users, ["first message", "alternative second"]);
+    assert_eq!(llm.requests()[2].user_texts(), ["first message", "alternative second"]);
     let tape = tape_of(&home);
     assert_eq!(
         tape.entries().iter().filter(|e| e.message().is_some()).count(),

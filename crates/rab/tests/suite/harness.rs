@@ -51,6 +51,15 @@ impl Home {
     }
 }
 
+/// Runs `cmd` with `input` on its stdin (then closed), capturing stdout and stderr.
+pub fn with_stdin(mut cmd: Command, input: &str) -> Output {
+    use std::io::Write;
+    let mut child =
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -98,11 +98,26 @@ impl Pty {
         out.iter().map(|l| l.trim_end().to_owned()).collect::<Vec<_>>().join("\n")
     }
 
-    /// Waits until the screen (or scrollback, with `history`) satisfies `pred`.
+    /// Waits until the scrollback plus screen satisfies `pred`.
     pub fn wait_for(&self, what: &str, timeout: Duration, pred: impl Fn(&str) -> bool) {
+        self.wait(what, timeout, Self::history, pred);
+    }
+
+    /// Waits until the visible screen alone satisfies `pred` (for what must be gone).
+    pub fn wait_for_screen(&self, what: &str, timeout: Duration, pred: impl Fn(&str) -> bool) {
+        self.wait(what, timeout, Self::screen, pred);
+    }
+
+    fn wait(
+        &self,
+        what: &str,
+        timeout: Duration,
+        read: fn(&Self) -> String,
+        pred: impl Fn(&str) -> bool,
+    ) {
         let start = Instant::now();
         loop {
-            let screen = self.history();
+            let screen = read(self);
             if pred(&screen) {
                 return;
             }

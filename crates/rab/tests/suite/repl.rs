@@ -1,23 +1,13 @@
 //! The plain REPL (`--repl`, or a terminal that cannot do the UI).
 
-use std::io::Write;
-use std::process::Stdio;
-
 use rab_fake_llm::{FakeLlm, Turn};
 
-use super::harness::{Home, stderr, stdout};
+use super::harness::{Home, stderr, stdout, with_stdin};
 
 fn repl(home: &Home, llm: &FakeLlm, input: &str) -> std::process::Output {
-    let mut child = home
-        .rab_for("anthropic-messages", llm, Some("k"))
-        .arg("--repl")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    let mut cmd = home.rab_for("anthropic-messages", llm, Some("k"));
+    cmd.arg("--repl");
+    with_stdin(cmd, input)
 }
 
 #[test]

@@ -1,14 +1,13 @@
 //! `rab sessions search|export|list` and the session commands of the REPL (`/name`,
 //! `/anchor`, `/anchors`, `/export`, `,handoff`), on the real binary.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 
-use rab_fake_llm::{FakeLlm, Item, Turn};
+use rab_fake_llm::{FakeLlm, Turn};
 use rab_session::Tape;
 
-use super::harness::{Home, stderr, stdout};
+use super::harness::{Home, stderr, stdout, with_stdin};
 
 fn prompt_in(home: &Home, llm: &FakeLlm, cwd: &Path, text: &str) -> Output {
     std::fs::create_dir_all(cwd).unwrap();
@@ -21,17 +20,9 @@ fn prompt_in(home: &Home, llm: &FakeLlm, cwd: &Path, text: &str) -> Output {
 
 fn repl_in(home: &Home, llm: &FakeLlm, cwd: &Path, input: &str) -> Output {
     std::fs::create_dir_all(cwd).unwrap();
-    let mut child = home
-        .rab_for("anthropic-messages", llm, Some("k"))
-        .current_dir(cwd)
-        .arg("--repl")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
+    let mut cmd = home.rab_for("anthropic-messages", llm, Some("k"));
+    cmd.current_dir(cwd).arg("--repl");
+    with_stdin(cmd, input)
 }
 
 /// Every session file under RAB_HOME, with its header's cwd.
@@ -150,16 +141,7 @@ fn names_anchors_and_export_from_the_repl() {
         "/search: {text}"
     );
     // Continuing from the anchor: the third request holds the path up to "one" only.
-    let users: Vec<String> = llm.requests()[2]
-        .transcript()
-        .items
-        .into_iter()
-        .filter_map(|i| match i {
-            Item::User(t) => Some(t),
-            Item::Assistant { .. } | Item::ToolResult { .. } => None,
-        })
-        .collect();
-    assert_eq!(users, ["first", "third"]);
+    assert_eq!(llm.requests()[2].user_texts(), ["first", "third"]);
     let md = std::fs::read_to_string(cwd.join("notes.md")).unwrap();
     assert!(md.contains("back at the anchor") && !md.contains("two"), "the active branch: {md}");
     // The name shows in the listing and in the --resume picker's data.
