@@ -27,6 +27,8 @@
 
 #[path = "search_index.rs"]
 mod index;
+#[path = "search_scan.rs"]
+mod scan;
 #[path = "search_segment.rs"]
 mod segment;
 #[path = "search_terms.rs"]
@@ -39,8 +41,9 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
-use index::{FileRecord, Manifest};
+use index::{FileRecord, Manifest, Unindexed};
 use segment::{SegmentReader, TermInfo, read_at};
 use text::{for_each_word, parse_line, snippet};
 
@@ -65,6 +68,10 @@ pub struct SearchHit {
     pub score: f64,
 }
 
+/// Longest a search spends indexing before it reads the rest of the sessions
+/// directly: a first index of a large history takes seconds, and each search moves it
+/// on (the terminal UI also indexes in the background).
+const INDEX_TIME: Duration = Duration::from_millis(400);
 /// Most distinct words a query uses; the rest are ignored.
 const MAX_TERMS: usize = 32;
 /// Most candidates re-read from their files for one search: bounds the time a phrase
@@ -87,34 +94,65 @@ pub fn search(
     query: &str,
     limit: usize,
 ) -> Result<Vec<SearchHit>, crate::Error> {
+    search_within(sessions_root, index_dir, query, limit, Some(INDEX_TIME))
+}
+
+/// [`search`] spending at most `index_time` on indexing (`None`: index everything
+/// first); what is left unindexed is read directly.
+fn search_within(
+    sessions_root: &Path,
+    index_dir: &Path,
+    query: &str,
+    limit: usize,
+    index_time: Option<Duration>,
+) -> Result<Vec<SearchHit>, crate::Error> {
     let q = Query::parse(query);
     if q.terms.is_empty() || limit == 0 {
         return Ok(Vec::new());
     }
     let err = |source| crate::Error::Io { path: index_dir.to_owned(), source };
-    let (_lock, mut m) = open(sessions_root, index_dir).map_err(err)?;
-    match run(index_dir, &m, &q, limit) {
-        Ok(hits) => Ok(hits),
+    let deadline = || index_time.map(|t| Instant::now() + t);
+    let (_lock, mut m, mut left) = open(sessions_root, index_dir, deadline()).map_err(err)?;
+    let (mut hits, stats) = match run(index_dir, &m, &q, limit) {
+        Ok(found) => found,
         Err(e) => {
             tracing::warn!(dir = %index_dir.display(), "search index broken, rebuilding: {e}");
             m = index::reset(index_dir, sessions_root).map_err(err)?;
-            index::sync(sessions_root, index_dir, &mut m).map_err(err)?;
-            run(index_dir, &m, &q, limit).map_err(err)
+            left = index::sync(sessions_root, index_dir, &mut m, deadline()).map_err(err)?;
+            run(index_dir, &m, &q, limit).map_err(err)?
         }
+    };
+    if !left.is_empty() {
+        let unread: u64 = left.iter().map(|u| u.end - u.start).sum();
+        tracing::debug!(
+            files = left.len(),
+            bytes = unread,
+            "searching unindexed sessions directly"
+        );
+        hits.extend(scan::scan(&left, &q, limit, &stats));
+        // Stable: among equal scores the index's order (recent sessions first) stays.
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        hits.truncate(limit);
     }
+    Ok(hits)
 }
 
 /// Brings the index under `index_dir` up to date without searching (to pay for
-/// indexing ahead of the first search, e.g. when a session ends).
+/// indexing ahead of the first search, e.g. while the terminal UI is idle).
 pub fn update_index(sessions_root: &Path, index_dir: &Path) -> Result<(), crate::Error> {
-    open(sessions_root, index_dir)
+    open(sessions_root, index_dir, None)
         .map(drop)
         .map_err(|source| crate::Error::Io { path: index_dir.to_owned(), source })
 }
 
 /// Locks the index (one rab at a time updates it; the lock is released on exit, even
-/// a crash), loads the manifest and syncs it with the files.
-fn open(root: &Path, dir: &Path) -> io::Result<(File, Manifest)> {
+/// a crash), loads the manifest and syncs it with the files until `deadline`; returns
+/// what is left unindexed.
+fn open(
+    root: &Path,
+    dir: &Path,
+    deadline: Option<Instant>,
+) -> io::Result<(File, Manifest, Vec<Unindexed>)> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -130,8 +168,8 @@ fn open(root: &Path, dir: &Path) -> io::Result<(File, Manifest)> {
         .open(dir.join("search.lock"))?;
     lock.lock()?;
     let mut m = index::load(dir, root).unwrap_or_else(|| index::empty(root));
-    index::sync(root, dir, &mut m)?;
-    Ok((lock, m))
+    let left = index::sync(root, dir, &mut m, deadline)?;
+    Ok((lock, m, left))
 }
 
 /// A parsed query: distinct words, and phrases as sequences of word indices.
@@ -225,7 +263,32 @@ fn rank(a: &Candidate, b: &Candidate) -> Ordering {
 
 /// Scores every doc holding all the query's words, then checks the best against their
 /// files until `limit` hits are confirmed. Errors are the index's (a broken segment).
-fn run(dir: &Path, m: &Manifest, q: &Query, limit: usize) -> io::Result<Vec<SearchHit>> {
+/// What the index knows of its docs, for scoring hits found outside it alike.
+#[derive(Debug, Default)]
+struct Stats {
+    docs: u64,
+    words: u64,
+    /// Per query word: docs holding it.
+    df: Vec<u64>,
+}
+
+/// BM25's inverse document frequency.
+fn idf(df: u64, docs: u64) -> f64 {
+    (1.0 + (docs as f64 - df as f64 + 0.5) / (df as f64 + 0.5)).ln()
+}
+
+/// BM25's term-frequency part for a doc of `words` words.
+fn tf_part(tf: u32, words: u32, avgdl: f64) -> f64 {
+    let norm = K1 * (1.0 - B + B * f64::from(words) / avgdl.max(1.0));
+    f64::from(tf) * (K1 + 1.0) / (f64::from(tf) + norm)
+}
+
+/// One word's BM25 score in a doc.
+fn bm25_term(tf: u32, words: u32, df: u64, docs: u64, avgdl: f64) -> f64 {
+    idf(df, docs) * tf_part(tf, words, avgdl)
+}
+
+fn run(dir: &Path, m: &Manifest, q: &Query, limit: usize) -> io::Result<(Vec<SearchHit>, Stats)> {
     let files: HashMap<u32, &FileRecord> = m.files.iter().map(|f| (f.id, f)).collect();
     let readers = m
         .segments
@@ -244,10 +307,7 @@ fn run(dir: &Path, m: &Manifest, q: &Query, limit: usize) -> io::Result<Vec<Sear
     let docs: u64 = readers.iter().map(|r| u64::from(r.docs())).sum();
     let words: u64 = readers.iter().map(SegmentReader::total_words).sum();
     let avgdl = words as f64 / docs.max(1) as f64;
-    let idf: Vec<f64> = df
-        .iter()
-        .map(|&d| (1.0 + (docs as f64 - d as f64 + 0.5) / (d as f64 + 0.5)).ln())
-        .collect();
+    let idf: Vec<f64> = df.iter().map(|&d| idf(d, docs)).collect();
     let mut cands = Vec::new();
     for (r, found) in readers.iter().zip(&infos) {
         let Some(found) = found.iter().copied().collect::<Option<Vec<TermInfo>>>() else {
@@ -255,7 +315,7 @@ fn run(dir: &Path, m: &Manifest, q: &Query, limit: usize) -> io::Result<Vec<Sear
         };
         score_segment(r, &found, &idf, avgdl, &files, &mut cands)?;
     }
-    Ok(verify(&files, m, q, cands, limit))
+    Ok((verify(&files, m, q, cands, limit), Stats { docs, words, df }))
 }
 
 /// Intersects the words' postings in one segment (rarest first) and scores the docs
@@ -304,11 +364,10 @@ fn score_segment(
     for (row, &doc) in docs.iter().enumerate() {
         let meta = table.get(doc)?;
         let Some(file) = files.get(&meta.file_id) else { continue }; // reindexed or deleted
-        let norm = K1 * (1.0 - B + B * f64::from(meta.words) / avgdl.max(1.0));
         let score = order
             .iter()
             .zip(&tfs[row * n..(row + 1) * n])
-            .map(|(&t, &tf)| idf[t] * f64::from(tf) * (K1 + 1.0) / (f64::from(tf) + norm))
+            .map(|(&t, &tf)| idf[t] * tf_part(tf, meta.words, avgdl))
             .sum();
         out.push(Candidate {
             score,

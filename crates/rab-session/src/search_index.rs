@@ -24,7 +24,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::UNIX_EPOCH;
+use std::time::{Instant, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -156,18 +156,44 @@ struct Unit {
 
 /// What indexing a unit found.
 enum Outcome {
-    Done { end: u64, header: Option<HeaderInfo>, is_foreign: bool },
+    Done {
+        end: u64,
+        header: Option<HeaderInfo>,
+        is_foreign: bool,
+    },
     Failed(io::Error),
+    /// Not started before the deadline.
+    Skipped,
 }
 
-/// Brings the index up to date with the files under `root`; returns whether anything
-/// changed (and the manifest was rewritten).
-pub(crate) fn sync(root: &Path, dir: &Path, m: &mut Manifest) -> io::Result<bool> {
+/// Part of a session file the index does not cover yet (indexing ran out of time):
+/// search reads it directly.
+#[derive(Debug)]
+pub(crate) struct Unindexed {
+    pub(crate) path: PathBuf,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    /// Known when an earlier sync read the header (else the scan reads it).
+    pub(crate) header: Option<HeaderInfo>,
+    pub(crate) mtime_ns: u64,
+}
+
+/// Brings the index up to date with the files under `root`. With a `deadline`, no new
+/// file range is started after it: what is left is returned, to be searched directly,
+/// and indexed by a later sync (merging segments waits for a sync that finishes).
+pub(crate) fn sync(
+    root: &Path,
+    dir: &Path,
+    m: &mut Manifest,
+    deadline: Option<Instant>,
+) -> io::Result<Vec<Unindexed>> {
     let seen = scan(root);
     let mut old: HashMap<String, FileRecord> =
         m.files.drain(..).map(|f| (f.path.clone(), f)).collect();
     let mut units = Vec::new();
     let mut pending: Vec<FileRecord> = Vec::new();
+    // Per file id: its size and mtime as last indexed, if it was indexed (grown files).
+    let mut before: HashMap<u32, (u64, u64)> = HashMap::new();
     let mut changed = false;
     for s in seen {
         let path = root.join(&s.rel);
@@ -177,7 +203,10 @@ pub(crate) fn sync(root: &Path, dir: &Path, m: &mut Manifest) -> io::Result<bool
                 m.files.push(r);
                 continue;
             }
-            Some(r) if s.size > r.size && (r.is_foreign || tail_matches(&path, &r)) => r,
+            Some(r) if s.size > r.size && (r.is_foreign || tail_matches(&path, &r)) => {
+                before.insert(r.id, (r.size, r.mtime_ns));
+                r
+            }
             Some(r) => {
                 tracing::debug!(file = %s.rel, "session file rewritten; reindexing it");
                 fresh(m, r.path)
@@ -195,12 +224,30 @@ pub(crate) fn sync(root: &Path, dir: &Path, m: &mut Manifest) -> io::Result<bool
     }
     changed |= !old.is_empty();
     if !changed {
-        return Ok(false);
+        return Ok(Vec::new());
     }
-    let (segments, outcomes) = build(&units, dir)?;
+    let (segments, outcomes) = build(&units, dir, deadline)?;
     let mut by_id: HashMap<u32, FileRecord> = pending.into_iter().map(|r| (r.id, r)).collect();
+    let mut left = Vec::new();
     for (unit, outcome) in units.iter().zip(outcomes) {
         match outcome {
+            Outcome::Skipped => {
+                let Some(rec) = by_id.get_mut(&unit.file_id) else { continue };
+                left.push(Unindexed {
+                    path: unit.path.clone(),
+                    start: unit.start,
+                    end: unit.end,
+                    header: rec.header.clone(),
+                    mtime_ns: rec.mtime_ns,
+                });
+                // As if this sync had not seen the change, so the next one indexes it.
+                match before.get(&unit.file_id) {
+                    Some(&(size, mtime_ns)) => (rec.size, rec.mtime_ns) = (size, mtime_ns),
+                    None => {
+                        by_id.remove(&unit.file_id);
+                    }
+                }
+            }
             Outcome::Done { end, header, is_foreign } => {
                 let Some(rec) = by_id.get_mut(&unit.file_id) else { continue };
                 if unit.start == 0 {
@@ -220,9 +267,11 @@ pub(crate) fn sync(root: &Path, dir: &Path, m: &mut Manifest) -> io::Result<bool
     }
     m.files.extend(by_id.into_values());
     m.segments.extend(segments);
-    compact(dir, m)?;
+    if left.is_empty() {
+        compact(dir, m)?;
+    }
     save(dir, m)?;
-    Ok(true)
+    Ok(left)
 }
 
 /// A record under a new id: docs of the old id are dead from now on.
@@ -311,7 +360,7 @@ fn compact(dir: &Path, m: &mut Manifest) -> io::Result<()> {
             }
         }
         tracing::debug!(segments = pick.len(), units = units.len(), "merging search segments");
-        let (merged, outcomes) = build(&units, dir)?;
+        let (merged, outcomes) = build(&units, dir, None)?;
         for o in outcomes {
             if let Outcome::Failed(e) = o {
                 // The file changed under us; the next sync reindexes it.
@@ -385,7 +434,11 @@ impl Pending {
 /// Indexes the units on every core (each thread builds its own segments, so threads
 /// share nothing but the work queue). Memory stays bounded: one read chunk and one
 /// builder of at most [`FLUSH_BYTES`] of input per thread.
-fn build(units: &[Unit], dir: &Path) -> io::Result<(Vec<SegmentRecord>, Vec<Outcome>)> {
+fn build(
+    units: &[Unit],
+    dir: &Path,
+    deadline: Option<Instant>,
+) -> io::Result<(Vec<SegmentRecord>, Vec<Outcome>)> {
     let mut order: Vec<usize> = (0..units.len()).collect();
     // Largest first, so the last unit handed out is small and the threads end together.
     order.sort_unstable_by_key(|&i| std::cmp::Reverse(units[i].end - units[i].start));
@@ -403,6 +456,9 @@ fn build(units: &[Unit], dir: &Path) -> io::Result<(Vec<SegmentRecord>, Vec<Outc
         let mut pending = Pending::new();
         let mut buf = Vec::new();
         while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                continue; // the rest stay Skipped
+            }
             let outcome = index_unit(&units[i], &mut pending, &mut buf, dir, &segments)?;
             if let Ok(mut o) = outcomes.lock() {
                 o[i] = Some(outcome);
@@ -421,10 +477,7 @@ fn build(units: &[Unit], dir: &Path) -> io::Result<(Vec<SegmentRecord>, Vec<Outc
     results.into_iter().collect::<io::Result<Vec<()>>>()?;
     let segments = segments.into_inner().map_err(|_| io::Error::other("poisoned"))?;
     let outcomes = outcomes.into_inner().map_err(|_| io::Error::other("poisoned"))?;
-    let outcomes = outcomes
-        .into_iter()
-        .map(|o| o.unwrap_or_else(|| Outcome::Failed(io::Error::other("not indexed"))))
-        .collect();
+    let outcomes = outcomes.into_iter().map(|o| o.unwrap_or(Outcome::Skipped)).collect();
     Ok((segments, outcomes))
 }
 

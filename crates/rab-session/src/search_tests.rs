@@ -344,3 +344,100 @@ fn queries_parse_into_words_and_phrases() {
     assert_eq!(q.sequence, [0, 1, 2, 3, 1, 2, 3, 4, 5]);
     assert_eq!(Query::parse("\"\" !!").terms.len(), 0);
 }
+
+/// A few sessions with words in user text, replies, tool arguments and results.
+fn corpus(h: &Home) -> Vec<Tape> {
+    let mut tapes = Vec::new();
+    for (n, cwd) in ["/work/a", "/work/b", "/work/c"].into_iter().enumerate() {
+        let mut t = h.tape(cwd);
+        user(&mut t, &format!("session {n}: the Parser test fails on Tuesdays"));
+        let call = AssistantBlock::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "bash".into(),
+            arguments: json!({"command": format!("cargo test parser_{n}")}),
+            invalid_arguments: None,
+            signature: None,
+            item_id: None,
+        });
+        assistant(
+            &mut t,
+            vec![AssistantBlock::Text { text: "Running the tests.".into(), signature: None }, call],
+        );
+        tool_result(
+            &mut t,
+            vec![Content::text(format!("test parser_{n} ... FAILED\npanicked at überlauf"))],
+        );
+        for i in 0..=n {
+            user(&mut t, &format!("more about the parser, take {i}"));
+        }
+        tapes.push(t);
+    }
+    tapes
+}
+
+fn found(hits: &[SearchHit]) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> =
+        hits.iter().map(|h| (h.session_id.clone(), h.entry_id.clone())).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn unindexed_sessions_are_read_directly_with_the_same_hits() {
+    let (indexed, direct) = (home(), home());
+    corpus(&indexed);
+    std::fs::create_dir_all(&direct.root).unwrap();
+    // The same files under both roots.
+    for dir in std::fs::read_dir(&indexed.root).unwrap() {
+        let dir = dir.unwrap().path();
+        let to = direct.root.join(dir.file_name().unwrap());
+        std::fs::create_dir_all(&to).unwrap();
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, to.join(f.file_name().unwrap())).unwrap();
+        }
+    }
+    for query in [
+        "parser",
+        "\"parser test\"",
+        "PANICKED überlauf",
+        "parser_2",
+        "tuesdays take",
+        "nothing-here",
+    ] {
+        let full = search_within(&indexed.root, &indexed.index, query, 10, None).unwrap();
+        let read =
+            search_within(&direct.root, &direct.index, query, 10, Some(Duration::ZERO)).unwrap();
+        assert_eq!(found(&read), found(&full), "{query}");
+        assert_eq!(
+            read.first().map(|h| &h.snippet),
+            full.first().map(|h| &h.snippet),
+            "the same best hit for {query}"
+        );
+    }
+    // Nothing was indexed by the searches without time, and nothing was lost either:
+    // a search with time indexes everything and agrees.
+    assert!(direct.manifest().files.is_empty(), "{:?}", direct.manifest().files);
+    let later = search_within(&direct.root, &direct.index, "parser", 10, None).unwrap();
+    assert_eq!(found(&later), found(&search(&indexed.root, &indexed.index, "parser", 10).unwrap()));
+    assert_eq!(direct.manifest().files.len(), 3);
+}
+
+#[test]
+fn a_grown_session_is_found_in_both_its_indexed_and_its_unread_part() {
+    let h = home();
+    let mut tapes = corpus(&h);
+    assert_eq!(h.search("parser_1").len(), 2, "indexed");
+    let grown = &mut tapes[1];
+    let new = user(grown, "and now the zeppelin parser_1 question");
+    let hits = search_within(&h.root, &h.index, "parser_1", 10, Some(Duration::ZERO)).unwrap();
+    assert_eq!(hits.len(), 3, "{hits:?}");
+    assert!(hits.iter().any(|hit| hit.entry_id == new));
+    // The unread part is indexed by the next search with time, once.
+    let path = grown.path().unwrap().to_owned();
+    let before =
+        h.manifest().files.iter().find(|f| h.root.join(&f.path) == path).unwrap().indexed_len;
+    assert!(before < std::fs::metadata(&path).unwrap().len());
+    assert_eq!(h.search("zeppelin").len(), 1);
+    assert_eq!(h.search("parser_1").len(), 3);
+}
