@@ -72,6 +72,9 @@ pub struct SearchHit {
 /// directly: a first index of a large history takes seconds, and each search moves it
 /// on (the terminal UI also indexes in the background).
 const INDEX_TIME: Duration = Duration::from_millis(400);
+/// Longest a search waits for another rab's hold on the index before it reads the
+/// sessions directly.
+const LOCK_WAIT: Duration = Duration::from_millis(200);
 /// Most distinct words a query uses; the rest are ignored.
 const MAX_TERMS: usize = 32;
 /// Most candidates re-read from their files for one search: bounds the time a phrase
@@ -112,7 +115,16 @@ fn search_within(
     }
     let err = |source| crate::Error::Io { path: index_dir.to_owned(), source };
     let deadline = || index_time.map(|t| Instant::now() + t);
-    let (_lock, mut m, mut left) = open(sessions_root, index_dir, deadline()).map_err(err)?;
+    let wait = index_time.map(|_| LOCK_WAIT);
+    let Some((_lock, mut m, mut left)) =
+        open(sessions_root, index_dir, deadline(), wait).map_err(err)?
+    else {
+        // Another rab is building the index (a first index takes seconds): read the
+        // sessions themselves rather than wait.
+        tracing::debug!("search index busy; reading the sessions directly");
+        let left = index::all_files(sessions_root);
+        return Ok(scan::scan(&left, &q, limit, &Stats::default()));
+    };
     let (mut hits, stats) = match run(index_dir, &m, &q, limit) {
         Ok(found) => found,
         Err(e) => {
@@ -140,19 +152,21 @@ fn search_within(
 /// Brings the index under `index_dir` up to date without searching (to pay for
 /// indexing ahead of the first search, e.g. while the terminal UI is idle).
 pub fn update_index(sessions_root: &Path, index_dir: &Path) -> Result<(), crate::Error> {
-    open(sessions_root, index_dir, None)
+    open(sessions_root, index_dir, None, None)
         .map(drop)
         .map_err(|source| crate::Error::Io { path: index_dir.to_owned(), source })
 }
 
 /// Locks the index (one rab at a time updates it; the lock is released on exit, even
 /// a crash), loads the manifest and syncs it with the files until `deadline`; returns
-/// what is left unindexed.
+/// what is left unindexed. With `wait`, gives up (`None`) when the lock stays taken
+/// that long.
 fn open(
     root: &Path,
     dir: &Path,
     deadline: Option<Instant>,
-) -> io::Result<(File, Manifest, Vec<Unindexed>)> {
+    wait: Option<Duration>,
+) -> io::Result<Option<(File, Manifest, Vec<Unindexed>)>> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
@@ -166,10 +180,25 @@ fn open(
         .truncate(false)
         .write(true)
         .open(dir.join("search.lock"))?;
-    lock.lock()?;
+    match wait {
+        None => lock.lock()?,
+        Some(wait) => {
+            let give_up = Instant::now() + wait;
+            loop {
+                match lock.try_lock() {
+                    Ok(()) => break,
+                    Err(std::fs::TryLockError::WouldBlock) if Instant::now() < give_up => {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+                    Err(std::fs::TryLockError::Error(e)) => return Err(e),
+                }
+            }
+        }
+    }
     let mut m = index::load(dir, root).unwrap_or_else(|| index::empty(root));
     let left = index::sync(root, dir, &mut m, deadline)?;
-    Ok((lock, m, left))
+    Ok(Some((lock, m, left)))
 }
 
 /// A parsed query: distinct words, and phrases as sequences of word indices.

@@ -178,6 +178,21 @@ pub(crate) struct Unindexed {
     pub(crate) mtime_ns: u64,
 }
 
+/// Every session file under `root`, whole: what a search reads when it cannot use the
+/// index (another rab holds it while building).
+pub(crate) fn all_files(root: &Path) -> Vec<Unindexed> {
+    scan(root)
+        .into_iter()
+        .map(|s| Unindexed {
+            path: root.join(&s.rel),
+            start: 0,
+            end: s.size,
+            header: None,
+            mtime_ns: s.mtime_ns,
+        })
+        .collect()
+}
+
 /// Brings the index up to date with the files under `root`. With a `deadline`, no new
 /// file range is started after it: what is left is returned, to be searched directly,
 /// and indexed by a later sync (merging segments waits for a sync that finishes).
