@@ -412,20 +412,19 @@ fn drop_caches() -> bool {
     synced && std::fs::write("/proc/sys/vm/drop_caches", "3\n").is_ok()
 }
 
-/// Cold searches: each in a fresh process after dropping the page cache.
-fn cold_in_fresh_processes(root: &Path, index: &Path) {
-    let queries = [
-        ("rare word", "xylophonist"),
-        ("common word", "error"),
-        ("phrase", "\"quantum flux capacitor\""),
-    ];
+/// Searches, each in a fresh process after dropping the page cache; with `without_index`
+/// the index is deleted first (the first search ever: the coldest start there is).
+fn in_fresh_processes(root: &Path, index: &Path, queries: &[(&str, &str)], without_index: bool) {
     for (kind, q) in queries {
         let mut times = Vec::new();
         let mut out = String::new();
         for _ in 0..3 {
+            if without_index {
+                let _ = std::fs::remove_dir_all(index);
+            }
             if !drop_caches() {
                 println!(
-                    "cold (page cache dropped): skipped, needs permission to write /proc/sys/vm/drop_caches"
+                    "page cache dropped: skipped, needs permission to write /proc/sys/vm/drop_caches"
                 );
                 return;
             }
@@ -438,35 +437,10 @@ fn cold_in_fresh_processes(root: &Path, index: &Path) {
             out = String::from_utf8_lossy(&o.stdout).trim().to_owned();
         }
         let (med, lo, hi) = median(times);
+        let what = if without_index { "first search ever," } else { "cold" };
+        let index_note = if without_index { ", no index" } else { "" };
         println!(
-            "cold {kind:<12} {q:<26} fresh process, page cache dropped: median {med:6.1} ms (min {lo:.1}, max {hi:.1}), {out} hits"
-        );
-    }
-}
-
-/// The first search ever, each in a fresh process with no index and the page cache
-/// dropped: the coldest start there is.
-fn first_in_fresh_processes(root: &Path, index: &Path) {
-    for (kind, q) in [("rare word", "xylophonist"), ("common word", "error")] {
-        let mut times = Vec::new();
-        let mut out = String::new();
-        for _ in 0..3 {
-            let _ = std::fs::remove_dir_all(index);
-            if !drop_caches() {
-                println!("first search, page cache dropped: skipped (needs root)");
-                return;
-            }
-            let s = Instant::now();
-            let o = std::process::Command::new(std::env::current_exe().unwrap())
-                .args(["--search".as_ref(), root.as_os_str(), index.as_os_str(), q.as_ref()])
-                .output()
-                .unwrap();
-            times.push(ms(s));
-            out = String::from_utf8_lossy(&o.stdout).trim().to_owned();
-        }
-        let (med, lo, hi) = median(times);
-        println!(
-            "first search ever, {kind:<12} {q:<26} fresh process, no index, page cache dropped: median {med:6.1} ms (min {lo:.1}, max {hi:.1}), {out} hits"
+            "{what} {kind:<12} {q:<26} fresh process{index_note}, page cache dropped: median {med:6.1} ms (min {lo:.1}, max {hi:.1}), {out} hits"
         );
     }
 }
@@ -514,7 +488,12 @@ fn main() {
         );
         assert_eq!(hits.len(), expected);
     }
-    first_in_fresh_processes(&root, &index);
+    in_fresh_processes(
+        &root,
+        &index,
+        &[("rare word", "xylophonist"), ("common word", "error")],
+        true,
+    );
     for run in 1..=2 {
         let _ = std::fs::remove_dir_all(&index);
         let (start, cpu) = (Instant::now(), cpu_ms());
@@ -536,7 +515,12 @@ fn main() {
         dir_size(&index) as f64 * 100.0 / total as f64
     );
 
-    cold_in_fresh_processes(&root, &index);
+    let cold = [
+        ("rare word", "xylophonist"),
+        ("common word", "error"),
+        ("phrase", "\"quantum flux capacitor\""),
+    ];
+    in_fresh_processes(&root, &index, &cold, false);
 
     let times: Vec<f64> = (0..7)
         .map(|_| {

@@ -311,11 +311,12 @@ impl Ui {
 
     fn run_done(&mut self, done: Result<(AgentSession, TaskEnd), tokio::task::JoinError>) {
         self.task = None;
-        let done = match done {
+        // Events the task sent before it returned are still in the channel.
+        while let Ok(ev) = self.agent_rx.try_recv() {
+            self.app.agent_event(ev);
+        }
+        match done {
             Ok((session, TaskEnd::Note(note))) => {
-                while let Ok(ev) = self.agent_rx.try_recv() {
-                    self.app.agent_event(ev);
-                }
                 self.app.running = None;
                 self.app.status = None;
                 match note {
@@ -325,17 +326,8 @@ impl Ui {
                 }
                 self.app.update_footer(&session);
                 self.session = Some(session);
-                return;
             }
-            Ok((session, TaskEnd::Run(stop))) => Ok((session, stop)),
-            Err(e) => Err(e),
-        };
-        match done {
-            Ok((session, stop)) => {
-                // Events the agent sent before it returned are still in the channel.
-                while let Ok(ev) = self.agent_rx.try_recv() {
-                    self.app.agent_event(ev);
-                }
+            Ok((session, TaskEnd::Run(stop))) => {
                 let leftover = session.queues().clear();
                 self.app.run_ended(&stop);
                 self.app.update_footer(&session);
