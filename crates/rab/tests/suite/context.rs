@@ -373,3 +373,16 @@ fn handoff_continues_in_a_new_session_linked_both_ways() {
     });
     assert_eq!(link.as_deref(), Some(files[1].display().to_string().as_str()));
 }
+
+#[test]
+fn a_budget_that_is_not_a_dollar_amount_is_a_usage_error() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    small_model(&home, &llm, tight());
+    for bad in ["-1", "NaN", "inf", "lots"] {
+        let out = rab(&home, &["-p", &format!("--max-budget-usd={bad}"), "go"]);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
+        assert!(stderr(&out).contains("max-budget-usd"), "{bad}: {}", stderr(&out));
+    }
+    assert!(llm.requests().is_empty());
+}
