@@ -566,18 +566,20 @@ impl Agent {
                 format!("unknown tool '{}'; available tools: {}", call.name, names.join(", "));
             return Outcome::Done(error_result(call, &text), None);
         };
-        let mut arguments = call.arguments.clone();
+        // Each hook sees the arguments as the hooks before it left them.
+        let mut call = std::borrow::Cow::Borrowed(call);
         for hook in &self.hooks {
-            match hook.before(call, &cx.cancel).await {
+            match hook.before(&call, tool.as_ref(), &cx.cancel).await {
                 HookDecision::Continue => {}
-                HookDecision::Rewrite(args) => arguments = args,
+                HookDecision::Rewrite(args) => call.to_mut().arguments = args,
                 HookDecision::Block(reason) => {
-                    return Outcome::Done(error_result(call, &format!("blocked: {reason}")), None);
+                    return Outcome::Done(error_result(&call, &reason), None);
                 }
             }
         }
+        let call = call.as_ref();
         let cancel = cx.cancel.clone();
-        let run = tool.execute(arguments, cx);
+        let run = tool.execute(call.arguments.clone(), cx);
         tokio::pin!(run);
         let mut result = tokio::select! {
             r = &mut run => r,

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::*;
-use crate::tool::{Tool, ToolOutput};
+use crate::tool::{Tool, ToolLevel, ToolOutput};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct NoArgs {}
@@ -18,6 +18,7 @@ struct Rendezvous(Arc<tokio::sync::Barrier>);
 impl Tool for Rendezvous {
     type Args = NoArgs;
     const NAME: &'static str = "rendezvous";
+    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
     fn description(&self) -> String {
         "meet".into()
     }
@@ -36,6 +37,7 @@ struct Step {
 impl Tool for Step {
     type Args = NoArgs;
     const NAME: &'static str = "step";
+    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
     fn description(&self) -> String {
         "one step".into()
     }
@@ -58,6 +60,7 @@ struct Forever;
 impl Tool for Forever {
     type Args = NoArgs;
     const NAME: &'static str = "forever";
+    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
     fn description(&self) -> String {
         "never ends".into()
     }

@@ -5,7 +5,7 @@ use rab_ai::{ToolCall, ToolResultMessage};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::tool::BoxFuture;
+use crate::tool::{AgentTool, BoxFuture};
 
 /// What a before-hook decided.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,19 +21,25 @@ pub enum HookDecision {
 /// A hook around tool calls. Both methods receive the run's cancellation token and
 /// must return promptly once it is cancelled.
 pub trait ToolHook: Send + Sync {
-    /// Before a call runs.
-    fn before(&self, call: &ToolCall, cancel: &CancellationToken) -> BoxFuture<'_, HookDecision> {
-        let _ = (call, cancel);
+    /// Before a call runs. `call` carries the arguments as rewritten by earlier hooks;
+    /// `tool` is the tool it will run (its level and preview).
+    fn before<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        tool: &'a dyn AgentTool,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, HookDecision> {
+        let _ = (call, tool, cancel);
         Box::pin(async { HookDecision::Continue })
     }
 
-    /// After a call ran; `Some` replaces the result.
-    fn after(
-        &self,
-        call: &ToolCall,
-        result: &ToolResultMessage,
-        cancel: &CancellationToken,
-    ) -> BoxFuture<'_, Option<ToolResultMessage>> {
+    /// After a call ran; `Some` replaces the result. `call` has the arguments it ran with.
+    fn after<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        result: &'a ToolResultMessage,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<ToolResultMessage>> {
         let _ = (call, result, cancel);
         Box::pin(async { None })
     }

@@ -36,6 +36,6 @@ pub use event::{AgentEvent, EventSink, StopCause};
 pub use hooks::{HookDecision, ToolHook};
 pub use queue::{DrainMode, Queues};
 pub use tool::{
-    AgentTool, BoxFuture, ExecutionMode, Tool, ToolContext, ToolError, ToolOutput, UpdateSink,
-    schema_of,
+    AgentTool, BoxFuture, ExecutionMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput,
+    UpdateSink, schema_of,
 };

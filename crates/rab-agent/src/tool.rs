@@ -21,6 +21,33 @@ pub enum ExecutionMode {
     Sequential,
 }
 
+/// What a tool can do, for the permission check. Modes and rules decide per level:
+/// read-only tools run in every mode, the others ask or are refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolLevel {
+    /// Reads files or state; changes nothing outside rab.
+    ReadOnly,
+    /// Changes files.
+    Edit,
+    /// Runs programs.
+    Execute,
+    /// Talks to the network.
+    Network,
+}
+
+impl ToolLevel {
+    /// The level's name as shown in docs and prompts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::Edit => "edit",
+            Self::Execute => "execute",
+            Self::Network => "network",
+        }
+    }
+}
+
 /// What a tool produced.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolOutput {
@@ -121,6 +148,17 @@ pub trait AgentTool: Send + Sync {
     fn mode(&self) -> ExecutionMode {
         ExecutionMode::Parallel
     }
+    /// What the tool can do. A tool that does not say is treated as running programs,
+    /// so an unknown tool is never waved through as read-only.
+    fn level(&self) -> ToolLevel {
+        ToolLevel::Execute
+    }
+    /// What the call would do, for a person deciding whether to allow it (a diff for
+    /// an edit); `None` shows the arguments.
+    fn preview(&self, arguments: &Value) -> Option<String> {
+        let _ = arguments;
+        None
+    }
     /// Runs the call.
     fn execute(
         &self,
@@ -136,11 +174,18 @@ pub trait Tool: Send + Sync + 'static {
     type Args: DeserializeOwned + JsonSchema + Send;
     /// Lower snake case name.
     const NAME: &'static str;
+    /// What the tool can do (for permissions).
+    const LEVEL: ToolLevel;
     /// What the tool does and when to use it (shown to the model).
     fn description(&self) -> String;
     /// Whether the call may run alongside others.
     fn mode(&self) -> ExecutionMode {
         ExecutionMode::Parallel
+    }
+    /// What the call would do, shown when asking for permission.
+    fn preview(&self, args: &Self::Args) -> Option<String> {
+        let _ = args;
+        None
     }
     /// Runs the call.
     fn run(
@@ -161,6 +206,15 @@ impl<T: Tool> AgentTool for T {
 
     fn mode(&self) -> ExecutionMode {
         Tool::mode(self)
+    }
+
+    fn level(&self) -> ToolLevel {
+        T::LEVEL
+    }
+
+    fn preview(&self, arguments: &Value) -> Option<String> {
+        let args: T::Args = serde_json::from_value(arguments.clone()).ok()?;
+        Tool::preview(self, &args)
     }
 
     fn execute(
@@ -246,6 +300,7 @@ mod tests {
     impl Tool for Echo {
         type Args = Args;
         const NAME: &'static str = "echo";
+        const LEVEL: ToolLevel = ToolLevel::ReadOnly;
         fn description(&self) -> String {
             "Echo the path.".into()
         }

@@ -47,6 +47,13 @@ impl Auth {
         }
     }
 
+    /// Every stored key, by provider (for the secret firewall and env scrubbing).
+    pub fn keys(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(p, c)| match c {
+            Credential::ApiKey { key } => (p.as_str(), key.as_str()),
+        })
+    }
+
     /// The file this store belongs to.
     pub fn path(&self) -> &Path {
         &self.path

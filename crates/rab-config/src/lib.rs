@@ -18,6 +18,7 @@ mod env;
 mod error;
 mod models;
 mod paths;
+mod safety;
 mod settings;
 
 pub use auth::{Auth, Credential, KeySource, resolve_key};
@@ -25,6 +26,10 @@ pub use env::Env;
 pub use error::Error;
 pub use models::{apply_env_base_urls, load_models_file};
 pub use paths::Paths;
+pub use safety::{
+    HookCommand, HookGroup, HookSettings, PermissionSettings, SafetyLayer, SandboxSettings, Scope,
+    SecretSettings, add_allow_rule,
+};
 pub use settings::{
     CompactionSettings, LoadedSettings, QueueMode, RetrySettings, Settings, load_settings,
 };

@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::read_optional;
+use crate::safety::{
+    HookSettings, PermissionSettings, SafetyLayer, SandboxSettings, Scope, SecretSettings, layer_of,
+};
 use crate::{Env, Error};
 
 /// How queued messages are drained (mirrors the agent's modes; kept here so the config
@@ -92,10 +95,18 @@ pub struct Settings {
     pub retry: RetrySettings,
     /// Context compaction.
     pub compaction: CompactionSettings,
+    /// Permission rules: the lists of every file together; the last `defaultMode`.
+    pub permissions: PermissionSettings,
+    /// Hooks of every file together.
+    pub hooks: HookSettings,
+    /// The sandbox.
+    pub sandbox: SandboxSettings,
+    /// Redaction of secrets in tool results.
+    pub secret_firewall: SecretSettings,
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 12] = [
+const KNOWN_KEYS: [&str; 16] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
@@ -108,6 +119,10 @@ const KNOWN_KEYS: [&str; 12] = [
     "theme",
     "retry",
     "compaction",
+    "permissions",
+    "hooks",
+    "sandbox",
+    "secretFirewall",
 ];
 
 /// Settings and what loading them noticed.
@@ -119,13 +134,16 @@ pub struct LoadedSettings {
     pub warnings: Vec<String>,
     /// Files that were read.
     pub files: Vec<PathBuf>,
+    /// Each file's permission rules and hooks, global first, for checking with the file
+    /// named.
+    pub safety: Vec<SafetyLayer>,
 }
 
 /// Loads and layers the global and project files and the environment.
 pub fn load_settings(global: &Path, project: &Path, env: &Env) -> Result<LoadedSettings, Error> {
     let mut merged = Map::new();
     let mut loaded = LoadedSettings::default();
-    for path in [global, project] {
+    for (path, scope) in [(global, Scope::Global), (project, Scope::Project)] {
         let Some(text) = read_optional(path)? else { continue };
         let value: Value = serde_json::from_str(&text).map_err(|e| Error::parse(path, &e))?;
         let Value::Object(map) = value else {
@@ -143,14 +161,48 @@ pub fn load_settings(global: &Path, project: &Path, env: &Env) -> Result<LoadedS
                 .warnings
                 .push(format!("{}: unknown setting \"{key}\" (ignored)", path.display()));
         }
+        loaded.safety.push(layer_of(scope, path, &map)?);
         merge(&mut merged, map);
         loaded.files.push(path.to_owned());
     }
     let mut settings: Settings = serde_json::from_value(Value::Object(merged))
         .map_err(|e| Error::Invalid { path: project.to_owned(), message: e.to_string() })?;
+    combine_layers(&mut settings, &loaded.safety, &mut loaded.warnings);
     apply_env(&mut settings, env, &mut loaded.warnings);
     loaded.settings = settings;
     Ok(loaded)
+}
+
+/// Rule lists and hooks of all files together (a later file adds, never removes). The
+/// mode is the last file's, except that a project file cannot choose `yolo`: a
+/// repository must not be able to switch off every question by itself.
+fn combine_layers(settings: &mut Settings, layers: &[SafetyLayer], warnings: &mut Vec<String>) {
+    let mut p = PermissionSettings::default();
+    let mut hooks = HookSettings::new();
+    for layer in layers {
+        let lp = &layer.permissions;
+        if let Some(mode) = &lp.default_mode {
+            let is_bypass = matches!(mode.as_str(), "yolo" | "bypassPermissions");
+            if layer.scope == Scope::Project && is_bypass {
+                warnings.push(format!(
+                    "{}: permissions.defaultMode \"{mode}\" is ignored in project settings; \
+                     choose it with --yolo or in your global settings",
+                    layer.source.display()
+                ));
+            } else {
+                p.default_mode = Some(mode.clone());
+            }
+        }
+        p.allow.extend(lp.allow.iter().cloned());
+        p.ask.extend(lp.ask.iter().cloned());
+        p.deny.extend(lp.deny.iter().cloned());
+        p.additional_directories.extend(lp.additional_directories.iter().cloned());
+        for (event, groups) in &layer.hooks {
+            hooks.entry(event.clone()).or_default().extend(groups.iter().cloned());
+        }
+    }
+    settings.permissions = p;
+    settings.hooks = hooks;
 }
 
 /// Objects merge key by key; anything else is replaced.

@@ -6,11 +6,16 @@
 //! hooks and commands. It must not render or print anything.
 
 mod compaction;
+mod gate;
+pub mod hooks;
+pub mod permissions;
 mod prompt;
+pub mod secrets;
 mod session;
 mod session_ops;
 
 pub use compaction::{MAX_FAILURES, ModelCompactor, cut_point, sliding_window, transcript};
+pub use gate::{Approval, ApprovalRequest, Approver, Gate, ModeSwitch};
 pub use prompt::{
     ContextFile, DEFAULT_SYSTEM_PROMPT, PromptSources, build_system_prompt, context_files,
 };

@@ -9,8 +9,13 @@ use rab_ai::{Message, Provider, ThinkingLevel, Usage};
 use rab_session::{EntryBody, EntryKind, Tape};
 
 use crate::compaction::ModelCompactor;
+use crate::gate::Gate;
+use crate::hooks::HookEvent;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+/// How many times Stop hooks may send the agent back to work in one run.
+const MAX_STOP_CONTINUES: u32 = 3;
 
 /// Totals over a session's runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -36,6 +41,7 @@ pub struct AgentSession {
     thinking: ThinkingLevel,
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) compactor: Option<Arc<ModelCompactor>>,
+    gate: Option<Arc<Gate>>,
 }
 
 /// Usage and cost of one model request.
@@ -103,6 +109,7 @@ impl AgentSession {
             thinking,
             provider,
             compactor: None,
+            gate: None,
         };
         Ok((session, Resumed { repaired }))
     }
@@ -113,6 +120,20 @@ impl AgentSession {
         let c = Arc::new(ModelCompactor::new(self.provider.clone(), settings));
         self.agent.set_compactor(c.clone());
         self.compactor = Some(c);
+    }
+
+    /// Puts every tool call through `gate` (permissions, hooks, secret firewall) and
+    /// runs its prompt and stop hooks.
+    pub fn set_gate(&mut self, gate: Arc<Gate>) {
+        let path = self.tape.path().map(|p| p.display().to_string()).unwrap_or_default();
+        gate.set_session(self.tape.id(), &path);
+        self.agent.add_hook(gate.clone());
+        self.gate = Some(gate);
+    }
+
+    /// The gate, when set.
+    pub fn gate(&self) -> Option<&Arc<Gate>> {
+        self.gate.as_ref()
     }
 
     /// Usage and cost of each model request so far.
@@ -226,8 +247,77 @@ impl AgentSession {
             self.broadcast(&AgentEvent::AgentEnd { stop: stop.clone() });
             return stop;
         }
-        let (agent, mut recorder) = self.split();
-        agent.run(prompts, &mut recorder, cancel).await
+        let mut prompts = prompts;
+        if let Some(refusal) = self.prompt_hooks(&mut prompts, &cancel).await {
+            let stop = StopCause::Error { message: refusal };
+            self.broadcast(&AgentEvent::AgentEnd { stop: stop.clone() });
+            return stop;
+        }
+        let mut continued = 0;
+        loop {
+            let (agent, mut recorder) = self.split();
+            let stop = agent.run(prompts, &mut recorder, cancel.clone()).await;
+            // A Stop hook that exits 2 sends the agent back to work with its reason, a
+            // bounded number of times so two hooks cannot loop forever.
+            match self.stop_hook(&stop, continued > 0, &cancel).await {
+                Some(reason) if continued < MAX_STOP_CONTINUES => {
+                    continued += 1;
+                    prompts = vec![Message::user(format!("Stop hook feedback: {reason}"))];
+                }
+                _ => return stop,
+            }
+        }
+    }
+
+    /// UserPromptSubmit hooks: `Some` is the reason the prompt was blocked; context
+    /// they print is added to the last prompt.
+    async fn prompt_hooks(
+        &self,
+        prompts: &mut [Message],
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let gate = self.gate.as_ref().filter(|g| g.hooks().has(HookEvent::UserPromptSubmit))?;
+        let text: Vec<String> = prompts
+            .iter()
+            .filter_map(|m| match m {
+                Message::User(u) => Some(
+                    u.content
+                        .iter()
+                        .filter_map(|c| match c {
+                            rab_ai::Content::Text { text } => Some(text.as_str()),
+                            rab_ai::Content::Image { .. } => None,
+                        })
+                        .collect::<String>(),
+                ),
+                Message::Assistant(_) | Message::ToolResult(_) => None,
+            })
+            .collect();
+        let input = gate.event_input(serde_json::json!({"prompt": text.join("\n")}));
+        let out = gate.hooks().run(HookEvent::UserPromptSubmit, None, input, cancel).await;
+        if let Some(reason) = out.block.or(out.stop) {
+            return Some(format!("the prompt was blocked by a UserPromptSubmit hook: {reason}"));
+        }
+        if !out.context.is_empty()
+            && let Some(Message::User(last)) = prompts.last_mut()
+        {
+            last.content.push(rab_ai::Content::text(out.context.join("\n")));
+        }
+        None
+    }
+
+    /// Stop hooks after a run that ended normally: `Some` is a reason to go on.
+    async fn stop_hook(
+        &self,
+        stop: &StopCause,
+        is_active: bool,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let gate = self.gate.as_ref().filter(|g| g.hooks().has(HookEvent::Stop))?;
+        if *stop != StopCause::Done {
+            return None;
+        }
+        let input = gate.event_input(serde_json::json!({"stop_hook_active": is_active}));
+        gate.hooks().run(HookEvent::Stop, None, input, cancel).await.block
     }
 
     /// The agent, and the sink that records what it does.

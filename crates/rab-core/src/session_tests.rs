@@ -1,6 +1,6 @@
 use super::*;
 use pretty_assertions::assert_eq;
-use rab_agent::{DrainMode, Tool, ToolContext, ToolError, ToolOutput};
+use rab_agent::{DrainMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
 use rab_ai::{Api, Client, Model, RetryPolicy, StreamOptions};
 use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::json;
@@ -14,6 +14,7 @@ struct Echo;
 impl Tool for Echo {
     type Args = EchoArgs;
     const NAME: &'static str = "echo";
+    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
     fn description(&self) -> String {
         "echo".into()
     }

@@ -9,12 +9,11 @@
 
 use std::io;
 use std::os::fd::OwnedFd;
-use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessSession};
-use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolOutput};
+use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -72,6 +71,7 @@ pub struct Args {
 impl Tool for Bash {
     type Args = Args;
     const NAME: &'static str = "bash";
+    const LEVEL: ToolLevel = ToolLevel::Execute;
 
     fn description(&self) -> String {
         "Run a shell command (sh -c) in the project root, stdin closed. Returns stdout and \
@@ -84,7 +84,7 @@ impl Tool for Bash {
         let secs = args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).clamp(1, MAX_TIMEOUT_SECS);
         let started = Instant::now();
         let root = self.ws.root();
-        let (child, output) = spawn(&args.command, root).map_err(|e| {
+        let (child, output) = spawn(&args.command, &self.ws).map_err(|e| {
             ToolError::Model(format!("could not start sh in {}: {e}", root.display()))
         })?;
         let mut group = Group { child, is_reaped: false };
@@ -162,14 +162,19 @@ fn signal_of(_status: ExitStatus) -> Option<i32> {
     None
 }
 
-/// Starts `sh -c command` at the head of a new process group, with stdout and stderr
-/// both on one pipe, returned as its read end.
-fn spawn(command: &str, cwd: &Path) -> io::Result<(Box<dyn ChildWrapper>, ChildStdout)> {
+/// Starts `sh -c command` at the head of a new process group (confined by the
+/// workspace's sandbox, without the keys rab uses in its environment), with stdout and
+/// stderr both on one pipe, returned as its read end.
+fn spawn(command: &str, ws: &Workspace) -> io::Result<(Box<dyn ChildWrapper>, ChildStdout)> {
     // One pipe for both streams, as `2>&1` gives: the output interleaves exactly as it
     // was written, which two pipes read side by side cannot reproduce.
     let (reader, writer) = std::io::pipe()?;
-    let mut cmd = CommandWrap::with_new("sh", |c| {
-        c.arg("-c").arg(command).current_dir(cwd).stdin(Stdio::null());
+    let (program, args) = ws.sandbox().wrap("sh", &["-c", command]);
+    let mut cmd = CommandWrap::with_new(program, |c| {
+        c.args(&args).current_dir(ws.root()).stdin(Stdio::null());
+        for name in ws.sandbox().scrubbed_env() {
+            c.env_remove(name);
+        }
     });
     cmd.command_mut().stdout(writer.try_clone()?).stderr(writer);
     cmd.wrap(ProcessSession);

@@ -8,7 +8,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use rab_agent::{ExecutionMode, Tool, ToolContext, ToolError, ToolOutput};
+use rab_agent::{ExecutionMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
 use schemars::JsonSchema;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
@@ -76,6 +76,7 @@ fn array_or_json_string<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Replaceme
 impl Tool for Edit {
     type Args = Args;
     const NAME: &'static str = "edit";
+    const LEVEL: ToolLevel = ToolLevel::Edit;
 
     fn description(&self) -> String {
         "Replace text in a file: each old_text must match exactly once (add nearby lines to \
@@ -88,8 +89,16 @@ impl Tool for Edit {
         ExecutionMode::Sequential
     }
 
-    async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    fn preview(&self, args: &Args) -> Option<String> {
         let path = self.ws.resolve(&args.path);
+        Some(match apply_edits(&self.ws, &path, &args.edits) {
+            Ok(applied) => applied.diff,
+            Err(e) => format!("(this edit will fail: {e})"),
+        })
+    }
+
+    async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = self.ws.resolve_checked(&args.path, crate::sandbox::Access::Write)?;
         let ws = self.ws.clone();
         tokio::task::spawn_blocking(move || edit_file(&ws, &path, &args.edits))
             .await
@@ -97,7 +106,15 @@ impl Tool for Edit {
     }
 }
 
-fn edit_file(ws: &Workspace, path: &Path, edits: &[Replacement]) -> Result<ToolOutput, ToolError> {
+/// The edits applied in memory: what would be written and the diff.
+struct Applied {
+    shown: String,
+    diff: String,
+    on_disk: String,
+    loose: Vec<String>,
+}
+
+fn apply_edits(ws: &Workspace, path: &Path, edits: &[Replacement]) -> Result<Applied, ToolError> {
     let shown = ws.display(path);
     check_edits(edits)?;
     let content = read_text(ws, path, &shown)?;
@@ -127,7 +144,12 @@ fn edit_file(ws: &Workspace, path: &Path, edits: &[Replacement]) -> Result<ToolO
     }
     let diff = text_diff::unified(&original, &text, &shown, 3);
     let on_disk = if is_crlf { text.replace('\n', "\r\n") } else { text };
-    write_atomic(path, format!("{bom}{on_disk}").as_bytes())
+    Ok(Applied { shown, diff, on_disk: format!("{bom}{on_disk}"), loose })
+}
+
+fn edit_file(ws: &Workspace, path: &Path, edits: &[Replacement]) -> Result<ToolOutput, ToolError> {
+    let Applied { shown, diff, on_disk, loose } = apply_edits(ws, path, edits)?;
+    write_atomic(path, on_disk.as_bytes())
         .map_err(|e| ToolError::Model(format!("cannot write {shown}: {e}")))?;
     let count = edits.len();
     let plural = if count == 1 { "" } else { "s" };

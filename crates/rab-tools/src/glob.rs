@@ -11,13 +11,14 @@ use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
-use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolOutput};
+use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::Workspace;
+use crate::sandbox::Access;
 
 /// Most paths in a result.
 pub const MAX_PATHS: usize = 1000;
@@ -47,6 +48,7 @@ pub struct Args {
 impl Tool for Glob {
     type Args = Args;
     const NAME: &'static str = "glob";
+    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
     fn description(&self) -> String {
         "Find files by glob; * stays within a dir, ** crosses dirs. Respects .gitignore, \
@@ -56,10 +58,7 @@ impl Tool for Glob {
     }
 
     async fn run(&self, args: Args, cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let base = args
-            .path
-            .as_deref()
-            .map_or_else(|| self.ws.root().to_path_buf(), |p| self.ws.resolve(p));
+        let base = self.ws.resolve_checked(args.path.as_deref().unwrap_or("."), Access::Read)?;
         match tokio::fs::metadata(&base).await {
             Ok(meta) if meta.is_dir() => {}
             Ok(_) => {

@@ -17,13 +17,14 @@ use grep_searcher::{
 };
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::{WalkBuilder, WalkState};
-use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolOutput};
+use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::Workspace;
+use crate::sandbox::Access;
 use crate::truncate::MAX_BYTES;
 
 /// Most matches (or files, with `files_only`) in a result.
@@ -66,6 +67,7 @@ pub struct Args {
 impl Tool for Grep {
     type Args = Args;
     const NAME: &'static str = "grep";
+    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
     fn description(&self) -> String {
         "Regex search in files (ripgrep; skips gitignored, hidden, binary). Returns sorted \
@@ -99,8 +101,7 @@ impl Grep {
     /// Checks the arguments and compiles the regex and the glob.
     async fn query(&self, args: &Args) -> Result<Query, ToolError> {
         let root = self.ws.root();
-        let target =
-            args.path.as_deref().map_or_else(|| root.to_path_buf(), |p| self.ws.resolve(p));
+        let target = self.ws.resolve_checked(args.path.as_deref().unwrap_or("."), Access::Read)?;
         if tokio::fs::metadata(&target).await.is_err() {
             let shown = self.ws.display(&target);
             return Err(ToolError::Model(format!("no such file or directory: {shown}")));

@@ -19,11 +19,13 @@ pub mod glob;
 pub mod grep;
 pub mod ls;
 pub mod read;
+pub mod sandbox;
 mod text_diff;
 pub mod truncate;
 mod workspace;
 pub mod write;
 
+pub use sandbox::{Sandbox, SandboxMode};
 pub use workspace::{Workspace, normalize};
 
 use std::path::Path;

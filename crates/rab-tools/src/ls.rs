@@ -6,7 +6,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use rab_agent::{Tool, ToolContext, ToolError, ToolOutput};
+use rab_agent::{Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -39,6 +39,7 @@ pub struct Args {
 impl Tool for Ls {
     type Args = Args;
     const NAME: &'static str = "ls";
+    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
     fn description(&self) -> String {
         "List a directory: subdirectories first (ending in /), then files, dotfiles included, \
@@ -47,7 +48,9 @@ impl Tool for Ls {
     }
 
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let path = self.ws.resolve(args.path.as_deref().unwrap_or("."));
+        let path = self
+            .ws
+            .resolve_checked(args.path.as_deref().unwrap_or("."), crate::sandbox::Access::Read)?;
         let shown = self.ws.display(&path);
         tokio::task::spawn_blocking(move || list(&path, &shown))
             .await

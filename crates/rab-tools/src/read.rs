@@ -13,7 +13,7 @@ use std::io::{self, BufRead, BufReader, Read as _, Seek, SeekFrom};
 use std::path::Path;
 
 use base64::Engine as _;
-use rab_agent::{Tool, ToolContext, ToolError, ToolOutput};
+use rab_agent::{Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
 use rab_ai::Content;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -56,6 +56,7 @@ pub struct Args {
 impl Tool for Read {
     type Args = Args;
     const NAME: &'static str = "read";
+    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
     fn description(&self) -> String {
         "Read a file as numbered lines (N<tab>text), at most 2000 lines/50 KB per call; use \
@@ -65,7 +66,7 @@ impl Tool for Read {
     }
 
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let path = self.ws.resolve(&args.path);
+        let path = self.ws.resolve_checked(&args.path, crate::sandbox::Access::Read)?;
         let ws = self.ws.clone();
         tokio::task::spawn_blocking(move || read_path(&ws, &path, args.offset, args.limit))
             .await

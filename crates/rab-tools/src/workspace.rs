@@ -3,12 +3,17 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use rab_agent::ToolError;
+
+use crate::sandbox::{Access, Sandbox};
+
 /// The directory the tools are rooted at.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Workspace {
     root: PathBuf,
     home: Option<PathBuf>,
     temp_dir: PathBuf,
+    sandbox: Sandbox,
 }
 
 impl Workspace {
@@ -21,13 +26,37 @@ impl Workspace {
         };
         // The caller passes the real temporary directory (`TMPDIR`, read by rab-config);
         // this crate does not read the environment.
-        Self { root: normalize(&root), home: None, temp_dir: PathBuf::from("/tmp") }
+        Self {
+            root: normalize(&root),
+            home: None,
+            temp_dir: PathBuf::from("/tmp"),
+            sandbox: Sandbox::default(),
+        }
     }
 
     /// Sets the directory for temporary files (full bash output).
     pub fn with_temp_dir(mut self, dir: PathBuf) -> Self {
         self.temp_dir = dir;
         self
+    }
+
+    /// Puts the tools in a sandbox.
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = sandbox;
+        self
+    }
+
+    /// The sandbox (off unless set).
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// Resolves a model-given path like [`Self::resolve`] and checks it against the
+    /// sandbox; a refusal is an error for the model naming the path and the rule.
+    pub fn resolve_checked(&self, path: &str, access: Access) -> Result<PathBuf, ToolError> {
+        let resolved = self.resolve(path);
+        self.sandbox.check(&resolved, access).map_err(ToolError::Model)?;
+        Ok(resolved)
     }
 
     /// Where temporary files go.

@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::Path;
 
-use rab_agent::{ExecutionMode, Tool, ToolContext, ToolError, ToolOutput};
+use rab_agent::{ExecutionMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -44,6 +44,7 @@ pub struct Args {
 impl Tool for Write {
     type Args = Args;
     const NAME: &'static str = "write";
+    const LEVEL: ToolLevel = ToolLevel::Edit;
 
     fn description(&self) -> String {
         "Create or overwrite a file with the given content (parent directories are created). \
@@ -56,8 +57,19 @@ impl Tool for Write {
         ExecutionMode::Sequential
     }
 
-    async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+    fn preview(&self, args: &Args) -> Option<String> {
         let path = self.ws.resolve(&args.path);
+        let shown = self.ws.display(&path);
+        let old = fs::metadata(&path)
+            .ok()
+            .filter(|m| m.is_file() && m.len() <= MAX_DIFF_INPUT)
+            .and_then(|_| old_text(&path))
+            .unwrap_or_default();
+        Some(text_diff::unified(&old, &args.content, &shown, 3))
+    }
+
+    async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let path = self.ws.resolve_checked(&args.path, crate::sandbox::Access::Write)?;
         let shown = self.ws.display(&path);
         tokio::task::spawn_blocking(move || write_file(&path, &shown, &args.content))
             .await

@@ -43,10 +43,8 @@ pub async fn run(
     cancel: CancellationToken,
     updates: rab_agent::UpdateSink,
 ) -> BangResult {
-    let ws = rab_tools::Workspace::new(&launch.cwd)
-        .with_home(launch.env.get("HOME").map(std::path::PathBuf::from))
-        .with_temp_dir(std::path::PathBuf::from(launch.env.get("TMPDIR").unwrap_or("/tmp")));
-    let bash = rab_tools::bash::Bash::new(ws);
+    // The user's own command: no permission question, but the same sandbox.
+    let bash = rab_tools::bash::Bash::new(launch.workspace.clone());
     let cx = ToolContext { call_id: "bang".into(), cancel, updates };
     match bash.execute(json!({"command": command}), cx).await {
         Ok(out) => BangResult { output: text_of(&out), is_error: false },

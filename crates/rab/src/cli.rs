@@ -62,9 +62,31 @@ pub struct Cli {
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
 
-    /// Run every tool without asking.
-    #[arg(long)]
+    /// Run every tool without asking (deny rules still hold); same as
+    /// --permission-mode yolo.
+    #[arg(long, alias = "dangerously-skip-permissions")]
     pub yolo: bool,
+
+    /// Permission mode: default, accept-edits, plan or yolo.
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+
+    /// Allow rules, e.g. "bash(git status*)" read "edit(src/**)" (repeatable,
+    /// comma-separated).
+    #[arg(long, alias = "allowedTools", value_name = "RULES")]
+    pub allowed_tools: Vec<String>,
+
+    /// Deny rules, e.g. "bash(rm *)" (repeatable, comma-separated).
+    #[arg(long, alias = "disallowedTools", value_name = "RULES")]
+    pub disallowed_tools: Vec<String>,
+
+    /// Sandbox: read-only, workspace-write or off.
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<String>,
+
+    /// Another directory the sandbox lets the tools use (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
 
     /// Stop after this many model requests (exit code 3).
     #[arg(long, value_name = "N")]

@@ -36,6 +36,14 @@ pub struct Launch {
     pub max_budget_usd: Option<f64>,
     /// The model, key and thinking level chosen at start-up.
     pub target: Target,
+    /// The tools' workspace (root, sandbox).
+    pub workspace: rab_tools::Workspace,
+    /// Permissions, hooks and the secret firewall around every tool call.
+    pub gate: Arc<rab_core::Gate>,
+    /// Who answers permission questions.
+    pub approver: Arc<crate::safety::SwitchApprover>,
+    /// Whether yolo is in the Shift+Tab cycle.
+    pub has_yolo: bool,
 }
 
 fn queue_mode(m: QueueMode) -> DrainMode {
@@ -55,12 +63,25 @@ impl Launch {
             &env,
         )
         .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })?;
-        for w in &loaded.warnings {
-            eprintln!("rab: warning: {w}");
-        }
+        let mut warnings = loaded.warnings.clone();
         let settings = loaded.settings;
         let target = setup::target(cli, &settings, &env, &paths, &registry)?;
-        let tools = setup::tools(cli, &settings, &env, &cwd)?;
+        let safety = crate::safety::build(
+            cli,
+            &settings,
+            &loaded.safety,
+            &env,
+            &paths,
+            &cwd,
+            &setup::known_tools(&cwd),
+            target.api_key.as_deref(),
+            &mut warnings,
+        )?;
+        for w in &warnings {
+            eprintln!("rab: warning: {w}");
+        }
+        let workspace = setup::workspace(&env, &cwd, safety.sandbox);
+        let tools = setup::tools(cli, &settings, &workspace)?;
         let system_prompt = build_system_prompt(&PromptSources {
             cwd: cwd.clone(),
             home: paths.home().to_path_buf(),
@@ -90,6 +111,10 @@ impl Launch {
             max_turns,
             max_budget_usd,
             target,
+            workspace,
+            gate: safety.gate,
+            approver: safety.approver,
+            has_yolo: safety.has_yolo,
         })
     }
 
@@ -128,6 +153,7 @@ impl Launch {
         )
         .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })?;
         session.enable_compaction(self.settings.compaction.clone());
+        session.set_gate(self.gate.clone());
         Ok((session, resumed))
     }
 

@@ -10,6 +10,7 @@ mod launch;
 mod logging;
 mod print;
 mod repl;
+mod safety;
 mod sessions;
 mod setup;
 
@@ -31,6 +32,13 @@ pub const EXIT_BUDGET: u8 = 4;
 pub const EXIT_INTERRUPTED: u8 = 130;
 
 fn main() -> ExitCode {
+    // `rab __sandbox …` is the sandbox helper: confine, then exec the program.
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|a| a == rab_tools::sandbox::HELPER_ARG) {
+        let Err(e) = rab_tools::sandbox::run_helper(args.collect());
+        eprintln!("rab sandbox: {e}");
+        return ExitCode::from(126);
+    }
     let cli = match cli::parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -5,8 +5,8 @@
 use std::io::Write;
 
 use rab_agent::{AgentEvent, StopCause};
-use rab_core::AgentSession;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use rab_core::{AgentSession, Approval};
+use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -24,6 +24,8 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
         model.provider
     );
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let (ask_tx, mut ask_rx) = mpsc::unbounded_channel();
+    launch.approver.install(std::sync::Arc::new(crate::safety::ChannelApprover(ask_tx)));
     let mut pending_context: Vec<String> = Vec::new();
     let mut next = first;
     loop {
@@ -129,7 +131,7 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
             prompt.push_str("\n\n");
         }
         prompt.push_str(&line);
-        run_prompt(&mut session, prompt).await;
+        run_prompt(&mut session, prompt, &mut ask_rx, &mut lines).await;
     }
 }
 
@@ -172,8 +174,14 @@ fn resume(launch: &Launch, session: &mut AgentSession, arg: Option<String>) {
     }
 }
 
-/// Runs one prompt, printing the answer as it streams and tool activity as it happens.
-async fn run_prompt(session: &mut AgentSession, prompt: String) {
+/// Runs one prompt, printing the answer as it streams and tool activity as it happens,
+/// and asking on stdin when a call needs permission.
+async fn run_prompt(
+    session: &mut AgentSession,
+    prompt: String,
+    asks: &mut mpsc::UnboundedReceiver<crate::safety::Asked>,
+    lines: &mut Lines<BufReader<Stdin>>,
+) {
     let mut rx = session.subscribe();
     let cancel = CancellationToken::new();
     let watcher = {
@@ -184,8 +192,23 @@ async fn run_prompt(session: &mut AgentSession, prompt: String) {
             }
         })
     };
+    let run = session.prompt(prompt, cancel);
     let printer = print_events(&mut rx);
-    let (stop, ()) = tokio::join!(session.prompt(prompt, cancel), printer);
+    tokio::pin!(run, printer);
+    let mut is_printed = false;
+    let stop = loop {
+        tokio::select! {
+            stop = &mut run => break stop,
+            () = &mut printer, if !is_printed => is_printed = true,
+            Some(asked) = asks.recv() => {
+                let answer = ask(&asked.request, lines).await;
+                let _ = asked.reply.send(answer);
+            }
+        }
+    };
+    if !is_printed {
+        printer.await;
+    }
     watcher.abort();
     match stop {
         StopCause::Done => {}
@@ -197,6 +220,26 @@ async fn run_prompt(session: &mut AgentSession, prompt: String) {
         }
         StopCause::Error { message } => eprintln!("rab: {message}"),
         StopCause::Aborted => eprintln!("rab: interrupted"),
+    }
+}
+
+/// Shows a permission question and reads the answer line.
+async fn ask(r: &rab_core::ApprovalRequest, lines: &mut Lines<BufReader<Stdin>>) -> Approval {
+    println!("\n? Allow {} ({})", r.tool, r.reason);
+    match (&r.preview, r.arguments.get("command").and_then(serde_json::Value::as_str)) {
+        (Some(p), _) => p.lines().take(40).for_each(|l| println!("  {l}")),
+        (None, Some(cmd)) => println!("  $ {cmd}"),
+        (None, None) => println!("  {}", r.arguments),
+    }
+    print!("  [y]es once · [a]lways ({}) · [n]o [reason] > ", r.rule);
+    let _ = std::io::stdout().flush();
+    let line = lines.next_line().await.ok().flatten().unwrap_or_default();
+    let line = line.trim();
+    let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+    match word.to_ascii_lowercase().as_str() {
+        "y" | "yes" => Approval::Once,
+        "a" | "always" => Approval::Always,
+        _ => Approval::Deny(Some(rest.trim().to_owned()).filter(|r| !r.is_empty())),
     }
 }
 

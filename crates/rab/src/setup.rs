@@ -21,7 +21,7 @@ pub struct SetupError {
 }
 
 impl SetupError {
-    fn usage(message: impl Into<String>) -> Self {
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
         Self { code: 2, message: message.into() }
     }
 }
@@ -165,21 +165,30 @@ fn short(n: u64) -> String {
     }
 }
 
+/// The workspace the tools work in: the project root, home, temp dir and sandbox.
+pub fn workspace(env: &Env, cwd: &Path, sandbox: rab_tools::Sandbox) -> rab_tools::Workspace {
+    rab_tools::Workspace::new(cwd)
+        .with_home(env.get("HOME").map(std::path::PathBuf::from))
+        .with_temp_dir(std::path::PathBuf::from(env.get("TMPDIR").unwrap_or("/tmp")))
+        .with_sandbox(sandbox)
+}
+
+/// Every built-in tool name (rules may name tools that are not enabled).
+pub fn known_tools(cwd: &Path) -> Vec<String> {
+    rab_tools::builtin(cwd).iter().map(|t| t.spec().name).collect()
+}
+
 /// The built-in tools, narrowed by `--no-tools`, `--tools` and the settings' `tools` /
 /// `excludeTools`. An unknown tool name is an error, never silently ignored.
 pub fn tools(
     cli: &Cli,
     settings: &Settings,
-    env: &Env,
-    cwd: &Path,
+    ws: &rab_tools::Workspace,
 ) -> Result<Vec<Arc<dyn AgentTool>>, SetupError> {
     if cli.no_tools {
         return Ok(Vec::new());
     }
-    let ws = rab_tools::Workspace::new(cwd)
-        .with_home(env.get("HOME").map(std::path::PathBuf::from))
-        .with_temp_dir(std::path::PathBuf::from(env.get("TMPDIR").unwrap_or("/tmp")));
-    let all = rab_tools::builtin_in(&ws);
+    let all = rab_tools::builtin_in(ws);
     let names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
     let check = |list: &[String], what: &str| -> Result<(), SetupError> {
         match list.iter().find(|n| !names.contains(n)) {

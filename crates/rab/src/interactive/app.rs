@@ -69,6 +69,8 @@ pub struct App {
     /// Messages typed while the agent works: text and whether it is a follow-up.
     pub queued: Vec<(String, bool)>,
     pub overlay: Option<Overlay>,
+    /// A permission question on screen (above any overlay).
+    pub permission: Option<super::permission::PermissionView>,
     pub status: Option<(String, Instant)>,
     pub show_thinking: bool,
     pub expand_tools: bool,
@@ -133,6 +135,7 @@ impl App {
             bang: None,
             queued: Vec::new(),
             overlay: None,
+            permission: None,
             status: None,
             show_thinking: false,
             expand_tools: false,
@@ -164,6 +167,7 @@ impl App {
             cost: totals.cost,
             context: session.context_tokens(),
             window: model.context_window,
+            mode: self.launch.gate.mode().get().as_str().to_owned(),
         };
     }
 
@@ -210,7 +214,9 @@ impl App {
             lines.push(chrome::working(self.frame, b.started.elapsed(), "Running", t));
         }
         let mut cursor = None;
-        if let Some(overlay) = &self.overlay {
+        if let Some(p) = &self.permission {
+            lines.extend(p.render(w, t));
+        } else if let Some(overlay) = &self.overlay {
             lines.extend(overlay.render(w, t));
         } else {
             let (editor_lines, pos) = self.editor.render(w, t);
@@ -336,6 +342,13 @@ impl App {
         }
         if is(Action::CycleModel) {
             return Effect::CycleModel;
+        }
+        if is(Action::CyclePermissionMode) {
+            let mode = self.launch.gate.mode();
+            mode.set(mode.get().next(self.launch.has_yolo));
+            self.footer.mode = mode.get().as_str().to_owned();
+            self.set_status(format!("Permission mode: {}", mode.get().as_str()));
+            return Effect::None;
         }
         if is(Action::Autocomplete) {
             self.refresh_completions();

@@ -75,6 +75,8 @@ pub struct FooterInfo {
     pub context: u64,
     /// The model's context window.
     pub window: u64,
+    /// The permission mode.
+    pub mode: String,
 }
 
 fn short(n: u64) -> String {
@@ -87,10 +89,13 @@ fn short(n: u64) -> String {
 
 /// Two dim lines: where (cwd, branch), and what (model, tokens, cost, context).
 pub fn footer(info: &FooterInfo, width: usize, theme: &Theme) -> Vec<String> {
-    let place = match &info.branch {
+    let mut place = match &info.branch {
         Some(b) => format!("{} ({b})", info.cwd),
         None => info.cwd.clone(),
     };
+    if !info.mode.is_empty() && info.mode != "default" {
+        place.push_str(&format!(" · {} mode (shift+tab to change)", info.mode));
+    }
     let cache = (info.cache_read * 100).checked_div(info.input).unwrap_or(0);
     let ctx = (info.context * 100).checked_div(info.window).unwrap_or(0);
     let stats = format!(
@@ -165,9 +170,10 @@ mod tests {
             cost: 0.0123,
             context: 50_000,
             window: 200_000,
+            mode: "plan".into(),
         };
         let lines = footer(&info, 80, &theme);
-        assert_eq!(ansi::strip(&lines[0]), "~/p (main)");
+        assert_eq!(ansi::strip(&lines[0]), "~/p (main) · plan mode (shift+tab to change)");
         assert_eq!(
             ansi::strip(&lines[1]),
             "claude-sonnet-5-5 · thinking off · ↑12.3k ↓987 · cache 81% · $0.012 · ctx 25%"
@@ -189,6 +195,7 @@ mod tests {
             cost: 0.0,
             context,
             window: 100,
+            mode: String::new(),
         };
         let ctx = |context| {
             let line = footer(&info(context), 120, &theme).remove(1);

@@ -7,6 +7,7 @@
 mod app;
 mod chrome;
 mod overlay;
+mod permission;
 mod stream_view;
 mod tool_view;
 
@@ -132,6 +133,9 @@ struct Ui {
     screen: Screen<TerminalGuard<CrosstermTerminal>>,
     bang_tx: mpsc::UnboundedSender<BangMsg>,
     bang_rx: mpsc::UnboundedReceiver<BangMsg>,
+    /// Permission questions from the gate, answered one at a time.
+    ask_rx: mpsc::UnboundedReceiver<crate::safety::Asked>,
+    asks: std::collections::VecDeque<crate::safety::Asked>,
     quit: bool,
 }
 
@@ -147,6 +151,8 @@ impl Ui {
         let mut app = App::new(launch, theme, bindings, &session);
         app.width = usize::from(screen.size().0.max(20));
         let (bang_tx, bang_rx) = mpsc::unbounded_channel();
+        let (ask_tx, ask_rx) = mpsc::unbounded_channel();
+        app.launch.approver.install(Arc::new(crate::safety::ChannelApprover(ask_tx)));
         Self {
             app,
             session: Some(session),
@@ -155,6 +161,8 @@ impl Ui {
             screen,
             bang_tx,
             bang_rx,
+            ask_rx,
+            asks: std::collections::VecDeque::new(),
             quit: false,
         }
     }
@@ -206,6 +214,10 @@ impl Ui {
                     }
                 }
                 Some(msg) = self.bang_rx.recv() => self.bang_msg(msg),
+                Some(asked) = self.ask_rx.recv() => {
+                    self.asks.push_back(asked);
+                    self.next_question();
+                }
                 done = wait(&mut self.task), if self.task.is_some() => self.run_done(done),
                 _ = tick.tick(), if self.app.is_busy() => self.app.tick(),
             }
@@ -229,6 +241,16 @@ impl Ui {
     fn terminal_event(&mut self, ev: Event) {
         match ev {
             Event::Key(key) => {
+                if let Some(view) = &mut self.app.permission {
+                    if let Some(answer) = view.key(&key, &self.app.bindings) {
+                        self.app.permission = None;
+                        if let Some(asked) = self.asks.pop_front() {
+                            let _ = asked.reply.send(answer);
+                        }
+                        self.next_question();
+                    }
+                    return;
+                }
                 if let Some(overlay) = &mut self.app.overlay {
                     match overlay.key(&key, &self.app.bindings) {
                         OverlayKey::Handled => {}
@@ -251,6 +273,19 @@ impl Ui {
                 self.app.width = usize::from(cols.max(20));
             }
             Event::FocusGained | Event::FocusLost | Event::Mouse(_) => {}
+        }
+    }
+
+    /// Shows the oldest unanswered permission question, if none is on screen. A
+    /// question whose call was interrupted meanwhile is dropped.
+    fn next_question(&mut self) {
+        while self.asks.front().is_some_and(|a| a.reply.is_closed()) {
+            self.asks.pop_front();
+        }
+        if self.app.permission.is_none()
+            && let Some(asked) = self.asks.front()
+        {
+            self.app.permission = Some(permission::PermissionView::new(asked.request.clone()));
         }
     }
 

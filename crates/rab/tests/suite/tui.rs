@@ -21,7 +21,19 @@ fn envs(home: &Home, llm: &FakeLlm) -> Vec<(String, String)> {
 }
 
 fn start(home: &Home, llm: &FakeLlm, cwd: &std::path::Path, cols: u16, rows: u16) -> Pty {
-    let pty = Pty::spawn(cwd, &["--provider", "anthropic"], &envs(home, llm), cols, rows);
+    start_with(home, llm, cwd, cols, rows, &[])
+}
+
+fn start_with(
+    home: &Home,
+    llm: &FakeLlm,
+    cwd: &std::path::Path,
+    cols: u16,
+    rows: u16,
+    extra: &[&str],
+) -> Pty {
+    let args: Vec<&str> = ["--provider", "anthropic"].iter().chain(extra).copied().collect();
+    let pty = Pty::spawn(cwd, &args, &envs(home, llm), cols, rows);
     pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
     pty
 }
@@ -41,6 +53,18 @@ fn a_full_run_renders_the_prompt_tools_diff_and_markdown_answer() {
     ]);
     let mut pty = start(&home, &llm, &repo, 100, 40);
     pty.send("make the script greet rab\r");
+    // The edit asks first, showing its diff; allowed once.
+    pty.wait_for("the edit question", T, |s| {
+        s.contains("Allow edit?")
+            && s.contains("+echo \"hello, rab\"")
+            && s.contains("Yes, this time")
+    });
+    pty.send("\r");
+    // Then bash, showing the command; allowed always, which saves the rule.
+    pty.wait_for("the bash question", T, |s| {
+        s.contains("Allow bash?") && s.contains("$ sh hello.sh")
+    });
+    pty.send("\x1b[B\r");
     pty.wait_for("the final answer", T, |s| s.contains("The script now prints hello, rab"));
     let h = pty.history();
     assert!(h.contains("make the script greet rab"), "{h}");
@@ -58,6 +82,8 @@ fn a_full_run_renders_the_prompt_tools_diff_and_markdown_answer() {
     assert!(h.contains("Done") && !h.contains("## Done"), "heading rendered: {h}");
     assert!(h.contains("• edited hello.sh") || h.contains("- edited"), "list rendered: {h}");
     assert!(!h.contains("**hello"), "emphasis rendered: {h}");
+    let saved = std::fs::read_to_string(repo.join(".rab/settings.json")).unwrap();
+    assert!(saved.contains("\"bash(sh hello.sh*)\""), "{saved}");
     pty.send("\x03\x03");
     assert_eq!(pty.wait_exit(T), Some(0));
 }
@@ -86,7 +112,7 @@ fn escape_interrupts_and_every_tool_call_gets_a_result_on_the_tape() {
     let home = Home::new();
     let llm = FakeLlm::start();
     llm.script([Turn::tool_call("bash", json!({"command": "sleep 30"}))]);
-    let mut pty = start(&home, &llm, home.dir.path(), 90, 30);
+    let mut pty = start_with(&home, &llm, home.dir.path(), 90, 30, &["--yolo"]);
     pty.send("run something long\r");
     pty.wait_for("the tool to run", T, |s| s.contains("$ sleep 30") && s.contains("running"));
     pty.send("queued text\r");

@@ -1,0 +1,347 @@
+//! The gate every tool call passes: PreToolUse hooks, the permission policy and the
+//! person asked when it says so, then after the call PostToolUse hooks and the secret
+//! firewall. One [`ToolHook`] on the agent, so the order is fixed and visible here.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use rab_agent::{AgentTool, BoxFuture, HookDecision, ToolHook, ToolLevel};
+use rab_ai::{Content, ToolCall, ToolResultMessage};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::hooks::{HookEvent, HookRunner, args_from_hook, tool_event};
+use crate::permissions::{PermissionMode, Policy, Verdict};
+use crate::secrets::Redactor;
+
+/// A call waiting for the user's decision.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApprovalRequest {
+    /// The tool.
+    pub tool: String,
+    /// What it can do.
+    pub level: ToolLevel,
+    /// Its arguments.
+    pub arguments: Value,
+    /// A diff for edits, the command for bash (from the tool).
+    pub preview: Option<String>,
+    /// Why it asks.
+    pub reason: String,
+    /// The rule "always" would add to the project settings.
+    pub rule: String,
+}
+
+/// The user's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Approval {
+    /// Run it this time.
+    Once,
+    /// Run it and add the suggested rule to the project's allow list.
+    Always,
+    /// Do not run it; the optional reason goes to the model.
+    Deny(Option<String>),
+    /// Nobody can answer (headless): refused with advice on how to allow it.
+    Unavailable,
+}
+
+/// Who answers permission questions: the UI, the REPL, or nobody (headless).
+pub trait Approver: Send + Sync {
+    /// Asks about one call; must return promptly once `cancel` fires.
+    fn approve<'a>(
+        &'a self,
+        request: ApprovalRequest,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Approval>;
+}
+
+/// The permission mode, shared by the gate, the UI (Shift+Tab) and the plan-mode tools.
+#[derive(Debug, Default)]
+pub struct ModeSwitch(AtomicU8);
+
+impl ModeSwitch {
+    /// Starts in `mode`.
+    pub fn new(mode: PermissionMode) -> Self {
+        Self(AtomicU8::new(encode(mode)))
+    }
+
+    /// The current mode.
+    pub fn get(&self) -> PermissionMode {
+        match self.0.load(Ordering::Relaxed) {
+            1 => PermissionMode::AcceptEdits,
+            2 => PermissionMode::Plan,
+            3 => PermissionMode::Yolo,
+            _ => PermissionMode::Default,
+        }
+    }
+
+    /// Switches to `mode`.
+    pub fn set(&self, mode: PermissionMode) {
+        self.0.store(encode(mode), Ordering::Relaxed);
+    }
+}
+
+fn encode(mode: PermissionMode) -> u8 {
+    match mode {
+        PermissionMode::Default => 0,
+        PermissionMode::AcceptEdits => 1,
+        PermissionMode::Plan => 2,
+        PermissionMode::Yolo => 3,
+    }
+}
+
+/// Hook input fields that name the session.
+#[derive(Clone, Debug, Default)]
+struct SessionRef {
+    id: String,
+    transcript: String,
+}
+
+/// Permissions, hooks and redaction around every tool call.
+pub struct Gate {
+    policy: RwLock<Policy>,
+    mode: Arc<ModeSwitch>,
+    hooks: Arc<HookRunner>,
+    approver: Arc<dyn Approver>,
+    redactor: Option<Arc<Redactor>>,
+    project_settings: PathBuf,
+    session: Mutex<SessionRef>,
+}
+
+impl Gate {
+    /// A gate with these parts; "always" rules are written to `project_settings`.
+    pub fn new(
+        policy: Policy,
+        mode: Arc<ModeSwitch>,
+        hooks: Arc<HookRunner>,
+        approver: Arc<dyn Approver>,
+        redactor: Option<Arc<Redactor>>,
+        project_settings: PathBuf,
+    ) -> Self {
+        Self {
+            policy: RwLock::new(policy),
+            mode,
+            hooks,
+            approver,
+            redactor,
+            project_settings,
+            session: Mutex::new(SessionRef::default()),
+        }
+    }
+
+    /// The shared mode.
+    pub fn mode(&self) -> &Arc<ModeSwitch> {
+        &self.mode
+    }
+
+    /// The hooks (for the session's prompt, stop and lifecycle events).
+    pub fn hooks(&self) -> &Arc<HookRunner> {
+        &self.hooks
+    }
+
+    /// The secret firewall, when on.
+    pub fn redactor(&self) -> Option<&Arc<Redactor>> {
+        self.redactor.as_ref()
+    }
+
+    /// Names the session in hook input.
+    pub fn set_session(&self, id: &str, transcript: &str) {
+        if let Ok(mut s) = self.session.lock() {
+            *s = SessionRef { id: id.to_owned(), transcript: transcript.to_owned() };
+        }
+    }
+
+    /// Common hook fields for a non-tool event.
+    pub fn event_input(&self, extra: Value) -> Value {
+        let s = self.session.lock().map(|s| s.clone()).unwrap_or_default();
+        let mut v = json!({
+            "session_id": s.id,
+            "transcript_path": s.transcript,
+            "permission_mode": self.mode.get().as_str(),
+        });
+        if let (Value::Object(map), Value::Object(more)) = (&mut v, extra) {
+            map.extend(more);
+        }
+        v
+    }
+
+    fn tool_input(&self, call: &ToolCall, extra: Option<(&str, Value)>) -> Value {
+        let s = self.session.lock().map(|s| s.clone()).unwrap_or_default();
+        let mut v = tool_event(
+            &s.id,
+            &s.transcript,
+            self.mode.get().as_str(),
+            &call.name,
+            &call.id,
+            &call.arguments,
+        );
+        if let (Some((k, extra)), Value::Object(map)) = (extra, &mut v) {
+            map.insert(k.into(), extra);
+        }
+        v
+    }
+
+    async fn decide(
+        &self,
+        call: &ToolCall,
+        tool: &dyn AgentTool,
+        cancel: &CancellationToken,
+    ) -> HookDecision {
+        let mut args = call.arguments.clone();
+        let mut hook_allows = false;
+        let mut hook_asks = false;
+        if self.hooks.has(HookEvent::PreToolUse) {
+            let input = self.tool_input(call, None);
+            let out = self.hooks.run(HookEvent::PreToolUse, Some(&call.name), input, cancel).await;
+            for w in &out.warnings {
+                tracing::warn!("{w}");
+            }
+            if let Some(reason) = out.block {
+                return HookDecision::Block(format!("blocked by a PreToolUse hook: {reason}"));
+            }
+            if let Some(updated) = out.updated_input {
+                args = args_from_hook(updated);
+            }
+            hook_allows = out.allow;
+            hook_asks = out.ask;
+        }
+        let mode = self.mode.get();
+        let verdict = match self.policy.read() {
+            Ok(p) => p.check(mode, &call.name, tool.level(), &args),
+            Err(_) => Verdict::Deny("the permission rules are unavailable".into()),
+        };
+        let verdict = match verdict {
+            Verdict::Ask(_) | Verdict::Allow if hook_asks => {
+                Verdict::Ask("a PreToolUse hook asks for confirmation".into())
+            }
+            Verdict::Ask(_) if hook_allows => Verdict::Allow,
+            v => v,
+        };
+        let rewritten = |args: Value| {
+            if args == call.arguments {
+                HookDecision::Continue
+            } else {
+                HookDecision::Rewrite(args)
+            }
+        };
+        match verdict {
+            Verdict::Allow => rewritten(args),
+            Verdict::Deny(why) => HookDecision::Block(format!("permission denied: {why}")),
+            Verdict::Ask(why) => match self.ask(call, tool, &args, why, cancel).await {
+                None => rewritten(args),
+                Some(refusal) => HookDecision::Block(refusal),
+            },
+        }
+    }
+
+    /// Asks the approver; `Some` is the refusal for the model.
+    async fn ask(
+        &self,
+        call: &ToolCall,
+        tool: &dyn AgentTool,
+        args: &Value,
+        reason: String,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let rule = self.policy.read().map(|p| p.suggest_rule(&call.name, args)).unwrap_or_default();
+        let request = ApprovalRequest {
+            tool: call.name.clone(),
+            level: tool.level(),
+            arguments: args.clone(),
+            preview: tool.preview(args),
+            reason: reason.clone(),
+            rule: rule.clone(),
+        };
+        match self.approver.approve(request, cancel).await {
+            Approval::Once => None,
+            Approval::Always => {
+                if let Err(e) = rab_config::add_allow_rule(&self.project_settings, &rule) {
+                    tracing::warn!("could not save the rule {rule}: {e}");
+                }
+                if let Ok(mut p) = self.policy.write()
+                    && let Err(e) = p.add_allow(&rule)
+                {
+                    tracing::warn!("could not apply the rule {rule}: {e}");
+                }
+                None
+            }
+            Approval::Deny(None) => Some("the user denied this call; ask how to go on".into()),
+            Approval::Deny(Some(why)) => Some(format!("the user denied this call: {why}")),
+            Approval::Unavailable => Some(format!(
+                "permission denied: {reason}, and rab is running headless with nobody to \
+                 approve it. To allow it, run with --allowed-tools '{rule}', add that rule to \
+                 permissions.allow in .rab/settings.json, or choose --permission-mode \
+                 accept-edits (edits) or --yolo (everything)."
+            )),
+        }
+    }
+
+    async fn finish(
+        &self,
+        call: &ToolCall,
+        result: &ToolResultMessage,
+        cancel: &CancellationToken,
+    ) -> Option<ToolResultMessage> {
+        let mut out = result.clone();
+        let mut changed = false;
+        if self.hooks.has(HookEvent::PostToolUse) {
+            let response = json!({"content": result.text(), "is_error": result.is_error});
+            let input = self.tool_input(call, Some(("tool_response", response)));
+            let hook =
+                self.hooks.run(HookEvent::PostToolUse, Some(&call.name), input, cancel).await;
+            for w in &hook.warnings {
+                tracing::warn!("{w}");
+            }
+            let mut notes: Vec<String> =
+                hook.block.into_iter().map(|r| format!("PostToolUse hook: {r}")).collect();
+            notes.extend(hook.context);
+            if !notes.is_empty() {
+                out.content.push(Content::text(notes.join("\n")));
+                changed = true;
+            }
+        }
+        if let Some(r) = &self.redactor {
+            let is_env_file = call.name == "read"
+                && call
+                    .arguments
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .and_then(|p| std::path::Path::new(p).file_name())
+                    .is_some_and(|n| n.to_string_lossy().starts_with(".env"));
+            for c in &mut out.content {
+                if let Content::Text { text } = c {
+                    if is_env_file {
+                        r.learn_env_file(text);
+                    }
+                    let (clean, found) = r.redact(text);
+                    if !found.is_empty() {
+                        tracing::info!(tool = %call.name, "redacted {} secret(s)", found.len());
+                        *text = clean;
+                        changed = true;
+                    }
+                }
+            }
+        }
+        changed.then_some(out)
+    }
+}
+
+impl ToolHook for Gate {
+    fn before<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        tool: &'a dyn AgentTool,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, HookDecision> {
+        Box::pin(self.decide(call, tool, cancel))
+    }
+
+    fn after<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        result: &'a ToolResultMessage,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<ToolResultMessage>> {
+        Box::pin(self.finish(call, result, cancel))
+    }
+}

@@ -1,0 +1,79 @@
+use super::*;
+use pretty_assertions::assert_eq;
+use rab_config::{HookCommand, HookGroup};
+
+fn runner(event: &str, matcher: &str, command: &str) -> (tempfile::TempDir, HookRunner) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut settings = HookSettings::new();
+    settings.insert(
+        event.into(),
+        vec![HookGroup {
+            matcher: matcher.into(),
+            hooks: vec![HookCommand {
+                kind: "command".into(),
+                command: command.into(),
+                timeout: Some(5),
+            }],
+        }],
+    );
+    let r = HookRunner::new(&settings, dir.path().to_path_buf(), Sandbox::default(), &mut vec![])
+        .unwrap();
+    (dir, r)
+}
+
+fn pre(tool: &str, args: Value) -> Value {
+    tool_event("s1", "/t.jsonl", "default", tool, "c1", &args)
+}
+
+#[tokio::test]
+async fn exit_2_blocks_with_stderr_as_the_reason() {
+    let (_d, r) = runner("PreToolUse", "Bash", "echo 'no rm here' >&2; exit 2");
+    let cancel = CancellationToken::new();
+    let out = r
+        .run(HookEvent::PreToolUse, Some("bash"), pre("bash", json!({"command": "rm x"})), &cancel)
+        .await;
+    assert_eq!(out.block.as_deref(), Some("no rm here"));
+    let out = r
+        .run(HookEvent::PreToolUse, Some("read"), pre("read", json!({"path": "a"})), &cancel)
+        .await;
+    assert_eq!(out, HookOutcome::default(), "the matcher does not match read");
+}
+
+#[tokio::test]
+async fn json_output_rewrites_input_and_reads_the_event_from_stdin() {
+    let script = r#"python3 -c 'import json,sys; e=json.load(sys.stdin); i=e["tool_input"]; print(json.dumps({"hookSpecificOutput": {"hookEventName": e["hook_event_name"], "permissionDecision": "allow", "updatedInput": {"file_path": i["file_path"] + ".bak"}, "additionalContext": e["cwd"]}}))'"#;
+    let (d, r) = runner("PreToolUse", "Edit|Write", script);
+    let out = r
+        .run(
+            HookEvent::PreToolUse,
+            Some("write"),
+            pre("write", json!({"path": "a.txt"})),
+            &CancellationToken::new(),
+        )
+        .await;
+    assert!(out.allow);
+    assert_eq!(out.updated_input.map(args_from_hook), Some(json!({"path": "a.txt.bak"})));
+    assert_eq!(out.context, [d.path().display().to_string()]);
+}
+
+#[tokio::test]
+async fn other_exit_codes_and_timeouts_are_warnings_only() {
+    let (_d, r) = runner("PostToolUse", "", "echo oops >&2; exit 1");
+    let out = r
+        .run(HookEvent::PostToolUse, Some("ls"), pre("ls", json!({})), &CancellationToken::new())
+        .await;
+    assert_eq!((out.block, out.warnings.len()), (None, 1));
+    assert!(out.warnings[0].contains("exit code 1: oops"), "{:?}", out.warnings);
+}
+
+#[test]
+fn unknown_events_and_bad_matchers_fail_at_load() {
+    let mut s = HookSettings::new();
+    s.insert("PreToolUze".into(), vec![]);
+    let err = HookRunner::new(&s, PathBuf::new(), Sandbox::default(), &mut vec![]).unwrap_err();
+    assert!(err.to_string().contains("unknown event \"PreToolUze\""), "{err}");
+    assert!(parse_matcher("Bash(").is_err());
+    assert!(matches_tool(&parse_matcher("mcp__mem.*").unwrap(), "mcp__memory__put"));
+    assert!(matches_tool(&parse_matcher("Write|Edit").unwrap(), "edit"));
+    assert!(!matches_tool(&parse_matcher("Write|Edit").unwrap(), "bash"));
+}

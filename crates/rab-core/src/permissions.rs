@@ -1,0 +1,486 @@
+//! Permission modes and rules: which tool calls run, which ask, which never run.
+//!
+//! A rule is a tool name with an optional pattern: `bash(git status*)`, `edit(src/**)`,
+//! `read(~/.ssh/**)`, `web_fetch(domain:example.com)`, `mcp__server__tool`. Claude
+//! Code's names (`Bash`, `Edit`, `WebFetch`, …) and its `prefix:*` form are accepted.
+//! `deny` beats `ask` beats `allow`; deny rules hold in every mode. Anything not
+//! understood — an unknown tool, a malformed rule, an unknown mode — is an error at
+//! load naming the file and the rule, never a rule silently dropped.
+
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobMatcher};
+use rab_agent::ToolLevel;
+use rab_config::SafetyLayer;
+use serde_json::Value;
+
+#[path = "permissions_names.rs"]
+mod names;
+
+pub use names::{canonical_tool_name, claude_alias};
+
+/// How much runs without asking.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PermissionMode {
+    /// Ask before edits, commands and network use unless a rule allows them.
+    #[default]
+    Default,
+    /// Edits run; commands and network use ask.
+    AcceptEdits,
+    /// Read-only tools only.
+    Plan,
+    /// Everything runs (deny rules still hold).
+    Yolo,
+}
+
+impl PermissionMode {
+    /// Parses a mode (`acceptEdits`, `bypassPermissions` accepted too).
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "default" => Some(Self::Default),
+            "accept-edits" | "acceptEdits" => Some(Self::AcceptEdits),
+            "plan" => Some(Self::Plan),
+            "yolo" | "bypass" | "bypassPermissions" => Some(Self::Yolo),
+            _ => None,
+        }
+    }
+
+    /// The name shown and written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::AcceptEdits => "accept-edits",
+            Self::Plan => "plan",
+            Self::Yolo => "yolo",
+        }
+    }
+
+    /// The next mode for Shift+Tab: default → accept-edits → plan → default. `yolo` is
+    /// only in the cycle when rab was started in it.
+    pub fn next(self, has_yolo: bool) -> Self {
+        match self {
+            Self::Default => Self::AcceptEdits,
+            Self::AcceptEdits => Self::Plan,
+            Self::Plan if has_yolo => Self::Yolo,
+            Self::Plan | Self::Yolo => Self::Default,
+        }
+    }
+}
+
+/// What the policy says about a call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Run it.
+    Allow,
+    /// Ask the user; the text says why.
+    Ask(String),
+    /// Refuse; the text says why and goes to the model.
+    Deny(String),
+}
+
+/// A rule that could not be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: permissions.{list}: {message} in rule \"{rule}\"; see docs/permissions.md")]
+pub struct RuleError {
+    /// The settings file (or `--allowed-tools`).
+    pub file: String,
+    /// `allow`, `ask`, `deny` or `defaultMode`.
+    pub list: &'static str,
+    /// The rule as written.
+    pub rule: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+#[derive(Clone, Debug)]
+enum Pattern {
+    /// Any call of the tool.
+    Any,
+    /// Commands (bash): a glob over the whole command, or a prefix (`cmd:*`).
+    Command { glob: String, is_prefix: bool },
+    /// Paths (file tools).
+    Path(GlobMatcher),
+    /// Hosts (`domain:example.com`).
+    Domain(String),
+}
+
+/// One parsed rule.
+#[derive(Clone, Debug)]
+struct Rule {
+    /// Canonical tool name, or an `mcp__server` prefix (ending in `__`).
+    tool: String,
+    pattern: Pattern,
+    text: String,
+}
+
+/// The rules and what they apply to.
+#[derive(Clone, Debug, Default)]
+pub struct Policy {
+    allow: Vec<Rule>,
+    ask: Vec<Rule>,
+    deny: Vec<Rule>,
+    root: PathBuf,
+    home: Option<PathBuf>,
+    known: Vec<String>,
+}
+
+/// What the policy needs besides the rules.
+pub struct PolicyContext<'a> {
+    /// Tool names rules may name (every built-in, not only the enabled ones).
+    pub known_tools: &'a [String],
+    /// The project root; relative patterns are under it.
+    pub root: &'a Path,
+    /// The home directory, for `~`.
+    pub home: Option<&'a Path>,
+}
+
+impl Policy {
+    /// Parses every layer's rules and the command line's (`--allowed-tools`,
+    /// `--disallowed-tools`); the first bad rule is the error.
+    pub fn load(
+        layers: &[SafetyLayer],
+        cli_allow: &[String],
+        cli_deny: &[String],
+        cx: &PolicyContext<'_>,
+    ) -> Result<Self, RuleError> {
+        let mut policy = Self {
+            root: cx.root.to_path_buf(),
+            home: cx.home.map(Path::to_path_buf),
+            known: cx.known_tools.to_vec(),
+            ..Self::default()
+        };
+        for layer in layers {
+            let source = layer.source.display().to_string();
+            let p = &layer.permissions;
+            if let Some(mode) = &p.default_mode
+                && PermissionMode::parse(mode).is_none()
+            {
+                return Err(RuleError {
+                    file: source,
+                    list: "defaultMode",
+                    rule: mode.clone(),
+                    message: "unknown mode (use default, accept-edits, plan or yolo)".into(),
+                });
+            }
+            for (list, rules, out) in [
+                ("allow", &p.allow, &mut policy.allow),
+                ("ask", &p.ask, &mut policy.ask),
+                ("deny", &p.deny, &mut policy.deny),
+            ] {
+                for text in rules {
+                    out.push(parse_rule(text, cx).map_err(|message| RuleError {
+                        file: source.clone(),
+                        list,
+                        rule: text.clone(),
+                        message,
+                    })?);
+                }
+            }
+        }
+        for (source, list, rules, out) in [
+            ("--allowed-tools", "allow", cli_allow, &mut policy.allow),
+            ("--disallowed-tools", "deny", cli_deny, &mut policy.deny),
+        ] {
+            for text in rules {
+                out.push(parse_rule(text, cx).map_err(|message| RuleError {
+                    file: source.into(),
+                    list,
+                    rule: text.clone(),
+                    message,
+                })?);
+            }
+        }
+        Ok(policy)
+    }
+
+    /// Adds an allow rule (the user's "always").
+    pub fn add_allow(&mut self, text: &str) -> Result<(), String> {
+        let known = self.known.clone();
+        let cx =
+            PolicyContext { known_tools: &known, root: &self.root, home: self.home.as_deref() };
+        self.allow.push(parse_rule(text, &cx)?);
+        Ok(())
+    }
+
+    /// The verdict on calling `tool` (of `level`) with `args` in `mode`.
+    pub fn check(
+        &self,
+        mode: PermissionMode,
+        tool: &str,
+        level: ToolLevel,
+        args: &Value,
+    ) -> Verdict {
+        if let Some(rule) = self.deny.iter().find(|r| self.matches(r, tool, args, Quantifier::Any))
+        {
+            return Verdict::Deny(format!("denied by the rule \"{}\"", rule.text));
+        }
+        if mode == PermissionMode::Plan && level != ToolLevel::ReadOnly {
+            return Verdict::Deny(format!(
+                "plan mode allows read-only tools only, and {tool} {}; present the plan with \
+                 exit_plan_mode and wait for approval",
+                level_phrase(level)
+            ));
+        }
+        if mode == PermissionMode::Yolo {
+            return Verdict::Allow;
+        }
+        if let Some(rule) = self.ask.iter().find(|r| self.matches(r, tool, args, Quantifier::Any)) {
+            return Verdict::Ask(format!("the rule \"{}\" asks", rule.text));
+        }
+        if self.allow.iter().any(|r| self.matches(r, tool, args, Quantifier::All)) {
+            return Verdict::Allow;
+        }
+        match level {
+            ToolLevel::ReadOnly => Verdict::Allow,
+            ToolLevel::Edit if mode == PermissionMode::AcceptEdits => Verdict::Allow,
+            ToolLevel::Edit | ToolLevel::Execute | ToolLevel::Network => {
+                Verdict::Ask(format!("{tool} {} and no rule allows it", level_phrase(level)))
+            }
+        }
+    }
+
+    /// The rule "always allow" writes for this call: the command's first words for
+    /// bash, the file's directory for file tools, the host for web_fetch.
+    pub fn suggest_rule(&self, tool: &str, args: &Value) -> String {
+        let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim);
+        match tool {
+            "bash" => match text("command") {
+                Some(cmd) if !cmd.is_empty() => {
+                    let words: Vec<&str> = cmd.split_whitespace().take(2).collect();
+                    let keep =
+                        if words.get(1).is_some_and(|w| !w.starts_with('-')) { 2 } else { 1 };
+                    format!("bash({}*)", words[..keep.min(words.len())].join(" "))
+                }
+                _ => tool.to_owned(),
+            },
+            "web_fetch" => match text("url").and_then(host_of) {
+                Some(host) => format!("web_fetch(domain:{host})"),
+                None => tool.to_owned(),
+            },
+            _ if names::is_path_tool(tool) => match text("path") {
+                Some(p) => {
+                    let path = rab_tools::normalize(&self.root.join(p));
+                    let dir = path.parent().unwrap_or(&path);
+                    let shown = match dir.strip_prefix(&self.root) {
+                        Ok(rel) if rel.as_os_str().is_empty() => String::new(),
+                        Ok(rel) => format!("{}/", rel.display()),
+                        Err(_) => format!("/{}/", dir.display()),
+                    };
+                    format!("{tool}({shown}**)")
+                }
+                None => tool.to_owned(),
+            },
+            _ => tool.to_owned(),
+        }
+    }
+
+    fn matches(&self, rule: &Rule, tool: &str, args: &Value, q: Quantifier) -> bool {
+        let applies = if let Some(server) = rule.tool.strip_suffix("__") {
+            tool.strip_prefix(server).is_some_and(|rest| rest.starts_with("__"))
+        } else {
+            rule.tool == tool || names::rule_covers(&rule.tool, tool)
+        };
+        if !applies {
+            return false;
+        }
+        match &rule.pattern {
+            Pattern::Any => true,
+            Pattern::Command { glob, is_prefix } => {
+                let Some(cmd) = args.get("command").and_then(Value::as_str) else { return false };
+                command_matches(cmd, glob, *is_prefix, q)
+            }
+            Pattern::Path(glob) => {
+                let p = args.get("path").and_then(Value::as_str).unwrap_or(".");
+                let lexical = self.resolve(p);
+                let real = rab_tools::sandbox::real_path(&lexical);
+                match q {
+                    Quantifier::Any => glob.is_match(&lexical) || glob.is_match(&real),
+                    Quantifier::All => glob.is_match(&lexical) && glob.is_match(&real),
+                }
+            }
+            Pattern::Domain(domain) => args
+                .get("url")
+                .and_then(Value::as_str)
+                .and_then(host_of)
+                .is_some_and(|h| h == *domain || h.ends_with(&format!(".{domain}"))),
+        }
+    }
+
+    fn resolve(&self, p: &str) -> PathBuf {
+        let p = p.trim();
+        let joined = match (p.strip_prefix("~/"), &self.home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            _ if Path::new(p).is_absolute() => PathBuf::from(p),
+            _ => self.root.join(p),
+        };
+        rab_tools::normalize(&joined)
+    }
+}
+
+/// Deny and ask rules match when any part of a call matches; allow rules only when
+/// every part does (each command of `a && b`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quantifier {
+    Any,
+    All,
+}
+
+fn level_phrase(level: ToolLevel) -> &'static str {
+    match level {
+        ToolLevel::ReadOnly => "only reads",
+        ToolLevel::Edit => "changes files",
+        ToolLevel::Execute => "runs commands",
+        ToolLevel::Network => "uses the network",
+    }
+}
+
+fn parse_rule(text: &str, cx: &PolicyContext<'_>) -> Result<Rule, String> {
+    let t = text.trim();
+    let (name, pattern) = match t.find('(') {
+        Some(open) => {
+            let Some(inner) = t[open + 1..].strip_suffix(')') else {
+                return Err("a pattern must end with ')' and nothing after it".into());
+            };
+            if inner.trim().is_empty() {
+                return Err("empty pattern: write the tool name alone to match every call".into());
+            }
+            (&t[..open], Some(inner.trim()))
+        }
+        None if t.contains(')') => return Err("')' without '('".into()),
+        None => (t, None),
+    };
+    if name.is_empty() {
+        return Err("missing tool name".into());
+    }
+    if let Some(rest) = name.strip_prefix("mcp__") {
+        if pattern.is_some() {
+            return Err("MCP tools take no pattern".into());
+        }
+        let (server, tool) = rest.split_once("__").unwrap_or((rest, ""));
+        let ok = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if server.is_empty() || !ok(server) || !(ok(tool) || tool == "*") {
+            return Err("an MCP rule is mcp__SERVER or mcp__SERVER__TOOL".into());
+        }
+        let tool = if tool.is_empty() || tool == "*" {
+            format!("mcp__{server}__")
+        } else {
+            name.to_owned()
+        };
+        return Ok(Rule { tool, pattern: Pattern::Any, text: t.to_owned() });
+    }
+    let Some(canonical) = canonical_tool_name(name, cx.known_tools) else {
+        return Err(format!("unknown tool '{name}' (known: {})", cx.known_tools.join(", ")));
+    };
+    let pattern = match pattern {
+        None => Pattern::Any,
+        Some(p) => parse_pattern(&canonical, p, cx)?,
+    };
+    Ok(Rule { tool: canonical, pattern, text: t.to_owned() })
+}
+
+fn parse_pattern(tool: &str, p: &str, cx: &PolicyContext<'_>) -> Result<Pattern, String> {
+    if tool == "bash" {
+        let (glob, is_prefix) = match p.strip_suffix(":*") {
+            Some(prefix) => (prefix.trim_end().to_owned(), true),
+            None => (p.to_owned(), false),
+        };
+        return Ok(Pattern::Command { glob, is_prefix });
+    }
+    if tool == "web_fetch" {
+        let Some(domain) = p.strip_prefix("domain:") else {
+            return Err("web_fetch patterns are domain:HOST".into());
+        };
+        if domain.is_empty() || domain.contains(['/', ' ', '*']) {
+            return Err("domain:HOST takes a plain host name".into());
+        }
+        return Ok(Pattern::Domain(domain.to_ascii_lowercase()));
+    }
+    if names::is_path_tool(tool) {
+        return path_glob(p, cx).map(Pattern::Path);
+    }
+    Err(format!("{tool} takes no pattern; write '{tool}' alone"))
+}
+
+/// A gitignore-like path glob made absolute: `~/x` under home, `//abs` or `/abs`
+/// absolute, `dir/x` under the root, a bare `*.env` in any directory of the root.
+fn path_glob(p: &str, cx: &PolicyContext<'_>) -> Result<GlobMatcher, String> {
+    let abs = if let Some(rest) = p.strip_prefix("~/") {
+        let home = cx.home.ok_or("'~' needs HOME to be set")?;
+        format!("{}/{rest}", home.display())
+    } else if let Some(rest) = p.strip_prefix("//") {
+        format!("/{rest}")
+    } else if p.starts_with('/') {
+        p.to_owned()
+    } else if p.contains('/') {
+        format!("{}/{}", cx.root.display(), p.trim_start_matches("./"))
+    } else {
+        format!("{}/**/{p}", cx.root.display())
+    };
+    // `dir/` and `dir/**` both mean everything under dir, and dir itself.
+    let abs = abs.strip_suffix('/').map_or(abs.clone(), |d| format!("{d}/**"));
+    let abs = abs.strip_suffix("/**").map_or(abs.clone(), |d| format!("{d}{{,/**}}"));
+    GlobBuilder::new(&abs)
+        .literal_separator(true)
+        .empty_alternates(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| format!("bad path pattern: {e}"))
+}
+
+fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit('@').next()?;
+    let host = if host.starts_with('[') {
+        host.split(']').next().map(|h| format!("{h}]"))?
+    } else {
+        host.split(':').next()?.to_owned()
+    };
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+/// Splits a command line at `&&`, `||`, `;`, `|`, `&` and newlines. Quotes are not
+/// honoured: a split inside quotes only makes an allow rule harder to satisfy.
+fn command_parts(cmd: &str) -> Vec<&str> {
+    cmd.split(['&', '|', ';', '\n']).map(str::trim).filter(|s| !s.is_empty()).collect()
+}
+
+fn command_matches(cmd: &str, glob: &str, is_prefix: bool, q: Quantifier) -> bool {
+    let one = |part: &str| {
+        if is_prefix {
+            part == glob
+                || part.strip_prefix(glob).is_some_and(|r| r.starts_with(char::is_whitespace))
+        } else {
+            wildcard(glob, part)
+        }
+    };
+    match q {
+        Quantifier::Any => one(cmd.trim()) || command_parts(cmd).into_iter().any(one),
+        Quantifier::All => {
+            // Substitutions run commands no rule looked at.
+            if ["$(", "`", "<(", ">("].iter().any(|s| cmd.contains(s)) {
+                return false;
+            }
+            let parts = command_parts(cmd);
+            !parts.is_empty() && parts.into_iter().all(one)
+        }
+    }
+}
+
+/// `*` matches any run of characters; everything else literally.
+pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
+    let pieces: Vec<&str> = pattern.split('*').collect();
+    let [first, middle @ .., last] = pieces.as_slice() else { return pattern == text };
+    let Some(mut rest) = text.strip_prefix(first) else { return false };
+    for piece in middle {
+        match rest.find(piece) {
+            Some(i) => rest = &rest[i + piece.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+#[cfg(test)]
+#[path = "permissions_tests.rs"]
+mod tests;

@@ -1,0 +1,214 @@
+//! The secret firewall: secrets in tool results are replaced by a marker naming what
+//! was removed before the result reaches the model, the UI or the tape.
+//!
+//! It knows the values of the keys rab itself uses (provider keys from the environment
+//! and auth.json), learns the values of `.env` files the agent reads, and recognises
+//! strings shaped like keys: `sk-…`, GitHub tokens, AWS access key ids, Slack and
+//! Google keys, PEM private keys, and `*_KEY=`/`*_TOKEN=`/`*SECRET*=`/`*PASSWORD*=`
+//! assignments.
+
+use std::sync::RwLock;
+
+/// Shorter values are not treated as secrets: they would match ordinary text.
+const MIN_SECRET_LEN: usize = 8;
+
+/// Redacts secrets from text.
+#[derive(Debug, Default)]
+pub struct Redactor {
+    /// (what it is, value), longest first.
+    known: RwLock<Vec<(String, String)>>,
+}
+
+/// A key shape: prefix, characters allowed after it, minimum count, what it is.
+type Shape = (&'static str, fn(char) -> bool, usize, &'static str);
+
+/// The shapes recognised.
+const SHAPES: [Shape; 10] = [
+    ("sk-", key_char, 20, "API key (sk-…)"),
+    ("ghp_", alnum, 30, "GitHub token"),
+    ("gho_", alnum, 30, "GitHub token"),
+    ("ghu_", alnum, 30, "GitHub token"),
+    ("ghs_", alnum, 30, "GitHub token"),
+    ("github_pat_", key_char, 30, "GitHub token"),
+    ("AKIA", upper_digit, 16, "AWS access key id"),
+    ("ASIA", upper_digit, 16, "AWS access key id"),
+    ("xoxb-", key_char, 10, "Slack token"),
+    ("AIza", key_char, 35, "Google API key"),
+];
+
+fn key_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '-' || c == '_'
+}
+fn alnum(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+}
+fn upper_digit(c: char) -> bool {
+    c.is_ascii_uppercase() || c.is_ascii_digit()
+}
+
+impl Redactor {
+    /// A redactor knowing these secrets: `(name, value)`, e.g. `("ANTHROPIC_API_KEY", "sk-…")`.
+    pub fn new(known: impl IntoIterator<Item = (String, String)>) -> Self {
+        let r = Self::default();
+        for (name, value) in known {
+            r.learn(&name, &value);
+        }
+        r
+    }
+
+    /// Adds a secret value.
+    pub fn learn(&self, name: &str, value: &str) {
+        let value = value.trim();
+        if value.len() < MIN_SECRET_LEN {
+            return;
+        }
+        let Ok(mut known) = self.known.write() else { return };
+        if known.iter().any(|(_, v)| v == value) {
+            return;
+        }
+        known.push((name.to_owned(), value.to_owned()));
+        known.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
+    }
+
+    /// Learns every value of a `.env` file's text (`KEY=value`, `export KEY="value"`;
+    /// `N\t` line-number prefixes from the read tool are skipped).
+    pub fn learn_env_file(&self, text: &str) {
+        for line in text.lines() {
+            let line =
+                line.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches('\t');
+            let line = line.trim().trim_start_matches("export ").trim();
+            if line.starts_with('#') {
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else { continue };
+            let value = value.trim().trim_matches(['"', '\'']);
+            if !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                self.learn(&format!("value of {key} from a .env file"), value);
+            }
+        }
+    }
+
+    /// `text` with every secret replaced by `[REDACTED: what]`, and what was found.
+    pub fn redact(&self, text: &str) -> (String, Vec<String>) {
+        let mut found = Vec::new();
+        let mut out = text.to_owned();
+        if let Ok(known) = self.known.read() {
+            for (name, value) in known.iter() {
+                if out.contains(value.as_str()) {
+                    out = out.replace(value.as_str(), &format!("[REDACTED: {name}]"));
+                    found.push(name.clone());
+                }
+            }
+        }
+        out = redact_pem(&out, &mut found);
+        for (prefix, ok, min, what) in SHAPES {
+            out = redact_shape(&out, prefix, ok, min, what, &mut found);
+        }
+        out = redact_assignments(&out, &mut found);
+        found.dedup();
+        (out, found)
+    }
+}
+
+fn redact_shape(
+    text: &str,
+    prefix: &str,
+    ok: fn(char) -> bool,
+    min: usize,
+    what: &str,
+    found: &mut Vec<String>,
+) -> String {
+    if !text.contains(prefix) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(prefix) {
+        let before = rest[..i].chars().next_back();
+        let tail = &rest[i + prefix.len()..];
+        let len: usize = tail.chars().take_while(|c| ok(*c)).map(char::len_utf8).sum();
+        let at_boundary = before.is_none_or(|c| !c.is_ascii_alphanumeric());
+        if at_boundary && len >= min {
+            out.push_str(&rest[..i]);
+            out.push_str(&format!("[REDACTED: {what}]"));
+            found.push(what.to_owned());
+            rest = &tail[len..];
+        } else {
+            out.push_str(&rest[..i + prefix.len()]);
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn redact_pem(text: &str, found: &mut Vec<String>) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("-----BEGIN ") {
+        let header_end = rest[start..]
+            .find("-----\n")
+            .or_else(|| rest[start + 11..].find("-----").map(|i| i + 11));
+        let is_private = header_end.is_some_and(|e| rest[start..start + e].contains("PRIVATE KEY"));
+        if !is_private {
+            out.push_str(&rest[..start + 11]);
+            rest = &rest[start + 11..];
+            continue;
+        }
+        out.push_str(&rest[..start]);
+        out.push_str("[REDACTED: private key]");
+        found.push("private key".into());
+        // To the end marker's closing dashes, or to the end of the text.
+        rest = match rest[start..].find("-----END ") {
+            Some(e) => {
+                let after = &rest[start + e + 9..];
+                after.find("-----").map_or("", |d| &after[d + 5..])
+            }
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `NAME=value` where the name says it is a secret.
+fn redact_assignments(text: &str, found: &mut Vec<String>) -> String {
+    let secretish = |name: &str| {
+        let n = name.to_ascii_uppercase();
+        ["_KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"].iter().any(|w| n.contains(w))
+    };
+    let mut changed = false;
+    let lines: Vec<String> = text
+        .split_inclusive('\n')
+        .map(|line| {
+            // Indentation and the read tool's `N\t` line numbers stay.
+            let body =
+                line.trim_start_matches(|c: char| c.is_ascii_whitespace() || c.is_ascii_digit());
+            let lead = &line[..line.len() - body.len()];
+            let (export, body) = match body.strip_prefix("export ") {
+                Some(b) => ("export ", b),
+                None => ("", body),
+            };
+            let Some((name, value)) = body.split_once('=') else { return line.to_owned() };
+            let v = value.trim().trim_matches(['"', '\'']);
+            let is_name =
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !is_name
+                || !secretish(name)
+                || v.len() < MIN_SECRET_LEN
+                || v.starts_with("[REDACTED")
+            {
+                return line.to_owned();
+            }
+            changed = true;
+            found.push(format!("value of {name}"));
+            let eol = if line.ends_with('\n') { "\n" } else { "" };
+            format!("{lead}{export}{name}=[REDACTED: value of {name}]{eol}")
+        })
+        .collect();
+    if changed { lines.concat() } else { text.to_owned() }
+}
+
+#[cfg(test)]
+#[path = "secrets_tests.rs"]
+mod tests;

@@ -1,0 +1,71 @@
+use super::*;
+use pretty_assertions::assert_eq;
+
+fn setup() -> (tempfile::TempDir, PathBuf, Sandbox) {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("src")).unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "secret").unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let sb = Sandbox::new(SandboxMode::WorkspaceWrite, std::slice::from_ref(&ws), &[tmp]);
+    (dir, ws, sb)
+}
+
+#[test]
+fn paths_inside_the_roots_pass_and_new_files_may_be_created() {
+    let (_d, ws, sb) = setup();
+    assert_eq!(sb.check(&ws.join("src/a.rs"), Access::Read), Ok(()));
+    assert_eq!(sb.check(&ws.join("new/dir/file.rs"), Access::Write), Ok(()));
+}
+
+#[test]
+fn a_parent_escape_is_refused_with_the_rule_named() {
+    let (_d, ws, sb) = setup();
+    let outside = normalize(&ws.join("../outside.txt"));
+    let err = sb.check(&outside, Access::Read).unwrap_err();
+    assert!(err.contains("outside.txt is outside the workspace"), "{err}");
+    assert!(err.contains("workspace-write") && err.contains("--add-dir"), "{err}");
+}
+
+#[test]
+fn a_symlink_pointing_outside_is_refused_even_for_a_file_not_yet_created() {
+    let (d, ws, sb) = setup();
+    std::os::unix::fs::symlink(d.path(), ws.join("escape")).unwrap();
+    let err = sb.check(&ws.join("escape/outside.txt"), Access::Read).unwrap_err();
+    assert!(err.contains("which resolves to"), "{err}");
+    assert!(sb.check(&ws.join("escape/new.txt"), Access::Write).is_err());
+}
+
+#[test]
+fn read_only_refuses_every_write_and_off_allows_everything() {
+    let (_d, ws, _) = setup();
+    let ro = Sandbox::new(SandboxMode::ReadOnly, std::slice::from_ref(&ws), &[]);
+    assert_eq!(ro.check(&ws.join("a"), Access::Read), Ok(()));
+    let err = ro.check(&ws.join("a"), Access::Write).unwrap_err();
+    assert!(err.contains("read-only"), "{err}");
+    assert_eq!(Sandbox::default().check(Path::new("/etc/passwd"), Access::Write), Ok(()));
+}
+
+#[test]
+fn bash_output_files_in_the_temp_dir_are_readable_but_nothing_else_there() {
+    let (d, _ws, sb) = setup();
+    let tmp = d.path().join("tmp");
+    assert_eq!(sb.check(&tmp.join("rab-bash-0123.log"), Access::Read), Ok(()));
+    assert!(sb.check(&tmp.join("rab-bash-0123.log"), Access::Write).is_err());
+    assert!(sb.check(&tmp.join("other.txt"), Access::Read).is_err());
+}
+
+#[test]
+fn spawned_programs_go_through_the_helper_only_when_confined() {
+    let (_d, ws, sb) = setup();
+    let (program, args) = sb.wrap("sh", &["-c", "true"]);
+    assert_eq!((program.to_str(), args.len()), (Some("sh"), 2), "no helper: run directly");
+    let sb = sb.with_helper(Some(PathBuf::from("/usr/bin/rab"))).with_network(true);
+    let (program, args) = sb.wrap("sh", &["-c", "true"]);
+    assert_eq!(program, "/usr/bin/rab");
+    let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    assert_eq!(args[0], HELPER_ARG);
+    assert!(args.contains(&real_path(&ws).display().to_string()), "{args:?}");
+    assert_eq!(&args[args.len() - 5..], ["--net", "--", "sh", "-c", "true"]);
+}

@@ -1,0 +1,104 @@
+//! The permission question in the terminal UI: the call (a diff for edits, the command
+//! for bash), then allow once, always (saves the rule in the project settings), or
+//! deny, optionally with a reason typed right there that goes to the model.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use rab_core::{Approval, ApprovalRequest};
+use rab_tui::keys::{Action, Keybindings};
+use rab_tui::{Role, Theme, ansi};
+use serde_json::Value;
+
+/// The question on screen.
+pub struct PermissionView {
+    request: ApprovalRequest,
+    selected: usize,
+    reason: String,
+}
+
+/// Lines of the preview shown before it is cut.
+const PREVIEW_LINES: usize = 30;
+
+impl PermissionView {
+    /// A view of `request`.
+    pub fn new(request: ApprovalRequest) -> Self {
+        Self { request, selected: 0, reason: String::new() }
+    }
+
+    fn options(&self) -> [String; 3] {
+        let reason = if self.reason.is_empty() {
+            "No, and tell the model why (type a reason)".to_owned()
+        } else {
+            format!("No: {}", self.reason)
+        };
+        [
+            "Yes, this time".to_owned(),
+            format!("Yes, always allow {} in this project", self.request.rule),
+            reason,
+        ]
+    }
+
+    /// Handles a key; `Some` is the answer.
+    pub fn key(&mut self, key: &KeyEvent, bindings: &Keybindings) -> Option<Approval> {
+        if bindings.matches(Action::SelectCancel, key) {
+            return Some(Approval::Deny(None));
+        }
+        if bindings.matches(Action::SelectConfirm, key) {
+            return Some(match self.selected {
+                0 => Approval::Once,
+                1 => Approval::Always,
+                _ => Approval::Deny(Some(self.reason.trim().to_owned()).filter(|r| !r.is_empty())),
+            });
+        }
+        match key.code {
+            KeyCode::Up => self.selected = self.selected.saturating_sub(1),
+            KeyCode::Down => self.selected = (self.selected + 1).min(2),
+            KeyCode::Backspace => {
+                self.reason.pop();
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                // Typing is the reason for a refusal.
+                self.reason.push(c);
+                self.selected = 2;
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// The question's lines.
+    pub fn render(&self, width: usize, theme: &Theme) -> Vec<String> {
+        let r = &self.request;
+        let mut out = vec![
+            String::new(),
+            theme.fg(Role::Warning, &theme.bold(&format!("Allow {}?", r.tool))),
+            theme.dim(&format!("{} ({})", r.reason, r.level.as_str())),
+        ];
+        let body = match (&r.preview, r.arguments.get("command").and_then(Value::as_str)) {
+            (Some(preview), _) => preview.clone(),
+            (None, Some(cmd)) => format!("$ {cmd}"),
+            (None, None) => serde_json::to_string_pretty(&r.arguments).unwrap_or_default(),
+        };
+        let lines: Vec<&str> = body.lines().collect();
+        for line in lines.iter().take(PREVIEW_LINES) {
+            let styled = match line.chars().next() {
+                Some('+') if !line.starts_with("+++") => theme.fg(Role::DiffAdd, line),
+                Some('-') if !line.starts_with("---") => theme.fg(Role::DiffRemove, line),
+                _ => (*line).to_owned(),
+            };
+            out.push(format!("  {styled}"));
+        }
+        if lines.len() > PREVIEW_LINES {
+            out.push(theme.dim(&format!("  … {} more lines", lines.len() - PREVIEW_LINES)));
+        }
+        for (i, option) in self.options().iter().enumerate() {
+            let line = if i == self.selected {
+                theme.fg(Role::Accent, &format!("❯ {option}"))
+            } else {
+                format!("  {option}")
+            };
+            out.push(line);
+        }
+        out.push(theme.dim("↑↓ move · Enter choose · type a reason to refuse · Esc deny"));
+        out.into_iter().map(|l| ansi::truncate(&l, width, "…")).collect()
+    }
+}

@@ -1,0 +1,238 @@
+//! Start-up of the safety parts: the sandbox the tools run in, the permission policy,
+//! hooks and secret firewall behind one [`Gate`], and who answers permission questions
+//! (nobody when headless: the call is refused and a note goes to stderr).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use rab_agent::BoxFuture;
+use rab_config::{Auth, Env, Paths, Settings};
+use rab_core::hooks::HookRunner;
+use rab_core::permissions::{PermissionMode, Policy, PolicyContext};
+use rab_core::secrets::Redactor;
+use rab_core::{Approval, ApprovalRequest, Approver, Gate, ModeSwitch};
+use rab_tools::{Sandbox, SandboxMode};
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::Cli;
+use crate::setup::SetupError;
+
+/// What the safety settings resolved to.
+pub struct Safety {
+    /// The sandbox for tools and spawned programs.
+    pub sandbox: Sandbox,
+    /// The gate every tool call passes.
+    pub gate: Arc<Gate>,
+    /// Who answers questions; modes install theirs.
+    pub approver: Arc<SwitchApprover>,
+    /// Whether yolo is in the Shift+Tab cycle.
+    pub has_yolo: bool,
+}
+
+/// Splits `a,b(c,d),e` at top-level commas.
+fn split_rules(values: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in values {
+        let (mut depth, mut start) = (0i32, 0);
+        for (i, c) in v.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                ',' if depth == 0 => {
+                    out.push(v[start..i].trim().to_owned());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        out.push(v[start..].trim().to_owned());
+    }
+    out.retain(|r| !r.is_empty());
+    out
+}
+
+/// Environment variables the keys rab uses live in: `*_API_KEY`, and any whose value
+/// is a key stored in auth.json. `sandbox.allowEnv` keeps some.
+fn scrubbed_env(env: &Env, auth: &Auth, allowed: &[String]) -> Vec<String> {
+    let stored: Vec<&str> = auth.keys().map(|(_, k)| k).filter(|k| !k.is_empty()).collect();
+    env.names()
+        .filter(|n| n.ends_with("_API_KEY") || env.get(n).is_some_and(|v| stored.contains(&v)))
+        .filter(|n| !allowed.iter().any(|a| a == n))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Secrets the firewall knows from the start.
+fn known_secrets(env: &Env, auth: &Auth, api_key: Option<&str>) -> Vec<(String, String)> {
+    let mut known: Vec<(String, String)> = env
+        .names()
+        .filter(|n| n.ends_with("_API_KEY") || n.ends_with("_TOKEN") || n.ends_with("_SECRET"))
+        .filter_map(|n| env.get(n).map(|v| (n.to_owned(), v.to_owned())))
+        .collect();
+    known.extend(auth.keys().map(|(p, k)| (format!("{p} key from auth.json"), k.to_owned())));
+    if let Some(k) = api_key {
+        known.push(("the model's API key".into(), k.to_owned()));
+    }
+    known
+}
+
+/// Everything the safety settings say, checked: a bad rule, mode or hook is an error.
+#[allow(clippy::too_many_arguments)]
+pub fn build(
+    cli: &Cli,
+    settings: &Settings,
+    layers: &[rab_config::SafetyLayer],
+    env: &Env,
+    paths: &Paths,
+    cwd: &Path,
+    known_tools: &[String],
+    api_key: Option<&str>,
+    warnings: &mut Vec<String>,
+) -> Result<Safety, SetupError> {
+    let mode_name = match (cli.yolo, &cli.permission_mode, &settings.permissions.default_mode) {
+        (true, _, _) => "yolo".to_owned(),
+        (false, Some(m), _) | (false, None, Some(m)) => m.clone(),
+        (false, None, None) => "default".to_owned(),
+    };
+    let mode = PermissionMode::parse(&mode_name).ok_or_else(|| {
+        SetupError::usage(format!(
+            "unknown permission mode '{mode_name}'; use default, accept-edits, plan or yolo"
+        ))
+    })?;
+    let home = env.get("HOME").map(PathBuf::from);
+    let cx = PolicyContext { known_tools, root: cwd, home: home.as_deref() };
+    let policy = Policy::load(
+        layers,
+        &split_rules(&cli.allowed_tools),
+        &split_rules(&cli.disallowed_tools),
+        &cx,
+    )
+    .map_err(|e| SetupError::usage(e.to_string()))?;
+    let sandbox_name =
+        cli.sandbox.clone().or_else(|| settings.sandbox.mode.clone()).unwrap_or("off".into());
+    let sandbox_mode = SandboxMode::parse(&sandbox_name).ok_or_else(|| {
+        SetupError::usage(format!(
+            "unknown sandbox '{sandbox_name}'; use read-only, workspace-write or off"
+        ))
+    })?;
+    let auth = Auth::load(&paths.auth_file()).unwrap_or_default();
+    let mut roots = vec![cwd.to_path_buf()];
+    roots.extend(cli.add_dir.iter().map(|d| cwd.join(d)));
+    roots.extend(settings.permissions.additional_directories.iter().map(|d| {
+        match (d.strip_prefix("~/"), &home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => cwd.join(d),
+        }
+    }));
+    let temp = PathBuf::from(env.get("TMPDIR").unwrap_or("/tmp"));
+    let helper = if sandbox_mode == SandboxMode::Off {
+        None
+    } else if rab_tools::sandbox::is_landlock_available() {
+        std::env::current_exe().ok()
+    } else {
+        warnings.push(
+            "Landlock is not available on this system: commands run unconfined; only the \
+             file-path and permission checks protect the sandbox"
+                .into(),
+        );
+        None
+    };
+    let sandbox = Sandbox::new(sandbox_mode, &roots, &[temp])
+        .with_network(settings.sandbox.network)
+        .with_helper(helper)
+        .with_scrubbed_env(scrubbed_env(env, &auth, &settings.sandbox.allow_env));
+    let hooks = HookRunner::new(&settings.hooks, cwd.to_path_buf(), sandbox.clone(), warnings)
+        .map_err(|e| SetupError::usage(e.to_string()))?;
+    let redactor = settings
+        .secret_firewall
+        .enabled
+        .then(|| Arc::new(Redactor::new(known_secrets(env, &auth, api_key))));
+    let approver = Arc::new(SwitchApprover::default());
+    let gate = Arc::new(Gate::new(
+        policy,
+        Arc::new(ModeSwitch::new(mode)),
+        Arc::new(hooks),
+        approver.clone(),
+        redactor,
+        Paths::project_settings_file(cwd),
+    ));
+    Ok(Safety { sandbox, gate, approver, has_yolo: mode == PermissionMode::Yolo })
+}
+
+/// The approver in use, replaceable: headless until a mode installs its own.
+#[derive(Default)]
+pub struct SwitchApprover {
+    inner: RwLock<Option<Arc<dyn Approver>>>,
+}
+
+impl SwitchApprover {
+    /// Makes `approver` answer from now on.
+    pub fn install(&self, approver: Arc<dyn Approver>) {
+        if let Ok(mut inner) = self.inner.write() {
+            *inner = Some(approver);
+        }
+    }
+}
+
+impl Approver for SwitchApprover {
+    fn approve<'a>(
+        &'a self,
+        request: ApprovalRequest,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Approval> {
+        let inner = self.inner.read().ok().and_then(|i| i.clone());
+        match inner {
+            Some(a) => Box::pin(async move { a.approve(request, cancel).await }),
+            None => {
+                // Headless: nobody to ask. The model gets the refusal; the person reading
+                // the output gets this note.
+                eprintln!(
+                    "rab: denied {} ({}); allow it with --allowed-tools '{}' or --yolo",
+                    request.tool, request.reason, request.rule
+                );
+                Box::pin(async { Approval::Unavailable })
+            }
+        }
+    }
+}
+
+/// A question for a mode's own loop, with where to send the answer.
+pub struct Asked {
+    /// The call.
+    pub request: ApprovalRequest,
+    /// The answer goes here.
+    pub reply: tokio::sync::oneshot::Sender<Approval>,
+}
+
+/// Passes questions to a mode's loop (the UI, the REPL) over a channel.
+pub struct ChannelApprover(pub tokio::sync::mpsc::UnboundedSender<Asked>);
+
+impl Approver for ChannelApprover {
+    fn approve<'a>(
+        &'a self,
+        request: ApprovalRequest,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Approval> {
+        Box::pin(async move {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            if self.0.send(Asked { request, reply }).is_err() {
+                return Approval::Unavailable;
+            }
+            tokio::select! {
+                a = answer => a.unwrap_or(Approval::Deny(None)),
+                () = cancel.cancelled() => Approval::Deny(Some("interrupted".into())),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_split_at_top_level_commas_only() {
+        let v = vec!["read,bash(a, b)".to_owned(), "edit(src/**)".to_owned()];
+        assert_eq!(split_rules(&v), ["read", "bash(a, b)", "edit(src/**)"]);
+    }
+}
