@@ -4,5 +4,6 @@ mod harness;
 mod print;
 mod pty;
 mod repl;
+mod safety;
 mod sessions;
 mod tui;

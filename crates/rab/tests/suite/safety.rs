@@ -1,0 +1,246 @@
+//! Permissions, hooks, the sandbox and the secret firewall, end to end: the real
+//! binary, headless, against the fake server.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use pretty_assertions::assert_eq;
+use rab_fake_llm::{FakeLlm, Turn};
+use serde_json::json;
+
+use super::harness::{Home, stderr, stdout};
+
+fn project(home: &Home) -> PathBuf {
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(dir.join(".rab")).unwrap();
+    std::fs::write(dir.join("notes.txt"), "alpha\n").unwrap();
+    dir
+}
+
+fn run(home: &Home, llm: &FakeLlm, cwd: &Path, args: &[&str]) -> Output {
+    home.rab_for("anthropic-messages", llm, Some("k"))
+        .current_dir(cwd)
+        .arg("-p")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// One message calling read, edit and bash, then an answer.
+fn three_calls() -> Vec<Turn> {
+    vec![
+        Turn::tool_call("read", json!({"path": "notes.txt"}))
+            .and_tool_call(
+                "edit",
+                json!({"path": "notes.txt", "edits": [{"old_text": "alpha", "new_text": "beta"}]}),
+            )
+            .and_tool_call("bash", json!({"command": "echo ran > ran.txt"})),
+        Turn::text("done"),
+    ]
+}
+
+fn outcome(text: &str) -> &'static str {
+    if text.starts_with("permission denied") { "denied" } else { "ran" }
+}
+
+#[test]
+fn each_mode_allows_or_denies_a_read_an_edit_and_a_bash_call() {
+    let cases = [
+        ("default", ["ran", "denied", "denied"]),
+        ("accept-edits", ["ran", "ran", "denied"]),
+        ("plan", ["ran", "denied", "denied"]),
+        ("yolo", ["ran", "ran", "ran"]),
+    ];
+    for (mode, expected) in cases {
+        let home = Home::new();
+        let dir = project(&home);
+        let llm = FakeLlm::start();
+        llm.script(three_calls());
+        let started = Instant::now();
+        let out = run(&home, &llm, &dir, &["--permission-mode", mode, "go"]);
+        assert!(started.elapsed() < Duration::from_secs(20), "{mode}: no hang");
+        assert_eq!(out.status.code(), Some(0), "{mode}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "done\n");
+        let results = llm.requests()[1].tool_results();
+        let got: Vec<&str> = results.iter().map(|(_, t)| outcome(t)).collect();
+        assert_eq!(got, expected, "{mode}: {results:?}");
+        let edited = std::fs::read_to_string(dir.join("notes.txt")).unwrap() == "beta\n";
+        assert_eq!(edited, expected[1] == "ran", "{mode}");
+        assert_eq!(dir.join("ran.txt").exists(), expected[2] == "ran", "{mode}");
+        if mode == "plan" {
+            assert!(results[1].1.contains("plan mode allows read-only tools only"), "{results:?}");
+        }
+    }
+}
+
+#[test]
+fn headless_asking_is_a_denial_with_advice_for_the_model_and_a_note_on_stderr() {
+    let home = Home::new();
+    let dir = project(&home);
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("bash", json!({"command": "git status --short"})),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["check git"]);
+    assert_eq!(out.status.code(), Some(0));
+    let result = &llm.requests()[1].tool_results()[0].1;
+    assert!(result.contains("running headless with nobody to approve it"), "{result}");
+    assert!(result.contains("--allowed-tools 'bash(git status*)'"), "{result}");
+    assert!(stderr(&out).contains("rab: denied bash"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_deny_rule_beats_an_allow_rule_and_an_allow_rule_lets_a_call_run() {
+    let home = Home::new();
+    let dir = project(&home);
+    std::fs::write(
+        dir.join(".rab/settings.json"),
+        r#"{"permissions": {"allow": ["bash(echo *)"], "deny": ["bash(echo secret*)"]}}"#,
+    )
+    .unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("bash", json!({"command": "echo public"}))
+            .and_tool_call("bash", json!({"command": "echo secret stuff"})),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["--allowed-tools", "read,bash(echo secret*)", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert_eq!(results[0].1, "public");
+    assert!(results[1].1.contains("denied by the rule \"bash(echo secret*)\""), "{results:?}");
+}
+
+#[test]
+fn an_unknown_tool_in_a_rule_fails_at_load_naming_the_file_and_the_rule() {
+    let home = Home::new();
+    let dir = project(&home);
+    let settings = dir.join(".rab/settings.json");
+    std::fs::write(&settings, r#"{"permissions": {"deny": ["bsh(rm *)"]}}"#).unwrap();
+    let llm = FakeLlm::start();
+    let out = run(&home, &llm, &dir, &["go"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains(&settings.display().to_string()), "{err}");
+    assert!(err.contains("unknown tool 'bsh'") && err.contains("\"bsh(rm *)\""), "{err}");
+    assert!(llm.requests().is_empty(), "nothing was sent");
+    std::fs::remove_file(&settings).unwrap();
+    for bad in [&["--permission-mode", "careful", "go"][..], &["--sandbox", "strict", "go"]] {
+        let out = run(&home, &llm, &dir, bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(stderr(&out).contains(bad[1]), "{}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_pre_tool_use_hook_blocks_with_exit_2_and_another_rewrites_the_input() {
+    let home = Home::new();
+    let dir = project(&home);
+    let hooks = json!({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command",
+            "command": "grep -q 'rm -rf' && { echo 'destructive commands are not allowed' >&2; exit 2; }; exit 0"}]},
+        {"matcher": "Bash", "hooks": [{"type": "command",
+            "command": "grep -q 'echo one' && echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"updatedInput\": {\"command\": \"echo rewritten\"}}}'; exit 0"}]}
+    ]}});
+    std::fs::write(dir.join(".rab/settings.json"), hooks.to_string()).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("bash", json!({"command": "rm -rf build"}))
+            .and_tool_call("bash", json!({"command": "echo one"})),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["--yolo", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert_eq!(results[0].1, "blocked by a PreToolUse hook: destructive commands are not allowed");
+    assert_eq!(results[1].1, "rewritten");
+}
+
+#[test]
+fn the_workspace_sandbox_refuses_escapes_by_path_symlink_and_shell() {
+    let home = Home::new();
+    let dir = project(&home);
+    std::fs::write(home.dir.path().join("outside.txt"), "private").unwrap();
+    std::os::unix::fs::symlink(home.dir.path(), dir.join("link")).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("read", json!({"path": "../outside.txt"}))
+            .and_tool_call("read", json!({"path": "link/outside.txt"}))
+            .and_tool_call("bash", json!({"command": "echo x > /etc/rab-test"}))
+            .and_tool_call("bash", json!({"command": "echo inside > in.txt && cat in.txt"})),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["--yolo", "--sandbox", "workspace-write", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert!(results[0].1.contains("is outside the workspace"), "{results:?}");
+    assert!(results[1].1.contains("which resolves to"), "{results:?}");
+    assert!(!results.iter().any(|(_, t)| t.contains("private")), "{results:?}");
+    assert!(
+        results[2].1.contains("exit code") && results[2].1.contains("ermission denied"),
+        "{results:?}"
+    );
+    assert!(!Path::new("/etc/rab-test").exists());
+    assert_eq!(results[3].1, "inside", "writing inside the workspace works");
+}
+
+#[test]
+fn secrets_are_redacted_before_the_model_and_the_tape_see_them() {
+    let home = Home::new();
+    let dir = project(&home);
+    let key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789";
+    std::fs::write(dir.join("config.txt"), format!("token = {key}\n")).unwrap();
+    std::fs::write(dir.join(".env"), "DB_PASSWORD=correct-horse-battery\n").unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("read", json!({"path": "config.txt"}))
+            .and_tool_call("read", json!({"path": ".env"})),
+        Turn::tool_call("bash", json!({"command": "echo the pw is $(cut -d= -f2 .env)"})),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["--yolo", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for r in llm.requests() {
+        let raw = String::from_utf8_lossy(&r.raw);
+        assert!(!raw.contains(key) && !raw.contains("correct-horse-battery"), "{raw}");
+    }
+    let results = llm.requests()[2].tool_results();
+    assert!(results[0].1.contains("[REDACTED: API key (sk-…)]"), "{results:?}");
+    assert!(results[2].1.contains("the pw is [REDACTED: value of DB_PASSWORD"), "{results:?}");
+    let sessions = home.dir.path().join("rab/sessions");
+    let tape = walk(&sessions).into_iter().find(|p| p.extension().is_some_and(|e| e == "jsonl"));
+    let text = std::fs::read_to_string(tape.unwrap()).unwrap();
+    assert!(!text.contains(key) && !text.contains("correct-horse-battery"));
+    assert!(text.contains("REDACTED"));
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}
+
+#[test]
+fn the_api_key_is_not_in_a_commands_environment() {
+    let home = Home::new();
+    let dir = project(&home);
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("bash", json!({"command": "env | grep -c API_KEY || true"})),
+        Turn::text("ok"),
+    ]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k-secret-value-123"))
+        .current_dir(&dir)
+        .env("OTHER_API_KEY", "other-secret-456")
+        .args(["-p", "--yolo", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(llm.requests()[1].tool_results()[0].1, "0");
+}
