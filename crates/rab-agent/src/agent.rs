@@ -24,6 +24,7 @@ use crate::event::{AgentEvent, EventSink, StopCause};
 use crate::hooks::{HookDecision, ToolHook};
 use crate::queue::{DrainMode, Queues};
 use crate::tool::{AgentTool, ExecutionMode, ToolContext, ToolError, UpdateSink};
+use crate::tool_view::ToolView;
 
 /// Result text of a call skipped because the user steered.
 pub const SKIPPED_STEERING: &str = "skipped: user interrupted with a new message";
@@ -62,6 +63,8 @@ pub struct Agent {
     messages: Vec<Message>,
     queues: Queues,
     compactor: Option<Arc<dyn Compactor>>,
+    /// Progressive tool view: which tools go with full schemas.
+    view: Option<Arc<ToolView>>,
     /// Dollars spent by this agent's requests.
     spent: f64,
 }
@@ -92,6 +95,7 @@ impl Agent {
             messages: Vec::new(),
             queues: Queues::default(),
             compactor: None,
+            view: None,
             spent: 0.0,
         }
     }
@@ -99,6 +103,19 @@ impl Agent {
     /// Keeps the conversation inside the context window with this compactor.
     pub fn set_compactor(&mut self, compactor: Arc<dyn Compactor>) {
         self.compactor = Some(compactor);
+    }
+
+    /// Sends tools through a progressive view (stubs until `tool_search` expands them).
+    pub fn set_tool_view(&mut self, view: Arc<ToolView>) {
+        self.view = Some(view);
+    }
+
+    /// The specs the next request carries (stubs for deferred tools).
+    pub fn request_specs(&self) -> Vec<ToolSpec> {
+        match &self.view {
+            Some(view) => view.specs(&self.specs),
+            None => self.specs.clone(),
+        }
     }
 
     /// Dollars spent so far by this agent.
@@ -370,10 +387,14 @@ impl Agent {
     ) -> Result<(AssistantMessage, Option<rab_ai::Error>), String> {
         // The adapter serialises the context before `stream` returns, so the history is
         // lent to it rather than copied.
+        let tools = match &self.view {
+            Some(view) => view.specs(&self.specs),
+            None => std::mem::take(&mut self.specs),
+        };
         let context = Context {
             system_prompt: std::mem::take(&mut self.system_prompt),
             messages: std::mem::take(&mut self.messages),
-            tools: std::mem::take(&mut self.specs),
+            tools,
         };
         let mut stream = self.provider.stream(
             &self.config.model,
@@ -383,7 +404,9 @@ impl Agent {
         );
         self.system_prompt = context.system_prompt;
         self.messages = context.messages;
-        self.specs = context.tools;
+        if self.view.is_none() {
+            self.specs = context.tools;
+        }
         while let Some(event) = stream.next().await {
             match event {
                 StreamEvent::TextDelta { delta, .. } => {

@@ -26,6 +26,7 @@ mod event;
 mod hooks;
 mod queue;
 mod tool;
+mod tool_view;
 
 pub use agent::{ABORTED, Agent, AgentConfig, SKIPPED_STEERING, error_result};
 pub use compaction::{
@@ -39,3 +40,4 @@ pub use tool::{
     AgentTool, BoxFuture, ExecutionMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput,
     UpdateSink, schema_of,
 };
+pub use tool_view::{TOOL_SEARCH, ToolSearch, ToolView};

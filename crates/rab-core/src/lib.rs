@@ -9,13 +9,16 @@ mod compaction;
 mod gate;
 pub mod hooks;
 pub mod permissions;
+mod plan_tools;
 mod prompt;
 pub mod secrets;
 mod session;
 mod session_ops;
+pub mod task;
 
 pub use compaction::{MAX_FAILURES, ModelCompactor, cut_point, sliding_window, transcript};
 pub use gate::{Approval, ApprovalRequest, Approver, Gate, ModeSwitch};
+pub use plan_tools::{EnterPlanMode, ExitPlanMode, plan_tools};
 pub use prompt::{
     ContextFile, DEFAULT_SYSTEM_PROMPT, PromptSources, build_system_prompt, context_files,
 };

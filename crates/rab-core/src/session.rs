@@ -131,6 +131,11 @@ impl AgentSession {
         self.gate = Some(gate);
     }
 
+    /// Sends the tools through a progressive view.
+    pub fn set_tool_view(&mut self, view: Arc<rab_agent::ToolView>) {
+        self.agent.set_tool_view(view);
+    }
+
     /// The gate, when set.
     pub fn gate(&self) -> Option<&Arc<Gate>> {
         self.gate.as_ref()

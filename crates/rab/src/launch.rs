@@ -44,7 +44,18 @@ pub struct Launch {
     pub approver: Arc<crate::safety::SwitchApprover>,
     /// Whether yolo is in the Shift+Tab cycle.
     pub has_yolo: bool,
+    /// Whether sessions get the `task` tool.
+    pub has_task: bool,
+    /// Sub-agent definitions for `task`.
+    pub agents: Vec<rab_core::task::AgentDef>,
 }
+
+/// With more tools than this, tools beyond [`ALWAYS_FULL`] go as stubs until
+/// `tool_search` fetches their schemas.
+pub const TOOL_VIEW_THRESHOLD: usize = 9;
+/// Tools always sent with their full schema.
+pub const ALWAYS_FULL: [&str; 9] =
+    ["read", "write", "edit", "bash", "grep", "glob", "ls", "todo_write", "task"];
 
 fn queue_mode(m: QueueMode) -> DrainMode {
     match m {
@@ -81,7 +92,20 @@ impl Launch {
             eprintln!("rab: warning: {w}");
         }
         let workspace = setup::workspace(&env, &cwd, safety.sandbox);
-        let tools = setup::tools(cli, &settings, &workspace)?;
+        let (enter_plan, exit_plan) =
+            rab_core::plan_tools(safety.gate.mode().clone(), safety.approver.clone());
+        let extra: Vec<Arc<dyn AgentTool>> = vec![Arc::new(enter_plan), Arc::new(exit_plan)];
+        let tools = setup::tools(cli, &settings, &workspace, extra)?;
+        let only = cli.tools.as_deref().or(settings.tools.as_deref());
+        let has_task = !cli.no_tools && setup::is_enabled("task", only, &settings);
+        let mut agent_warnings = Vec::new();
+        let agents = rab_core::task::load_agents(
+            &[&cwd.join(".rab/agents"), &paths.home().join("agents"), &cwd.join(".claude/agents")],
+            &mut agent_warnings,
+        );
+        for w in &agent_warnings {
+            eprintln!("rab: warning: {w}");
+        }
         let system_prompt = build_system_prompt(&PromptSources {
             cwd: cwd.clone(),
             home: paths.home().to_path_buf(),
@@ -115,6 +139,8 @@ impl Launch {
             gate: safety.gate,
             approver: safety.approver,
             has_yolo: safety.has_yolo,
+            has_task,
+            agents,
         })
     }
 
@@ -144,17 +170,47 @@ impl Launch {
             follow_up_mode: queue_mode(self.settings.follow_up_mode),
             max_budget_usd: self.max_budget_usd,
         };
-        let (mut session, resumed) = AgentSession::new(
-            Arc::new(Client::new()),
-            config,
-            self.system_prompt.clone(),
-            self.tools.clone(),
-            tape,
-        )
-        .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })?;
+        let provider: Arc<dyn rab_ai::Provider> = Arc::new(Client::new());
+        let (tools, view) = self.session_tools(&provider, &config);
+        let (mut session, resumed) =
+            AgentSession::new(provider, config, self.system_prompt.clone(), tools, tape)
+                .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })?;
+        if let Some(view) = view {
+            session.set_tool_view(view);
+        }
         session.enable_compaction(self.settings.compaction.clone());
         session.set_gate(self.gate.clone());
         Ok((session, resumed))
+    }
+
+    /// The session's tools: the start-up ones, `task` (sub-agents get the start-up
+    /// ones), and with many tools `tool_search` and the progressive view.
+    fn session_tools(
+        &self,
+        provider: &Arc<dyn rab_ai::Provider>,
+        config: &AgentConfig,
+    ) -> (Vec<Arc<dyn AgentTool>>, Option<Arc<rab_agent::ToolView>>) {
+        let mut tools = self.tools.clone();
+        if self.has_task {
+            tools.push(Arc::new(rab_core::task::TaskTool::new(
+                provider.clone(),
+                config.clone(),
+                self.tools.clone(),
+                vec![self.gate.clone()],
+                self.agents.clone(),
+                self.registry.models().to_vec(),
+            )));
+        }
+        if tools.len() <= TOOL_VIEW_THRESHOLD {
+            return (tools, None);
+        }
+        let view =
+            Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, ALWAYS_FULL.map(String::from)));
+        let mut specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+        let search = rab_agent::ToolSearch::new(view.clone(), Vec::new());
+        specs.push(rab_agent::AgentTool::spec(&search));
+        tools.push(Arc::new(rab_agent::ToolSearch::new(view.clone(), specs)));
+        (tools, Some(view))
     }
 
     /// A new tape for this directory.

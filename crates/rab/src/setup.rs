@@ -173,9 +173,15 @@ pub fn workspace(env: &Env, cwd: &Path, sandbox: rab_tools::Sandbox) -> rab_tool
         .with_sandbox(sandbox)
 }
 
+/// Built-in tools that are not in rab-tools: they need the session (sub-agents, the
+/// permission mode, the tool view).
+pub const SESSION_TOOLS: [&str; 4] = ["task", "enter_plan_mode", "exit_plan_mode", "tool_search"];
+
 /// Every built-in tool name (rules may name tools that are not enabled).
 pub fn known_tools(cwd: &Path) -> Vec<String> {
-    rab_tools::builtin(cwd).iter().map(|t| t.spec().name).collect()
+    let mut names: Vec<String> = rab_tools::builtin(cwd).iter().map(|t| t.spec().name).collect();
+    names.extend(SESSION_TOOLS.map(String::from));
+    names
 }
 
 /// The built-in tools, narrowed by `--no-tools`, `--tools` and the settings' `tools` /
@@ -184,12 +190,16 @@ pub fn tools(
     cli: &Cli,
     settings: &Settings,
     ws: &rab_tools::Workspace,
+    extra: Vec<Arc<dyn AgentTool>>,
 ) -> Result<Vec<Arc<dyn AgentTool>>, SetupError> {
     if cli.no_tools {
         return Ok(Vec::new());
     }
-    let all = rab_tools::builtin_in(ws);
-    let names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
+    let mut all = rab_tools::builtin_in(ws);
+    all.extend(extra);
+    let mut names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
+    // `task` is added per session, `tool_search` only with many tools; both can be named.
+    names.extend(["task", "tool_search"].map(String::from));
     let check = |list: &[String], what: &str| -> Result<(), SetupError> {
         match list.iter().find(|n| !names.contains(n)) {
             Some(bad) => Err(SetupError::usage(format!(
@@ -211,14 +221,13 @@ pub fn tools(
         (None, None) => None,
     };
     check(&settings.exclude_tools, "settings \"excludeTools\"")?;
-    Ok(all
-        .into_iter()
-        .filter(|t| {
-            let name = t.spec().name;
-            only.as_ref().is_none_or(|o| o.contains(&name))
-                && !settings.exclude_tools.contains(&name)
-        })
-        .collect())
+    Ok(all.into_iter().filter(|t| is_enabled(&t.spec().name, only.as_deref(), settings)).collect())
+}
+
+/// Whether `--tools`/settings leave a tool in.
+pub fn is_enabled(name: &str, only: Option<&[String]>, settings: &Settings) -> bool {
+    only.is_none_or(|o| o.iter().any(|n| n == name))
+        && !settings.exclude_tools.iter().any(|n| n == name)
 }
 
 /// The session to record to: `--no-session`, `--session PATH`, `-c` (the most recent

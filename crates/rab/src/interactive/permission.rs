@@ -25,6 +25,18 @@ impl PermissionView {
     }
 
     fn options(&self) -> [String; 3] {
+        if self.request.tool == "exit_plan_mode" {
+            let change = if self.reason.is_empty() {
+                "No, keep planning (type what to change)".to_owned()
+            } else {
+                format!("No, change: {}", self.reason)
+            };
+            return [
+                "Yes, start (ask before edits)".to_owned(),
+                "Yes, and accept edits from now on".to_owned(),
+                change,
+            ];
+        }
         let reason = if self.reason.is_empty() {
             "No, and tell the model why (type a reason)".to_owned()
         } else {
@@ -70,7 +82,14 @@ impl PermissionView {
         let r = &self.request;
         let mut out = vec![
             String::new(),
-            theme.fg(Role::Warning, &theme.bold(&format!("Allow {}?", r.tool))),
+            theme.fg(
+                Role::Warning,
+                &theme.bold(&if r.tool == "exit_plan_mode" {
+                    "Start with this plan?".to_owned()
+                } else {
+                    format!("Allow {}?", r.tool)
+                }),
+            ),
             theme.dim(&format!("{} ({})", r.reason, r.level.as_str())),
         ];
         let body = match (&r.preview, r.arguments.get("command").and_then(Value::as_str)) {

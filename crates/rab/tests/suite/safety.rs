@@ -244,3 +244,122 @@ fn the_api_key_is_not_in_a_commands_environment() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(llm.requests()[1].tool_results()[0].1, "0");
 }
+
+#[test]
+fn plan_mode_entered_by_the_model_refuses_an_edit_and_headless_cannot_approve_the_plan() {
+    let home = Home::new();
+    let dir = project(&home);
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("enter_plan_mode", json!({})),
+        Turn::tool_call(
+            "edit",
+            json!({"path": "notes.txt", "edits": [{"old_text": "alpha", "new_text": "beta"}]}),
+        ),
+        Turn::tool_call("exit_plan_mode", json!({"plan": "1. change alpha to beta"})),
+        Turn::text("Plan: change alpha to beta."),
+    ]);
+    let out = run(&home, &llm, &dir, &["--permission-mode", "accept-edits", "plan it"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = llm.requests();
+    assert!(reqs[1].tool_results()[0].1.starts_with("Plan mode"), "{:?}", reqs[1].tool_results());
+    let edit = &reqs[2].tool_results()[1].1;
+    assert!(edit.contains("plan mode allows read-only tools only"), "{edit}");
+    assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "alpha\n");
+    let exit = &reqs[3].tool_results()[2].1;
+    assert!(exit.contains("nobody can approve the plan"), "{exit}");
+}
+
+#[test]
+fn task_runs_two_sub_agents_in_parallel_each_with_its_own_tools() {
+    let home = Home::new();
+    let dir = project(&home);
+    let agents = dir.join(".rab/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("a.md"),
+        "---\nname: left\ndescription: d\ntools: bash, read\n---\nYou are left.",
+    )
+    .unwrap();
+    std::fs::write(
+        agents.join("b.md"),
+        "---\nname: right\ndescription: d\ntools: bash, grep\n---\nYou are right.",
+    )
+    .unwrap();
+    // Each sub-agent's command finishes only once the other's has started: they pass
+    // only if both run at the same time.
+    let meet = |me: &str, other: &str| {
+        format!(
+            "touch {me}; i=0; while [ ! -f {other} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; test -f {other} && echo met"
+        )
+    };
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call(
+            "task",
+            json!({"description": "left", "prompt": "go left", "subagent_type": "left"}),
+        )
+        .and_tool_call(
+            "task",
+            json!({"description": "right", "prompt": "go right", "subagent_type": "right"}),
+        ),
+        Turn::tool_call("bash", json!({"command": meet("x", "y")})),
+        Turn::tool_call("bash", json!({"command": meet("y", "x")})),
+        Turn::text("sub report"),
+        Turn::text("sub report"),
+        Turn::text("both done"),
+    ]);
+    let out = run(&home, &llm, &dir, &["--yolo", "split it"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "both done\n");
+    let reqs = llm.requests();
+    assert_eq!(reqs.len(), 6);
+    let tools_of = |r: &rab_fake_llm::RecordedRequest| -> Vec<String> {
+        r.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mut sub: Vec<(String, Vec<String>)> =
+        reqs[1..3].iter().map(|r| (r.system(), tools_of(r))).collect();
+    sub.sort();
+    assert_eq!(
+        sub,
+        [
+            ("You are left.".to_owned(), vec!["bash".to_owned(), "read".to_owned()]),
+            ("You are right.".to_owned(), vec!["bash".to_owned(), "grep".to_owned()]),
+        ]
+    );
+    for r in &reqs[3..5] {
+        assert_eq!(r.tool_results()[0].1, "met", "the two ran side by side");
+    }
+    let results = reqs[5].tool_results();
+    assert_eq!(
+        results.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(),
+        ["sub report", "sub report"]
+    );
+    assert!(tools_of(&reqs[0]).contains(&"task".to_owned()));
+}
+
+#[test]
+fn tool_search_expands_a_deferred_schema_for_the_next_request() {
+    let home = Home::new();
+    let dir = project(&home);
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("tool_search", json!({"query": "select:exit_plan_mode"})),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = llm.requests();
+    let schema = |i: usize| {
+        let tools = reqs[i].body["tools"].as_array().unwrap().clone();
+        tools.into_iter().find(|t| t["name"] == "exit_plan_mode").unwrap()["input_schema"].clone()
+    };
+    assert_eq!(schema(0), json!({"type": "object"}), "deferred: a stub");
+    assert_eq!(schema(1)["properties"]["plan"]["type"], "string", "expanded after the search");
+    assert!(reqs[1].tool_results()[0].1.contains("\"plan\""));
+}

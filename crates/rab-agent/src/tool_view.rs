@@ -1,0 +1,224 @@
+//! The progressive tool view: with many tools, a request carries the full schema only
+//! of the tools always needed and of those the model asked for; every other tool is
+//! sent as its name and first sentence with an empty schema, and `tool_search` returns
+//! full schemas (and expands those tools in later requests). This keeps the first
+//! request small however many tools are installed.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+
+use rab_ai::ToolSpec;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::tool::{Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+
+/// Name of the search tool.
+pub const TOOL_SEARCH: &str = "tool_search";
+
+/// Which tools are sent in full.
+#[derive(Debug)]
+pub struct ToolView {
+    threshold: usize,
+    always: BTreeSet<String>,
+    expanded: Mutex<BTreeSet<String>>,
+}
+
+impl ToolView {
+    /// With more than `threshold` tools, only `always` (and expanded tools) are sent
+    /// in full.
+    pub fn new(threshold: usize, always: impl IntoIterator<Item = String>) -> Self {
+        let mut always: BTreeSet<String> = always.into_iter().collect();
+        always.insert(TOOL_SEARCH.to_owned());
+        Self { threshold, always, expanded: Mutex::new(BTreeSet::new()) }
+    }
+
+    /// Sends these tools in full from now on.
+    pub fn expand<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        if let Ok(mut e) = self.expanded.lock() {
+            e.extend(names.into_iter().map(str::to_owned));
+        }
+    }
+
+    /// Whether `name` goes as a stub when there are `total` tools.
+    pub fn is_deferred(&self, name: &str, total: usize) -> bool {
+        total > self.threshold
+            && !self.always.contains(name)
+            && !self.expanded.lock().is_ok_and(|e| e.contains(name))
+    }
+
+    /// The specs for the next request.
+    pub fn specs(&self, full: &[ToolSpec]) -> Vec<ToolSpec> {
+        full.iter()
+            .map(|s| if self.is_deferred(&s.name, full.len()) { stub(s) } else { s.clone() })
+            .collect()
+    }
+}
+
+/// The first sentence of a description.
+fn first_sentence(text: &str) -> &str {
+    let end = text.find(". ").map_or(text.len(), |i| i + 1);
+    text[..end].lines().next().unwrap_or_default()
+}
+
+fn stub(spec: &ToolSpec) -> ToolSpec {
+    ToolSpec {
+        name: spec.name.clone(),
+        description: format!(
+            "{} (Deferred: get its parameters with tool_search.)",
+            first_sentence(&spec.description)
+        ),
+        parameters: json!({"type": "object"}),
+    }
+}
+
+/// `tool_search`: full schemas of deferred tools.
+pub struct ToolSearch {
+    view: Arc<ToolView>,
+    specs: Vec<ToolSpec>,
+}
+
+impl ToolSearch {
+    /// Searches `specs` (all tools) and expands what it returns in `view`.
+    pub fn new(view: Arc<ToolView>, specs: Vec<ToolSpec>) -> Self {
+        Self { view, specs }
+    }
+}
+
+/// Arguments of `tool_search`.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(description = "")]
+pub struct Args {
+    /// "select:name1,name2" for exact tools, or keywords.
+    pub query: String,
+    /// Most results (default 5).
+    pub max_results: Option<usize>,
+}
+
+impl Tool for ToolSearch {
+    type Args = Args;
+    const NAME: &'static str = TOOL_SEARCH;
+    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
+
+    fn description(&self) -> String {
+        "Get the full parameter schemas of deferred tools (those marked Deferred) by \
+         select:name1,name2 or keywords; they can then be called normally."
+            .to_owned()
+    }
+
+    async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let max = args.max_results.unwrap_or(5).clamp(1, 20);
+        let found: Vec<&ToolSpec> = match args.query.trim().strip_prefix("select:") {
+            Some(names) => {
+                let wanted: Vec<&str> = names.split(',').map(str::trim).collect();
+                let unknown: Vec<&str> = wanted
+                    .iter()
+                    .copied()
+                    .filter(|w| !self.specs.iter().any(|s| s.name == *w))
+                    .collect();
+                if !unknown.is_empty() {
+                    let names: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
+                    return Err(ToolError::Model(format!(
+                        "no tool named {}; tools: {}",
+                        unknown.join(", "),
+                        names.join(", ")
+                    )));
+                }
+                self.specs.iter().filter(|s| wanted.contains(&s.name.as_str())).collect()
+            }
+            None => rank(&self.specs, &args.query).into_iter().take(max).collect(),
+        };
+        if found.is_empty() {
+            return Err(ToolError::Model(format!(
+                "no tool matches \"{}\"; try other words or select:NAME",
+                args.query
+            )));
+        }
+        self.view.expand(found.iter().map(|s| s.name.as_str()));
+        let tools: Vec<Value> = found
+            .iter()
+            .map(|s| json!({"name": s.name, "description": s.description, "parameters": s.parameters}))
+            .collect();
+        let text = serde_json::to_string(&json!({"tools": tools})).unwrap_or_default();
+        Ok(ToolOutput::text(text))
+    }
+}
+
+/// Tools whose name or description contain the query's words, best first.
+fn rank<'a>(specs: &'a [ToolSpec], query: &str) -> Vec<&'a ToolSpec> {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let mut scored: Vec<(usize, &ToolSpec)> = specs
+        .iter()
+        .filter(|s| s.name != TOOL_SEARCH)
+        .map(|s| {
+            let name = s.name.to_lowercase();
+            let desc = s.description.to_lowercase();
+            let score = words
+                .iter()
+                .map(|w| {
+                    if name.contains(w.as_str()) {
+                        3
+                    } else {
+                        usize::from(desc.contains(w.as_str()))
+                    }
+                })
+                .sum();
+            (score, s)
+        })
+        .filter(|(score, _)| *score > 0)
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.name.cmp(&b.1.name)));
+    scored.into_iter().map(|(_, s)| s).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::AgentTool;
+    use pretty_assertions::assert_eq;
+
+    fn spec(name: &str, desc: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: desc.into(),
+            parameters: json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+        }
+    }
+
+    #[tokio::test]
+    async fn above_the_threshold_tools_are_stubs_until_searched() {
+        let specs = vec![
+            spec("read", "Read a file. More."),
+            spec("cron_create", "Schedule a prompt. Cron syntax."),
+            spec("sleep", "Wait a while."),
+        ];
+        let view = Arc::new(ToolView::new(2, ["read".to_owned()]));
+        let sent = view.specs(&specs);
+        assert_eq!(sent[0], specs[0]);
+        assert_eq!(sent[1].parameters, json!({"type": "object"}));
+        assert_eq!(
+            sent[1].description,
+            "Schedule a prompt. (Deferred: get its parameters with tool_search.)"
+        );
+        let search = ToolSearch::new(view.clone(), specs.clone());
+        let out = search
+            .execute(json!({"query": "schedule prompt"}), ToolContext::detached("c"))
+            .await
+            .unwrap();
+        let Some(rab_ai::Content::Text { text }) = out.content.first() else { panic!() };
+        assert!(text.contains("\"name\":\"cron_create\"") && text.contains("\"x\""), "{text}");
+        assert_eq!(view.specs(&specs)[1], specs[1], "expanded from now on");
+        assert!(view.is_deferred("sleep", 3));
+        assert!(!view.is_deferred("sleep", 2), "at or below the threshold all are full");
+        let err = search
+            .execute(json!({"query": "select:nope"}), ToolContext::detached("c"))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("no tool named nope"), "{err}");
+    }
+}

@@ -1,0 +1,270 @@
+//! `task`: runs a sub-agent with its own conversation and a subset of the tools, on
+//! the configured provider and model (or the agent definition's model), and returns its
+//! final text. Sub-agents cannot start sub-agents. Several `task` calls in one message
+//! run in parallel. Custom agents are markdown files in `.rab/agents/`,
+//! `~/.rab/agents/` or `.claude/agents/` with frontmatter `name`, `description`,
+//! `tools` (comma-separated) and `model`; the body is the sub-agent's system prompt.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rab_agent::{
+    Agent, AgentConfig, AgentEvent, AgentTool, StopCause, Tool, ToolContext, ToolError, ToolHook,
+    ToolLevel, ToolOutput,
+};
+use rab_ai::{Message, Model, Provider};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+/// The tool's name.
+pub const TASK: &str = "task";
+
+/// A kind of sub-agent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentDef {
+    /// Name the model picks it by.
+    pub name: String,
+    /// When to use it.
+    pub description: String,
+    /// Tools it gets (`None`: all but `task`).
+    pub tools: Option<Vec<String>>,
+    /// Model id (`None`: the session's).
+    pub model: Option<String>,
+    /// Its system prompt.
+    pub prompt: String,
+}
+
+/// The built-in general-purpose agent.
+fn general() -> AgentDef {
+    AgentDef {
+        name: "general-purpose".into(),
+        description: "researches, searches and changes code on its own".into(),
+        tools: None,
+        model: None,
+        prompt: "You are a sub-agent of rab, a coding agent. Do the task you are given with \
+                 your tools, then answer with a concise report of what you found or did; \
+                 that report is all the caller sees."
+            .into(),
+    }
+}
+
+/// Reads the agent definitions of `dirs` (later directories do not override earlier
+/// names); a bad file is reported in `warnings` and skipped.
+pub fn load_agents(dirs: &[&Path], warnings: &mut Vec<String>) -> Vec<AgentDef> {
+    let mut out = vec![general()];
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for path in paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "md")) {
+            match parse_agent(&path) {
+                Ok(def) if out.iter().any(|d| d.name == def.name) => {}
+                Ok(def) => out.push(def),
+                Err(e) => warnings.push(format!("{}: {e} (agent skipped)", path.display())),
+            }
+        }
+    }
+    out
+}
+
+fn parse_agent(path: &Path) -> Result<AgentDef, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let rest = text.strip_prefix("---").ok_or("missing the --- frontmatter")?;
+    let (front, body) = rest.split_once("\n---").ok_or("frontmatter is not closed by ---")?;
+    let mut def = AgentDef {
+        name: String::new(),
+        description: String::new(),
+        tools: None,
+        model: None,
+        prompt: body.trim_start_matches(['-', '\n', '\r']).trim().to_owned(),
+    };
+    for line in front.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let Some((key, value)) = line.split_once(':') else {
+            return Err(format!("frontmatter line \"{line}\" is not key: value"));
+        };
+        let value = value.trim().trim_matches(['"', '\'']).to_owned();
+        match key.trim() {
+            "name" => def.name = value,
+            "description" => def.description = value,
+            "tools" => {
+                let list = value.trim_matches(['[', ']']);
+                def.tools = Some(
+                    list.split(',')
+                        .map(|t| t.trim().trim_matches(['"', '\'']).to_owned())
+                        .filter(|t| !t.is_empty())
+                        .collect(),
+                );
+            }
+            "model" if value != "inherit" => def.model = Some(value),
+            _ => {}
+        }
+    }
+    if def.name.is_empty()
+        || !def.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err("frontmatter needs a name (letters, digits, - and _)".into());
+    }
+    if def.description.is_empty() {
+        return Err("frontmatter needs a description".into());
+    }
+    Ok(def)
+}
+
+/// Everything a sub-agent is built from.
+pub struct TaskTool {
+    provider: Arc<dyn Provider>,
+    config: AgentConfig,
+    tools: Vec<Arc<dyn AgentTool>>,
+    hooks: Vec<Arc<dyn ToolHook>>,
+    agents: Vec<AgentDef>,
+    models: Vec<Model>,
+}
+
+impl TaskTool {
+    /// Sub-agents on `provider` with `config`, choosing from `tools` (without `task`),
+    /// every call passing `hooks` (the permission gate); `models` resolve an agent's
+    /// `model`.
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        config: AgentConfig,
+        tools: Vec<Arc<dyn AgentTool>>,
+        hooks: Vec<Arc<dyn ToolHook>>,
+        agents: Vec<AgentDef>,
+        models: Vec<Model>,
+    ) -> Self {
+        let tools = tools.into_iter().filter(|t| t.spec().name != TASK).collect();
+        Self { provider, config, tools, hooks, agents, models }
+    }
+
+    fn subset(&self, def: &AgentDef) -> Result<Vec<Arc<dyn AgentTool>>, ToolError> {
+        let Some(names) = &def.tools else { return Ok(self.tools.clone()) };
+        let mut out = Vec::new();
+        for name in names {
+            match self.tools.iter().find(|t| t.spec().name == *name) {
+                Some(t) => out.push(t.clone()),
+                None => {
+                    return Err(ToolError::Model(format!(
+                        "agent {} names tool '{name}', which this session does not have",
+                        def.name
+                    )));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Arguments of `task`.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(description = "")]
+pub struct Args {
+    /// 3-5 word summary.
+    pub description: String,
+    /// The complete task; the sub-agent sees nothing else.
+    pub prompt: String,
+    /// Agent name (default general-purpose).
+    pub subagent_type: Option<String>,
+}
+
+impl Tool for TaskTool {
+    type Args = Args;
+    const NAME: &'static str = TASK;
+    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
+
+    fn description(&self) -> String {
+        let agents: Vec<String> =
+            self.agents.iter().map(|a| format!("{}: {}", a.name, a.description)).collect();
+        format!(
+            "Run a sub-agent on a self-contained task; it returns its final report. Calls in \
+             one message run in parallel. Agents: {}.",
+            agents.join("; ")
+        )
+    }
+
+    async fn run(&self, args: Args, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let name = args.subagent_type.as_deref().unwrap_or("general-purpose");
+        let Some(def) = self.agents.iter().find(|a| a.name == name) else {
+            let names: Vec<&str> = self.agents.iter().map(|a| a.name.as_str()).collect();
+            return Err(ToolError::Model(format!(
+                "no agent named {name}; agents: {}",
+                names.join(", ")
+            )));
+        };
+        let tools = self.subset(def)?;
+        let mut config = self.config.clone();
+        if let Some(id) = &def.model {
+            config.model = self.models.iter().find(|m| m.id == *id).cloned().ok_or_else(|| {
+                ToolError::Model(format!("agent {} wants model {id}, which is not known", def.name))
+            })?;
+        }
+        let tool_names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
+        let mut agent = Agent::new(self.provider.clone(), config, def.prompt.clone(), tools);
+        for h in &self.hooks {
+            agent.add_hook(h.clone());
+        }
+        cx.updates.send(format!("{} ({}) started\n", def.name, args.description));
+        let updates = cx.updates.clone();
+        let mut sink = |e: AgentEvent| {
+            if let AgentEvent::ToolCall { call } = &e {
+                updates.send(format!("  {} {}\n", call.name, call.arguments));
+            }
+            Ok(())
+        };
+        let stop = agent.run(vec![Message::user(args.prompt)], &mut sink, cx.cancel.clone()).await;
+        let text = agent
+            .messages()
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                Message::Assistant(a) if !a.text().trim().is_empty() => Some(a.text()),
+                Message::Assistant(_) | Message::User(_) | Message::ToolResult(_) => None,
+            })
+            .unwrap_or_default();
+        let details = json!({"agent": def.name, "tools": tool_names, "spentUsd": agent.spent()});
+        match stop {
+            StopCause::Done => Ok(ToolOutput::text(text).with_details(details)),
+            StopCause::Aborted => {
+                Err(ToolError::Model(format!("{}: {}", rab_agent::ABORTED, text)))
+            }
+            StopCause::MaxTurns { limit } => Err(ToolError::Model(format!(
+                "the sub-agent stopped after {limit} turns; its last words: {text}"
+            ))),
+            StopCause::Budget { .. } => {
+                Err(ToolError::Model("the sub-agent hit the budget".into()))
+            }
+            StopCause::Error { message } => {
+                Err(ToolError::Model(format!("the sub-agent failed: {message}")))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_files_parse_and_bad_ones_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("reader.md"),
+            "---\nname: reader\ndescription: reads files\ntools: read, grep\nmodel: inherit\n---\nRead carefully.\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("bad.md"), "---\ndescription: x\n---\nbody").unwrap();
+        let mut warnings = Vec::new();
+        let agents = load_agents(&[dir.path()], &mut warnings);
+        assert_eq!(agents.len(), 2);
+        assert_eq!(agents[1].tools.as_deref(), Some(&["read".to_owned(), "grep".to_owned()][..]));
+        assert_eq!(
+            (agents[1].model.as_ref(), agents[1].prompt.as_str()),
+            (None, "Read carefully.")
+        );
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].contains("bad.md") && warnings[0].contains("needs a name"),
+            "{warnings:?}"
+        );
+    }
+}
