@@ -6,6 +6,7 @@
 //! hooks and commands. It must not render or print anything.
 
 mod compaction;
+pub mod cron;
 mod gate;
 pub mod hooks;
 pub mod permissions;

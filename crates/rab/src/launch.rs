@@ -48,6 +48,8 @@ pub struct Launch {
     pub has_task: bool,
     /// Sub-agent definitions for `task`.
     pub agents: Vec<rab_core::task::AgentDef>,
+    /// Prompts scheduled with cron_create.
+    pub scheduler: Arc<rab_core::cron::Scheduler>,
 }
 
 /// With more tools than this, tools beyond [`ALWAYS_FULL`] go as stubs until
@@ -65,8 +67,15 @@ fn queue_mode(m: QueueMode) -> DrainMode {
 }
 
 impl Launch {
-    /// Resolves everything from the command line and environment.
-    pub fn new(cli: &Cli, env: Env, paths: Paths, cwd: PathBuf) -> Result<Self, SetupError> {
+    /// Resolves everything from the command line and environment. `is_long_running`
+    /// (the UI, the REPL) adds the cron tools, whose jobs need a process that stays.
+    pub fn new(
+        cli: &Cli,
+        env: Env,
+        paths: Paths,
+        cwd: PathBuf,
+        is_long_running: bool,
+    ) -> Result<Self, SetupError> {
         let registry = setup::registry(&env, &paths)?;
         let loaded = rab_config::load_settings(
             &paths.settings_file(),
@@ -94,7 +103,16 @@ impl Launch {
         let workspace = setup::workspace(&env, &cwd, safety.sandbox);
         let (enter_plan, exit_plan) =
             rab_core::plan_tools(safety.gate.mode().clone(), safety.approver.clone());
-        let extra: Vec<Arc<dyn AgentTool>> = vec![Arc::new(enter_plan), Arc::new(exit_plan)];
+        let mut extra: Vec<Arc<dyn AgentTool>> = vec![Arc::new(enter_plan), Arc::new(exit_plan)];
+        let scheduler = rab_core::cron::Scheduler::new(rab_session::time::now_millis());
+        if is_long_running {
+            let (create, list, delete) = rab_core::cron::cron_tools(&scheduler);
+            extra.extend([
+                Arc::new(create) as Arc<dyn AgentTool>,
+                Arc::new(list),
+                Arc::new(delete),
+            ]);
+        }
         let tools = setup::tools(cli, &settings, &workspace, extra)?;
         let only = cli.tools.as_deref().or(settings.tools.as_deref());
         let has_task = !cli.no_tools && setup::is_enabled("task", only, &settings);
@@ -141,6 +159,7 @@ impl Launch {
             has_yolo: safety.has_yolo,
             has_task,
             agents,
+            scheduler,
         })
     }
 

@@ -95,7 +95,7 @@ fn run(cli: cli::Cli) -> u8 {
         },
         Mode::Repl | Mode::Tui => Some(cli.prompt.join(" ")).filter(|p| !p.trim().is_empty()),
     };
-    let launch = match launch::Launch::new(&cli, env, paths, cwd) {
+    let launch = match launch::Launch::new(&cli, env, paths, cwd, mode != Mode::Print) {
         Ok(l) => l,
         Err(e) => return fail(e.code, &e.message),
     };

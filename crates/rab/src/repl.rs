@@ -34,11 +34,17 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
             None => {
                 print!("> ");
                 let _ = std::io::stdout().flush();
-                match lines.next_line().await {
-                    Ok(Some(l)) => l,
-                    Ok(None) | Err(_) => {
-                        println!();
-                        return EXIT_OK;
+                tokio::select! {
+                    line = lines.next_line() => match line {
+                        Ok(Some(l)) => l,
+                        Ok(None) | Err(_) => {
+                            println!();
+                            return EXIT_OK;
+                        }
+                    },
+                    job = launch.scheduler.next_due() => {
+                        println!("(scheduled prompt {}: {})", job.id, job.prompt);
+                        job.prompt
                     }
                 }
             }

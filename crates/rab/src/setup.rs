@@ -175,7 +175,15 @@ pub fn workspace(env: &Env, cwd: &Path, sandbox: rab_tools::Sandbox) -> rab_tool
 
 /// Built-in tools that are not in rab-tools: they need the session (sub-agents, the
 /// permission mode, the tool view).
-pub const SESSION_TOOLS: [&str; 4] = ["task", "enter_plan_mode", "exit_plan_mode", "tool_search"];
+pub const SESSION_TOOLS: [&str; 7] = [
+    "task",
+    "enter_plan_mode",
+    "exit_plan_mode",
+    "tool_search",
+    "cron_create",
+    "cron_list",
+    "cron_delete",
+];
 
 /// Every built-in tool name (rules may name tools that are not enabled).
 pub fn known_tools(cwd: &Path) -> Vec<String> {
@@ -198,8 +206,12 @@ pub fn tools(
     let mut all = rab_tools::builtin_in(ws);
     all.extend(extra);
     let mut names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
-    // `task` is added per session, `tool_search` only with many tools; both can be named.
-    names.extend(["task", "tool_search"].map(String::from));
+    // Tools added per session or only in some modes can be named all the same.
+    for name in SESSION_TOOLS {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    }
     let check = |list: &[String], what: &str| -> Result<(), SetupError> {
         match list.iter().find(|n| !names.contains(n)) {
             Some(bad) => Err(SetupError::usage(format!(

@@ -197,6 +197,7 @@ impl Ui {
     }
 
     async fn run_loop(&mut self) -> u8 {
+        let scheduler = self.app.launch.scheduler.clone();
         let mut events = EventStream::new();
         let mut tick = tokio::time::interval(Duration::from_millis(80));
         while !self.quit {
@@ -214,6 +215,7 @@ impl Ui {
                     }
                 }
                 Some(msg) = self.bang_rx.recv() => self.bang_msg(msg),
+                job = scheduler.next_due() => self.cron_fired(job),
                 Some(asked) = self.ask_rx.recv() => {
                     self.asks.push_back(asked);
                     self.next_question();
@@ -273,6 +275,25 @@ impl Ui {
                 self.app.width = usize::from(cols.max(20));
             }
             Event::FocusGained | Event::FocusLost | Event::Mouse(_) => {}
+        }
+    }
+
+    /// A scheduled prompt is due: run it now, or queue it as a follow-up while the
+    /// agent works.
+    fn cron_fired(&mut self, job: rab_core::cron::Job) {
+        self.app.info(&format!(
+            "Scheduled prompt {} ({}): {}",
+            job.id,
+            job.schedule_text(),
+            job.prompt
+        ));
+        match &self.session {
+            Some(_) => self.start_run(vec![rab_ai::Message::user(job.prompt)]),
+            None => {
+                if let Some(r) = &self.app.running {
+                    r.queues.follow_up(rab_ai::Message::user(job.prompt));
+                }
+            }
         }
     }
 
