@@ -48,11 +48,20 @@ impl ToolView {
             && !self.expanded.lock().is_ok_and(|e| e.contains(name))
     }
 
-    /// The specs for the next request.
+    /// The specs for the next request. A tool whose stub would not be much smaller
+    /// than its schema is sent in full.
     pub fn specs(&self, full: &[ToolSpec]) -> Vec<ToolSpec> {
         full.iter()
-            .map(|s| if self.is_deferred(&s.name, full.len()) { stub(s) } else { s.clone() })
+            .map(|s| match self.is_deferred(&s.name, full.len()) {
+                true if saving(s) > 0 => stub(s),
+                true | false => s.clone(),
+            })
             .collect()
+    }
+
+    /// Bytes the view saves on `full` (without counting `tool_search` itself).
+    pub fn bytes_saved(&self, full: &[ToolSpec]) -> usize {
+        full.iter().filter(|s| self.is_deferred(&s.name, full.len())).map(saving).sum()
     }
 }
 
@@ -60,6 +69,12 @@ impl ToolView {
 fn first_sentence(text: &str) -> &str {
     let end = text.find(". ").map_or(text.len(), |i| i + 1);
     text[..end].lines().next().unwrap_or_default()
+}
+
+/// Bytes a stub saves over the full spec, when worth it (at least 64).
+fn saving(spec: &ToolSpec) -> usize {
+    let size = |s: &ToolSpec| serde_json::to_string(s).map_or(0, |t| t.len());
+    size(spec).saturating_sub(size(&stub(spec))).saturating_sub(64)
 }
 
 fn stub(spec: &ToolSpec) -> ToolSpec {
@@ -192,11 +207,11 @@ mod tests {
 
     #[tokio::test]
     async fn above_the_threshold_tools_are_stubs_until_searched() {
-        let specs = vec![
-            spec("read", "Read a file. More."),
-            spec("cron_create", "Schedule a prompt. Cron syntax."),
-            spec("sleep", "Wait a while."),
-        ];
+        let long = "Schedule a prompt. Cron syntax: minute hour day month weekday, with lists, \
+                    ranges and steps; times are UTC and the job lives while rab runs.";
+        let mut cron = spec("cron_create", long);
+        cron.parameters["properties"]["y"] = json!({"type": "string", "description": long});
+        let specs = vec![spec("read", "Read a file. More."), cron, spec("sleep", "Wait a while.")];
         let view = Arc::new(ToolView::new(2, ["read".to_owned()]));
         let sent = view.specs(&specs);
         assert_eq!(sent[0], specs[0]);
@@ -214,6 +229,7 @@ mod tests {
         assert!(text.contains("\"name\":\"cron_create\"") && text.contains("\"x\""), "{text}");
         assert_eq!(view.specs(&specs)[1], specs[1], "expanded from now on");
         assert!(view.is_deferred("sleep", 3));
+        assert_eq!(view.specs(&specs)[2], specs[2], "too small to be worth a stub");
         assert!(!view.is_deferred("sleep", 2), "at or below the threshold all are full");
         let err = search
             .execute(json!({"query": "select:nope"}), ToolContext::detached("c"))

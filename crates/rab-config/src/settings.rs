@@ -103,10 +103,13 @@ pub struct Settings {
     pub sandbox: SandboxSettings,
     /// Redaction of secrets in tool results.
     pub secret_firewall: SecretSettings,
+    /// With many tools, send most as name + summary until `tool_search` fetches their
+    /// schemas (on unless false).
+    pub tool_search: Option<bool>,
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 16] = [
+const KNOWN_KEYS: [&str; 17] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
@@ -123,6 +126,7 @@ const KNOWN_KEYS: [&str; 16] = [
     "hooks",
     "sandbox",
     "secretFirewall",
+    "toolSearch",
 ];
 
 /// Settings and what loading them noticed.

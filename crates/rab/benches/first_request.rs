@@ -1,6 +1,10 @@
 //! Bytes of the first request (system prompt + tool schemas + a one-line prompt) that
-//! the real binary sends, per wire format, with the 7 core tools and without tools.
-//! Measured in a directory without AGENTS.md/CLAUDE.md.
+//! the real binary sends, per wire format: with the 7 core tools (the toolset before
+//! the Claude-Code-class tools), with every built-in tool (the REPL, which also has the
+//! cron tools) sent through the progressive tool view and sent in full
+//! (`"toolSearch": false`), and without tools. rab leaves the view off when it would
+//! not save more than tool_search's own schema costs. Measured in a directory without
+//! AGENTS.md/CLAUDE.md.
 //!
 //! Run: `cargo bench -p rab --bench first_request`
 #![allow(clippy::unwrap_used)]
@@ -9,7 +13,19 @@ use std::process::Command;
 
 use rab_fake_llm::{FakeLlm, Turn};
 
-fn first_request(wire: &str, extra: &[&str]) -> (usize, usize) {
+const CORE: &str = "read,write,edit,bash,grep,glob,ls";
+
+/// How rab is run for one column.
+#[derive(Clone, Copy)]
+enum Run {
+    Print(&'static [&'static str]),
+    /// The REPL with every tool, `toolSearch` as given.
+    Repl {
+        tool_search: bool,
+    },
+}
+
+fn first_request(wire: &str, run: Run) -> (usize, usize, usize) {
     let home = tempfile::tempdir().unwrap();
     let llm = FakeLlm::start();
     llm.script([Turn::text("ok")]);
@@ -19,32 +35,62 @@ fn first_request(wire: &str, extra: &[&str]) -> (usize, usize) {
         "openai-completions" => ("openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", llm.openai_url()),
         _ => ("google", "GEMINI_API_KEY", "GEMINI_BASE_URL", llm.url()),
     };
-    let out = Command::new(env!("CARGO_BIN_EXE_rab"))
-        .env_clear()
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rab"));
+    cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", home.path())
         .env("RAB_HOME", home.path().join("rab"))
         .env(key_var, "k")
         .env(base_var, base)
         .current_dir(home.path())
-        .args(["-p", "--no-session", "--provider", provider, "--api", wire])
-        .args(extra)
-        .arg("hi")
-        .output()
-        .unwrap();
+        .args(["--no-session", "--provider", provider, "--api", wire]);
+    let out = match run {
+        Run::Print(extra) => cmd.arg("-p").args(extra).arg("hi").output().unwrap(),
+        Run::Repl { tool_search } => {
+            let settings = home.path().join(".rab/settings.json");
+            std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+            std::fs::write(&settings, format!("{{\"toolSearch\": {tool_search}}}")).unwrap();
+            let mut child = cmd
+                .arg("--repl")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(b"hi\n").unwrap();
+            child.wait_with_output().unwrap()
+        }
+    };
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let req = &llm.requests()[0];
-    let system = req.system().len();
-    (req.raw.len(), system)
+    let tools = req.body.get("tools").map_or(0, |t| t.to_string().len());
+    let tools_json = req.body.get("tools").and_then(|t| t.as_array());
+    // Gemini nests the declarations in one tools entry.
+    let count = match tools_json.and_then(|t| t.first()).and_then(|t| t.get("functionDeclarations"))
+    {
+        Some(decls) => decls.as_array().map_or(0, Vec::len),
+        None => tools_json.map_or(0, Vec::len),
+    };
+    (req.raw.len(), tools, count)
 }
 
 fn main() {
-    println!("{:<22} {:>14} {:>12} {:>14}", "wire", "7 core tools", "no tools", "system prompt");
+    println!(
+        "{:<22} {:>12} {:>22} {:>22} {:>10}",
+        "wire", "7 core tools", "all tools, progressive", "all tools, full", "no tools"
+    );
     for wire in
         ["anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai"]
     {
-        let (with_tools, system) = first_request(wire, &[]);
-        let (no_tools, _) = first_request(wire, &["--no-tools"]);
-        println!("{wire:<22} {with_tools:>12} B {no_tools:>10} B {system:>12} B");
+        let (core, _, _) = first_request(wire, Run::Print(&["--tools", CORE]));
+        let (view, _, n) = first_request(wire, Run::Repl { tool_search: true });
+        let (full, _, n_full) = first_request(wire, Run::Repl { tool_search: false });
+        let (none, _, _) = first_request(wire, Run::Print(&["--no-tools"]));
+        println!(
+            "{wire:<22} {core:>10} B {:>22} {:>22} {none:>8} B",
+            format!("{view} B ({n} tools)"),
+            format!("{full} B ({n_full} tools)")
+        );
     }
 }

@@ -220,14 +220,19 @@ impl Launch {
                 self.registry.models().to_vec(),
             )));
         }
-        if tools.len() <= TOOL_VIEW_THRESHOLD {
+        if tools.len() <= TOOL_VIEW_THRESHOLD || self.settings.tool_search == Some(false) {
             return (tools, None);
         }
         let view =
             Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, ALWAYS_FULL.map(String::from)));
         let mut specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
-        let search = rab_agent::ToolSearch::new(view.clone(), Vec::new());
-        specs.push(rab_agent::AgentTool::spec(&search));
+        let search = rab_agent::AgentTool::spec(&rab_agent::ToolSearch::new(view.clone(), vec![]));
+        let search_size = serde_json::to_string(&search).map_or(0, |s| s.len());
+        // The view costs tool_search's own schema; it must save more than that.
+        if view.bytes_saved(&specs) <= search_size {
+            return (tools, None);
+        }
+        specs.push(search);
         tools.push(Arc::new(rab_agent::ToolSearch::new(view.clone(), specs)));
         (tools, Some(view))
     }
