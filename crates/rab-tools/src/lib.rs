@@ -1,14 +1,14 @@
 //! rab-tools: the built-in tools, one file each.
 //!
-//! It owns `read`, `write`, `edit`, `bash`, `grep`, `glob` and `ls`, output truncation
-//! ([`truncate`]) and path resolution against the workspace root ([`Workspace`]). It must
-//! not know which mode or UI runs it: tools get arguments and a
+//! It owns `read`, `write`, `edit`, `bash`, `grep`, `glob`, `ls` and `sleep`, output
+//! truncation ([`truncate`]) and path resolution against the workspace root
+//! ([`Workspace`]). It must not know which mode or UI runs it: tools get arguments and a
 //! [`rab_agent::ToolContext`] and return a [`rab_agent::ToolOutput`].
 //!
 //! ```
 //! let tools = rab_tools::builtin(std::path::Path::new("."));
 //! let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
-//! assert_eq!(names, ["read", "write", "edit", "bash", "grep", "glob", "ls"]);
+//! assert_eq!(names, ["read", "write", "edit", "bash", "grep", "glob", "ls", "sleep"]);
 //! ```
 
 pub mod atomic_write;
@@ -20,6 +20,7 @@ pub mod grep;
 pub mod ls;
 pub mod read;
 pub mod sandbox;
+pub mod sleep;
 mod text_diff;
 pub mod truncate;
 mod workspace;
@@ -48,5 +49,6 @@ pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
         Arc::new(grep::Grep::new(ws.clone())),
         Arc::new(glob::Glob::new(ws.clone())),
         Arc::new(ls::Ls::new(ws.clone())),
+        Arc::new(sleep::Sleep::new()),
     ]
 }
