@@ -1,14 +1,16 @@
 //! rab-tools: the built-in tools, one file each.
 //!
-//! It owns `read`, `write`, `edit`, `bash`, `grep`, `glob`, `ls` and `sleep`, output
-//! truncation ([`truncate`]) and path resolution against the workspace root
-//! ([`Workspace`]). It must not know which mode or UI runs it: tools get arguments and a
-//! [`rab_agent::ToolContext`] and return a [`rab_agent::ToolOutput`].
+//! It owns `read`, `write`, `edit`, `bash`, `grep`, `glob`, `ls`, `sleep` and
+//! `todo_write`, output truncation ([`truncate`]) and path resolution against the
+//! workspace root ([`Workspace`]). It must not know which mode or UI runs it: tools get
+//! arguments and a [`rab_agent::ToolContext`] and return a [`rab_agent::ToolOutput`].
 //!
 //! ```
 //! let tools = rab_tools::builtin(std::path::Path::new("."));
 //! let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
-//! assert_eq!(names, ["read", "write", "edit", "bash", "grep", "glob", "ls", "sleep"]);
+//! assert_eq!(names, [
+//!     "read", "write", "edit", "bash", "grep", "glob", "ls", "sleep", "todo_write",
+//! ]);
 //! ```
 
 pub mod atomic_write;
@@ -22,6 +24,7 @@ pub mod read;
 pub mod sandbox;
 pub mod sleep;
 mod text_diff;
+pub mod todo;
 pub mod truncate;
 mod workspace;
 pub mod write;
@@ -50,5 +53,6 @@ pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
         Arc::new(glob::Glob::new(ws.clone())),
         Arc::new(ls::Ls::new(ws.clone())),
         Arc::new(sleep::Sleep::new()),
+        Arc::new(todo::TodoWrite::new()),
     ]
 }
