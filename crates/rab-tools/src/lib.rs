@@ -1,27 +1,32 @@
 //! rab-tools: the built-in tools, one file each.
 //!
-//! It owns `read`, `write`, `edit`, `bash`, `grep`, `glob`, `ls`, `sleep` and
-//! `todo_write`, output truncation ([`truncate`]) and path resolution against the
-//! workspace root ([`Workspace`]). It must not know which mode or UI runs it: tools get
-//! arguments and a [`rab_agent::ToolContext`] and return a [`rab_agent::ToolOutput`].
+//! It owns `read`, `write`, `edit`, `bash` (with background shells, [`Shells`]), `grep`,
+//! `glob`, `ls`, `sleep`, `todo_write`, `bash_output` and `kill_shell`, output truncation
+//! ([`truncate`]) and path resolution against the workspace root ([`Workspace`]). It
+//! must not know which mode or UI runs it: tools get arguments and a
+//! [`rab_agent::ToolContext`] and return a [`rab_agent::ToolOutput`].
 //!
 //! ```
 //! let tools = rab_tools::builtin(std::path::Path::new("."));
 //! let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
 //! assert_eq!(names, [
 //!     "read", "write", "edit", "bash", "grep", "glob", "ls", "sleep", "todo_write",
+//!     "bash_output", "kill_shell",
 //! ]);
 //! ```
 
 pub mod atomic_write;
 pub mod bash;
+pub mod bash_output;
 pub mod edit;
 mod edit_match;
 pub mod glob;
 pub mod grep;
+pub mod kill_shell;
 pub mod ls;
 pub mod read;
 pub mod sandbox;
+pub mod shells;
 pub mod sleep;
 mod text_diff;
 pub mod todo;
@@ -30,6 +35,7 @@ mod workspace;
 pub mod write;
 
 pub use sandbox::{Sandbox, SandboxMode};
+pub use shells::Shells;
 pub use workspace::{Workspace, normalize};
 
 use std::path::Path;
@@ -44,15 +50,20 @@ pub fn builtin(root: &Path) -> Vec<Arc<dyn AgentTool>> {
 
 /// The core tools in a configured workspace (home for `~`, temporary directory).
 pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
+    // One registry of background shells for the three tools that use it; dropping the
+    // tools kills what is left running.
+    let shells = Shells::new();
     vec![
         Arc::new(read::Read::new(ws.clone())),
         Arc::new(write::Write::new(ws.clone())),
         Arc::new(edit::Edit::new(ws.clone())),
-        Arc::new(bash::Bash::new(ws.clone())),
+        Arc::new(bash::Bash::new(ws.clone()).with_shells(shells.clone())),
         Arc::new(grep::Grep::new(ws.clone())),
         Arc::new(glob::Glob::new(ws.clone())),
         Arc::new(ls::Ls::new(ws.clone())),
         Arc::new(sleep::Sleep::new()),
         Arc::new(todo::TodoWrite::new()),
+        Arc::new(bash_output::BashOutput::new(shells.clone())),
+        Arc::new(kill_shell::KillShell::new(shells)),
     ]
 }
