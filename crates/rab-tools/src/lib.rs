@@ -1,17 +1,18 @@
 //! rab-tools: the built-in tools, one file each.
 //!
 //! It owns `read`, `write`, `edit`, `bash` (with background shells, [`Shells`]), `grep`,
-//! `glob`, `ls`, `sleep`, `todo_write`, `bash_output` and `kill_shell`, output truncation
-//! ([`truncate`]) and path resolution against the workspace root ([`Workspace`]). It
-//! must not know which mode or UI runs it: tools get arguments and a
-//! [`rab_agent::ToolContext`] and return a [`rab_agent::ToolOutput`].
+//! `glob`, `ls`, `sleep`, `todo_write`, `bash_output`, `kill_shell`, `enter_worktree` and
+//! `exit_worktree`, output truncation ([`truncate`]) and path resolution against the
+//! workspace root ([`Workspace`], which a worktree can move). It must not know which mode
+//! or UI runs it: tools get arguments and a [`rab_agent::ToolContext`] and return a
+//! [`rab_agent::ToolOutput`].
 //!
 //! ```
 //! let tools = rab_tools::builtin(std::path::Path::new("."));
 //! let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
 //! assert_eq!(names, [
 //!     "read", "write", "edit", "bash", "grep", "glob", "ls", "sleep", "todo_write",
-//!     "bash_output", "kill_shell",
+//!     "bash_output", "kill_shell", "enter_worktree", "exit_worktree",
 //! ]);
 //! ```
 
@@ -32,6 +33,7 @@ mod text_diff;
 pub mod todo;
 pub mod truncate;
 mod workspace;
+pub mod worktree;
 pub mod write;
 
 pub use sandbox::{Sandbox, SandboxMode};
@@ -53,6 +55,7 @@ pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
     // One registry of background shells for the three tools that use it; dropping the
     // tools kills what is left running.
     let shells = Shells::new();
+    let worktree = worktree::ActiveWorktree::new();
     vec![
         Arc::new(read::Read::new(ws.clone())),
         Arc::new(write::Write::new(ws.clone())),
@@ -65,5 +68,7 @@ pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
         Arc::new(todo::TodoWrite::new()),
         Arc::new(bash_output::BashOutput::new(shells.clone())),
         Arc::new(kill_shell::KillShell::new(shells)),
+        Arc::new(worktree::EnterWorktree::new(ws.clone(), worktree.clone())),
+        Arc::new(worktree::ExitWorktree::new(ws.clone(), worktree)),
     ]
 }
