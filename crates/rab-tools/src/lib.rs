@@ -1,8 +1,8 @@
 //! rab-tools: the built-in tools, one file each.
 //!
 //! It owns `read`, `write`, `edit`, `bash` (with background shells, [`Shells`]), `grep`,
-//! `glob`, `ls`, `sleep`, `todo_write`, `bash_output`, `kill_shell`, `enter_worktree` and
-//! `exit_worktree`, output truncation ([`truncate`]) and path resolution against the
+//! `glob`, `ls`, `sleep`, `todo_write`, `bash_output`, `kill_shell`, `enter_worktree`,
+//! `exit_worktree` and `web_fetch`, output truncation ([`truncate`]) and path resolution against the
 //! workspace root ([`Workspace`], which a worktree can move). It must not know which mode
 //! or UI runs it: tools get arguments and a [`rab_agent::ToolContext`] and return a
 //! [`rab_agent::ToolOutput`].
@@ -12,7 +12,7 @@
 //! let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
 //! assert_eq!(names, [
 //!     "read", "write", "edit", "bash", "grep", "glob", "ls", "sleep", "todo_write",
-//!     "bash_output", "kill_shell", "enter_worktree", "exit_worktree",
+//!     "bash_output", "kill_shell", "enter_worktree", "exit_worktree", "web_fetch",
 //! ]);
 //! ```
 
@@ -32,6 +32,7 @@ pub mod sleep;
 mod text_diff;
 pub mod todo;
 pub mod truncate;
+pub mod web_fetch;
 mod workspace;
 pub mod worktree;
 pub mod write;
@@ -70,5 +71,6 @@ pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
         Arc::new(kill_shell::KillShell::new(shells)),
         Arc::new(worktree::EnterWorktree::new(ws.clone(), worktree.clone())),
         Arc::new(worktree::ExitWorktree::new(ws.clone(), worktree)),
+        Arc::new(web_fetch::WebFetch::new()),
     ]
 }
