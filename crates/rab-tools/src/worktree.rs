@@ -81,7 +81,7 @@ impl EnterWorktree {
 pub struct EnterArgs {
     /// New branch name.
     pub branch: String,
-    /// Worktree directory (default .rab/worktrees/<branch>).
+    /// Worktree directory (default .rab/worktrees/BRANCH).
     pub path: Option<String>,
 }
 
