@@ -1,8 +1,13 @@
 //! The `bash` tool: runs `sh -c <command>` in the workspace root, in a session (and so a
 //! process group) of its own so that a timeout or an interrupt can end the whole tree it
 //! started, not just the shell; without a controlling terminal, a command that would
-//! prompt on /dev/tty (ssh, sudo) fails at once instead of hanging until the timeout. Output (stdout and stderr together) streams to the UI while it arrives and
-//! comes back to the model cut to its tail; `bash_capture.rs` keeps memory bounded.
+//! prompt on /dev/tty (ssh, sudo) fails at once instead of hanging until the timeout.
+//! Output (stdout and stderr together) streams to the UI while it arrives and comes back
+//! to the model cut to its tail; `bash_capture.rs` keeps memory bounded.
+//!
+//! With `run_in_background` the command is started the same way but handed to the
+//! [`Shells`] registry, and the call returns its id at once; `bash_output` reads it and
+//! `kill_shell` ends it (see `shells.rs`).
 //!
 //! Killing needs no `unsafe`: process-wrap's [`ProcessSession`] makes the shell the
 //! leader of a new session and group, and its `signal` sends to the whole group (`killpg`).
@@ -22,6 +27,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::Workspace;
+use crate::shells::Shells;
 
 #[path = "bash_capture.rs"]
 mod capture;
@@ -34,27 +40,36 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 pub const MAX_TIMEOUT_SECS: u64 = 600;
 
 // POSIX fixes these two numbers, so they need no libc lookup.
-const SIGTERM: i32 = 15;
-const SIGKILL: i32 = 9;
+pub(crate) const SIGTERM: i32 = 15;
+pub(crate) const SIGKILL: i32 = 9;
 
 /// Time between SIGTERM and SIGKILL. Short, because the agent loop abandons a cancelled
 /// tool that has not answered within two seconds.
-const KILL_GRACE: Duration = Duration::from_secs(1);
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(1);
 /// How long to keep reading after the shell exited: a background job (`server &`) may
 /// hold the pipes open indefinitely, and its output is not this command's result.
 const DRAIN: Duration = Duration::from_secs(1);
 /// The same after a kill, when everything in the group is already dead.
 const DRAIN_AFTER_KILL: Duration = Duration::from_millis(250);
 
-/// Runs shell commands in the workspace root.
+/// Runs shell commands in the workspace root, in the foreground or in the background.
 pub struct Bash {
     ws: Workspace,
+    shells: Shells,
 }
 
 impl Bash {
-    /// The tool rooted at the workspace.
+    /// The tool rooted at the workspace, with background shells of its own (which
+    /// nothing can read: use [`Self::with_shells`] to share them with `bash_output`).
     pub fn new(ws: Workspace) -> Self {
-        Self { ws }
+        Self { ws, shells: Shells::new() }
+    }
+
+    /// Registers background shells in `shells`, shared with `bash_output` and
+    /// `kill_shell`.
+    pub fn with_shells(mut self, shells: Shells) -> Self {
+        self.shells = shells;
+        self
     }
 }
 
@@ -66,6 +81,8 @@ pub struct Args {
     pub command: String,
     /// Seconds before it is killed (default 120, max 600).
     pub timeout: Option<u64>,
+    /// For servers/long jobs: return an id at once, read it with bash_output.
+    pub run_in_background: Option<bool>,
 }
 
 impl Tool for Bash {
@@ -81,6 +98,9 @@ impl Tool for Bash {
     }
 
     async fn run(&self, args: Args, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        if args.run_in_background == Some(true) {
+            return self.start_in_background(&args.command);
+        }
         let secs = args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).clamp(1, MAX_TIMEOUT_SECS);
         let started = Instant::now();
         let root = self.ws.root();
@@ -112,6 +132,20 @@ impl Tool for Bash {
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         report(end, secs, &captured, duration_ms)
+    }
+}
+
+impl Bash {
+    /// Starts the command as a background shell and says how to follow it.
+    fn start_in_background(&self, command: &str) -> Result<ToolOutput, ToolError> {
+        let id = self.shells.start(command, &self.ws).map_err(|e| {
+            ToolError::Model(format!("could not start sh in {}: {e}", self.ws.root().display()))
+        })?;
+        let text = format!(
+            "started {id} in the background; read its output with bash_output (id {id}), \
+             stop it with kill_shell"
+        );
+        Ok(ToolOutput::text(text).with_details(json!({"backgroundId": id})))
     }
 }
 
@@ -153,19 +187,22 @@ fn report(
 }
 
 #[cfg(unix)]
-fn signal_of(status: ExitStatus) -> Option<i32> {
+pub(crate) fn signal_of(status: ExitStatus) -> Option<i32> {
     std::os::unix::process::ExitStatusExt::signal(&status)
 }
 
 #[cfg(not(unix))]
-fn signal_of(_status: ExitStatus) -> Option<i32> {
+pub(crate) fn signal_of(_status: ExitStatus) -> Option<i32> {
     None
 }
 
 /// Starts `sh -c command` at the head of a new process group (confined by the
 /// workspace's sandbox, without the keys rab uses in its environment), with stdout and
 /// stderr both on one pipe, returned as its read end.
-fn spawn(command: &str, ws: &Workspace) -> io::Result<(Box<dyn ChildWrapper>, ChildStdout)> {
+pub(crate) fn spawn(
+    command: &str,
+    ws: &Workspace,
+) -> io::Result<(Box<dyn ChildWrapper>, ChildStdout)> {
     // One pipe for both streams, as `2>&1` gives: the output interleaves exactly as it
     // was written, which two pipes read side by side cannot reproduce.
     let (reader, writer) = std::io::pipe()?;

@@ -112,7 +112,7 @@ impl Grep {
             .build(&args.pattern)
             .map_err(|e| ToolError::Model(format!("invalid regex: {e}")))?;
         // Globs are relative to the root, like the paths in the output.
-        let glob_root = if target.starts_with(root) { root } else { target.as_path() };
+        let glob_root = if target.starts_with(&root) { root.as_path() } else { target.as_path() };
         let overrides = match &args.glob {
             Some(glob) => Some(
                 OverrideBuilder::new(glob_root)

@@ -1,31 +1,44 @@
 //! rab-tools: the built-in tools, one file each.
 //!
-//! It owns `read`, `write`, `edit`, `bash`, `grep`, `glob` and `ls`, output truncation
-//! ([`truncate`]) and path resolution against the workspace root ([`Workspace`]). It must
-//! not know which mode or UI runs it: tools get arguments and a
-//! [`rab_agent::ToolContext`] and return a [`rab_agent::ToolOutput`].
+//! It owns `read`, `write`, `edit`, `bash` (with background shells, [`Shells`]), `grep`,
+//! `glob`, `ls`, `sleep`, `todo_write`, `bash_output`, `kill_shell`, `enter_worktree`,
+//! `exit_worktree` and `web_fetch`, output truncation ([`truncate`]) and path resolution against the
+//! workspace root ([`Workspace`], which a worktree can move). It must not know which mode
+//! or UI runs it: tools get arguments and a [`rab_agent::ToolContext`] and return a
+//! [`rab_agent::ToolOutput`].
 //!
 //! ```
 //! let tools = rab_tools::builtin(std::path::Path::new("."));
 //! let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
-//! assert_eq!(names, ["read", "write", "edit", "bash", "grep", "glob", "ls"]);
+//! assert_eq!(names, [
+//!     "read", "write", "edit", "bash", "grep", "glob", "ls", "sleep", "todo_write",
+//!     "bash_output", "kill_shell", "enter_worktree", "exit_worktree", "web_fetch",
+//! ]);
 //! ```
 
 pub mod atomic_write;
 pub mod bash;
+pub mod bash_output;
 pub mod edit;
 mod edit_match;
 pub mod glob;
 pub mod grep;
+pub mod kill_shell;
 pub mod ls;
 pub mod read;
 pub mod sandbox;
+pub mod shells;
+pub mod sleep;
 mod text_diff;
+pub mod todo;
 pub mod truncate;
+pub mod web_fetch;
 mod workspace;
+pub mod worktree;
 pub mod write;
 
 pub use sandbox::{Sandbox, SandboxMode};
+pub use shells::Shells;
 pub use workspace::{Workspace, normalize};
 
 use std::path::Path;
@@ -40,13 +53,24 @@ pub fn builtin(root: &Path) -> Vec<Arc<dyn AgentTool>> {
 
 /// The core tools in a configured workspace (home for `~`, temporary directory).
 pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
+    // One registry of background shells for the three tools that use it; dropping the
+    // tools kills what is left running.
+    let shells = Shells::new();
+    let worktree = worktree::ActiveWorktree::new();
     vec![
         Arc::new(read::Read::new(ws.clone())),
         Arc::new(write::Write::new(ws.clone())),
         Arc::new(edit::Edit::new(ws.clone())),
-        Arc::new(bash::Bash::new(ws.clone())),
+        Arc::new(bash::Bash::new(ws.clone()).with_shells(shells.clone())),
         Arc::new(grep::Grep::new(ws.clone())),
         Arc::new(glob::Glob::new(ws.clone())),
         Arc::new(ls::Ls::new(ws.clone())),
+        Arc::new(sleep::Sleep::new()),
+        Arc::new(todo::TodoWrite::new()),
+        Arc::new(bash_output::BashOutput::new(shells.clone())),
+        Arc::new(kill_shell::KillShell::new(shells)),
+        Arc::new(worktree::EnterWorktree::new(ws.clone(), worktree.clone())),
+        Arc::new(worktree::ExitWorktree::new(ws.clone(), worktree)),
+        Arc::new(web_fetch::WebFetch::new()),
     ]
 }

@@ -1,16 +1,23 @@
 //! The project root the tools work in, and how a path given by the model is resolved
 //! against it (relative to the root, `~` to the home directory).
+//!
+//! The root is shared by every clone of a [`Workspace`] and can be moved
+//! ([`Workspace::set_root`]): `enter_worktree` points all the tools at a git worktree
+//! and `exit_worktree` points them back. The sandbox is not moved with it: it keeps the
+//! roots it was built with, so a new root outside them is refused by its checks.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use rab_agent::ToolError;
 
 use crate::sandbox::{Access, Sandbox};
 
-/// The directory the tools are rooted at.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The directory the tools are rooted at. Clones share the root: moving it moves it for
+/// all of them.
+#[derive(Clone, Debug)]
 pub struct Workspace {
-    root: PathBuf,
+    root: Arc<RwLock<PathBuf>>,
     home: Option<PathBuf>,
     temp_dir: PathBuf,
     sandbox: Sandbox,
@@ -27,7 +34,7 @@ impl Workspace {
         // The caller passes the real temporary directory (`TMPDIR`, read by rab-config);
         // this crate does not read the environment.
         Self {
-            root: normalize(&root),
+            root: Arc::new(RwLock::new(normalize(&root))),
             home: None,
             temp_dir: PathBuf::from("/tmp"),
             sandbox: Sandbox::default(),
@@ -70,9 +77,15 @@ impl Workspace {
         self
     }
 
-    /// The root.
-    pub fn root(&self) -> &Path {
-        &self.root
+    /// The root as it is now (it moves when a worktree is entered or left).
+    pub fn root(&self) -> PathBuf {
+        self.root.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Moves the root of this workspace and every clone of it to `root` (absolute;
+    /// folded lexically).
+    pub fn set_root(&self, root: &Path) {
+        *self.root.write().unwrap_or_else(PoisonError::into_inner) = normalize(root);
     }
 
     /// Resolves a model-given path: absolute as is, `~/x` under home, else under the
@@ -86,20 +99,32 @@ impl Workspace {
         } else if Path::new(p).is_absolute() {
             PathBuf::from(p)
         } else {
-            self.root.join(p)
+            self.root().join(p)
         };
         normalize(&joined)
     }
 
     /// `path` relative to the root when inside it, else as is (for messages).
     pub fn display(&self, path: &Path) -> String {
-        match path.strip_prefix(&self.root) {
+        match path.strip_prefix(self.root()) {
             Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
             Ok(rel) => rel.display().to_string(),
             Err(_) => path.display().to_string(),
         }
     }
 }
+
+/// Equal when the roots are equal now, and so is everything else.
+impl PartialEq for Workspace {
+    fn eq(&self, other: &Self) -> bool {
+        self.root() == other.root()
+            && self.home == other.home
+            && self.temp_dir == other.temp_dir
+            && self.sandbox == other.sandbox
+    }
+}
+
+impl Eq for Workspace {}
 
 /// Folds `.` and `..` without touching the file system.
 pub fn normalize(path: &Path) -> PathBuf {
@@ -130,5 +155,16 @@ mod tests {
         assert_eq!(ws.resolve("~/x"), PathBuf::from("/home/u/x"));
         assert_eq!(ws.display(&ws.resolve("a/b")), "a/b");
         assert_eq!(ws.display(Path::new("/tmp/z")), "/tmp/z");
+    }
+
+    #[test]
+    fn moving_the_root_moves_it_for_every_clone() {
+        let ws = Workspace::new(Path::new("/work/p"));
+        let clone = ws.clone();
+        ws.set_root(Path::new("/work/p/.rab/worktrees/x/./src/.."));
+        assert_eq!(clone.root(), PathBuf::from("/work/p/.rab/worktrees/x"));
+        assert_eq!(clone.resolve("a.rs"), PathBuf::from("/work/p/.rab/worktrees/x/a.rs"));
+        assert_eq!(clone.display(Path::new("/work/p/.rab/worktrees/x/a.rs")), "a.rs");
+        assert_eq!(ws, clone);
     }
 }
