@@ -2,7 +2,7 @@
 //! both have, so settings copied from Claude Code mean the same here.
 
 /// Claude Code's name for each rab tool that has one.
-const ALIASES: [(&str, &str); 11] = [
+const ALIASES: [(&str, &str); 13] = [
     ("bash", "Bash"),
     ("read", "Read"),
     ("write", "Write"),
@@ -14,6 +14,8 @@ const ALIASES: [(&str, &str); 11] = [
     ("todo_write", "TodoWrite"),
     ("task", "Task"),
     ("edit", "MultiEdit"),
+    ("bash_output", "BashOutput"),
+    ("kill_shell", "KillShell"),
 ];
 
 /// rab's name for `name` (its own, or Claude Code's), if it is one of `known`.

@@ -204,6 +204,13 @@ pub fn tools(
         return Ok(Vec::new());
     }
     let mut all = rab_tools::builtin_in(ws);
+    if settings.sandbox.allow_private_network {
+        for t in &mut all {
+            if t.spec().name == "web_fetch" {
+                *t = Arc::new(rab_tools::web_fetch::WebFetch::new().with_private_addresses(true));
+            }
+        }
+    }
     all.extend(extra);
     let mut names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
     // Tools added per session or only in some modes can be named all the same.

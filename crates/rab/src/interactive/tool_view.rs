@@ -77,6 +77,15 @@ impl ToolView {
                 )
             }
             "glob" => arg(c, "pattern").to_owned(),
+            "todo_write" => {
+                let n = c.arguments.get("todos").and_then(Value::as_array).map_or(0, Vec::len);
+                format!("{n} tasks")
+            }
+            "task" => {
+                let agent = arg(c, "subagent_type");
+                let agent = if agent.is_empty() { "general-purpose" } else { agent };
+                format!("{} ({agent})", arg(c, "description"))
+            }
             _ => {
                 let s = c.arguments.to_string();
                 if s == "{}" { String::new() } else { s }
@@ -137,6 +146,9 @@ impl ToolView {
             let lines = super::render_diff(diff, width, theme);
             return collapse(lines, expanded, COLLAPSED_DIFF_LINES, theme);
         }
+        if let Some(todos) = details.and_then(|d| d.get("todos")).and_then(Value::as_array) {
+            return todo_lines(todos, width, theme);
+        }
         match self.call.name.as_str() {
             "read" => {
                 let n = text
@@ -164,6 +176,28 @@ impl ToolView {
             }
         }
     }
+}
+
+/// The task list: done struck through and dim, the one in progress highlighted (by its
+/// `activeForm` when given), the rest plain. Never collapsed: it is short and is the
+/// plan the user follows.
+fn todo_lines(todos: &[Value], width: usize, theme: &Theme) -> Vec<String> {
+    todos
+        .iter()
+        .map(|t| {
+            let s = |k: &str| t.get(k).and_then(Value::as_str).unwrap_or_default();
+            let line = match s("status") {
+                "completed" => theme.dim(&format!("☒ {}", s("content"))),
+                "in_progress" => {
+                    let text =
+                        if s("activeForm").is_empty() { s("content") } else { s("activeForm") };
+                    theme.fg(Role::Accent, &theme.bold(&format!("▶ {text}")))
+                }
+                _ => format!("☐ {}", s("content")),
+            };
+            ansi::truncate(&line, width, "…")
+        })
+        .collect()
 }
 
 /// The first `keep` lines, with a note of how many are hidden.

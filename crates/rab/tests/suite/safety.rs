@@ -349,7 +349,7 @@ fn tool_search_expands_a_deferred_schema_for_the_next_request() {
     let dir = project(&home);
     let llm = FakeLlm::start();
     llm.script([
-        Turn::tool_call("tool_search", json!({"query": "select:exit_plan_mode"})),
+        Turn::tool_call("tool_search", json!({"query": "fetch a web page"})),
         Turn::text("ok"),
     ]);
     let out = run(&home, &llm, &dir, &["go"]);
@@ -357,9 +357,55 @@ fn tool_search_expands_a_deferred_schema_for_the_next_request() {
     let reqs = llm.requests();
     let schema = |i: usize| {
         let tools = reqs[i].body["tools"].as_array().unwrap().clone();
-        tools.into_iter().find(|t| t["name"] == "exit_plan_mode").unwrap()["input_schema"].clone()
+        tools.into_iter().find(|t| t["name"] == "web_fetch").unwrap()["input_schema"].clone()
     };
     assert_eq!(schema(0), json!({"type": "object"}), "deferred: a stub");
-    assert_eq!(schema(1)["properties"]["plan"]["type"], "string", "expanded after the search");
-    assert!(reqs[1].tool_results()[0].1.contains("\"plan\""));
+    assert_eq!(
+        schema(1)["properties"]["url"]["type"],
+        "string",
+        "expanded: {:?} {}",
+        reqs[1].tool_results(),
+        schema(1)
+    );
+    assert!(reqs[1].tool_results()[0].1.contains("\"url\""));
+    let read = |i: usize| {
+        let tools = reqs[i].body["tools"].as_array().unwrap().clone();
+        tools.into_iter().find(|t| t["name"] == "read").unwrap()["input_schema"].clone()
+    };
+    assert_eq!(read(0)["properties"]["path"]["type"], "string", "core tools always in full");
+}
+
+#[test]
+fn worktree_enter_moves_the_tools_and_exit_removes_it() {
+    let home = Home::new();
+    let dir = project(&home);
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git").args(args).current_dir(&dir).status().unwrap();
+        assert!(ok.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@t", "add", "notes.txt"]);
+    git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"]);
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("enter_worktree", json!({"branch": "try-it"})),
+        Turn::tool_call("write", json!({"path": "new.txt", "content": "in the worktree\n"})),
+        Turn::tool_call("bash", json!({"command": "git branch --show-current && pwd"})),
+        Turn::tool_call("exit_worktree", json!({"action": "remove"})),
+        Turn::tool_call("exit_worktree", json!({"action": "remove", "discard_changes": true})),
+        Turn::text("done"),
+    ]);
+    let out = run(&home, &llm, &dir, &["--yolo", "try it on a branch"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = llm.requests();
+    let last = |i: usize| reqs[i].tool_results().last().unwrap().1.clone();
+    let worktree = dir.join(".rab/worktrees/try-it");
+    assert!(last(1).contains("try-it"), "{}", last(1));
+    let shell = last(3);
+    assert!(shell.starts_with("try-it\n"), "{shell}");
+    assert!(shell.trim_end().ends_with(".rab/worktrees/try-it"), "{shell}");
+    assert!(last(4).contains("uncommitted") || last(4).contains("changes"), "{}", last(4));
+    assert!(!last(5).contains("error"), "{}", last(5));
+    assert!(!worktree.exists(), "removed");
+    assert!(!dir.join("new.txt").exists(), "the main checkout never saw the file");
 }

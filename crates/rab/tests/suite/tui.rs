@@ -253,3 +253,33 @@ fn the_tree_overlay_branches_with_a_summary_of_the_branch_left_behind() {
     pty.send("\x03\x03\x03");
     assert_eq!(pty.wait_exit(T), Some(0));
 }
+
+#[test]
+fn todo_lists_render_as_a_checklist_and_shift_tab_cycles_the_mode() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call(
+            "todo_write",
+            json!({"todos": [
+                {"content": "Read the code", "status": "completed"},
+                {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+                {"content": "Run the tests", "status": "pending"}
+            ]}),
+        ),
+        Turn::text("Working on it."),
+    ]);
+    let mut pty = start(&home, &llm, home.dir.path(), 90, 30);
+    pty.send("plan the fix\r");
+    pty.wait_for("the checklist", T, |s| {
+        s.contains("☒ Read the code")
+            && s.contains("▶ Fixing the bug")
+            && s.contains("☐ Run the tests")
+    });
+    pty.send("\x1b[Z");
+    pty.wait_for("accept-edits in the footer", T, |s| s.contains("accept-edits mode"));
+    pty.send("\x1b[Z");
+    pty.wait_for("plan in the footer", T, |s| s.contains("plan mode (shift+tab"));
+    pty.send("\x03\x03");
+    assert_eq!(pty.wait_exit(T), Some(0));
+}
