@@ -28,7 +28,7 @@ pub use models::{apply_env_base_urls, load_models_file};
 pub use paths::Paths;
 pub use safety::{
     HookCommand, HookGroup, HookSettings, PermissionSettings, SafetyLayer, SandboxSettings, Scope,
-    SecretSettings, add_allow_rule,
+    SecretSettings, add_allow_rule, set_setting,
 };
 pub use settings::{
     CompactionSettings, LoadedSettings, QueueMode, RetrySettings, Settings, load_settings,

@@ -179,6 +179,36 @@ pub fn add_allow_rule(path: &Path, rule: &str) -> Result<(), Error> {
     write_file_atomic(path, format!("{text}\n").as_bytes())
 }
 
+/// Sets `key` (dotted, e.g. `compaction.enabled`) to `value` in the settings file at
+/// `path` (created when missing), keeping the rest; the file must still be valid
+/// settings afterwards, else nothing is written.
+pub fn set_setting(path: &Path, key: &str, value: Value) -> Result<(), Error> {
+    let invalid = |message: String| Error::Invalid { path: path.to_owned(), message };
+    let mut root = match read_optional(path)? {
+        Some(text) => match serde_json::from_str(&text).map_err(|e| Error::parse(path, &e))? {
+            Value::Object(map) => map,
+            _ => return Err(invalid("settings must be a JSON object".into())),
+        },
+        None => Map::new(),
+    };
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let last = parts.pop().filter(|l| !l.is_empty()).ok_or_else(|| invalid("empty key".into()))?;
+    let mut obj = &mut root;
+    for part in parts {
+        let next = obj.entry(part).or_insert_with(|| Value::Object(Map::new()));
+        let Value::Object(map) = next else {
+            return Err(invalid(format!("\"{part}\" is not an object")));
+        };
+        obj = map;
+    }
+    obj.insert(last.to_owned(), value);
+    let root = Value::Object(root);
+    serde_json::from_value::<crate::Settings>(root.clone())
+        .map_err(|e| invalid(format!("{key}: {e}")))?;
+    let text = serde_json::to_string_pretty(&root).unwrap_or_default();
+    write_file_atomic(path, format!("{text}\n").as_bytes())
+}
+
 /// Temp file in the same directory, then rename: a crash leaves the old or the new
 /// file, never half of one.
 fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {

@@ -43,6 +43,9 @@ pub enum Approval {
     Deny(Option<String>),
     /// Nobody can answer (headless): refused with advice on how to allow it.
     Unavailable,
+    /// A free answer (to `ask_user`); to a permission question it counts as a refusal
+    /// with that text as the reason.
+    Answer(String),
 }
 
 /// Who answers permission questions: the UI, the REPL, or nobody (headless).
@@ -266,7 +269,9 @@ impl Gate {
                 None
             }
             Approval::Deny(None) => Some("the user denied this call; ask how to go on".into()),
-            Approval::Deny(Some(why)) => Some(format!("the user denied this call: {why}")),
+            Approval::Deny(Some(why)) | Approval::Answer(why) => {
+                Some(format!("the user denied this call: {why}"))
+            }
             Approval::Unavailable => Some(format!(
                 "permission denied: {reason}, and rab is running headless with nobody to \
                  approve it. To allow it, run with --allowed-tools '{rule}', add that rule to \

@@ -5,10 +5,13 @@
 //! walk, and — as later issues land — extensions, skills, compaction, permissions,
 //! hooks and commands. It must not render or print anything.
 
+pub mod ask_user;
 mod compaction;
+pub mod config_tool;
 pub mod cron;
 mod gate;
 pub mod hooks;
+pub mod inbox;
 pub mod permissions;
 mod plan_tools;
 mod prompt;

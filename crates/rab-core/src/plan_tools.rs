@@ -111,6 +111,12 @@ impl Tool for ExitPlanMode {
                     "the user did not approve the plan{why}; stay in plan mode and revise it"
                 )));
             }
+            Approval::Answer(why) => {
+                let why = format!(": {why}");
+                return Err(ToolError::Model(format!(
+                    "the user did not approve the plan{why}; stay in plan mode and revise it"
+                )));
+            }
             Approval::Unavailable => {
                 return Err(ToolError::Model(
                     "nobody can approve the plan in a headless run; give the plan as your \

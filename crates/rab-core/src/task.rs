@@ -119,6 +119,8 @@ pub struct TaskTool {
     hooks: Vec<Arc<dyn ToolHook>>,
     agents: Vec<AgentDef>,
     models: Vec<Model>,
+    inbox: Option<crate::inbox::Inbox>,
+    counter: std::sync::atomic::AtomicU32,
 }
 
 impl TaskTool {
@@ -134,7 +136,22 @@ impl TaskTool {
         models: Vec<Model>,
     ) -> Self {
         let tools = tools.into_iter().filter(|t| t.spec().name != TASK).collect();
-        Self { provider, config, tools, hooks, agents, models }
+        Self {
+            provider,
+            config,
+            tools,
+            hooks,
+            agents,
+            models,
+            inbox: None,
+            counter: std::sync::atomic::AtomicU32::new(0),
+        }
+    }
+
+    /// Registers each running sub-agent in `inbox` and gives it `send_message`.
+    pub fn with_inbox(mut self, inbox: crate::inbox::Inbox) -> Self {
+        self.inbox = Some(inbox);
+        self
     }
 
     fn subset(&self, def: &AgentDef) -> Result<Vec<Arc<dyn AgentTool>>, ToolError> {
@@ -198,8 +215,22 @@ impl Tool for TaskTool {
                 ToolError::Model(format!("agent {} wants model {id}, which is not known", def.name))
             })?;
         }
+        let n = self.counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let id = format!("task-{n}");
+        let mut tools = tools;
+        let mut prompt = def.prompt.clone();
+        if let Some(inbox) = &self.inbox {
+            tools.push(Arc::new(crate::inbox::SendMessage::new(inbox.clone(), &id)));
+            prompt.push_str(&format!(
+                "\n\nYour id is {id}. send_message reaches the main agent (main) and other \
+                 running sub-agents (task-N)."
+            ));
+        }
         let tool_names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
-        let mut agent = Agent::new(self.provider.clone(), config, def.prompt.clone(), tools);
+        let mut agent = Agent::new(self.provider.clone(), config, prompt, tools);
+        if let Some(inbox) = &self.inbox {
+            inbox.register(&id, agent.queues());
+        }
         for h in &self.hooks {
             agent.add_hook(h.clone());
         }
@@ -212,6 +243,9 @@ impl Tool for TaskTool {
             Ok(())
         };
         let stop = agent.run(vec![Message::user(args.prompt)], &mut sink, cx.cancel.clone()).await;
+        if let Some(inbox) = &self.inbox {
+            inbox.unregister(&id);
+        }
         let text = agent
             .messages()
             .iter()
@@ -221,7 +255,8 @@ impl Tool for TaskTool {
                 Message::Assistant(_) | Message::User(_) | Message::ToolResult(_) => None,
             })
             .unwrap_or_default();
-        let details = json!({"agent": def.name, "tools": tool_names, "spentUsd": agent.spent()});
+        let details =
+            json!({"agent": def.name, "id": id, "tools": tool_names, "spentUsd": agent.spent()});
         match stop {
             StopCause::Done => Ok(ToolOutput::text(text).with_details(details)),
             StopCause::Aborted => {

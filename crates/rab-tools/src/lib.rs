@@ -12,13 +12,14 @@
 //! let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
 //! assert_eq!(names, [
 //!     "read", "write", "edit", "bash", "grep", "glob", "ls", "sleep", "todo_write",
-//!     "bash_output", "kill_shell", "enter_worktree", "exit_worktree", "web_fetch",
+//!     "bash_output", "kill_shell", "enter_worktree", "exit_worktree", "web_fetch", "brief",
 //! ]);
 //! ```
 
 pub mod atomic_write;
 pub mod bash;
 pub mod bash_output;
+pub mod brief;
 pub mod edit;
 mod edit_match;
 pub mod glob;
@@ -72,5 +73,6 @@ pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
         Arc::new(worktree::EnterWorktree::new(ws.clone(), worktree.clone())),
         Arc::new(worktree::ExitWorktree::new(ws.clone(), worktree)),
         Arc::new(web_fetch::WebFetch::new()),
+        Arc::new(brief::Brief::new(ws.clone())),
     ]
 }

@@ -50,6 +50,8 @@ pub struct Launch {
     pub agents: Vec<rab_core::task::AgentDef>,
     /// Prompts scheduled with cron_create.
     pub scheduler: Arc<rab_core::cron::Scheduler>,
+    /// Who send_message reaches.
+    pub inbox: rab_core::inbox::Inbox,
 }
 
 /// With more tools than this, tools beyond [`ALWAYS_FULL`] go as stubs until
@@ -101,9 +103,20 @@ impl Launch {
             eprintln!("rab: warning: {w}");
         }
         let workspace = setup::workspace(&env, &cwd, safety.sandbox);
+        let inbox = rab_core::inbox::Inbox::default();
         let (enter_plan, exit_plan) =
             rab_core::plan_tools(safety.gate.mode().clone(), safety.approver.clone());
-        let mut extra: Vec<Arc<dyn AgentTool>> = vec![Arc::new(enter_plan), Arc::new(exit_plan)];
+        let mut extra: Vec<Arc<dyn AgentTool>> = vec![
+            Arc::new(enter_plan),
+            Arc::new(exit_plan),
+            Arc::new(rab_core::ask_user::AskUser::new(safety.approver.clone())),
+            Arc::new(rab_core::config_tool::ConfigTool::new(
+                settings.clone(),
+                safety.gate.mode().clone(),
+                paths.settings_file(),
+            )),
+            Arc::new(rab_core::inbox::SendMessage::new(inbox.clone(), rab_core::inbox::MAIN)),
+        ];
         let scheduler = rab_core::cron::Scheduler::new(rab_session::time::now_millis());
         if is_long_running {
             let (create, list, delete) = rab_core::cron::cron_tools(&scheduler);
@@ -160,6 +173,7 @@ impl Launch {
             has_task,
             agents,
             scheduler,
+            inbox,
         })
     }
 
@@ -197,6 +211,7 @@ impl Launch {
         if let Some(view) = view {
             session.set_tool_view(view);
         }
+        self.inbox.register(rab_core::inbox::MAIN, session.queues());
         session.enable_compaction(self.settings.compaction.clone());
         session.set_gate(self.gate.clone());
         Ok((session, resumed))
@@ -211,14 +226,17 @@ impl Launch {
     ) -> (Vec<Arc<dyn AgentTool>>, Option<Arc<rab_agent::ToolView>>) {
         let mut tools = self.tools.clone();
         if self.has_task {
-            tools.push(Arc::new(rab_core::task::TaskTool::new(
-                provider.clone(),
-                config.clone(),
-                self.tools.clone(),
-                vec![self.gate.clone()],
-                self.agents.clone(),
-                self.registry.models().to_vec(),
-            )));
+            tools.push(Arc::new(
+                rab_core::task::TaskTool::new(
+                    provider.clone(),
+                    config.clone(),
+                    self.tools.clone(),
+                    vec![self.gate.clone()],
+                    self.agents.clone(),
+                    self.registry.models().to_vec(),
+                )
+                .with_inbox(self.inbox.clone()),
+            ));
         }
         if tools.len() <= TOOL_VIEW_THRESHOLD || self.settings.tool_search == Some(false) {
             return (tools, None);

@@ -231,13 +231,36 @@ async fn run_prompt(
 
 /// Shows a permission question and reads the answer line.
 async fn ask(r: &rab_core::ApprovalRequest, lines: &mut Lines<BufReader<Stdin>>) -> Approval {
-    println!("\n? Allow {} ({})", r.tool, r.reason);
-    match (&r.preview, r.arguments.get("command").and_then(serde_json::Value::as_str)) {
-        (Some(p), _) => p.lines().take(40).for_each(|l| println!("  {l}")),
-        (None, Some(cmd)) => println!("  $ {cmd}"),
-        (None, None) => println!("  {}", r.arguments),
+    if r.tool == "ask_user" {
+        println!("\n? {}", r.preview.as_deref().unwrap_or_default());
+        let options = r.arguments.get("options").and_then(serde_json::Value::as_array);
+        for (i, o) in options.into_iter().flatten().enumerate() {
+            println!("  {}. {}", i + 1, o.as_str().unwrap_or_default());
+        }
+        print!("  answer (a number or your own words) > ");
+        let _ = std::io::stdout().flush();
+        let line = lines.next_line().await.ok().flatten().unwrap_or_default();
+        let line = line.trim();
+        let picked = line.parse::<usize>().ok().and_then(|n| options?.get(n.checked_sub(1)?));
+        return match (picked.and_then(serde_json::Value::as_str), line.is_empty()) {
+            (Some(choice), _) => Approval::Answer(choice.to_owned()),
+            (None, true) => Approval::Deny(None),
+            (None, false) => Approval::Answer(line.to_owned()),
+        };
     }
-    print!("  [y]es once · [a]lways ({}) · [n]o [reason] > ", r.rule);
+    if r.tool == "exit_plan_mode" {
+        println!("\n? Start with this plan?");
+        r.preview.iter().flat_map(|p| p.lines()).for_each(|l| println!("  {l}"));
+        print!("  [y]es · [a]ccept edits too · [n]o [what to change] > ");
+    } else {
+        println!("\n? Allow {} ({})", r.tool, r.reason);
+        match (&r.preview, r.arguments.get("command").and_then(serde_json::Value::as_str)) {
+            (Some(p), _) => p.lines().take(40).for_each(|l| println!("  {l}")),
+            (None, Some(cmd)) => println!("  $ {cmd}"),
+            (None, None) => println!("  {}", r.arguments),
+        }
+        print!("  [y]es once · [a]lways ({}) · [n]o [reason] > ", r.rule);
+    }
     let _ = std::io::stdout().flush();
     let line = lines.next_line().await.ok().flatten().unwrap_or_default();
     let line = line.trim();

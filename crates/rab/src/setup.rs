@@ -175,8 +175,11 @@ pub fn workspace(env: &Env, cwd: &Path, sandbox: rab_tools::Sandbox) -> rab_tool
 
 /// Built-in tools that are not in rab-tools: they need the session (sub-agents, the
 /// permission mode, the tool view).
-pub const SESSION_TOOLS: [&str; 7] = [
+pub const SESSION_TOOLS: [&str; 10] = [
     "task",
+    "ask_user",
+    "config",
+    "send_message",
     "enter_plan_mode",
     "exit_plan_mode",
     "tool_search",

@@ -24,14 +24,30 @@ impl PermissionView {
         Self { request, selected: 0, reason: String::new() }
     }
 
-    fn options(&self) -> [String; 3] {
+    /// The answers offered to `ask_user` (the model's options).
+    fn choices(&self) -> Vec<String> {
+        let list = self.request.arguments.get("options").and_then(Value::as_array);
+        list.map(|l| l.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .unwrap_or_default()
+    }
+
+    fn options(&self) -> Vec<String> {
+        if self.request.tool == "ask_user" {
+            let mut out = self.choices();
+            out.push(if self.reason.is_empty() {
+                "Type an answer".to_owned()
+            } else {
+                format!("Answer: {}", self.reason)
+            });
+            return out;
+        }
         if self.request.tool == "exit_plan_mode" {
             let change = if self.reason.is_empty() {
                 "No, keep planning (type what to change)".to_owned()
             } else {
                 format!("No, change: {}", self.reason)
             };
-            return [
+            return vec![
                 "Yes, start (ask before edits)".to_owned(),
                 "Yes, and accept edits from now on".to_owned(),
                 change,
@@ -42,7 +58,7 @@ impl PermissionView {
         } else {
             format!("No: {}", self.reason)
         };
-        [
+        vec![
             "Yes, this time".to_owned(),
             format!("Yes, always allow {} in this project", self.request.rule),
             reason,
@@ -54,6 +70,15 @@ impl PermissionView {
         if bindings.matches(Action::SelectCancel, key) {
             return Some(Approval::Deny(None));
         }
+        let last = self.options().len() - 1;
+        if bindings.matches(Action::SelectConfirm, key) && self.request.tool == "ask_user" {
+            let typed = self.reason.trim().to_owned();
+            return match self.choices().get(self.selected) {
+                Some(choice) => Some(Approval::Answer(choice.clone())),
+                None if typed.is_empty() => None,
+                None => Some(Approval::Answer(typed)),
+            };
+        }
         if bindings.matches(Action::SelectConfirm, key) {
             return Some(match self.selected {
                 0 => Approval::Once,
@@ -63,14 +88,14 @@ impl PermissionView {
         }
         match key.code {
             KeyCode::Up => self.selected = self.selected.saturating_sub(1),
-            KeyCode::Down => self.selected = (self.selected + 1).min(2),
+            KeyCode::Down => self.selected = (self.selected + 1).min(last),
             KeyCode::Backspace => {
                 self.reason.pop();
             }
             KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
                 // Typing is the reason for a refusal.
                 self.reason.push(c);
-                self.selected = 2;
+                self.selected = last;
             }
             _ => {}
         }
@@ -117,7 +142,11 @@ impl PermissionView {
             };
             out.push(line);
         }
-        out.push(theme.dim("↑↓ move · Enter choose · type a reason to refuse · Esc deny"));
+        out.push(theme.dim(if r.tool == "ask_user" {
+            "↑↓ move · Enter answer · type your own answer · Esc decline"
+        } else {
+            "↑↓ move · Enter choose · type a reason to refuse · Esc deny"
+        }));
         out.into_iter().map(|l| ansi::truncate(&l, width, "…")).collect()
     }
 }

@@ -77,6 +77,7 @@ impl ToolView {
                 )
             }
             "glob" => arg(c, "pattern").to_owned(),
+            "brief" => c.arguments.get("status").and_then(Value::as_str).unwrap_or("").to_owned(),
             "todo_write" => {
                 let n = c.arguments.get("todos").and_then(Value::as_array).map_or(0, Vec::len);
                 format!("{n} tasks")
@@ -148,6 +149,23 @@ impl ToolView {
         }
         if let Some(todos) = details.and_then(|d| d.get("todos")).and_then(Value::as_array) {
             return todo_lines(todos, width, theme);
+        }
+        if self.call.name == "brief"
+            && let Some(d) = details
+        {
+            let mut out: Vec<String> = d["message"]
+                .as_str()
+                .unwrap_or_default()
+                .lines()
+                .flat_map(|l| wrap::wrap(l, width))
+                .collect();
+            for a in d["attachments"].as_array().into_iter().flatten() {
+                let size = a["size"].as_u64().unwrap_or(0);
+                out.push(
+                    theme.dim(&format!("📎 {} ({size} bytes)", a["path"].as_str().unwrap_or(""))),
+                );
+            }
+            return out;
         }
         match self.call.name.as_str() {
             "read" => {

@@ -322,16 +322,20 @@ fn task_runs_two_sub_agents_in_parallel_each_with_its_own_tools() {
             .map(|t| t["name"].as_str().unwrap().to_owned())
             .collect()
     };
-    let mut sub: Vec<(String, Vec<String>)> =
-        reqs[1..3].iter().map(|r| (r.system(), tools_of(r))).collect();
+    let mut sub: Vec<(String, Vec<String>)> = reqs[1..3]
+        .iter()
+        .map(|r| (r.system().lines().next().unwrap_or_default().to_owned(), tools_of(r)))
+        .collect();
     sub.sort();
+    let names = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     assert_eq!(
         sub,
         [
-            ("You are left.".to_owned(), vec!["bash".to_owned(), "read".to_owned()]),
-            ("You are right.".to_owned(), vec!["bash".to_owned(), "grep".to_owned()]),
+            ("You are left.".to_owned(), names(&["bash", "read", "send_message"])),
+            ("You are right.".to_owned(), names(&["bash", "grep", "send_message"])),
         ]
     );
+    assert!(reqs[1].system().contains("Your id is task-"), "{}", reqs[1].system());
     for r in &reqs[3..5] {
         assert_eq!(r.tool_results()[0].1, "met", "the two ran side by side");
     }
