@@ -44,12 +44,25 @@ pub struct ModelCompactor {
     settings: CompactionSettings,
     failures: AtomicU32,
     disabled: AtomicBool,
+    /// The gate whose PreCompact hooks run first.
+    gate: std::sync::OnceLock<Arc<crate::gate::Gate>>,
 }
 
 impl ModelCompactor {
     /// A compactor calling `provider` with the session's own model.
     pub fn new(provider: Arc<dyn Provider>, settings: CompactionSettings) -> Self {
-        Self { provider, settings, failures: AtomicU32::new(0), disabled: AtomicBool::new(false) }
+        Self {
+            provider,
+            settings,
+            failures: AtomicU32::new(0),
+            disabled: AtomicBool::new(false),
+            gate: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Runs `gate`'s PreCompact hooks before each compaction.
+    pub fn set_gate(&self, gate: Arc<crate::gate::Gate>) {
+        let _ = self.gate.set(gate);
     }
 
     /// Tokens kept free below the window: the setting, but at most a quarter of a small
@@ -297,6 +310,26 @@ impl Compactor for ModelCompactor {
                 CompactReason::Threshold | CompactReason::Overflow => None,
             };
             let manual = matches!(reason, CompactReason::Manual { .. });
+            if let Some(gate) = self.gate.get()
+                && gate.hooks().has(crate::hooks::HookEvent::PreCompact)
+                && (manual || self.is_auto())
+            {
+                let trigger = if manual { "manual" } else { "auto" };
+                let input = gate.event_input(serde_json::json!({
+                    "trigger": trigger,
+                    "custom_instructions": focus.unwrap_or_default(),
+                }));
+                let out = gate
+                    .hooks()
+                    .run(crate::hooks::HookEvent::PreCompact, None, input, cancel)
+                    .await;
+                if let Some(reason) = out.block {
+                    return Err(CompactError {
+                        message: format!("a PreCompact hook blocked compaction: {reason}"),
+                        is_disabled: false,
+                    });
+                }
+            }
             if !manual && !self.is_auto() {
                 if reason == CompactReason::Overflow {
                     return Ok(sliding_window(messages, cut, "automatic compaction is off"));

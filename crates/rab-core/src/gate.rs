@@ -255,6 +255,17 @@ impl Gate {
             reason: reason.clone(),
             rule: rule.clone(),
         };
+        if self.hooks.has(HookEvent::Notification) {
+            let hooks = self.hooks.clone();
+            let input = self.event_input(json!({
+                "message": format!("rab needs your permission to use {}", call.name),
+            }));
+            // A notification must not hold up the question.
+            let cancel = cancel.clone();
+            tokio::spawn(async move {
+                hooks.run(HookEvent::Notification, None, input, &cancel).await;
+            });
+        }
         match self.approver.approve(request, cancel).await {
             Approval::Once => None,
             Approval::Always => {

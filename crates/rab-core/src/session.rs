@@ -42,6 +42,8 @@ pub struct AgentSession {
     pub(crate) provider: Arc<dyn Provider>,
     pub(crate) compactor: Option<Arc<ModelCompactor>>,
     gate: Option<Arc<Gate>>,
+    /// Context from SessionStart hooks, added to the next prompt.
+    start_context: Vec<String>,
 }
 
 /// Usage and cost of one model request.
@@ -110,6 +112,7 @@ impl AgentSession {
             provider,
             compactor: None,
             gate: None,
+            start_context: Vec::new(),
         };
         Ok((session, Resumed { repaired }))
     }
@@ -128,7 +131,37 @@ impl AgentSession {
         let path = self.tape.path().map(|p| p.display().to_string()).unwrap_or_default();
         gate.set_session(self.tape.id(), &path);
         self.agent.add_hook(gate.clone());
+        if let Some(c) = &self.compactor {
+            c.set_gate(gate.clone());
+        }
         self.gate = Some(gate);
+    }
+
+    /// Runs SessionStart hooks (`source`: `startup`, `resume`, `clear`); what they
+    /// print is added to the next prompt. Returns their warnings.
+    pub async fn session_start(&mut self, source: &str) -> Vec<String> {
+        let Some(gate) = self.gate.clone().filter(|g| g.hooks().has(HookEvent::SessionStart))
+        else {
+            return Vec::new();
+        };
+        let input = gate.event_input(serde_json::json!({"source": source}));
+        let cancel = CancellationToken::new();
+        let out = gate.hooks().run(HookEvent::SessionStart, None, input, &cancel).await;
+        self.start_context.extend(out.context);
+        out.warnings
+    }
+
+    /// Runs SessionEnd hooks (`reason`: `exit`, `clear`, `other`).
+    pub async fn session_end(&self, reason: &str) {
+        let Some(gate) = self.gate.as_ref().filter(|g| g.hooks().has(HookEvent::SessionEnd)) else {
+            return;
+        };
+        let input = gate.event_input(serde_json::json!({"reason": reason}));
+        let cancel = CancellationToken::new();
+        let out = gate.hooks().run(HookEvent::SessionEnd, None, input, &cancel).await;
+        for w in out.warnings {
+            tracing::warn!("{w}");
+        }
     }
 
     /// Sends the tools through a progressive view.
@@ -253,14 +286,23 @@ impl AgentSession {
             return stop;
         }
         let mut prompts = prompts;
+        let start_context = std::mem::take(&mut self.start_context);
+        if !start_context.is_empty()
+            && let Some(Message::User(first)) = prompts.first_mut()
+        {
+            first.content.push(rab_ai::Content::text(start_context.join("\n")));
+        }
         if let Some(refusal) = self.prompt_hooks(&mut prompts, &cancel).await {
             let stop = StopCause::Error { message: refusal };
             self.broadcast(&AgentEvent::AgentEnd { stop: stop.clone() });
             return stop;
         }
         let mut continued = 0;
+        let has_stop_hooks = self.gate.as_ref().is_some_and(|g| g.hooks().has(HookEvent::Stop));
         loop {
             let (agent, mut recorder) = self.split();
+            // With Stop hooks the run may go on: its end is announced once, below.
+            recorder.is_end_held = has_stop_hooks;
             let stop = agent.run(prompts, &mut recorder, cancel.clone()).await;
             // A Stop hook that exits 2 sends the agent back to work with its reason, a
             // bounded number of times so two hooks cannot loop forever.
@@ -269,7 +311,12 @@ impl AgentSession {
                     continued += 1;
                     prompts = vec![Message::user(format!("Stop hook feedback: {reason}"))];
                 }
-                _ => return stop,
+                _ => {
+                    if has_stop_hooks {
+                        self.broadcast(&AgentEvent::AgentEnd { stop: stop.clone() });
+                    }
+                    return stop;
+                }
             }
         }
     }
@@ -335,6 +382,8 @@ impl AgentSession {
             totals: &mut self.totals,
             turns: &mut self.turns,
             cost,
+            redactor: self.gate.as_ref().and_then(|g| g.redactor().cloned()),
+            is_end_held: false,
         };
         (&mut self.agent, recorder)
     }
@@ -371,10 +420,34 @@ struct Recorder<'a> {
     totals: &'a mut Totals,
     turns: &'a mut Vec<TurnCost>,
     cost: rab_ai::ModelCost,
+    /// The secret firewall for what the gate does not see: streamed output and
+    /// result details (diffs).
+    redactor: Option<Arc<crate::secrets::Redactor>>,
+    /// Swallow `AgentEnd`: the session announces the end itself.
+    is_end_held: bool,
+}
+
+/// Redacts a tool's streamed output and its result details.
+fn redact_event(r: &crate::secrets::Redactor, event: &mut AgentEvent) {
+    if let AgentEvent::ToolUpdate { chunk, .. } = event {
+        *chunk = r.redact(chunk).0;
+    } else if let AgentEvent::ToolResult { details: Some(d), .. } = event {
+        let (clean, found) = r.redact(&d.to_string());
+        if !found.is_empty() {
+            // A details value that no longer parses is dropped rather than kept.
+            *d = serde_json::from_str(&clean).unwrap_or(serde_json::Value::Null);
+        }
+    }
 }
 
 impl rab_agent::EventSink for Recorder<'_> {
-    fn emit(&mut self, event: AgentEvent) -> Result<(), String> {
+    fn emit(&mut self, mut event: AgentEvent) -> Result<(), String> {
+        if let Some(r) = &self.redactor {
+            redact_event(r, &mut event);
+        }
+        if self.is_end_held && matches!(event, AgentEvent::AgentEnd { .. }) {
+            return Ok(());
+        }
         let failed = |e: rab_session::Error| format!("cannot write the session: {e}");
         match &event {
             AgentEvent::MessageEnd { message } => {

@@ -121,6 +121,7 @@ pub struct TaskTool {
     models: Vec<Model>,
     inbox: Option<crate::inbox::Inbox>,
     counter: std::sync::atomic::AtomicU32,
+    gate: Option<Arc<crate::gate::Gate>>,
 }
 
 impl TaskTool {
@@ -145,7 +146,27 @@ impl TaskTool {
             models,
             inbox: None,
             counter: std::sync::atomic::AtomicU32::new(0),
+            gate: None,
         }
+    }
+
+    /// Runs `gate`'s SubagentStop hooks when a sub-agent finishes.
+    pub fn with_stop_hooks(mut self, gate: Arc<crate::gate::Gate>) -> Self {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// SubagentStop hooks: `Some` is feedback that sends the sub-agent back to work.
+    async fn stop_hook(
+        &self,
+        id: &str,
+        is_active: bool,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Option<String> {
+        use crate::hooks::HookEvent;
+        let gate = self.gate.as_ref().filter(|g| g.hooks().has(HookEvent::SubagentStop))?;
+        let input = gate.event_input(json!({"stop_hook_active": is_active, "agent_id": id}));
+        gate.hooks().run(HookEvent::SubagentStop, None, input, cancel).await.block
     }
 
     /// Registers each running sub-agent in `inbox` and gives it `send_message`.
@@ -242,7 +263,22 @@ impl Tool for TaskTool {
             }
             Ok(())
         };
-        let stop = agent.run(vec![Message::user(args.prompt)], &mut sink, cx.cancel.clone()).await;
+        let mut prompts = vec![Message::user(args.prompt)];
+        let mut rounds = 0;
+        let stop = loop {
+            let stop = agent.run(prompts, &mut sink, cx.cancel.clone()).await;
+            if stop != StopCause::Done || rounds >= 3 {
+                break stop;
+            }
+            match self.stop_hook(&id, rounds > 0, &cx.cancel).await {
+                Some(feedback) => {
+                    rounds += 1;
+                    prompts =
+                        vec![Message::user(format!("SubagentStop hook feedback: {feedback}"))];
+                }
+                None => break stop,
+            }
+        };
         if let Some(inbox) = &self.inbox {
             inbox.unregister(&id);
         }

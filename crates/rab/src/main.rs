@@ -111,10 +111,14 @@ fn run(cli: cli::Cli) -> u8 {
         Err(e) => return fail(EXIT_PROVIDER, &format!("cannot start the async runtime: {e}")),
     };
     runtime.block_on(async move {
-        let (session, resumed) = match launch.session(tape) {
+        let (mut session, resumed) = match launch.session(tape) {
             Ok(s) => s,
             Err(e) => return fail(e.code, &e.message),
         };
+        let source = if session.agent().messages().is_empty() { "startup" } else { "resume" };
+        for w in session.session_start(source).await {
+            eprintln!("rab: warning: {w}");
+        }
         if resumed.repaired > 0 {
             eprintln!(
                 "rab: the previous run was cut off; recorded {} unfinished tool call(s) as interrupted",

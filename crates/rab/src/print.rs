@@ -56,7 +56,9 @@ pub async fn run(mut session: AgentSession, prompt: String, opts: PrintOptions) 
         seen
     };
     let (stop, seen) = tokio::join!(runner, printer);
-    finish(&session, &stop, &seen, &opts, started.elapsed().as_millis() as u64)
+    let code = finish(&session, &stop, &seen, &opts, started.elapsed().as_millis() as u64);
+    session.session_end("exit").await;
+    code
 }
 
 /// First Ctrl+C cancels the run cleanly; a second one exits at once.

@@ -39,6 +39,7 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
                         Ok(Some(l)) => l,
                         Ok(None) | Err(_) => {
                             println!();
+                            session.session_end("exit").await;
                             return EXIT_OK;
                         }
                     },
@@ -57,7 +58,10 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
             match commands::execute(&inv, &mut session, &launch) {
                 Outcome::Info(text) => println!("{}", text.trim_end()),
                 Outcome::Error(text) => eprintln!("rab: {text}"),
-                Outcome::Quit => return EXIT_OK,
+                Outcome::Quit => {
+                    session.session_end("exit").await;
+                    return EXIT_OK;
+                }
                 Outcome::Clear => print!("\n\n"),
                 Outcome::Hotkeys => {
                     println!("The REPL reads whole lines: Ctrl+C interrupts a run, Ctrl+D quits.")

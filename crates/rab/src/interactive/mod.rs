@@ -232,7 +232,12 @@ impl Ui {
         if let (Some(task), Some(r)) = (self.task.take(), &self.app.running) {
             r.cancel.cancel();
             // Let the agent record its aborted results before the process goes.
-            let _ = tokio::time::timeout(Duration::from_secs(3), task).await;
+            if let Ok(Ok((session, _))) = tokio::time::timeout(Duration::from_secs(3), task).await {
+                self.session = Some(session);
+            }
+        }
+        if let Some(session) = &self.session {
+            session.session_end("exit").await;
         }
         let _ = self.screen.clear_live();
         let term = self.screen.terminal_mut();

@@ -413,3 +413,49 @@ fn worktree_enter_moves_the_tools_and_exit_removes_it() {
     assert!(!worktree.exists(), "removed");
     assert!(!dir.join("new.txt").exists(), "the main checkout never saw the file");
 }
+
+#[test]
+fn prompt_session_and_stop_hooks_add_context_block_and_send_the_agent_back() {
+    let home = Home::new();
+    let dir = project(&home);
+    let log = dir.join("hook.log");
+    let hooks = json!({"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": "echo 'project uses tabs'"}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command",
+            "command": "if grep -q forbidden; then echo 'that topic is off limits' >&2; exit 2; fi; echo 'branch: main'"}]}],
+        "Stop": [{"hooks": [{"type": "command",
+            "command": "if grep -q '\"stop_hook_active\":false'; then echo 'run the tests first' >&2; exit 2; fi"}]}],
+        "SessionEnd": [{"hooks": [{"type": "command", "command": format!("cat >> {}", log.display())}]}]
+    }});
+    std::fs::write(dir.join(".rab/settings.json"), hooks.to_string()).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("first answer"), Turn::text("tests pass")]);
+    let out = run(&home, &llm, &dir, &["--yolo", "fix it"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = llm.requests();
+    assert_eq!(reqs.len(), 2, "the Stop hook sent the agent back once");
+    assert_eq!(stdout(&out), "tests pass\n", "the final answer is the one after the hook");
+    let first = reqs[0].user_texts().join("\n");
+    assert!(
+        first.contains("fix it")
+            && first.contains("project uses tabs")
+            && first.contains("branch: main"),
+        "{first}"
+    );
+    assert_eq!(
+        reqs[1].last_user_text().as_deref(),
+        Some("Stop hook feedback: run the tests first")
+    );
+    let ended = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        ended.contains("\"hook_event_name\":\"SessionEnd\"")
+            && ended.contains("\"reason\":\"exit\""),
+        "{ended}"
+    );
+
+    let llm = FakeLlm::start();
+    let out = run(&home, &llm, &dir, &["--yolo", "tell me the forbidden thing"]);
+    assert!(llm.requests().is_empty(), "a blocked prompt is not sent");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("that topic is off limits"), "{}", stderr(&out));
+}
