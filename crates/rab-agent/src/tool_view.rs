@@ -65,25 +65,27 @@ impl ToolView {
     }
 }
 
-/// The first sentence of a description.
+/// The first clause of a description: up to the first ". ", "; ", ": " or " (".
 fn first_sentence(text: &str) -> &str {
-    let end = text.find(". ").map_or(text.len(), |i| i + 1);
-    text[..end].lines().next().unwrap_or_default()
+    let line = text.lines().next().unwrap_or_default();
+    let end = [". ", "; ", ": ", " ("].iter().filter_map(|p| line.find(p)).min();
+    match end {
+        Some(i) if line[..i].ends_with('.') => &line[..i],
+        Some(i) => &line[..i],
+        None => line.strip_suffix('.').unwrap_or(line),
+    }
 }
 
-/// Bytes a stub saves over the full spec, when worth it (at least 64).
+/// Bytes a stub saves over the full spec, when worth it (at least 32).
 fn saving(spec: &ToolSpec) -> usize {
     let size = |s: &ToolSpec| serde_json::to_string(s).map_or(0, |t| t.len());
-    size(spec).saturating_sub(size(&stub(spec))).saturating_sub(64)
+    size(spec).saturating_sub(size(&stub(spec))).saturating_sub(32)
 }
 
 fn stub(spec: &ToolSpec) -> ToolSpec {
     ToolSpec {
         name: spec.name.clone(),
-        description: format!(
-            "{} (Deferred: get its parameters with tool_search.)",
-            first_sentence(&spec.description)
-        ),
+        description: first_sentence(&spec.description).to_owned(),
         parameters: json!({"type": "object"}),
     }
 }
@@ -105,10 +107,8 @@ impl ToolSearch {
 #[derive(Deserialize, JsonSchema)]
 #[schemars(description = "")]
 pub struct Args {
-    /// "select:name1,name2" for exact tools, or keywords.
+    /// "select:a,b" or keywords.
     pub query: String,
-    /// Most results (default 5).
-    pub max_results: Option<usize>,
 }
 
 impl Tool for ToolSearch {
@@ -117,13 +117,13 @@ impl Tool for ToolSearch {
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
     fn description(&self) -> String {
-        "Get the full parameter schemas of deferred tools (those marked Deferred) by \
-         select:name1,name2 or keywords; they can then be called normally."
+        "Tools listed with empty parameters are deferred: get their schemas here (select:a,b \
+         or keywords), then call them."
             .to_owned()
     }
 
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let max = args.max_results.unwrap_or(5).clamp(1, 20);
+        let max = 5;
         let found: Vec<&ToolSpec> = match args.query.trim().strip_prefix("select:") {
             Some(names) => {
                 let wanted: Vec<&str> = names.split(',').map(str::trim).collect();
@@ -211,15 +211,17 @@ mod tests {
                     ranges and steps; times are UTC and the job lives while rab runs.";
         let mut cron = spec("cron_create", long);
         cron.parameters["properties"]["y"] = json!({"type": "string", "description": long});
-        let specs = vec![spec("read", "Read a file. More."), cron, spec("sleep", "Wait a while.")];
+        let sleep = ToolSpec {
+            name: "sleep".into(),
+            description: "Wait.".into(),
+            parameters: json!({"type": "object"}),
+        };
+        let specs = vec![spec("read", "Read a file. More."), cron, sleep];
         let view = Arc::new(ToolView::new(2, ["read".to_owned()]));
         let sent = view.specs(&specs);
         assert_eq!(sent[0], specs[0]);
         assert_eq!(sent[1].parameters, json!({"type": "object"}));
-        assert_eq!(
-            sent[1].description,
-            "Schedule a prompt. (Deferred: get its parameters with tool_search.)"
-        );
+        assert_eq!(sent[1].description, "Schedule a prompt");
         let search = ToolSearch::new(view.clone(), specs.clone());
         let out = search
             .execute(json!({"query": "schedule prompt"}), ToolContext::detached("c"))

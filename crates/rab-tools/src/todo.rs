@@ -70,7 +70,7 @@ pub struct Todo {
     // The enum says it all in the schema.
     #[schemars(description = "")]
     pub status: Status,
-    /// Shown while in progress (e.g. Running tests).
+    /// E.g. "Running tests".
     #[serde(
         rename(serialize = "activeForm", deserialize = "active_form"),
         alias = "activeForm",
@@ -94,9 +94,8 @@ impl Tool for TodoWrite {
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
     fn description(&self) -> String {
-        "Replace your task list for multi-step work. Send the whole list each time; mark a \
-         task in_progress before starting it (one at a time) and completed as soon as it is \
-         done."
+        "Replace your task list for multi-step work (send the whole list); one task \
+         in_progress at a time, completed as soon as done."
             .to_owned()
     }
 

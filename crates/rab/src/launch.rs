@@ -56,10 +56,9 @@ pub struct Launch {
 
 /// With more tools than this, tools beyond [`ALWAYS_FULL`] go as stubs until
 /// `tool_search` fetches their schemas.
-pub const TOOL_VIEW_THRESHOLD: usize = 9;
+pub const TOOL_VIEW_THRESHOLD: usize = 8;
 /// Tools always sent with their full schema.
-pub const ALWAYS_FULL: [&str; 9] =
-    ["read", "write", "edit", "bash", "grep", "glob", "ls", "todo_write", "task"];
+pub const ALWAYS_FULL: [&str; 8] = ["read", "write", "edit", "bash", "grep", "glob", "ls", "task"];
 
 fn queue_mode(m: QueueMode) -> DrainMode {
     match m {
