@@ -459,3 +459,39 @@ fn prompt_session_and_stop_hooks_add_context_block_and_send_the_agent_back() {
     assert_ne!(out.status.code(), Some(0));
     assert!(stderr(&out).contains("that topic is off limits"), "{}", stderr(&out));
 }
+
+#[test]
+fn sandboxed_commands_have_no_network_unless_allowed() {
+    if std::process::Command::new("curl").arg("--version").output().is_err() {
+        eprintln!("skipped: curl is not installed");
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Answer every connection with a minimal HTTP response.
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            use std::io::{Read, Write};
+            let mut s = stream;
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ =
+                s.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+        }
+    });
+    let cmd = format!("curl -s -m 5 http://127.0.0.1:{port}/ && echo reached || echo blocked");
+    for (network, expected) in [(false, "blocked"), (true, "okreached")] {
+        let home = Home::new();
+        let dir = project(&home);
+        std::fs::write(
+            dir.join(".rab/settings.json"),
+            json!({"sandbox": {"network": network}}).to_string(),
+        )
+        .unwrap();
+        let llm = FakeLlm::start();
+        llm.script([Turn::tool_call("bash", json!({"command": cmd})), Turn::text("ok")]);
+        let out = run(&home, &llm, &dir, &["--yolo", "--sandbox", "workspace-write", "go"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(llm.requests()[1].tool_results()[0].1, expected, "network {network}");
+    }
+}
