@@ -59,3 +59,35 @@ fn slash_commands_work_without_a_model_call() {
     assert!(text.contains("session ") && text.contains("file:"), "{text}");
     assert!(llm.requests().is_empty());
 }
+
+#[test]
+fn permission_questions_are_answered_on_stdin_once_always_or_no_with_a_reason() {
+    let home = Home::new();
+    std::fs::write(home.dir.path().join("a.txt"), "one\n").unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call(
+            "edit",
+            serde_json::json!({"path": "a.txt", "edits": [{"old_text": "one", "new_text": "two"}]}),
+        ),
+        Turn::tool_call("bash", serde_json::json!({"command": "echo hi"})),
+        Turn::tool_call("bash", serde_json::json!({"command": "rm a.txt"})),
+        Turn::text("done"),
+    ]);
+    let out = repl(&home, &llm, "go\ny\na\nn not that file\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("? Allow edit") && text.contains("+two"), "the diff is shown: {text}");
+    assert!(text.contains("$ echo hi"), "{text}");
+    let reqs = llm.requests();
+    assert!(
+        reqs[1].tool_results()[0].1.starts_with("edited a.txt"),
+        "{:?}",
+        reqs[1].tool_results()
+    );
+    assert_eq!(reqs[2].tool_results()[1].1, "hi");
+    assert_eq!(reqs[3].tool_results()[2].1, "the user denied this call: not that file");
+    let saved = std::fs::read_to_string(home.dir.path().join(".rab/settings.json")).unwrap();
+    assert!(saved.contains("bash(echo hi*)"), "{saved}");
+    assert!(home.dir.path().join("a.txt").exists());
+}
