@@ -93,7 +93,7 @@ impl Schedule {
     }
 
     fn matches_day(&self, days: i64) -> bool {
-        let (_, month, day) = civil_from_days(days);
+        let (_, month, day) = rab_session::time::civil_from_days(days);
         if self.months & (1 << month) == 0 {
             return false;
         }
@@ -133,19 +133,6 @@ impl Schedule {
         }
         None
     }
-}
-
-/// (year, month 1-12, day 1-31) of days since 1970-01-01.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
 /// A scheduled prompt.

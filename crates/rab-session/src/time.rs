@@ -8,8 +8,8 @@ pub fn now_millis() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-/// `(year, month, day)` of a day count since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+/// `(year, month 1-12, day 1-31)` of a day count since 1970-01-01 (UTC).
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
