@@ -106,10 +106,12 @@ pub struct Settings {
     /// With many tools, send most as name + summary until `tool_search` fetches their
     /// schemas (on unless false).
     pub tool_search: Option<bool>,
+    /// Offer each skill as its own `skill_<name>` tool besides the `skill` tool.
+    pub skills_as_tools: bool,
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 17] = [
+const KNOWN_KEYS: [&str; 18] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
@@ -127,6 +129,7 @@ const KNOWN_KEYS: [&str; 17] = [
     "sandbox",
     "secretFirewall",
     "toolSearch",
+    "skillsAsTools",
 ];
 
 /// Settings and what loading them noticed.

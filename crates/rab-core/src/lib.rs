@@ -15,9 +15,11 @@ pub mod inbox;
 pub mod permissions;
 mod plan_tools;
 mod prompt;
+pub mod prompt_commands;
 pub mod secrets;
 mod session;
 mod session_ops;
+pub mod skills;
 pub mod task;
 
 pub use compaction::{MAX_FAILURES, ModelCompactor, cut_point, sliding_window, transcript};

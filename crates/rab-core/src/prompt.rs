@@ -37,6 +37,8 @@ pub struct PromptSources {
     pub no_context_files: bool,
     /// Today's date, `YYYY-MM-DD`.
     pub date: String,
+    /// The `<available_skills>` block (empty without skills).
+    pub skills: String,
 }
 
 /// One context file found.
@@ -112,6 +114,10 @@ pub fn build_system_prompt(src: &PromptSources) -> String {
             out.push_str("</project_context>");
         }
     }
+    if !src.skills.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(&src.skills);
+    }
     out.push_str(&format!(
         "\n\nCurrent date: {}\nCurrent working directory: {}",
         src.date,
@@ -130,6 +136,7 @@ mod tests {
             cwd: cwd.into(),
             home: home.into(),
             date: "2026-11-22".into(),
+            skills: String::new(),
             ..Default::default()
         }
     }

@@ -69,22 +69,18 @@ pub fn load_agents(dirs: &[&Path], warnings: &mut Vec<String>) -> Vec<AgentDef> 
 }
 
 fn parse_agent(path: &Path) -> Result<AgentDef, String> {
+    use crate::skills::{frontmatter_fields, split_frontmatter};
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let rest = text.strip_prefix("---").ok_or("missing the --- frontmatter")?;
-    let (front, body) = rest.split_once("\n---").ok_or("frontmatter is not closed by ---")?;
+    let (front, body) = split_frontmatter(&text).ok_or("missing the --- frontmatter")?;
     let mut def = AgentDef {
         name: String::new(),
         description: String::new(),
         tools: None,
         model: None,
-        prompt: body.trim_start_matches(['-', '\n', '\r']).trim().to_owned(),
+        prompt: body.trim().to_owned(),
     };
-    for line in front.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-        let Some((key, value)) = line.split_once(':') else {
-            return Err(format!("frontmatter line \"{line}\" is not key: value"));
-        };
-        let value = value.trim().trim_matches(['"', '\'']).to_owned();
-        match key.trim() {
+    for (key, value) in frontmatter_fields(front) {
+        match key.as_str() {
             "name" => def.name = value,
             "description" => def.description = value,
             "tools" => {

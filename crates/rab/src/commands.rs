@@ -18,8 +18,17 @@ pub struct Invocation {
 }
 
 /// Parses a line starting with `/` (not `//`, which is text), or with `,` followed by
-/// the name of a built-in command (`,handoff`, `,anchor NAME`: the same handlers).
-pub fn parse(line: &str) -> Option<Invocation> {
+/// the name of a known command (`,handoff`, `,anchor NAME`, a prompt command,
+/// `,skill:NAME`: the same handlers).
+pub fn parse(line: &str, launch: &Launch) -> Option<Invocation> {
+    parse_with(line, |name| {
+        launch.resources.command(name).is_some()
+            || name.strip_prefix("skill:").is_some_and(|s| launch.resources.skill(s).is_some())
+    })
+}
+
+/// [`parse`] with `is_extra` saying which names besides the built-ins are commands.
+fn parse_with(line: &str, is_extra: impl Fn(&str) -> bool) -> Option<Invocation> {
     let line = line.trim();
     let (rest, is_comma) = match line.strip_prefix('/') {
         Some(rest) => (rest, false),
@@ -29,7 +38,8 @@ pub fn parse(line: &str) -> Option<Invocation> {
         return None;
     }
     let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-    if is_comma && !BUILTINS.iter().any(|(n, _)| *n == name) {
+    let is_known = BUILTINS.iter().any(|(n, _)| *n == name) || is_extra(name);
+    if is_comma && !is_known {
         return None;
     }
     Some(Invocation { name: name.to_owned(), args: args.trim().to_owned() })
@@ -90,13 +100,23 @@ pub enum Outcome {
     /// Search every session (may take a while the first time: the UI runs it off the
     /// UI thread).
     Search(String),
+    /// Send this as the user's message (a prompt command or a skill), with this model
+    /// when given.
+    Prompt(String, Option<String>),
 }
 
 /// Help text listing the commands.
-pub fn help() -> String {
+pub fn help(launch: &Launch) -> String {
     let mut out = String::from("Commands:\n");
     for (name, desc) in BUILTINS {
         out.push_str(&format!("  /{name:<10} {desc}\n"));
+    }
+    for c in &launch.resources.commands {
+        let hint = c.argument_hint.as_deref().map_or(String::new(), |h| format!(" {h}"));
+        out.push_str(&format!("  /{:<10} {}{hint}\n", c.name, c.description));
+    }
+    for s in &launch.resources.skills {
+        out.push_str(&format!("  /skill:{:<4} {}\n", s.name, s.description));
     }
     out.push_str(
         "  !cmd        Run a shell command; its output goes to the model with your next message\n",
@@ -108,7 +128,7 @@ pub fn help() -> String {
 /// Runs a command against the session.
 pub fn execute(inv: &Invocation, session: &mut AgentSession, launch: &Launch) -> Outcome {
     match inv.name.as_str() {
-        "help" => Outcome::Info(help()),
+        "help" => Outcome::Info(help(launch)),
         "quit" | "exit" => Outcome::Quit,
         "new" => Outcome::NewSession,
         "clear" => Outcome::Clear,
@@ -183,7 +203,27 @@ pub fn execute(inv: &Invocation, session: &mut AgentSession, launch: &Launch) ->
         "export" => export(&inv.args, session, launch),
         "cost" => Outcome::Info(cost_info(session)),
         "settings" => Outcome::Info(settings_info(launch, session)),
-        other => Outcome::Error(format!("unknown command /{other}; /help lists the commands")),
+        other => resource(other, &inv.args, launch),
+    }
+}
+
+/// A skill (`skill:NAME`) or a prompt command.
+fn resource(name: &str, args: &str, launch: &Launch) -> Outcome {
+    if let Some(skill_name) = name.strip_prefix("skill:") {
+        return match launch.resources.skill(skill_name) {
+            Some(skill) => {
+                let mut text = skill.invoke(args);
+                if !skill.body.contains("$ARGUMENTS") && !args.trim().is_empty() {
+                    text.push_str(&format!("\n\n{}", args.trim()));
+                }
+                Outcome::Prompt(text, None)
+            }
+            None => Outcome::Error(format!("no skill named {skill_name}; /help lists the skills")),
+        };
+    }
+    match launch.resources.command(name) {
+        Some(c) => Outcome::Prompt(c.expand(args), c.model.clone()),
+        None => Outcome::Error(format!("unknown command /{name}; /help lists the commands")),
     }
 }
 
@@ -332,33 +372,41 @@ fn settings_info(launch: &Launch, session: &AgentSession) -> String {
 mod tests {
     use super::*;
 
+    fn none(_: &str) -> bool {
+        false
+    }
+
     #[test]
     fn parses_commands_but_not_paths_or_double_slashes() {
         assert_eq!(
-            parse("/model gpt-6"),
+            parse_with("/model gpt-6", none),
             Some(Invocation { name: "model".into(), args: "gpt-6".into() })
         );
         assert_eq!(
-            parse("  /quit  "),
+            parse_with("  /quit  ", none),
             Some(Invocation { name: "quit".into(), args: String::new() })
         );
-        assert_eq!(parse("//not a command"), None);
-        assert_eq!(parse("hello /model"), None);
-        assert_eq!(parse("/"), None);
+        assert_eq!(parse_with("//not a command", none), None);
+        assert_eq!(parse_with("hello /model", none), None);
+        assert_eq!(parse_with("/", none), None);
     }
 
     #[test]
     fn comma_runs_known_commands_only() {
         assert_eq!(
-            parse(",anchor before refactor"),
+            parse_with(",anchor before refactor", none),
             Some(Invocation { name: "anchor".into(), args: "before refactor".into() })
         );
         assert_eq!(
-            parse(",handoff"),
+            parse_with(",handoff", none),
             Some(Invocation { name: "handoff".into(), args: String::new() })
         );
-        assert_eq!(parse(",ls -la"), None, "not a command (comma shell routing comes later)");
-        assert_eq!(parse(",,handoff"), None);
-        assert_eq!(parse("a, b"), None);
+        assert_eq!(
+            parse_with(",ls -la", none),
+            None,
+            "not a command (comma shell routing comes later)"
+        );
+        assert_eq!(parse_with(",,handoff", none), None);
+        assert_eq!(parse_with("a, b", none), None);
     }
 }

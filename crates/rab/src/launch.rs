@@ -52,6 +52,8 @@ pub struct Launch {
     pub scheduler: Arc<rab_core::cron::Scheduler>,
     /// Who send_message reaches.
     pub inbox: rab_core::inbox::Inbox,
+    /// Skills and prompt commands.
+    pub resources: crate::resources::Resources,
 }
 
 /// With more tools than this, tools beyond [`ALWAYS_FULL`] go as stubs until
@@ -98,6 +100,9 @@ impl Launch {
             target.api_key.as_deref(),
             &mut warnings,
         )?;
+        let home = crate::resources::home_dir(&env);
+        let resources =
+            crate::resources::Resources::load(&cwd, paths.home(), home.as_deref(), &mut warnings);
         for w in &warnings {
             eprintln!("rab: warning: {w}");
         }
@@ -116,6 +121,7 @@ impl Launch {
             )),
             Arc::new(rab_core::inbox::SendMessage::new(inbox.clone(), rab_core::inbox::MAIN)),
         ];
+        extra.extend(resources.tools(settings.skills_as_tools));
         let scheduler = rab_core::cron::Scheduler::new(rab_session::time::now_millis());
         if is_long_running {
             let (create, list, delete) = rab_core::cron::cron_tools(&scheduler);
@@ -143,6 +149,7 @@ impl Launch {
             append: cli.append_system_prompt.clone(),
             no_context_files: cli.no_context_files,
             date: rab_session::time::date(rab_session::time::now_millis()),
+            skills: rab_core::skills::prompt_block(&resources.skills),
         });
         let max_turns = cli.max_turns.or(settings.max_turns);
         let max_budget_usd = cli.max_budget_usd.or(settings.max_budget_usd);
@@ -173,6 +180,7 @@ impl Launch {
             agents,
             scheduler,
             inbox,
+            resources,
         })
     }
 

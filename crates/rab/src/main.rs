@@ -10,6 +10,7 @@ mod launch;
 mod logging;
 mod print;
 mod repl;
+mod resources;
 mod safety;
 mod sessions;
 mod setup;

@@ -54,7 +54,7 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
         if line.trim().is_empty() {
             continue;
         }
-        if let Some(inv) = commands::parse(&line) {
+        if let Some(inv) = commands::parse(&line, &launch) {
             match commands::execute(&inv, &mut session, &launch) {
                 Outcome::Info(text) => println!("{}", text.trim_end()),
                 Outcome::Error(text) => eprintln!("rab: {text}"),
@@ -114,6 +114,15 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
                         Ok(path) => println!("handed off to {}", path.display()),
                         Err(e) => eprintln!("rab: {e}"),
                     }
+                }
+                Outcome::Prompt(text, model) => {
+                    if let Some(m) = model {
+                        match launch.resolve_model(&m) {
+                            Ok(t) => session.set_model(t.model, t.api_key, Some(t.auth_hint)),
+                            Err(e) => eprintln!("rab: {e}"),
+                        }
+                    }
+                    run_prompt(&mut session, text, &mut ask_rx, &mut lines).await;
                 }
             }
             continue;

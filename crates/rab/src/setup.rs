@@ -175,8 +175,9 @@ pub fn workspace(env: &Env, cwd: &Path, sandbox: rab_tools::Sandbox) -> rab_tool
 
 /// Built-in tools that are not in rab-tools: they need the session (sub-agents, the
 /// permission mode, the tool view).
-pub const SESSION_TOOLS: [&str; 10] = [
+pub const SESSION_TOOLS: [&str; 11] = [
     "task",
+    "skill",
     "ask_user",
     "config",
     "send_message",

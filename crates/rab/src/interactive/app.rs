@@ -435,7 +435,7 @@ impl App {
             self.queued.push((text, follow_up));
             return Effect::None;
         }
-        if crate::commands::parse(&text).is_some() {
+        if crate::commands::parse(&text, &self.launch).is_some() {
             return Effect::Command(text);
         }
         if let Some(b) = crate::bang::parse(&text) {

@@ -465,7 +465,7 @@ impl Ui {
     }
 
     fn command(&mut self, line: &str) {
-        let Some(inv) = commands::parse(line) else { return };
+        let Some(inv) = commands::parse(line, &self.app.launch) else { return };
         if inv.name == "settings" {
             self.open_settings();
             return;
@@ -517,6 +517,13 @@ impl Ui {
             Outcome::Branch(id, summary) => {
                 let id = (!id.is_empty()).then_some(id);
                 self.start_op("Branching…", Op::Branch(id, summary));
+            }
+            Outcome::Prompt(text, model) => {
+                if let Some(m) = model {
+                    self.set_model(&m);
+                }
+                self.start_run(vec![rab_ai::Message::user(text)]);
+                return;
             }
             Outcome::Resume(None) => {
                 let dir = rab_session::session_dir(

@@ -4,6 +4,7 @@ mod harness;
 mod print;
 mod pty;
 mod repl;
+mod resources;
 mod safety;
 mod sessions;
 mod tui;
