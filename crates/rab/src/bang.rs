@@ -1,20 +1,27 @@
-//! `!cmd` and `!!cmd` from the editor or REPL: run a shell command with the bash tool
-//! (same limits and process handling as the model's calls) and show its output; `!cmd`
-//! also hands the output to the model with the next message.
+//! Shell lines typed by the user, run with the bash tool (same limits and process
+//! handling as the model's calls) and shown:
+//! - `!cmd` hands the output to the model with the next message; `!!cmd` does not;
+//! - `,cmd` (CrabClaw's comma routing, when `cmd` is not a known command) goes through
+//!   the same permission gate and sandbox as the model's bash calls; `,,cmd` then also
+//!   sends the command and its output to the model at once, a failure wrapped so the
+//!   model can correct it.
 
-use rab_agent::{AgentTool, ToolContext, ToolOutput};
+use rab_agent::{AgentTool, HookDecision, ToolContext, ToolHook, ToolOutput};
+use rab_ai::{ToolCall, ToolResultMessage};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::launch::Launch;
 
-/// A parsed bang line.
+/// A parsed shell line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bang {
     /// The shell command.
     pub command: String,
-    /// `!cmd`: the output goes to the model with the next message.
+    /// `!cmd`: with the next message; `,,cmd`: to the model now.
     pub share: bool,
+    /// Typed with a comma: through the permission gate.
+    pub is_comma: bool,
 }
 
 /// Parses `!cmd` / `!!cmd`.
@@ -25,30 +32,75 @@ pub fn parse(line: &str) -> Option<Bang> {
         None => (line.strip_prefix('!')?, true),
     };
     let command = rest.trim().to_owned();
-    (!command.is_empty()).then_some(Bang { command, share })
+    (!command.is_empty()).then_some(Bang { command, share, is_comma: false })
 }
 
-/// The outcome of a bang command.
+/// Parses `,cmd` / `,,cmd` (call after the command parser: a known `,name` is a
+/// command, not a shell line).
+pub fn parse_comma(line: &str) -> Option<Bang> {
+    let line = line.trim_start();
+    let (rest, share) = match line.strip_prefix(",,") {
+        Some(rest) => (rest, true),
+        None => (line.strip_prefix(',')?, false),
+    };
+    let command = rest.trim().to_owned();
+    (!command.is_empty()).then_some(Bang { command, share, is_comma: true })
+}
+
+/// `!` or `,` shell line, whichever `line` is.
+pub fn parse_any(line: &str) -> Option<Bang> {
+    parse(line).or_else(|| parse_comma(line))
+}
+
+/// The outcome of a shell line.
 pub struct BangResult {
     /// Output as the user sees it (tail-truncated like the tool's).
     pub output: String,
-    /// Whether the command failed.
+    /// Whether the command failed (or was refused).
     pub is_error: bool,
 }
 
-/// Runs the command with the bash tool; `updates` receives output as it arrives.
+/// Runs the line with the bash tool; `updates` receives output as it arrives. Comma
+/// lines pass the permission gate first and the secret firewall after.
 pub async fn run(
     launch: &Launch,
-    command: &str,
+    bang: &Bang,
     cancel: CancellationToken,
     updates: rab_agent::UpdateSink,
 ) -> BangResult {
-    // The user's own command: no permission question, but the same sandbox.
     let bash = rab_tools::bash::Bash::new(launch.workspace.clone());
-    let cx = ToolContext { call_id: "bang".into(), cancel, updates };
-    match bash.execute(json!({"command": command}), cx).await {
-        Ok(out) => BangResult { output: text_of(&out), is_error: false },
-        Err(e) => BangResult { output: e.to_string(), is_error: true },
+    let mut call = ToolCall {
+        id: "shell".into(),
+        name: "bash".into(),
+        arguments: json!({"command": bang.command}),
+        invalid_arguments: None,
+        signature: None,
+        item_id: None,
+    };
+    if bang.is_comma {
+        match launch.gate.before(&call, &bash, &cancel).await {
+            HookDecision::Continue => {}
+            HookDecision::Rewrite(args) => call.arguments = args,
+            HookDecision::Block(reason) => return BangResult { output: reason, is_error: true },
+        }
+    }
+    let cx = ToolContext { call_id: call.id.clone(), cancel: cancel.clone(), updates };
+    let (output, is_error) = match bash.execute(call.arguments.clone(), cx).await {
+        Ok(out) => (text_of(&out), false),
+        Err(e) => (e.to_string(), true),
+    };
+    if !bang.is_comma {
+        return BangResult { output, is_error };
+    }
+    let message = ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: vec![rab_ai::Content::text(output.clone())],
+        is_error,
+    };
+    match launch.gate.after(&call, &message, &cancel).await {
+        Some(cleaned) => BangResult { output: cleaned.text(), is_error },
+        None => BangResult { output, is_error },
     }
 }
 
@@ -63,10 +115,17 @@ fn text_of(out: &ToolOutput) -> String {
         .join("\n")
 }
 
-/// The context handed to the model for a shared `!cmd`.
+/// The context handed to the model for a shared `!cmd`, or the message a `,,cmd`
+/// sends: a failure is wrapped with a request to correct it.
 pub fn context(command: &str, result: &BangResult) -> String {
-    let status = if result.is_error { " (it failed)" } else { "" };
-    format!("I ran `{command}` in the shell{status}:\n```\n{}\n```", result.output.trim_end())
+    if result.is_error {
+        return format!(
+            "I ran `{command}` in the shell and it failed:\n```\n{}\n```\nFind out why and \
+             correct it.",
+            result.output.trim_end()
+        );
+    }
+    format!("I ran `{command}` in the shell:\n```\n{}\n```", result.output.trim_end())
 }
 
 #[cfg(test)]
@@ -74,13 +133,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_bang_and_double_bang() {
-        assert_eq!(parse("!ls -la"), Some(Bang { command: "ls -la".into(), share: true }));
-        assert_eq!(
-            parse("!! git status"),
-            Some(Bang { command: "git status".into(), share: false })
-        );
+    fn parses_bang_and_comma_lines() {
+        let b = |c: &str, share, is_comma| Some(Bang { command: c.into(), share, is_comma });
+        assert_eq!(parse("!ls -la"), b("ls -la", true, false));
+        assert_eq!(parse("!! git status"), b("git status", false, false));
         assert_eq!(parse("!"), None);
         assert_eq!(parse("hello!"), None);
+        assert_eq!(parse_comma(",ls -la"), b("ls -la", false, true));
+        assert_eq!(parse_comma(",, cargo test"), b("cargo test", true, true));
+        assert_eq!(parse_comma(","), None);
+        assert_eq!(parse_any("a, b"), None);
     }
 }

@@ -129,7 +129,12 @@ fn run(cli: cli::Cli) -> u8 {
         match mode {
             Mode::Print => {
                 let opts = print::PrintOptions { format: cli.output_format, verbose: cli.verbose };
-                print::run(session, prompt.unwrap_or_default(), opts).await
+                let prompt = prompt.unwrap_or_default();
+                match print::comma(&launch, &mut session, &prompt).await {
+                    print::Comma::Done(code) => code,
+                    print::Comma::Ask(text) => print::run(session, text, opts).await,
+                    print::Comma::Prompt => print::run(session, prompt, opts).await,
+                }
             }
             Mode::Repl => repl::run(launch, session, prompt).await,
             Mode::Tui => interactive::run(launch, session, prompt, cli.resume).await,

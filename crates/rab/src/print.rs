@@ -61,6 +61,70 @@ pub async fn run(mut session: AgentSession, prompt: String, opts: PrintOptions) 
     code
 }
 
+/// What a `rab -p ",…"` prompt turned out to be.
+pub enum Comma {
+    /// Not a comma line: run it as the prompt.
+    Prompt,
+    /// Handled (a command, or a `,cmd` shell line); exit with this code.
+    Done(u8),
+    /// A `,,cmd`: run this message (command and output) as the prompt.
+    Ask(String),
+}
+
+/// Comma routing in print mode: a known `,command` runs (commands that need the
+/// interactive UI say so), any other `,cmd` runs in the shell through the permission
+/// gate and sandbox, and `,,cmd` also sends the command and its output to the model.
+pub async fn comma(
+    launch: &crate::launch::Launch,
+    session: &mut AgentSession,
+    prompt: &str,
+) -> Comma {
+    use crate::commands::{self, Outcome};
+    if !prompt.trim_start().starts_with(',') {
+        return Comma::Prompt;
+    }
+    if let Some(inv) = commands::parse(prompt, launch) {
+        return match commands::execute(&inv, session, launch) {
+            Outcome::Info(text) => {
+                println!("{}", text.trim_end());
+                Comma::Done(EXIT_OK)
+            }
+            Outcome::Error(text) => {
+                eprintln!("rab: {text}");
+                Comma::Done(crate::EXIT_USAGE)
+            }
+            Outcome::Prompt(text, _) => Comma::Ask(text),
+            Outcome::Quit
+            | Outcome::NewSession
+            | Outcome::Resume(_)
+            | Outcome::PickModel
+            | Outcome::Clear
+            | Outcome::Hotkeys
+            | Outcome::Compact(_)
+            | Outcome::Tree
+            | Outcome::Branch(..)
+            | Outcome::Handoff(_)
+            | Outcome::Search(_) => {
+                eprintln!("rab: ,{} needs the interactive UI or the REPL", inv.name);
+                Comma::Done(crate::EXIT_USAGE)
+            }
+        };
+    }
+    let Some(line) = crate::bang::parse_comma(prompt) else { return Comma::Prompt };
+    let result =
+        crate::bang::run(launch, &line, CancellationToken::new(), rab_agent::UpdateSink::none())
+            .await;
+    if line.share {
+        return Comma::Ask(crate::bang::context(&line.command, &result));
+    }
+    if result.is_error {
+        eprintln!("{}", result.output.trim_end());
+        return Comma::Done(EXIT_PROVIDER);
+    }
+    println!("{}", result.output.trim_end());
+    Comma::Done(EXIT_OK)
+}
+
 /// First Ctrl+C cancels the run cleanly; a second one exits at once.
 fn watch_interrupts(cancel: CancellationToken) {
     tokio::spawn(async move {

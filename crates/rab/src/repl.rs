@@ -127,7 +127,7 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
             }
             continue;
         }
-        if let Some(b) = bang::parse(&line) {
+        if let Some(b) = bang::parse_any(&line) {
             let cancel = CancellationToken::new();
             let (sink, mut rx) = rab_agent::UpdateSink::channel("bang");
             let printer = tokio::spawn(async move {
@@ -136,11 +136,20 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
                     let _ = std::io::stdout().flush();
                 }
             });
-            let result = bang::run(&launch, &b.command, cancel, sink).await;
+            let result = bang::run(&launch, &b, cancel, sink).await;
             let _ = printer.await;
+            if b.is_comma {
+                // A comma line shows its result (a refusal streams nothing).
+                println!("{}", result.output.trim_end());
+            }
             println!("{}", if result.is_error { "(command failed)" } else { "" });
-            if b.share {
-                pending_context.push(bang::context(&b.command, &result));
+            match (b.share, b.is_comma) {
+                (true, false) => pending_context.push(bang::context(&b.command, &result)),
+                (true, true) => {
+                    let text = bang::context(&b.command, &result);
+                    run_prompt(&mut session, text, &mut ask_rx, &mut lines).await;
+                }
+                (false, _) => {}
             }
             continue;
         }

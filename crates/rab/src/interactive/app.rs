@@ -28,8 +28,8 @@ pub enum Effect {
     None,
     /// Start a run with this prompt.
     Run(String),
-    /// Run a shell command (`!cmd`; share its output with the model or not).
-    Bang(String, bool),
+    /// Run a shell line (`!cmd`, `!!cmd`, `,cmd`, `,,cmd`).
+    Bang(crate::bang::Bang),
     /// Run a slash command line.
     Command(String),
     /// Leave.
@@ -438,8 +438,8 @@ impl App {
         if crate::commands::parse(&text, &self.launch).is_some() {
             return Effect::Command(text);
         }
-        if let Some(b) = crate::bang::parse(&text) {
-            return Effect::Bang(b.command, b.share);
+        if let Some(b) = crate::bang::parse_any(&text) {
+            return Effect::Bang(b);
         }
         let mut prompt = self.pending_context.join("\n\n");
         self.pending_context.clear();

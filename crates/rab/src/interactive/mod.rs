@@ -8,6 +8,7 @@ mod app;
 mod chrome;
 mod overlay;
 mod permission;
+mod shell;
 mod stream_view;
 mod tool_view;
 
@@ -26,7 +27,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use self::app::{App, BangView, Effect};
+use self::app::{App, Effect};
 use self::overlay::{Overlay, OverlayKey, Picked};
 use crate::commands::{self, Outcome};
 use crate::launch::Launch;
@@ -37,10 +38,11 @@ pub fn render_diff(diff: &str, width: usize, theme: &Theme) -> Vec<String> {
     rab_tui::diff::render_unified_diff(diff, width, theme, &rab_tui::diff::DiffOptions::default())
 }
 
-/// Output of a running `!cmd`, and reports of other work done off the UI thread.
+/// Output of a running `!cmd` or `,cmd`, and reports of other work done off the UI
+/// thread.
 enum BangMsg {
     Output(String),
-    Done(crate::bang::BangResult, String, bool),
+    Done(crate::bang::BangResult, crate::bang::Bang),
     /// `/search` results (or why it failed).
     Note(Result<String, String>),
 }
@@ -327,7 +329,7 @@ impl Ui {
                     self.app.restore_queued(&queues);
                 }
             }
-            Effect::Bang(command, share) => self.start_bang(command, share),
+            Effect::Bang(bang) => self.start_bang(bang),
             Effect::Command(line) => self.command(&line),
             Effect::PickModel => self.open_models(),
             Effect::CycleModel => self.cycle_model(),
@@ -401,65 +403,6 @@ impl Ui {
             Err(e) => {
                 self.app.running = None;
                 self.app.error(&format!("the agent task failed: {e}; restart rab to go on"));
-            }
-        }
-    }
-
-    fn start_bang(&mut self, command: String, share: bool) {
-        self.app.bang = Some(BangView {
-            command: command.clone(),
-            output: String::new(),
-            started: std::time::Instant::now(),
-        });
-        let launch = self.app.launch.clone();
-        let tx = self.bang_tx.clone();
-        tokio::spawn(async move {
-            let (sink, mut rx) = rab_agent::UpdateSink::channel("bang");
-            let forward_tx = tx.clone();
-            let forward = tokio::spawn(async move {
-                while let Some((_, chunk)) = rx.recv().await {
-                    let _ = forward_tx.send(BangMsg::Output(chunk));
-                }
-            });
-            let result = crate::bang::run(&launch, &command, CancellationToken::new(), sink).await;
-            let _ = forward.await;
-            let _ = tx.send(BangMsg::Done(result, command, share));
-        });
-    }
-
-    fn bang_msg(&mut self, msg: BangMsg) {
-        match msg {
-            BangMsg::Note(Ok(text)) => self.app.info(&text),
-            BangMsg::Note(Err(e)) => self.app.error(&e),
-            BangMsg::Output(chunk) => {
-                if let Some(b) = &mut self.app.bang {
-                    b.output.push_str(&chunk);
-                }
-            }
-            BangMsg::Done(result, command, share) => {
-                self.app.bang = None;
-                let t = &self.app.theme;
-                let mut lines =
-                    vec![String::new(), t.fg(rab_tui::Role::Bash, &format!("$ {command}"))];
-                let body: Vec<String> = result
-                    .output
-                    .lines()
-                    .flat_map(|l| rab_tui::wrap::wrap(l, self.app.width.saturating_sub(2).max(10)))
-                    .map(
-                        |l| {
-                            if result.is_error { t.fg(rab_tui::Role::Error, &l) } else { t.dim(&l) }
-                        },
-                    )
-                    .map(|l| format!("  {l}"))
-                    .collect();
-                lines.extend(body);
-                if !share {
-                    lines.push(t.dim("  (not sent to the model)"));
-                }
-                self.app.commit.extend(lines);
-                if share {
-                    self.app.pending_context.push(crate::bang::context(&command, &result));
-                }
             }
         }
     }

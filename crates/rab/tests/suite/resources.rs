@@ -92,3 +92,33 @@ fn comma_help_and_slash_help_print_the_same() {
     assert!(slash.contains("/compact"), "{slash}");
     assert_eq!(run(",help"), slash);
 }
+
+#[test]
+fn comma_lines_run_in_the_shell_through_the_gate_and_double_comma_asks_the_model() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let rab = |args: &[&str]| {
+        let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+        cmd.arg("-p").args(args).output().unwrap()
+    };
+    let out = rab(&["--allowed-tools", "bash(echo *)", ",echo hi"]);
+    assert_eq!((out.status.code(), stdout(&out).as_str()), (Some(0), "hi\n"), "{}", stderr(&out));
+    assert!(llm.requests().is_empty(), "a single comma does not call the model");
+    let out = rab(&[",echo hi"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).contains("--allowed-tools 'bash(echo hi*)'"),
+        "the gate asked: {}",
+        stderr(&out)
+    );
+    let out = rab(&[",help"]);
+    assert!(stdout(&out).contains("/compact"), "a known command runs: {}", stdout(&out));
+
+    llm.script([Turn::text("The file is missing; create it first.")]);
+    let out = rab(&["--yolo", ",,cat missing.txt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "The file is missing; create it first.\n");
+    let sent = llm.requests()[0].last_user_text().unwrap();
+    assert!(sent.starts_with("I ran `cat missing.txt` in the shell and it failed:"), "{sent}");
+    assert!(sent.contains("No such file") && sent.contains("correct it"), "{sent}");
+}
