@@ -108,10 +108,13 @@ pub struct Settings {
     pub tool_search: Option<bool>,
     /// Offer each skill as its own `skill_<name>` tool besides the `skill` tool.
     pub skills_as_tools: bool,
+    /// Run `,cmd` lines of the model's answers (through the permission gate) and feed
+    /// the results back. Off by default.
+    pub route_assistant_commands: bool,
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 18] = [
+const KNOWN_KEYS: [&str; 19] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
@@ -130,6 +133,7 @@ const KNOWN_KEYS: [&str; 18] = [
     "secretFirewall",
     "toolSearch",
     "skillsAsTools",
+    "routeAssistantCommands",
 ];
 
 /// Settings and what loading them noticed.

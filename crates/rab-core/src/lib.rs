@@ -16,6 +16,7 @@ pub mod permissions;
 mod plan_tools;
 mod prompt;
 pub mod prompt_commands;
+pub mod routing;
 pub mod secrets;
 mod session;
 mod session_ops;

@@ -44,6 +44,8 @@ pub struct AgentSession {
     gate: Option<Arc<Gate>>,
     /// Context from SessionStart hooks, added to the next prompt.
     start_context: Vec<String>,
+    /// The bash tool comma lines in the model's answers run with (opt-in routing).
+    router: Option<Arc<dyn AgentTool>>,
 }
 
 /// Usage and cost of one model request.
@@ -113,6 +115,7 @@ impl AgentSession {
             compactor: None,
             gate: None,
             start_context: Vec::new(),
+            router: None,
         };
         Ok((session, Resumed { repaired }))
     }
@@ -135,6 +138,12 @@ impl AgentSession {
             c.set_gate(gate.clone());
         }
         self.gate = Some(gate);
+    }
+
+    /// Runs comma command lines of the model's answers with `bash` through the gate
+    /// and feeds the results back (`routeAssistantCommands`).
+    pub fn route_assistant_commands(&mut self, bash: Arc<dyn AgentTool>) {
+        self.router = Some(bash);
     }
 
     /// Runs SessionStart hooks (`source`: `startup`, `resume`, `clear`); what they
@@ -298,7 +307,8 @@ impl AgentSession {
             return stop;
         }
         let mut continued = 0;
-        let has_stop_hooks = self.gate.as_ref().is_some_and(|g| g.hooks().has(HookEvent::Stop));
+        let has_stop_hooks = self.gate.as_ref().is_some_and(|g| g.hooks().has(HookEvent::Stop))
+            || self.router.is_some();
         loop {
             let (agent, mut recorder) = self.split();
             // With Stop hooks the run may go on: its end is announced once, below.
@@ -306,10 +316,14 @@ impl AgentSession {
             let stop = agent.run(prompts, &mut recorder, cancel.clone()).await;
             // A Stop hook that exits 2 sends the agent back to work with its reason, a
             // bounded number of times so two hooks cannot loop forever.
-            match self.stop_hook(&stop, continued > 0, &cancel).await {
-                Some(reason) if continued < MAX_STOP_CONTINUES => {
+            let next = match self.stop_hook(&stop, continued > 0, &cancel).await {
+                Some(reason) => Some(format!("Stop hook feedback: {reason}")),
+                None => self.routed(&stop, &cancel).await,
+            };
+            match next {
+                Some(text) if continued < MAX_STOP_CONTINUES => {
                     continued += 1;
-                    prompts = vec![Message::user(format!("Stop hook feedback: {reason}"))];
+                    prompts = vec![Message::user(text)];
                 }
                 _ => {
                     if has_stop_hooks {
@@ -319,6 +333,19 @@ impl AgentSession {
                 }
             }
         }
+    }
+
+    /// Assistant routing after a finished run: the results of the answer's comma lines.
+    async fn routed(&self, stop: &StopCause, cancel: &CancellationToken) -> Option<String> {
+        let (bash, gate) = (self.router.as_ref()?, self.gate.as_ref()?);
+        if *stop != StopCause::Done {
+            return None;
+        }
+        let text = self.agent.messages().iter().rev().find_map(|m| match m {
+            Message::Assistant(a) => Some(a.text()),
+            Message::User(_) | Message::ToolResult(_) => None,
+        })?;
+        crate::routing::run_lines(&text, bash, gate, cancel).await
     }
 
     /// UserPromptSubmit hooks: `Some` is the reason the prompt was blocked; context

@@ -219,6 +219,11 @@ impl Launch {
             session.set_tool_view(view);
         }
         self.inbox.register(rab_core::inbox::MAIN, session.queues());
+        if self.settings.route_assistant_commands {
+            let bash: Arc<dyn AgentTool> =
+                Arc::new(rab_tools::bash::Bash::new(self.workspace.clone()));
+            session.route_assistant_commands(bash);
+        }
         session.enable_compaction(self.settings.compaction.clone());
         session.set_gate(self.gate.clone());
         Ok((session, resumed))

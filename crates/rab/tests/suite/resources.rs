@@ -122,3 +122,34 @@ fn comma_lines_run_in_the_shell_through_the_gate_and_double_comma_asks_the_model
     assert!(sent.starts_with("I ran `cat missing.txt` in the shell and it failed:"), "{sent}");
     assert!(sent.contains("No such file") && sent.contains("correct it"), "{sent}");
 }
+
+#[test]
+fn assistant_routing_is_off_by_default_and_when_on_passes_the_deny_rules() {
+    let answer = "Let me look.\n,echo routed-output\n,rm -rf build\n";
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text(answer)]);
+    let run = |llm: &FakeLlm| {
+        let mut cmd = home.rab_for("anthropic-messages", llm, Some("k"));
+        cmd.args(["-p", "--yolo", "go"]).output().unwrap()
+    };
+    let out = run(&llm);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(llm.requests().len(), 1, "off by default: nothing ran");
+
+    let settings = json!({"routeAssistantCommands": true, "permissions": {"deny": ["bash(rm *)"]}});
+    put(&home.dir.path().join(".rab/settings.json"), &settings.to_string());
+    let llm = FakeLlm::start();
+    llm.script([Turn::text(answer), Turn::text("done")]);
+    let out = run(&llm);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "done\n");
+    let fed = llm.requests()[1].last_user_text().unwrap();
+    assert!(fed.starts_with("Results of the comma commands in your answer:"), "{fed}");
+    assert!(fed.contains("$ echo routed-output\n```\nrouted-output\n```"), "{fed}");
+    assert!(
+        fed.contains("$ rm -rf build (failed)")
+            && fed.contains("denied by the rule \"bash(rm *)\""),
+        "{fed}"
+    );
+}
