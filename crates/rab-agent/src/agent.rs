@@ -110,6 +110,11 @@ impl Agent {
         self.view = Some(view);
     }
 
+    /// The tools.
+    pub fn tools(&self) -> &[Arc<dyn AgentTool>] {
+        &self.tools
+    }
+
     /// The specs the next request carries (stubs for deferred tools).
     pub fn request_specs(&self) -> Vec<ToolSpec> {
         match &self.view {

@@ -46,7 +46,7 @@ fn parse_with(line: &str, is_extra: impl Fn(&str) -> bool) -> Option<Invocation>
 }
 
 /// The built-in commands with one-line descriptions (for help and autocomplete).
-pub const BUILTINS: [(&str, &str); 21] = [
+pub const BUILTINS: [(&str, &str); 22] = [
     ("help", "Show commands and keys"),
     ("quit", "Exit rab"),
     ("exit", "Exit rab"),
@@ -68,6 +68,7 @@ pub const BUILTINS: [(&str, &str); 21] = [
     ("handoff", "Summarise and continue in a fresh session: /handoff [focus]"),
     ("search", "Search every session: /search WORDS"),
     ("export", "Export this session: /export [html|md|json] [FILE]"),
+    ("tools", "List the tools with their permission level and the permission mode"),
 ];
 
 /// What a command asks the mode to do.
@@ -203,6 +204,7 @@ pub fn execute(inv: &Invocation, session: &mut AgentSession, launch: &Launch) ->
         "export" => export(&inv.args, session, launch),
         "cost" => Outcome::Info(cost_info(session)),
         "settings" => Outcome::Info(settings_info(launch, session)),
+        "tools" => Outcome::Info(tools_info(launch, session)),
         other => resource(other, &inv.args, launch),
     }
 }
@@ -310,6 +312,26 @@ fn export(args: &str, session: &AgentSession, launch: &Launch) -> Outcome {
         },
         Err(e) => Outcome::Error(e.to_string()),
     }
+}
+
+/// The tools, their levels, which are deferred, and the permission mode.
+fn tools_info(launch: &Launch, session: &AgentSession) -> String {
+    let agent = session.agent();
+    let sent = agent.request_specs();
+    let mut out = format!(
+        "Permission mode: {} (Shift+Tab or --permission-mode changes it)\nTools:\n",
+        launch.gate.mode().get().as_str()
+    );
+    for tool in agent.tools() {
+        let spec = tool.spec();
+        let is_stub = sent.iter().any(|s| s.name == spec.name && s.parameters != spec.parameters);
+        let note = if is_stub { "  (schema on request via tool_search)" } else { "" };
+        out.push_str(&format!("  {:<16} {:<10}{note}\n", spec.name, tool.level().as_str()));
+    }
+    if agent.tools().is_empty() {
+        out.push_str("  none (--no-tools)\n");
+    }
+    out
 }
 
 fn session_info(session: &AgentSession) -> String {

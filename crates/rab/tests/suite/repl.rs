@@ -91,3 +91,26 @@ fn permission_questions_are_answered_on_stdin_once_always_or_no_with_a_reason() 
     assert!(saved.contains("bash(echo hi*)"), "{saved}");
     assert!(home.dir.path().join("a.txt").exists());
 }
+
+#[test]
+fn tools_lists_levels_the_mode_and_deferred_schemas() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+    cmd.args(["--repl", "--permission-mode", "plan"]);
+    let out = with_stdin(cmd, "/tools\n");
+    let text = stdout(&out);
+    assert!(text.contains("Permission mode: plan"), "{text}");
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(line("bash").contains("execute") && !line("bash").contains("tool_search"), "{text}");
+    assert!(
+        line("web_fetch").contains("network") && line("web_fetch").contains("tool_search"),
+        "{text}"
+    );
+    assert!(line("read").contains("read-only"), "{text}");
+}
