@@ -117,9 +117,9 @@ mod tests {
     use super::*;
     use crate::Workspace;
     use crate::bash::Bash;
+    use crate::test_support::text;
     use pretty_assertions::assert_eq;
     use rab_agent::AgentTool;
-    use rab_ai::Content;
     use serde_json::Value;
 
     struct Fixture {
@@ -133,13 +133,6 @@ mod tests {
         let shells = Shells::new();
         let bash = Bash::new(Workspace::new(root.path())).with_shells(shells.clone());
         Fixture { root, bash, output: BashOutput::new(shells) }
-    }
-
-    fn text(out: &ToolOutput) -> String {
-        match &out.content[..] {
-            [Content::Text { text }] => text.clone(),
-            other => panic!("expected one text block, got {other:?}"),
-        }
     }
 
     async fn start(f: &Fixture, command: &str) -> String {

@@ -3,10 +3,10 @@ use std::time::{Duration, Instant};
 
 use pretty_assertions::assert_eq;
 use rab_agent::AgentTool;
-use rab_ai::Content;
 use tempfile::TempDir;
 
 use super::*;
+use crate::test_support::{model_error, text};
 
 struct Fixture {
     root: TempDir,
@@ -24,20 +24,6 @@ fn fixture() -> Fixture {
 async fn run(bash: &Bash, command: &str, timeout: Option<u64>) -> Result<ToolOutput, ToolError> {
     let args = Args { command: command.into(), timeout, run_in_background: None };
     bash.run(args, ToolContext::detached("c")).await
-}
-
-fn text(out: &ToolOutput) -> &str {
-    match &out.content[..] {
-        [Content::Text { text }] => text,
-        other => panic!("expected one text block, got {other:?}"),
-    }
-}
-
-fn model_error(result: Result<ToolOutput, ToolError>) -> String {
-    match result {
-        Err(ToolError::Model(text)) => text,
-        other => panic!("expected a model error, got {other:?}"),
-    }
 }
 
 /// Whether `pid` is gone. A zombie counts as gone: it runs nothing, and in a container

@@ -68,9 +68,9 @@ mod tests {
     use crate::Workspace;
     use crate::bash::Bash;
     use crate::bash_output::BashOutput;
+    use crate::test_support::text;
     use pretty_assertions::assert_eq;
     use rab_agent::AgentTool;
-    use rab_ai::Content;
 
     struct Fixture {
         root: tempfile::TempDir,
@@ -88,13 +88,6 @@ mod tests {
             bash,
             output: BashOutput::new(shells.clone()),
             kill: KillShell::new(shells),
-        }
-    }
-
-    fn text(out: &ToolOutput) -> String {
-        match &out.content[..] {
-            [Content::Text { text }] => text.clone(),
-            other => panic!("expected one text block, got {other:?}"),
         }
     }
 

@@ -30,6 +30,8 @@ pub mod read;
 pub mod sandbox;
 pub mod shells;
 pub mod sleep;
+#[cfg(test)]
+mod test_support;
 mod text_diff;
 pub mod todo;
 pub mod truncate;

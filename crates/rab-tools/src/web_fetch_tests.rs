@@ -2,13 +2,13 @@ use std::time::Instant;
 
 use pretty_assertions::assert_eq;
 use rab_agent::AgentTool;
-use rab_ai::Content;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 use super::*;
+use crate::test_support::{model_error, text};
 
 const PAGE: &str = "<!doctype html><html><head><title>T</title><style>p{}</style></head>\
     <body><nav>menu</nav><h1>Hello</h1><p>Some <b>bold</b> text.</p>\
@@ -75,20 +75,6 @@ fn local() -> WebFetch {
 
 async fn fetch(tool: &WebFetch, args: Value) -> Result<ToolOutput, ToolError> {
     tool.execute(args, ToolContext::detached("c")).await
-}
-
-fn text(out: &ToolOutput) -> String {
-    match &out.content[..] {
-        [Content::Text { text }] => text.clone(),
-        other => panic!("expected one text block, got {other:?}"),
-    }
-}
-
-fn model_error(result: Result<ToolOutput, ToolError>) -> String {
-    match result {
-        Err(ToolError::Model(text)) => text,
-        other => panic!("expected a model error, got {other:?}"),
-    }
 }
 
 #[test]

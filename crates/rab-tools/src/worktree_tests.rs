@@ -2,11 +2,11 @@ use std::process::Command;
 
 use pretty_assertions::assert_eq;
 use rab_agent::AgentTool;
-use rab_ai::Content;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use super::*;
+use crate::test_support::{model_error, text};
 use crate::write::Write;
 
 struct Fixture {
@@ -53,20 +53,6 @@ fn fixture_at(root: &str) -> Fixture {
 
 fn fixture() -> Fixture {
     fixture_at(".")
-}
-
-fn text(out: &ToolOutput) -> String {
-    match &out.content[..] {
-        [Content::Text { text }] => text.clone(),
-        other => panic!("expected one text block, got {other:?}"),
-    }
-}
-
-fn model_error(result: Result<ToolOutput, ToolError>) -> String {
-    match result {
-        Err(ToolError::Model(text)) => text,
-        other => panic!("expected a model error, got {other:?}"),
-    }
 }
 
 async fn call(tool: &dyn AgentTool, args: Value) -> Result<ToolOutput, ToolError> {
