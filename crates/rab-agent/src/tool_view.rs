@@ -4,7 +4,7 @@
 //! full schemas (and expands those tools in later requests). This keeps the first
 //! request small however many tools are installed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use rab_ai::ToolSpec;
@@ -21,17 +21,30 @@ pub const TOOL_SEARCH: &str = "tool_search";
 #[derive(Debug)]
 pub struct ToolView {
     threshold: usize,
-    always: BTreeSet<String>,
+    /// The stub of each tool that may be deferred (not always sent in full, and with a
+    /// stub worth sending), made once.
+    stubs: BTreeMap<String, ToolSpec>,
+    /// Bytes the stubs save over the full specs.
+    saved: usize,
     expanded: Mutex<BTreeSet<String>>,
 }
 
 impl ToolView {
-    /// With more than `threshold` tools, only `always` (and expanded tools) are sent
-    /// in full.
-    pub fn new(threshold: usize, always: impl IntoIterator<Item = String>) -> Self {
-        let mut always: BTreeSet<String> = always.into_iter().collect();
-        always.insert(TOOL_SEARCH.to_owned());
-        Self { threshold, always, expanded: Mutex::new(BTreeSet::new()) }
+    /// A view of `full` (every tool's spec): with more than `threshold` tools, only
+    /// `always` (and expanded tools) are sent in full.
+    pub fn new(threshold: usize, always: &[&str], full: &[ToolSpec]) -> Self {
+        let mut saved = 0;
+        let mut stubs = BTreeMap::new();
+        for spec in
+            full.iter().filter(|s| s.name != TOOL_SEARCH && !always.contains(&s.name.as_str()))
+        {
+            let bytes = saving(spec);
+            if bytes > 0 {
+                saved += bytes;
+                stubs.insert(spec.name.clone(), stub(spec));
+            }
+        }
+        Self { threshold, stubs, saved, expanded: Mutex::new(BTreeSet::new()) }
     }
 
     /// Sends these tools in full from now on.
@@ -41,27 +54,28 @@ impl ToolView {
         }
     }
 
+    /// The stub `name` goes as when there are `total` tools (`None`: in full).
+    fn stub_of(&self, name: &str, total: usize) -> Option<&ToolSpec> {
+        if total <= self.threshold || self.expanded.lock().is_ok_and(|e| e.contains(name)) {
+            return None;
+        }
+        self.stubs.get(name)
+    }
+
     /// Whether `name` goes as a stub when there are `total` tools.
     pub fn is_deferred(&self, name: &str, total: usize) -> bool {
-        total > self.threshold
-            && !self.always.contains(name)
-            && !self.expanded.lock().is_ok_and(|e| e.contains(name))
+        self.stub_of(name, total).is_some()
     }
 
-    /// The specs for the next request. A tool whose stub would not be much smaller
-    /// than its schema is sent in full.
+    /// The specs for the next request.
     pub fn specs(&self, full: &[ToolSpec]) -> Vec<ToolSpec> {
-        full.iter()
-            .map(|s| match self.is_deferred(&s.name, full.len()) {
-                true if saving(s) > 0 => stub(s),
-                true | false => s.clone(),
-            })
-            .collect()
+        full.iter().map(|s| self.stub_of(&s.name, full.len()).unwrap_or(s).clone()).collect()
     }
 
-    /// Bytes the view saves on `full` (without counting `tool_search` itself).
-    pub fn bytes_saved(&self, full: &[ToolSpec]) -> usize {
-        full.iter().filter(|s| self.is_deferred(&s.name, full.len())).map(saving).sum()
+    /// Bytes the view saves before any tool is expanded (without counting
+    /// `tool_search` itself).
+    pub fn bytes_saved(&self) -> usize {
+        self.saved
     }
 }
 
@@ -69,11 +83,7 @@ impl ToolView {
 fn first_sentence(text: &str) -> &str {
     let line = text.lines().next().unwrap_or_default();
     let end = [". ", "; ", ": ", " ("].iter().filter_map(|p| line.find(p)).min();
-    match end {
-        Some(i) if line[..i].ends_with('.') => &line[..i],
-        Some(i) => &line[..i],
-        None => line.strip_suffix('.').unwrap_or(line),
-    }
+    end.map_or_else(|| line.strip_suffix('.').unwrap_or(line), |i| &line[..i])
 }
 
 /// Bytes a stub saves over the full spec, when worth it (at least 32).
@@ -217,7 +227,7 @@ mod tests {
             parameters: json!({"type": "object"}),
         };
         let specs = vec![spec("read", "Read a file. More."), cron, sleep];
-        let view = Arc::new(ToolView::new(2, ["read".to_owned()]));
+        let view = Arc::new(ToolView::new(2, &["read"], &specs));
         let sent = view.specs(&specs);
         assert_eq!(sent[0], specs[0]);
         assert_eq!(sent[1].parameters, json!({"type": "object"}));
@@ -230,9 +240,11 @@ mod tests {
         let Some(rab_ai::Content::Text { text }) = out.content.first() else { panic!() };
         assert!(text.contains("\"name\":\"cron_create\"") && text.contains("\"x\""), "{text}");
         assert_eq!(view.specs(&specs)[1], specs[1], "expanded from now on");
-        assert!(view.is_deferred("sleep", 3));
-        assert_eq!(view.specs(&specs)[2], specs[2], "too small to be worth a stub");
-        assert!(!view.is_deferred("sleep", 2), "at or below the threshold all are full");
+        assert!(!view.is_deferred("sleep", 3), "too small to be worth a stub");
+        assert_eq!(view.specs(&specs)[2], specs[2]);
+        let fresh = ToolView::new(2, &["read"], &specs);
+        assert!(fresh.is_deferred("cron_create", 3));
+        assert!(!fresh.is_deferred("cron_create", 2), "at or below the threshold all are full");
         let err = search
             .execute(json!({"query": "select:nope"}), ToolContext::detached("c"))
             .await

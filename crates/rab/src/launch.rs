@@ -243,7 +243,7 @@ impl Launch {
                     provider.clone(),
                     config.clone(),
                     self.tools.clone(),
-                    vec![self.gate.clone()],
+                    Some(self.gate.clone()),
                     self.agents.clone(),
                     self.registry.models().to_vec(),
                 )
@@ -253,13 +253,12 @@ impl Launch {
         if tools.len() <= TOOL_VIEW_THRESHOLD || self.settings.tool_search == Some(false) {
             return (tools, None);
         }
-        let view =
-            Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, ALWAYS_FULL.map(String::from)));
         let mut specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+        let view = Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &ALWAYS_FULL, &specs));
         let search = rab_agent::AgentTool::spec(&rab_agent::ToolSearch::new(view.clone(), vec![]));
         let search_size = serde_json::to_string(&search).map_or(0, |s| s.len());
         // The view costs tool_search's own schema; it must save more than that.
-        if view.bytes_saved(&specs) <= search_size {
+        if view.bytes_saved() <= search_size {
             return (tools, None);
         }
         specs.push(search);
