@@ -167,29 +167,11 @@ impl Policy {
                 ("ask", &p.ask, &mut policy.ask),
                 ("deny", &p.deny, &mut policy.deny),
             ] {
-                for text in rules {
-                    out.push(parse_rule(text, cx).map_err(|message| RuleError {
-                        file: source.clone(),
-                        list,
-                        rule: text.clone(),
-                        message,
-                    })?);
-                }
+                parse_rules(rules, &source, list, cx, out)?;
             }
         }
-        for (source, list, rules, out) in [
-            ("--allowed-tools", "allow", cli_allow, &mut policy.allow),
-            ("--disallowed-tools", "deny", cli_deny, &mut policy.deny),
-        ] {
-            for text in rules {
-                out.push(parse_rule(text, cx).map_err(|message| RuleError {
-                    file: source.into(),
-                    list,
-                    rule: text.clone(),
-                    message,
-                })?);
-            }
-        }
+        parse_rules(cli_allow, "--allowed-tools", "allow", cx, &mut policy.allow)?;
+        parse_rules(cli_deny, "--disallowed-tools", "deny", cx, &mut policy.deny)?;
         Ok(policy)
     }
 
@@ -332,6 +314,26 @@ fn level_phrase(level: ToolLevel) -> &'static str {
         ToolLevel::Execute => "runs commands",
         ToolLevel::Network => "uses the network",
     }
+}
+
+/// Parses `rules` from `source`'s `list` into `out`; the first bad one is the error.
+fn parse_rules(
+    rules: &[String],
+    source: &str,
+    list: &'static str,
+    cx: &PolicyContext<'_>,
+    out: &mut Vec<Rule>,
+) -> Result<(), RuleError> {
+    for text in rules {
+        let rule = parse_rule(text, cx).map_err(|message| RuleError {
+            file: source.to_owned(),
+            list,
+            rule: text.clone(),
+            message,
+        })?;
+        out.push(rule);
+    }
+    Ok(())
 }
 
 fn parse_rule(text: &str, cx: &PolicyContext<'_>) -> Result<Rule, String> {
