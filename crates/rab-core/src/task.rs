@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rab_agent::{
-    Agent, AgentConfig, AgentEvent, AgentTool, StopCause, Tool, ToolContext, ToolError, ToolHook,
-    ToolLevel, ToolOutput,
+    Agent, AgentConfig, AgentEvent, AgentTool, StopCause, Tool, ToolContext, ToolError, ToolLevel,
+    ToolOutput,
 };
 use rab_ai::{Message, Model, Provider};
 use schemars::JsonSchema;
@@ -112,23 +112,23 @@ pub struct TaskTool {
     provider: Arc<dyn Provider>,
     config: AgentConfig,
     tools: Vec<Arc<dyn AgentTool>>,
-    hooks: Vec<Arc<dyn ToolHook>>,
     agents: Vec<AgentDef>,
     models: Vec<Model>,
     inbox: Option<crate::inbox::Inbox>,
     counter: std::sync::atomic::AtomicU32,
+    /// Every sub-agent call passes it; its SubagentStop hooks run at the end.
     gate: Option<Arc<crate::gate::Gate>>,
 }
 
 impl TaskTool {
     /// Sub-agents on `provider` with `config`, choosing from `tools` (without `task`),
-    /// every call passing `hooks` (the permission gate); `models` resolve an agent's
-    /// `model`.
+    /// every call passing `gate` (permissions, hooks, secret firewall); `models`
+    /// resolve an agent's `model`.
     pub fn new(
         provider: Arc<dyn Provider>,
         config: AgentConfig,
         tools: Vec<Arc<dyn AgentTool>>,
-        hooks: Vec<Arc<dyn ToolHook>>,
+        gate: Option<Arc<crate::gate::Gate>>,
         agents: Vec<AgentDef>,
         models: Vec<Model>,
     ) -> Self {
@@ -137,19 +137,12 @@ impl TaskTool {
             provider,
             config,
             tools,
-            hooks,
             agents,
             models,
             inbox: None,
             counter: std::sync::atomic::AtomicU32::new(0),
-            gate: None,
+            gate,
         }
-    }
-
-    /// Runs `gate`'s SubagentStop hooks when a sub-agent finishes.
-    pub fn with_stop_hooks(mut self, gate: Arc<crate::gate::Gate>) -> Self {
-        self.gate = Some(gate);
-        self
     }
 
     /// SubagentStop hooks: `Some` is feedback that sends the sub-agent back to work.
@@ -248,8 +241,8 @@ impl Tool for TaskTool {
         if let Some(inbox) = &self.inbox {
             inbox.register(&id, agent.queues());
         }
-        for h in &self.hooks {
-            agent.add_hook(h.clone());
+        if let Some(gate) = &self.gate {
+            agent.add_hook(gate.clone());
         }
         cx.updates.send(format!("{} ({}) started\n", def.name, args.description));
         let updates = cx.updates.clone();
