@@ -77,6 +77,18 @@ pub enum Content {
 }
 
 impl Content {
+    /// The text blocks of `content` joined with newlines (images left out).
+    pub fn join_text(content: &[Content]) -> String {
+        let parts: Vec<&str> = content
+            .iter()
+            .filter_map(|c| match c {
+                Content::Text { text } => Some(text.as_str()),
+                Content::Image { .. } => None,
+            })
+            .collect();
+        parts.join("\n")
+    }
+
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         Content::Text { text: text.into() }
@@ -213,13 +225,7 @@ pub struct ToolResultMessage {
 impl ToolResultMessage {
     /// All text blocks joined with newlines.
     pub fn text(&self) -> String {
-        let mut parts = Vec::new();
-        for c in &self.content {
-            if let Content::Text { text } = c {
-                parts.push(text.as_str());
-            }
-        }
-        parts.join("\n")
+        Content::join_text(&self.content)
     }
 }
 

@@ -27,6 +27,43 @@ pub fn command_lines(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Runs `command` with `bash` as a call of the model's would run: through `gate`
+/// (permission rules, hooks) first and the secret firewall after. Returns the output
+/// and whether it failed (a refusal counts as failed, its reason as the output).
+pub async fn run_gated(
+    bash: &dyn AgentTool,
+    gate: &Gate,
+    command: &str,
+    cx: ToolContext,
+) -> (String, bool) {
+    let mut call = ToolCall {
+        id: cx.call_id.clone(),
+        name: "bash".into(),
+        arguments: json!({"command": command}),
+        invalid_arguments: None,
+        signature: None,
+        item_id: None,
+    };
+    let cancel = cx.cancel.clone();
+    match gate.before(&call, bash, &cancel).await {
+        HookDecision::Block(reason) => return (reason, true),
+        HookDecision::Rewrite(args) => call.arguments = args,
+        HookDecision::Continue => {}
+    }
+    let (text, is_error) = match bash.execute(call.arguments.clone(), cx).await {
+        Ok(o) => (Content::join_text(&o.content), false),
+        Err(e) => (e.to_string(), true),
+    };
+    let msg = ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: vec![Content::text(text)],
+        is_error,
+    };
+    let msg = gate.after(&call, &msg, &cancel).await.unwrap_or(msg);
+    (msg.text(), is_error)
+}
+
 /// Runs the command lines of `text` with `bash` through `gate`; the message for the
 /// model, or `None` when there were none.
 pub async fn run_lines(
@@ -41,48 +78,16 @@ pub async fn run_lines(
     }
     let mut out = String::from("Results of the comma commands in your answer:");
     for (i, command) in lines.iter().enumerate() {
-        let mut call = ToolCall {
-            id: format!("route_{i}"),
-            name: "bash".into(),
-            arguments: json!({"command": command}),
-            invalid_arguments: None,
-            signature: None,
-            item_id: None,
+        let cx = ToolContext {
+            call_id: format!("route_{i}"),
+            cancel: cancel.clone(),
+            updates: rab_agent::UpdateSink::none(),
         };
-        let result = match gate.before(&call, bash.as_ref(), cancel).await {
-            HookDecision::Block(reason) => (reason, true),
-            decision => {
-                if let HookDecision::Rewrite(args) = decision {
-                    call.arguments = args;
-                }
-                let cx = ToolContext::detached(&call.id);
-                let (text, is_error) = match bash.execute(call.arguments.clone(), cx).await {
-                    Ok(o) => {
-                        (o.content.iter().filter_map(text_of).collect::<Vec<_>>().join("\n"), false)
-                    }
-                    Err(e) => (e.to_string(), true),
-                };
-                let msg = ToolResultMessage {
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    content: vec![Content::text(text)],
-                    is_error,
-                };
-                let msg = gate.after(&call, &msg, cancel).await.unwrap_or(msg);
-                (msg.text(), is_error)
-            }
-        };
-        let status = if result.1 { " (failed)" } else { "" };
-        out.push_str(&format!("\n\n$ {command}{status}\n```\n{}\n```", result.0.trim_end()));
+        let (output, is_error) = run_gated(bash.as_ref(), gate, command, cx).await;
+        let status = if is_error { " (failed)" } else { "" };
+        out.push_str(&format!("\n\n$ {command}{status}\n```\n{}\n```", output.trim_end()));
     }
     Some(out)
-}
-
-fn text_of(c: &Content) -> Option<&str> {
-    match c {
-        Content::Text { text } => Some(text),
-        Content::Image { .. } => None,
-    }
 }
 
 #[cfg(test)]

@@ -359,15 +359,7 @@ impl AgentSession {
         let text: Vec<String> = prompts
             .iter()
             .filter_map(|m| match m {
-                Message::User(u) => Some(
-                    u.content
-                        .iter()
-                        .filter_map(|c| match c {
-                            rab_ai::Content::Text { text } => Some(text.as_str()),
-                            rab_ai::Content::Image { .. } => None,
-                        })
-                        .collect::<String>(),
-                ),
+                Message::User(u) => Some(rab_ai::Content::join_text(&u.content)),
                 Message::Assistant(_) | Message::ToolResult(_) => None,
             })
             .collect();

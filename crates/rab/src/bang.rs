@@ -6,8 +6,7 @@
 //!   sends the command and its output to the model at once, a failure wrapped so the
 //!   model can correct it.
 
-use rab_agent::{AgentTool, HookDecision, ToolContext, ToolHook, ToolOutput};
-use rab_ai::{ToolCall, ToolResultMessage};
+use rab_agent::{AgentTool, ToolContext};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -69,50 +68,16 @@ pub async fn run(
     updates: rab_agent::UpdateSink,
 ) -> BangResult {
     let bash = rab_tools::bash::Bash::new(launch.workspace.clone());
-    let mut call = ToolCall {
-        id: "shell".into(),
-        name: "bash".into(),
-        arguments: json!({"command": bang.command}),
-        invalid_arguments: None,
-        signature: None,
-        item_id: None,
-    };
-    if bang.is_comma {
-        match launch.gate.before(&call, &bash, &cancel).await {
-            HookDecision::Continue => {}
-            HookDecision::Rewrite(args) => call.arguments = args,
-            HookDecision::Block(reason) => return BangResult { output: reason, is_error: true },
+    let cx = ToolContext { call_id: "shell".into(), cancel, updates };
+    let (output, is_error) = if bang.is_comma {
+        rab_core::routing::run_gated(&bash, &launch.gate, &bang.command, cx).await
+    } else {
+        match bash.execute(json!({"command": bang.command}), cx).await {
+            Ok(out) => (rab_ai::Content::join_text(&out.content), false),
+            Err(e) => (e.to_string(), true),
         }
-    }
-    let cx = ToolContext { call_id: call.id.clone(), cancel: cancel.clone(), updates };
-    let (output, is_error) = match bash.execute(call.arguments.clone(), cx).await {
-        Ok(out) => (text_of(&out), false),
-        Err(e) => (e.to_string(), true),
     };
-    if !bang.is_comma {
-        return BangResult { output, is_error };
-    }
-    let message = ToolResultMessage {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        content: vec![rab_ai::Content::text(output.clone())],
-        is_error,
-    };
-    match launch.gate.after(&call, &message, &cancel).await {
-        Some(cleaned) => BangResult { output: cleaned.text(), is_error },
-        None => BangResult { output, is_error },
-    }
-}
-
-fn text_of(out: &ToolOutput) -> String {
-    out.content
-        .iter()
-        .filter_map(|c| match c {
-            rab_ai::Content::Text { text } => Some(text.as_str()),
-            rab_ai::Content::Image { .. } => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    BangResult { output, is_error }
 }
 
 /// The context handed to the model for a shared `!cmd`, or the message a `,,cmd`
