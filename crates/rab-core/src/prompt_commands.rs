@@ -41,7 +41,7 @@ impl PromptCommand {
 }
 
 fn parse(path: &Path) -> Result<PromptCommand, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let text = crate::skills::read_definition(path)?;
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
         return Err("the file name must be letters, digits, - or _ (it becomes /NAME)".into());

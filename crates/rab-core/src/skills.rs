@@ -72,6 +72,22 @@ pub fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
     None
 }
 
+/// Largest skill, command or agent file read; these go into prompts whole.
+pub const MAX_DEFINITION_BYTES: u64 = 256 * 1024;
+
+/// Reads a skill, command or agent definition file, refusing one too large to be
+/// meant as a prompt.
+pub fn read_definition(path: &Path) -> Result<String, String> {
+    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
+    if size > MAX_DEFINITION_BYTES {
+        return Err(format!(
+            "{size} bytes is more than the {} KB a definition file may have",
+            MAX_DEFINITION_BYTES / 1024
+        ));
+    }
+    std::fs::read_to_string(path).map_err(|e| e.to_string())
+}
+
 /// `key: value` lines of a frontmatter (quotes removed; `[a, b]` lists kept as text).
 pub fn frontmatter_fields(front: &str) -> Vec<(String, String)> {
     front
@@ -83,7 +99,7 @@ pub fn frontmatter_fields(front: &str) -> Vec<(String, String)> {
 }
 
 fn parse(path: &Path) -> Result<Skill, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let text = read_definition(path)?;
     let (front, body) =
         split_frontmatter(&text).ok_or("missing the --- frontmatter with name and description")?;
     let fields = frontmatter_fields(front);

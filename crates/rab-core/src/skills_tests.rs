@@ -53,6 +53,11 @@ fn a_malformed_skill_is_a_warning_naming_the_file_and_the_field() {
             "---\nname: flag\ndescription: d\ndisable-model-invocation: maybe\n---\n",
             "'disable-model-invocation'",
         ),
+        (
+            "huge",
+            &format!("---\nname: huge\ndescription: d\n---\n{}", "x".repeat(300 * 1024)),
+            "256 KB",
+        ),
     ];
     for (name, text, field) in cases {
         let path = write(dir.path(), name, text);

@@ -70,7 +70,7 @@ pub fn load_agents(dirs: &[&Path], warnings: &mut Vec<String>) -> Vec<AgentDef> 
 
 fn parse_agent(path: &Path) -> Result<AgentDef, String> {
     use crate::skills::{frontmatter_fields, split_frontmatter};
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let text = crate::skills::read_definition(path)?;
     let (front, body) = split_frontmatter(&text).ok_or("missing the --- frontmatter")?;
     let mut def = AgentDef {
         name: String::new(),
