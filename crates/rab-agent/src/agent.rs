@@ -23,7 +23,7 @@ use crate::compaction::{CompactReason, Compactor, estimate_context_tokens};
 use crate::event::{AgentEvent, EventSink, StopCause};
 use crate::hooks::{HookDecision, ToolHook};
 use crate::queue::{DrainMode, Queues};
-use crate::tool::{AgentTool, ExecutionMode, ToolContext, ToolError, UpdateSink};
+use crate::tool::{AgentTool, ExecutionMode, ToolContext, ToolError, ToolSource, UpdateSink};
 use crate::tool_view::ToolView;
 
 /// Result text of a call skipped because the user steered.
@@ -65,6 +65,10 @@ pub struct Agent {
     compactor: Option<Arc<dyn Compactor>>,
     /// Progressive tool view: which tools go with full schemas.
     view: Option<Arc<ToolView>>,
+    /// The tools given at creation; `tools` is these plus the sources' tools.
+    fixed: Vec<Arc<dyn AgentTool>>,
+    /// Tools that come and go, with the version last seen.
+    sources: Vec<(Arc<dyn ToolSource>, Option<u64>)>,
     /// Dollars spent by this agent's requests.
     spent: f64,
 }
@@ -89,6 +93,8 @@ impl Agent {
             provider,
             config,
             system_prompt,
+            fixed: tools.clone(),
+            sources: Vec::new(),
             tools,
             specs,
             hooks: Vec::new(),
@@ -108,6 +114,47 @@ impl Agent {
     /// Sends tools through a progressive view (stubs until `tool_search` expands them).
     pub fn set_tool_view(&mut self, view: Arc<ToolView>) {
         self.view = Some(view);
+    }
+
+    /// Adds tools that can change while the agent lives (an MCP server that is still
+    /// starting, or whose tool list changes). They are read before every request; a
+    /// source's tool whose name is already taken is left out.
+    pub fn add_tool_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push((source, None));
+        self.refresh_tools();
+    }
+
+    /// Re-reads the tool sources whose version changed.
+    pub fn refresh_tools(&mut self) {
+        let mut is_changed = false;
+        for (source, seen) in &mut self.sources {
+            let now = source.version();
+            if *seen != Some(now) {
+                *seen = Some(now);
+                is_changed = true;
+            }
+        }
+        if !is_changed {
+            return;
+        }
+        let mut tools = self.fixed.clone();
+        let mut specs: Vec<ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+        for (source, _) in &self.sources {
+            for tool in source.tools() {
+                let spec = tool.spec();
+                if specs.iter().any(|s| s.name == spec.name) {
+                    debug!(tool = %spec.name, "tool name taken; source tool left out");
+                    continue;
+                }
+                specs.push(spec);
+                tools.push(tool);
+            }
+        }
+        if let Some(view) = &self.view {
+            view.update(&specs);
+        }
+        self.tools = tools;
+        self.specs = specs;
     }
 
     /// The tools.
@@ -390,6 +437,7 @@ impl Agent {
         sink: &mut dyn EventSink,
         cancel: &CancellationToken,
     ) -> Result<(AssistantMessage, Option<rab_ai::Error>), String> {
+        self.refresh_tools();
         // The adapter serialises the context before `stream` returns, so the history is
         // lent to it rather than copied.
         let tools = match &self.view {

@@ -333,3 +333,65 @@ async fn steering_drains_one_at_a_time_or_all() {
         assert_eq!(user_texts(reqs.last().unwrap()), ["start", "steer 1", "steer 2"], "{mode:?}");
     }
 }
+
+/// A source whose tool appears when the test says so (an MCP server that finished
+/// starting while the agent was working).
+#[derive(Default)]
+struct LateTools {
+    tools: Mutex<Vec<Arc<dyn AgentTool>>>,
+    version: std::sync::atomic::AtomicU64,
+}
+
+impl ToolSource for LateTools {
+    fn version(&self) -> u64 {
+        self.version.load(std::sync::atomic::Ordering::SeqCst)
+    }
+    fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        self.tools.lock().unwrap().clone()
+    }
+}
+
+/// Adds the late tool when it runs.
+struct Arrive(Arc<LateTools>);
+impl Tool for Arrive {
+    type Args = NoArgs;
+    const NAME: &'static str = "arrive";
+    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
+    fn description(&self) -> String {
+        "makes the late tool appear".into()
+    }
+    async fn run(&self, _: NoArgs, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        let barrier = Arc::new(tokio::sync::Barrier::new(1));
+        self.0.tools.lock().unwrap().push(Arc::new(Rendezvous(barrier)));
+        self.0.version.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(ToolOutput::text("arrived"))
+    }
+}
+
+#[tokio::test]
+async fn tools_from_a_source_appear_in_the_next_request_of_the_same_run() {
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("arrive", json!({})),
+        Turn::tool_call("rendezvous", json!({})),
+        Turn::text("done"),
+    ]);
+    let late = Arc::new(LateTools::default());
+    let mut a = agent(&llm, vec![Arc::new(Arrive(late.clone()))]);
+    a.add_tool_source(late.clone());
+    assert_eq!(a.tool_specs().len(), 1);
+    let mut rec = Recorder::default();
+    let stop = a.run(vec![Message::user("go")], &mut rec.sink(), CancellationToken::new()).await;
+    assert_eq!(stop, StopCause::Done);
+    let names = |i: usize| -> Vec<String> {
+        llm.requests()[i].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(0), ["arrive"]);
+    assert_eq!(names(1), ["arrive", "rendezvous"]);
+    assert_eq!(rec.results()[1], ("met toolu_2_0".to_owned(), false));
+}

@@ -38,6 +38,6 @@ pub use hooks::{HookDecision, ToolHook};
 pub use queue::{DrainMode, Queues};
 pub use tool::{
     AgentTool, BoxFuture, ExecutionMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput,
-    UpdateSink, schema_of,
+    ToolSource, UpdateSink, schema_of,
 };
 pub use tool_view::{TOOL_SEARCH, ToolSearch, ToolView};

@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use rab_ai::{Content, ToolSpec};
 use schemars::JsonSchema;
@@ -165,6 +166,16 @@ pub trait AgentTool: Send + Sync {
         arguments: Value,
         cx: ToolContext,
     ) -> BoxFuture<'_, Result<ToolOutput, ToolError>>;
+}
+
+/// Tools that can change while an agent lives (MCP servers starting, stopping or
+/// changing their tool list). The agent reads [`ToolSource::tools`] again whenever
+/// [`ToolSource::version`] changes.
+pub trait ToolSource: Send + Sync {
+    /// A number that changes whenever `tools` would return something different.
+    fn version(&self) -> u64;
+    /// The tools now.
+    fn tools(&self) -> Vec<Arc<dyn AgentTool>>;
 }
 
 /// A tool with typed arguments. The schema is derived from `Args`, and the model's

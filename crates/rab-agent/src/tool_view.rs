@@ -21,22 +21,41 @@ pub const TOOL_SEARCH: &str = "tool_search";
 #[derive(Debug)]
 pub struct ToolView {
     threshold: usize,
+    always: Vec<String>,
+    state: Mutex<ViewState>,
+}
+
+#[derive(Debug, Default)]
+struct ViewState {
+    /// Every tool's full spec (what `tool_search` searches).
+    all: Vec<ToolSpec>,
     /// The stub of each tool that may be deferred (not always sent in full, and with a
-    /// stub worth sending), made once.
+    /// stub worth sending).
     stubs: BTreeMap<String, ToolSpec>,
     /// Bytes the stubs save over the full specs.
     saved: usize,
-    expanded: Mutex<BTreeSet<String>>,
+    expanded: BTreeSet<String>,
 }
 
 impl ToolView {
     /// A view of `full` (every tool's spec): with more than `threshold` tools, only
     /// `always` (and expanded tools) are sent in full.
     pub fn new(threshold: usize, always: &[&str], full: &[ToolSpec]) -> Self {
+        let view = Self {
+            threshold,
+            always: always.iter().map(|s| (*s).to_owned()).collect(),
+            state: Mutex::new(ViewState::default()),
+        };
+        view.update(full);
+        view
+    }
+
+    /// Replaces the tool list (tools that come and go, such as MCP servers' tools);
+    /// expanded tools stay expanded.
+    pub fn update(&self, full: &[ToolSpec]) {
         let mut saved = 0;
         let mut stubs = BTreeMap::new();
-        for spec in
-            full.iter().filter(|s| s.name != TOOL_SEARCH && !always.contains(&s.name.as_str()))
+        for spec in full.iter().filter(|s| s.name != TOOL_SEARCH && !self.always.contains(&s.name))
         {
             let bytes = saving(spec);
             if bytes > 0 {
@@ -44,38 +63,54 @@ impl ToolView {
                 stubs.insert(spec.name.clone(), stub(spec));
             }
         }
-        Self { threshold, stubs, saved, expanded: Mutex::new(BTreeSet::new()) }
+        if let Ok(mut state) = self.state.lock() {
+            state.all = full.to_vec();
+            state.stubs = stubs;
+            state.saved = saved;
+        }
+    }
+
+    /// Every tool's full spec.
+    pub fn all(&self) -> Vec<ToolSpec> {
+        self.state.lock().map(|s| s.all.clone()).unwrap_or_default()
     }
 
     /// Sends these tools in full from now on.
     pub fn expand<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
-        if let Ok(mut e) = self.expanded.lock() {
-            e.extend(names.into_iter().map(str::to_owned));
+        if let Ok(mut s) = self.state.lock() {
+            s.expanded.extend(names.into_iter().map(str::to_owned));
         }
-    }
-
-    /// The stub `name` goes as when there are `total` tools (`None`: in full).
-    fn stub_of(&self, name: &str, total: usize) -> Option<&ToolSpec> {
-        if total <= self.threshold || self.expanded.lock().is_ok_and(|e| e.contains(name)) {
-            return None;
-        }
-        self.stubs.get(name)
     }
 
     /// Whether `name` goes as a stub when there are `total` tools.
     pub fn is_deferred(&self, name: &str, total: usize) -> bool {
-        self.stub_of(name, total).is_some()
+        total > self.threshold
+            && self
+                .state
+                .lock()
+                .is_ok_and(|s| !s.expanded.contains(name) && s.stubs.contains_key(name))
     }
 
     /// The specs for the next request.
     pub fn specs(&self, full: &[ToolSpec]) -> Vec<ToolSpec> {
-        full.iter().map(|s| self.stub_of(&s.name, full.len()).unwrap_or(s).clone()).collect()
+        let Ok(state) = self.state.lock() else { return full.to_vec() };
+        if full.len() <= self.threshold {
+            return full.to_vec();
+        }
+        full.iter()
+            .map(|s| {
+                if state.expanded.contains(&s.name) {
+                    return s.clone();
+                }
+                state.stubs.get(&s.name).unwrap_or(s).clone()
+            })
+            .collect()
     }
 
     /// Bytes the view saves before any tool is expanded (without counting
     /// `tool_search` itself).
     pub fn bytes_saved(&self) -> usize {
-        self.saved
+        self.state.lock().map_or(0, |s| s.saved)
     }
 }
 
@@ -103,13 +138,12 @@ fn stub(spec: &ToolSpec) -> ToolSpec {
 /// `tool_search`: full schemas of deferred tools.
 pub struct ToolSearch {
     view: Arc<ToolView>,
-    specs: Vec<ToolSpec>,
 }
 
 impl ToolSearch {
-    /// Searches `specs` (all tools) and expands what it returns in `view`.
-    pub fn new(view: Arc<ToolView>, specs: Vec<ToolSpec>) -> Self {
-        Self { view, specs }
+    /// Searches the view's tools and expands what it returns.
+    pub fn new(view: Arc<ToolView>) -> Self {
+        Self { view }
     }
 }
 
@@ -134,25 +168,26 @@ impl Tool for ToolSearch {
 
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
         let max = 5;
+        let specs = self.view.all();
         let found: Vec<&ToolSpec> = match args.query.trim().strip_prefix("select:") {
             Some(names) => {
                 let wanted: Vec<&str> = names.split(',').map(str::trim).collect();
                 let unknown: Vec<&str> = wanted
                     .iter()
                     .copied()
-                    .filter(|w| !self.specs.iter().any(|s| s.name == *w))
+                    .filter(|w| !specs.iter().any(|s| s.name == *w))
                     .collect();
                 if !unknown.is_empty() {
-                    let names: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
+                    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
                     return Err(ToolError::Model(format!(
                         "no tool named {}; tools: {}",
                         unknown.join(", "),
                         names.join(", ")
                     )));
                 }
-                self.specs.iter().filter(|s| wanted.contains(&s.name.as_str())).collect()
+                specs.iter().filter(|s| wanted.contains(&s.name.as_str())).collect()
             }
-            None => rank(&self.specs, &args.query).into_iter().take(max).collect(),
+            None => rank(&specs, &args.query).into_iter().take(max).collect(),
         };
         if found.is_empty() {
             return Err(ToolError::Model(format!(
@@ -232,7 +267,7 @@ mod tests {
         assert_eq!(sent[0], specs[0]);
         assert_eq!(sent[1].parameters, json!({"type": "object"}));
         assert_eq!(sent[1].description, "Schedule a prompt");
-        let search = ToolSearch::new(view.clone(), specs.clone());
+        let search = ToolSearch::new(view.clone());
         let out = search
             .execute(json!({"query": "schedule prompt"}), ToolContext::detached("c"))
             .await
@@ -250,5 +285,28 @@ mod tests {
             .await
             .unwrap_err();
         assert!(err.to_string().contains("no tool named nope"), "{err}");
+    }
+
+    #[test]
+    fn tools_added_later_are_stubbed_and_expanded_ones_stay_full() {
+        let long = "Look things up in the issue tracker. Takes a query, a project, a state \
+                    and a limit; returns matching issues with their titles and links.";
+        let mut a = spec("read", "Read.");
+        a.parameters["properties"]["y"] = json!({"type": "string", "description": long});
+        let mut b = spec("mcp__t__search", long);
+        b.parameters["properties"]["y"] = json!({"type": "string", "description": long});
+        let mut c = spec("mcp__t__get", long);
+        c.parameters["properties"]["y"] = json!({"type": "string", "description": long});
+        let view = ToolView::new(1, &["read"], std::slice::from_ref(&a));
+        assert_eq!(view.bytes_saved(), 0);
+        view.expand(["mcp__t__search"]);
+        let all = vec![a.clone(), b.clone(), c.clone()];
+        view.update(&all);
+        assert!(view.bytes_saved() > 0);
+        assert_eq!(view.all().len(), 3);
+        let sent = view.specs(&all);
+        assert_eq!(sent[0], a);
+        assert_eq!(sent[1], b, "expanded before it existed: sent in full");
+        assert_eq!(sent[2].parameters, json!({"type": "object"}));
     }
 }

@@ -255,14 +255,15 @@ impl Launch {
         }
         let mut specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
         let view = Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &ALWAYS_FULL, &specs));
-        let search = rab_agent::AgentTool::spec(&rab_agent::ToolSearch::new(view.clone(), vec![]));
+        let search = rab_agent::AgentTool::spec(&rab_agent::ToolSearch::new(view.clone()));
         let search_size = serde_json::to_string(&search).map_or(0, |s| s.len());
         // The view costs tool_search's own schema; it must save more than that.
         if view.bytes_saved() <= search_size {
             return (tools, None);
         }
         specs.push(search);
-        tools.push(Arc::new(rab_agent::ToolSearch::new(view.clone(), specs)));
+        view.update(&specs);
+        tools.push(Arc::new(rab_agent::ToolSearch::new(view.clone())));
         (tools, Some(view))
     }
 
