@@ -58,6 +58,41 @@ impl Auth {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Stores `key` for `provider` and writes the file (atomically, readable only by
+    /// its owner).
+    pub fn set_key(&mut self, provider: &str, key: &str) -> Result<(), Error> {
+        self.entries.insert(provider.to_owned(), Credential::ApiKey { key: key.to_owned() });
+        self.save()
+    }
+
+    /// Forgets `provider`'s key and writes the file; `false` when there was none.
+    pub fn remove_key(&mut self, provider: &str) -> Result<bool, Error> {
+        if self.entries.remove(provider).is_none() {
+            return Ok(false);
+        }
+        self.save().map(|()| true)
+    }
+
+    fn save(&self) -> Result<(), Error> {
+        let io = |source| Error::Io { path: self.path.clone(), source };
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let text = serde_json::to_string_pretty(&self.entries).unwrap_or_default();
+        let tmp = dir.join(format!(".auth.{}.tmp", std::process::id()));
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let written = options.open(&tmp).and_then(|mut f| {
+            std::io::Write::write_all(&mut f, format!("{text}\n").as_bytes())?;
+            f.sync_all()
+        });
+        written.and_then(|()| std::fs::rename(&tmp, &self.path)).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io(e)
+        })
+    }
 }
 
 #[cfg(unix)]
@@ -120,6 +155,29 @@ mod tests {
         p.name = "anthropic".into();
         p.key_env = vec!["ANTHROPIC_API_KEY".into()];
         p
+    }
+
+    #[test]
+    fn keys_are_stored_privately_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("agent/auth.json");
+        let mut auth = Auth::load(&path).unwrap();
+        auth.set_key("openai", "sk-one").unwrap();
+        auth.set_key("anthropic", "sk-two").unwrap();
+        let again = Auth::load(&path).unwrap();
+        assert_eq!(again.key("openai"), Some("sk-one"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        let mut again = again;
+        assert!(again.remove_key("openai").unwrap());
+        assert!(!again.remove_key("openai").unwrap());
+        let last = Auth::load(&path).unwrap();
+        assert_eq!(last.key("openai"), None);
+        assert_eq!(last.key("anthropic"), Some("sk-two"));
     }
 
     #[test]

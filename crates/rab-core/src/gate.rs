@@ -132,6 +132,16 @@ impl Gate {
         }
     }
 
+    /// Allows `rules` (permission rules such as `bash(git *)`) without asking until
+    /// the next call; an empty list ends the grant. For a prompt command's or skill's
+    /// `allowed-tools` while the model answers it.
+    pub fn grant(&self, rules: &[String]) -> Result<(), String> {
+        match self.policy.write() {
+            Ok(mut p) => p.set_granted(rules),
+            Err(_) => Err("the permission rules are unavailable".into()),
+        }
+    }
+
     /// The shared mode.
     pub fn mode(&self) -> &Arc<ModeSwitch> {
         &self.mode

@@ -9,6 +9,7 @@ pub mod ask_user;
 mod compaction;
 pub mod config_tool;
 pub mod cron;
+pub mod extension;
 mod gate;
 pub mod hooks;
 pub mod inbox;
@@ -24,6 +25,10 @@ pub mod skills;
 pub mod task;
 
 pub use compaction::{MAX_FAILURES, ModelCompactor, cut_point, sliding_window, transcript};
+pub use extension::{
+    Command, CommandContext, CommandHandler, CommandOutcome, Completion, Extension, Extensions,
+    Lifecycle, PromptRequest, command,
+};
 pub use gate::{Approval, ApprovalRequest, Approver, Gate, ModeSwitch};
 pub use plan_tools::{EnterPlanMode, ExitPlanMode, plan_tools};
 pub use prompt::{

@@ -117,6 +117,8 @@ struct Rule {
 #[derive(Clone, Debug, Default)]
 pub struct Policy {
     allow: Vec<Rule>,
+    /// Allowed for the prompt being answered (a prompt command's `allowed-tools`).
+    granted: Vec<Rule>,
     ask: Vec<Rule>,
     deny: Vec<Rule>,
     root: PathBuf,
@@ -184,6 +186,19 @@ impl Policy {
         Ok(())
     }
 
+    /// Allows `rules` until [`Policy::set_granted`] is called again (a prompt
+    /// command's or skill's `allowed-tools`, for the prompt it sends). Deny and ask
+    /// rules still win. A bad rule leaves the grants empty.
+    pub fn set_granted(&mut self, rules: &[String]) -> Result<(), String> {
+        let known = self.known.clone();
+        let cx =
+            PolicyContext { known_tools: &known, root: &self.root, home: self.home.as_deref() };
+        self.granted.clear();
+        let parsed: Result<Vec<Rule>, String> = rules.iter().map(|r| parse_rule(r, &cx)).collect();
+        self.granted = parsed?;
+        Ok(())
+    }
+
     /// The verdict on calling `tool` (of `level`) with `args` in `mode`.
     pub fn check(
         &self,
@@ -209,7 +224,12 @@ impl Policy {
         if let Some(rule) = self.ask.iter().find(|r| self.matches(r, tool, args, Quantifier::Any)) {
             return Verdict::Ask(format!("the rule \"{}\" asks", rule.text));
         }
-        if self.allow.iter().any(|r| self.matches(r, tool, args, Quantifier::All)) {
+        if self
+            .allow
+            .iter()
+            .chain(&self.granted)
+            .any(|r| self.matches(r, tool, args, Quantifier::All))
+        {
             return Verdict::Allow;
         }
         match level {

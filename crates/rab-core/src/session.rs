@@ -46,6 +46,8 @@ pub struct AgentSession {
     start_context: Vec<String>,
     /// The bash tool comma lines in the model's answers run with (opt-in routing).
     router: Option<Arc<dyn AgentTool>>,
+    /// Extensions told about the session's life.
+    extensions: Option<Arc<crate::extension::Extensions>>,
 }
 
 /// Usage and cost of one model request.
@@ -116,6 +118,7 @@ impl AgentSession {
             gate: None,
             start_context: Vec::new(),
             router: None,
+            extensions: None,
         };
         Ok((session, Resumed { repaired }))
     }
@@ -140,6 +143,26 @@ impl AgentSession {
         self.gate = Some(gate);
     }
 
+    /// Puts the extensions' tool hooks in the tool-call path (after the gate, so only
+    /// permitted calls reach them), reads their tool sources before every request and
+    /// tells them about the session's life. Their fixed tools are given to
+    /// [`AgentSession::new`].
+    pub fn set_extensions(&mut self, extensions: Arc<crate::extension::Extensions>) {
+        for hook in extensions.hooks() {
+            self.agent.add_hook(hook);
+        }
+        for source in extensions.tool_sources() {
+            self.agent.add_tool_source(source);
+        }
+        self.extensions = Some(extensions);
+    }
+
+    fn emit(&self, event: &crate::extension::Lifecycle<'_>) {
+        if let Some(e) = &self.extensions {
+            e.emit(event);
+        }
+    }
+
     /// Runs comma command lines of the model's answers with `bash` through the gate
     /// and feeds the results back (`routeAssistantCommands`).
     pub fn route_assistant_commands(&mut self, bash: Arc<dyn AgentTool>) {
@@ -149,6 +172,8 @@ impl AgentSession {
     /// Runs SessionStart hooks (`source`: `startup`, `resume`, `clear`); what they
     /// print is added to the next prompt. Returns their warnings.
     pub async fn session_start(&mut self, source: &str) -> Vec<String> {
+        let id = self.tape.id().to_owned();
+        self.emit(&crate::extension::Lifecycle::SessionStart { session_id: &id, source });
         let Some(gate) = self.gate.clone().filter(|g| g.hooks().has(HookEvent::SessionStart))
         else {
             return Vec::new();
@@ -162,6 +187,7 @@ impl AgentSession {
 
     /// Runs SessionEnd hooks (`reason`: `exit`, `clear`, `other`).
     pub async fn session_end(&self, reason: &str) {
+        self.emit(&crate::extension::Lifecycle::SessionEnd { reason });
         let Some(gate) = self.gate.as_ref().filter(|g| g.hooks().has(HookEvent::SessionEnd)) else {
             return;
         };
@@ -289,6 +315,22 @@ impl AgentSession {
 
     /// Runs the agent with these new messages.
     pub async fn run(&mut self, prompts: Vec<Message>, cancel: CancellationToken) -> StopCause {
+        if self.extensions.is_some() {
+            let text: Vec<String> = prompts
+                .iter()
+                .filter_map(|m| match m {
+                    Message::User(u) => Some(rab_ai::Content::join_text(&u.content)),
+                    Message::Assistant(_) | Message::ToolResult(_) => None,
+                })
+                .collect();
+            self.emit(&crate::extension::Lifecycle::Prompt { text: &text.join("\n") });
+        }
+        let stop = self.run_prompts(prompts, cancel).await;
+        self.emit(&crate::extension::Lifecycle::AgentEnd);
+        stop
+    }
+
+    async fn run_prompts(&mut self, prompts: Vec<Message>, cancel: CancellationToken) -> StopCause {
         if let Err(e) = self.record_model() {
             let stop = StopCause::Error { message: e.to_string() };
             self.broadcast(&AgentEvent::AgentEnd { stop: stop.clone() });

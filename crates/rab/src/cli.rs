@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 /// rab: a fast, light, safe terminal coding agent.
-#[derive(Debug, Parser)]
+#[derive(Clone, Debug, Parser)]
 #[command(name = "rab", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 #[command(
     after_help = "Examples:\n  rab -p \"explain src/main.rs\"\n  git diff | rab -p \"review this\"\n  rab -p --provider ollama --model qwen3-coder \"hi\"\n  rab -c -p \"and now add a test\""
@@ -57,6 +57,16 @@ pub struct Cli {
     /// Send no tools: chat only.
     #[arg(long)]
     pub no_tools: bool,
+
+    /// Leave out rab's built-in tools; tools of skills, MCP servers and compiled-in
+    /// extensions stay.
+    #[arg(long)]
+    pub no_builtin_tools: bool,
+
+    /// Load no extensions: no built-in tools, skills, prompt commands, MCP servers or
+    /// compiled-in extensions (rab's own commands stay).
+    #[arg(long)]
+    pub no_extensions: bool,
 
     /// Only these tools, comma-separated (e.g. read,grep,glob).
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
@@ -150,7 +160,7 @@ pub enum OutputFormat {
 }
 
 /// Subcommands.
-#[derive(Debug, Subcommand)]
+#[derive(Clone, Debug, Subcommand)]
 pub enum Command {
     /// Work with saved sessions.
     Sessions {
@@ -158,10 +168,24 @@ pub enum Command {
         #[command(subcommand)]
         action: SessionsCommand,
     },
+    /// MCP: serve rab's tools to other clients.
+    Mcp {
+        /// What to do.
+        #[command(subcommand)]
+        action: McpCommand,
+    },
+}
+
+/// `rab mcp …`.
+#[derive(Clone, Debug, Subcommand)]
+pub enum McpCommand {
+    /// Serve rab's built-in tools over stdio (MCP), under this directory's permission
+    /// rules and sandbox. A call that would need a question is refused.
+    Serve,
 }
 
 /// `rab sessions …`.
-#[derive(Debug, Subcommand)]
+#[derive(Clone, Debug, Subcommand)]
 pub enum SessionsCommand {
     /// List sessions of this directory, newest first.
     List {

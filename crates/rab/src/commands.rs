@@ -1,52 +1,86 @@
-//! Slash commands shared by the terminal UI and the REPL. (The command registry with
-//! extension commands and comma routing comes with the extensions work; these are the
-//! built-ins every interactive mode needs.)
+//! rab's own commands (`/help`, `/model`, …), provided through the same `Extension`
+//! trait as every other command, plus helpers the modes share (help text, tree text,
+//! session search).
 
+use std::any::Any;
 use std::path::Path;
+use std::sync::Arc;
 
-use rab_core::AgentSession;
+use rab_core::{
+    AgentSession, Command, CommandContext, CommandHandler, CommandOutcome as Outcome, Completion,
+    Extension, Extensions,
+};
 
 use crate::launch::Launch;
 
-/// A parsed `/name args` line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Invocation {
-    /// Command name without the slash.
-    pub name: String,
-    /// The rest of the line, trimmed.
-    pub args: String,
+/// rab's own commands, as an extension (the first one loaded, so its names win).
+pub struct BuiltinCommands;
+
+impl Extension for BuiltinCommands {
+    fn name(&self) -> &str {
+        "builtin-commands"
+    }
+
+    fn commands(&self) -> Vec<Command> {
+        BUILTINS
+            .iter()
+            .map(|(name, desc)| Command {
+                name: (*name).to_owned(),
+                description: (*desc).to_owned(),
+                argument_hint: None,
+                handler: Arc::new(Builtin(name)),
+            })
+            .collect()
+    }
 }
 
-/// Parses a line starting with `/` (not `//`, which is text), or with `,` followed by
-/// the name of a known command (`,handoff`, `,anchor NAME`, a prompt command,
-/// `,skill:NAME`: the same handlers).
-pub fn parse(line: &str, launch: &Launch) -> Option<Invocation> {
-    parse_with(line, |name| {
-        launch.resources.command(name).is_some()
-            || name.strip_prefix("skill:").is_some_and(|s| launch.resources.skill(s).is_some())
-    })
-}
+/// One built-in command: its handler needs rab's start-up state, passed as the host.
+struct Builtin(&'static str);
 
-/// [`parse`] with `is_extra` saying which names besides the built-ins are commands.
-fn parse_with(line: &str, is_extra: impl Fn(&str) -> bool) -> Option<Invocation> {
-    let line = line.trim();
-    let (rest, is_comma) = match line.strip_prefix('/') {
-        Some(rest) => (rest, false),
-        None => (line.strip_prefix(',')?, true),
-    };
-    if rest.starts_with(['/', ',']) || rest.is_empty() {
-        return None;
+impl CommandHandler for Builtin {
+    fn run(&self, args: &str, cx: &mut CommandContext<'_>) -> Outcome {
+        let Some(launch) = cx.host.downcast_ref::<Launch>() else {
+            return Outcome::Error(format!("/{} runs only inside rab's own modes", self.0));
+        };
+        execute(self.0, args, cx.session, launch, cx.extensions)
     }
-    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-    let is_known = BUILTINS.iter().any(|(n, _)| *n == name) || is_extra(name);
-    if is_comma && !is_known {
-        return None;
+
+    fn completions(&self, args: &str, host: &dyn Any) -> Vec<Completion> {
+        let Some(launch) = host.downcast_ref::<Launch>() else { return Vec::new() };
+        let options: Vec<(String, Option<String>)> = match self.0 {
+            "model" => launch
+                .registry
+                .models()
+                .iter()
+                .map(|m| (format!("{}/{}", m.provider, m.id), Some(m.name.clone())))
+                .collect(),
+            "thinking" => {
+                ["off", "minimal", "low", "medium", "high"].map(|l| (l.to_owned(), None)).to_vec()
+            }
+            "export" => [("html", "a web page"), ("md", "Markdown"), ("json", "JSON")]
+                .map(|(f, d)| (f.to_owned(), Some(d.to_owned())))
+                .to_vec(),
+            "login" | "logout" => launch
+                .registry
+                .providers()
+                .iter()
+                .filter(|p| p.requires_key)
+                .map(|p| (p.name.clone(), None))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let needle = args.to_ascii_lowercase();
+        options
+            .into_iter()
+            .filter(|(v, _)| v.to_ascii_lowercase().contains(&needle))
+            .take(50)
+            .map(|(value, description)| Completion { value, description })
+            .collect()
     }
-    Some(Invocation { name: name.to_owned(), args: args.trim().to_owned() })
 }
 
 /// The built-in commands with one-line descriptions (for help and autocomplete).
-pub const BUILTINS: [(&str, &str); 22] = [
+pub const BUILTINS: [(&str, &str); 25] = [
     ("help", "Show commands and keys"),
     ("quit", "Exit rab"),
     ("exit", "Exit rab"),
@@ -69,67 +103,54 @@ pub const BUILTINS: [(&str, &str); 22] = [
     ("search", "Search every session: /search WORDS"),
     ("export", "Export this session: /export [html|md|json] [FILE]"),
     ("tools", "List the tools with their permission level and the permission mode"),
+    ("reload", "Read skills, prompt commands, agents, settings and MCP servers again"),
+    ("login", "Store an API key: /login PROVIDER (asks for it); alone, lists the keys"),
+    ("logout", "Forget a stored API key: /logout PROVIDER"),
 ];
 
-/// What a command asks the mode to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// Show this text.
-    Info(String),
-    /// Show this error.
-    Error(String),
-    /// Leave rab.
-    Quit,
-    /// Replace the session with a fresh one.
-    NewSession,
-    /// Let the user pick a session to resume (or resume this file).
-    Resume(Option<String>),
-    /// Let the user pick a model.
-    PickModel,
-    /// Clear the screen.
-    Clear,
-    /// Show the keyboard shortcuts.
-    Hotkeys,
-    /// Compact the conversation now.
-    Compact(Option<String>),
-    /// Show the tree (the UI opens a picker).
-    Tree,
-    /// Continue from this entry (summarising the abandoned branch or not).
-    Branch(String, bool),
-    /// Hand off to a fresh session.
-    Handoff(Option<String>),
-    /// Search every session (may take a while the first time: the UI runs it off the
-    /// UI thread).
-    Search(String),
-    /// Send this as the user's message (a prompt command or a skill), with this model
-    /// when given.
-    Prompt(String, Option<String>),
-}
-
 /// Help text listing the commands.
-pub fn help(launch: &Launch) -> String {
-    let mut out = String::from("Commands:\n");
-    for (name, desc) in BUILTINS {
-        out.push_str(&format!("  /{name:<10} {desc}\n"));
-    }
-    for c in &launch.resources.commands {
+pub fn help(extensions: &Extensions) -> String {
+    let mut out = String::from("Commands (each also runs as ,name):\n");
+    for c in extensions.commands() {
         let hint = c.argument_hint.as_deref().map_or(String::new(), |h| format!(" {h}"));
         out.push_str(&format!("  /{:<10} {}{hint}\n", c.name, c.description));
-    }
-    for s in &launch.resources.skills {
-        out.push_str(&format!("  /skill:{:<4} {}\n", s.name, s.description));
     }
     out.push_str(
         "  !cmd        Run a shell command; its output goes to the model with your next message\n",
     );
     out.push_str("  !!cmd       Run a shell command without sending it to the model\n");
+    out.push_str(
+        "  ,cmd        Run a shell command (any other word after the comma); show its output\n",
+    );
+    out.push_str("  ,,cmd       Run it and send the command and its output to the model\n");
     out
 }
 
-/// Runs a command against the session.
-pub fn execute(inv: &Invocation, session: &mut AgentSession, launch: &Launch) -> Outcome {
-    match inv.name.as_str() {
-        "help" => Outcome::Info(help(launch)),
+/// Prepares a command's prompt: switches the model it names and allows its
+/// `allowed-tools` until the next `gate.grant`.
+pub fn apply_prompt(
+    request: &rab_core::PromptRequest,
+    session: &mut AgentSession,
+    launch: &Launch,
+) -> Result<(), String> {
+    if let Some(m) = &request.model {
+        let t = launch.resolve_model(m)?;
+        session.set_model(t.model, t.api_key, Some(t.auth_hint));
+    }
+    launch.gate.grant(&request.allowed_tools).map_err(|e| format!("allowed-tools: {e}"))
+}
+
+/// Runs built-in command `name` against the session.
+fn execute(
+    name: &str,
+    args: &str,
+    session: &mut AgentSession,
+    launch: &Launch,
+    extensions: &Extensions,
+) -> Outcome {
+    let inv = Invocation { args: args.to_owned() };
+    match name {
+        "help" => Outcome::Info(help(extensions)),
         "quit" | "exit" => Outcome::Quit,
         "new" => Outcome::NewSession,
         "clear" => Outcome::Clear,
@@ -205,28 +226,16 @@ pub fn execute(inv: &Invocation, session: &mut AgentSession, launch: &Launch) ->
         "cost" => Outcome::Info(cost_info(session)),
         "settings" => Outcome::Info(settings_info(launch, session)),
         "tools" => Outcome::Info(tools_info(launch, session)),
-        other => resource(other, &inv.args, launch),
+        "reload" => Outcome::Reload,
+        "login" if inv.args.is_empty() => Outcome::Info(crate::login::list(launch)),
+        "login" => Outcome::Login(inv.args.clone()),
+        "logout" => crate::login::logout(launch, &inv.args),
+        other => Outcome::Error(format!("unknown command /{other}; /help lists the commands")),
     }
 }
 
-/// A skill (`skill:NAME`) or a prompt command.
-fn resource(name: &str, args: &str, launch: &Launch) -> Outcome {
-    if let Some(skill_name) = name.strip_prefix("skill:") {
-        return match launch.resources.skill(skill_name) {
-            Some(skill) => {
-                let mut text = skill.invoke(args);
-                if !skill.body.contains("$ARGUMENTS") && !args.trim().is_empty() {
-                    text.push_str(&format!("\n\n{}", args.trim()));
-                }
-                Outcome::Prompt(text, None)
-            }
-            None => Outcome::Error(format!("no skill named {skill_name}; /help lists the skills")),
-        };
-    }
-    match launch.resources.command(name) {
-        Some(c) => Outcome::Prompt(c.expand(args), c.model.clone()),
-        None => Outcome::Error(format!("unknown command /{name}; /help lists the commands")),
-    }
+struct Invocation {
+    args: String,
 }
 
 /// The tree as numbered lines (the numbers `/tree N` takes).
@@ -388,47 +397,4 @@ fn settings_info(launch: &Launch, session: &AgentSession) -> String {
         launch.paths.settings_file().display(),
         rab_config::Paths::project_settings_file(&launch.cwd).display(),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn none(_: &str) -> bool {
-        false
-    }
-
-    #[test]
-    fn parses_commands_but_not_paths_or_double_slashes() {
-        assert_eq!(
-            parse_with("/model gpt-6", none),
-            Some(Invocation { name: "model".into(), args: "gpt-6".into() })
-        );
-        assert_eq!(
-            parse_with("  /quit  ", none),
-            Some(Invocation { name: "quit".into(), args: String::new() })
-        );
-        assert_eq!(parse_with("//not a command", none), None);
-        assert_eq!(parse_with("hello /model", none), None);
-        assert_eq!(parse_with("/", none), None);
-    }
-
-    #[test]
-    fn comma_runs_known_commands_only() {
-        assert_eq!(
-            parse_with(",anchor before refactor", none),
-            Some(Invocation { name: "anchor".into(), args: "before refactor".into() })
-        );
-        assert_eq!(
-            parse_with(",handoff", none),
-            Some(Invocation { name: "handoff".into(), args: String::new() })
-        );
-        assert_eq!(
-            parse_with(",ls -la", none),
-            None,
-            "not a command (comma shell routing comes later)"
-        );
-        assert_eq!(parse_with(",,handoff", none), None);
-        assert_eq!(parse_with("a, b", none), None);
-    }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rab_agent::{AgentConfig, AgentTool, DrainMode};
 use rab_ai::{Client, Registry, RetryPolicy, StreamOptions};
 use rab_config::{Env, Paths, QueueMode, Settings};
-use rab_core::{AgentSession, PromptSources, Resumed, build_system_prompt};
+use rab_core::{AgentSession, Extension, Extensions, PromptSources, Resumed, build_system_prompt};
 use rab_session::Tape;
 
 use crate::cli::Cli;
@@ -52,8 +52,38 @@ pub struct Launch {
     pub scheduler: Arc<rab_core::cron::Scheduler>,
     /// Who send_message reaches.
     pub inbox: rab_core::inbox::Inbox,
-    /// Skills and prompt commands.
-    pub resources: crate::resources::Resources,
+    /// Every extension: rab's commands and tools, skills and prompt commands,
+    /// compiled-in extensions, MCP servers.
+    pub extensions: Arc<Extensions>,
+    /// What it was made from (for `/reload`).
+    pub origin: Origin,
+}
+
+/// What a [`Launch`] was made from, to make it again.
+#[derive(Clone)]
+pub struct Origin {
+    /// The command line.
+    pub cli: Cli,
+    /// Whether the mode stays (UI, REPL).
+    pub is_long_running: bool,
+    /// Extensions compiled into this binary.
+    pub user: Vec<Arc<dyn Extension>>,
+}
+
+/// A named list of tools as an extension (rab's built-in tools).
+struct ToolList {
+    name: &'static str,
+    tools: Vec<Arc<dyn AgentTool>>,
+}
+
+impl Extension for ToolList {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        self.tools.clone()
+    }
 }
 
 /// With more tools than this, tools beyond [`ALWAYS_FULL`] go as stubs until
@@ -78,6 +108,7 @@ impl Launch {
         paths: Paths,
         cwd: PathBuf,
         is_long_running: bool,
+        user: Vec<Arc<dyn Extension>>,
     ) -> Result<Self, SetupError> {
         let registry = setup::registry(&env, &paths)?;
         let loaded = rab_config::load_settings(
@@ -89,6 +120,22 @@ impl Launch {
         let mut warnings = loaded.warnings.clone();
         let settings = loaded.settings;
         let target = setup::target(cli, &settings, &env, &paths, &registry)?;
+        let home = crate::resources::home_dir(&env);
+        let resources = if cli.no_extensions {
+            crate::resources::Resources::default()
+        } else {
+            crate::resources::Resources::load(
+                &cwd,
+                paths.home(),
+                home.as_deref(),
+                settings.skills_as_tools,
+                &mut warnings,
+            )
+        };
+        // Rules may name any tool rab knows, including extensions' and skills'.
+        let mut known = setup::known_tools(&cwd);
+        known.extend(user.iter().flat_map(|e| e.tools()).map(|t| t.spec().name));
+        known.extend(resources.tools(true).iter().map(|t| t.spec().name));
         let safety = crate::safety::build(
             cli,
             &settings,
@@ -96,16 +143,10 @@ impl Launch {
             &env,
             &paths,
             &cwd,
-            &setup::known_tools(&cwd),
+            &known,
             target.api_key.as_deref(),
             &mut warnings,
         )?;
-        let home = crate::resources::home_dir(&env);
-        let resources =
-            crate::resources::Resources::load(&cwd, paths.home(), home.as_deref(), &mut warnings);
-        for w in &warnings {
-            eprintln!("rab: warning: {w}");
-        }
         let workspace = setup::workspace(&env, &cwd, safety.sandbox);
         let inbox = rab_core::inbox::Inbox::default();
         let (enter_plan, exit_plan) =
@@ -121,7 +162,6 @@ impl Launch {
             )),
             Arc::new(rab_core::inbox::SendMessage::new(inbox.clone(), rab_core::inbox::MAIN)),
         ];
-        extra.extend(resources.tools(settings.skills_as_tools));
         let scheduler = rab_core::cron::Scheduler::new(rab_session::time::now_millis());
         if is_long_running {
             let (create, list, delete) = rab_core::cron::cron_tools(&scheduler);
@@ -131,9 +171,25 @@ impl Launch {
                 Arc::new(delete),
             ]);
         }
-        let tools = setup::tools(cli, &settings, &workspace, extra)?;
+        let has_builtin_tools = !cli.no_builtin_tools && !cli.no_extensions;
+        let mut list: Vec<Arc<dyn Extension>> = vec![Arc::new(crate::commands::BuiltinCommands)];
+        if has_builtin_tools {
+            let tools = setup::builtin_tools(&settings, &workspace, extra);
+            list.push(Arc::new(ToolList { name: "builtin-tools", tools }));
+        }
+        if !cli.no_extensions {
+            list.push(Arc::new(resources.clone()));
+            list.extend(user.iter().cloned());
+        }
+        let extensions = Arc::new(Extensions::new(list));
+        warnings.extend(extensions.warnings().iter().cloned());
+        for w in &warnings {
+            eprintln!("rab: warning: {w}");
+        }
+        let tools = setup::tools(cli, &settings, extensions.tools().to_vec())?;
         let only = cli.tools.as_deref().or(settings.tools.as_deref());
-        let has_task = !cli.no_tools && setup::is_enabled("task", only, &settings);
+        let has_task =
+            has_builtin_tools && !cli.no_tools && setup::is_enabled("task", only, &settings);
         let mut agent_warnings = Vec::new();
         let agents = rab_core::task::load_agents(
             &[&cwd.join(".rab/agents"), &paths.home().join("agents"), &cwd.join(".claude/agents")],
@@ -180,8 +236,22 @@ impl Launch {
             agents,
             scheduler,
             inbox,
-            resources,
+            extensions,
+            origin: Origin { cli: cli.clone(), is_long_running, user },
         })
+    }
+
+    /// The same launch made again from the files (`/reload`).
+    pub fn reload(&self) -> Result<Self, SetupError> {
+        let o = &self.origin;
+        Self::new(
+            &o.cli,
+            self.env.clone(),
+            self.paths.clone(),
+            self.cwd.clone(),
+            o.is_long_running,
+            o.user.clone(),
+        )
     }
 
     /// Stream options for the current target and a session id.
@@ -226,6 +296,7 @@ impl Launch {
         }
         session.enable_compaction(self.settings.compaction.clone());
         session.set_gate(self.gate.clone());
+        session.set_extensions(self.extensions.clone());
         Ok((session, resumed))
     }
 

@@ -79,12 +79,15 @@ pub async fn comma(
     session: &mut AgentSession,
     prompt: &str,
 ) -> Comma {
-    use crate::commands::{self, Outcome};
+    use rab_core::CommandOutcome as Outcome;
     if !prompt.trim_start().starts_with(',') {
         return Comma::Prompt;
     }
-    if let Some(inv) = commands::parse(prompt, launch) {
-        return match commands::execute(&inv, session, launch) {
+    if let Some(mut outcome) = launch.extensions.run(prompt, session, launch) {
+        while let Outcome::Later(work) = outcome {
+            outcome = work.await;
+        }
+        return match outcome {
             Outcome::Info(text) => {
                 println!("{}", text.trim_end());
                 Comma::Done(EXIT_OK)
@@ -93,7 +96,15 @@ pub async fn comma(
                 eprintln!("rab: {text}");
                 Comma::Done(crate::EXIT_USAGE)
             }
-            Outcome::Prompt(text, _) => Comma::Ask(text),
+            Outcome::Prompt(request) => {
+                match crate::commands::apply_prompt(&request, session, launch) {
+                    Ok(()) => Comma::Ask(request.text),
+                    Err(e) => {
+                        eprintln!("rab: {e}");
+                        Comma::Done(crate::EXIT_USAGE)
+                    }
+                }
+            }
             Outcome::Quit
             | Outcome::NewSession
             | Outcome::Resume(_)
@@ -104,8 +115,12 @@ pub async fn comma(
             | Outcome::Tree
             | Outcome::Branch(..)
             | Outcome::Handoff(_)
-            | Outcome::Search(_) => {
-                eprintln!("rab: ,{} needs the interactive UI or the REPL", inv.name);
+            | Outcome::Search(_)
+            | Outcome::Reload
+            | Outcome::Login(_)
+            | Outcome::Later(_) => {
+                let name = prompt.split_whitespace().next().unwrap_or_default();
+                eprintln!("rab: {name} needs the interactive UI or the REPL");
                 Comma::Done(crate::EXIT_USAGE)
             }
         };

@@ -10,12 +10,14 @@ use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::commands::{self, Outcome};
+use rab_core::CommandOutcome as Outcome;
+
+use crate::commands;
 use crate::launch::Launch;
 use crate::{EXIT_OK, bang};
 
 /// Runs the REPL until end of input or `/quit`.
-pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String>) -> u8 {
+pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<String>) -> u8 {
     let model = &session.agent().config().model;
     println!(
         "rab {} — {} ({}) — /help for commands, Ctrl+D to quit",
@@ -25,7 +27,7 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
     );
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let (ask_tx, mut ask_rx) = mpsc::unbounded_channel();
-    launch.approver.install(std::sync::Arc::new(crate::safety::ChannelApprover(ask_tx)));
+    launch.approver.install(std::sync::Arc::new(crate::safety::ChannelApprover(ask_tx.clone())));
     let mut pending_context: Vec<String> = Vec::new();
     let mut next = first;
     loop {
@@ -54,8 +56,15 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
         if line.trim().is_empty() {
             continue;
         }
-        if let Some(inv) = commands::parse(&line, &launch) {
-            match commands::execute(&inv, &mut session, &launch) {
+        if launch.extensions.is_command_line(&line) {
+            let Some(mut outcome) = launch.extensions.run(&line, &mut session, &launch) else {
+                continue;
+            };
+            // A slow part (an MCP prompt being fetched) is awaited here.
+            while let Outcome::Later(work) = outcome {
+                outcome = work.await;
+            }
+            match outcome {
                 Outcome::Info(text) => println!("{}", text.trim_end()),
                 Outcome::Error(text) => eprintln!("rab: {text}"),
                 Outcome::Quit => {
@@ -115,15 +124,46 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
                         Err(e) => eprintln!("rab: {e}"),
                     }
                 }
-                Outcome::Prompt(text, model) => {
-                    if let Some(m) = model {
-                        match launch.resolve_model(&m) {
-                            Ok(t) => session.set_model(t.model, t.api_key, Some(t.auth_hint)),
-                            Err(e) => eprintln!("rab: {e}"),
+                Outcome::Prompt(request) => {
+                    match commands::apply_prompt(&request, &mut session, &launch) {
+                        Ok(()) => {
+                            run_prompt(&mut session, request.text, &mut ask_rx, &mut lines).await;
+                            let _ = launch.gate.grant(&[]);
                         }
+                        Err(e) => eprintln!("rab: {e}"),
                     }
-                    run_prompt(&mut session, text, &mut ask_rx, &mut lines).await;
                 }
+                Outcome::Reload => match reload(&launch, &session, &ask_tx) {
+                    Ok((l, s)) => {
+                        launch = l;
+                        session = s;
+                        println!(
+                            "reloaded: {} commands, {} tools",
+                            launch.extensions.commands().len(),
+                            session.agent().tools().len()
+                        );
+                    }
+                    Err(e) => eprintln!("rab: reload failed, nothing changed: {e}"),
+                },
+                Outcome::Login(provider) => {
+                    if let Err(e) = crate::login::check_provider(&launch, &provider) {
+                        eprintln!("rab: {e}");
+                        continue;
+                    }
+                    print!("{provider} API key (not echoed): ");
+                    let _ = std::io::stdout().flush();
+                    let echo_off = set_echo(false);
+                    let key = lines.next_line().await.ok().flatten().unwrap_or_default();
+                    if echo_off {
+                        set_echo(true);
+                        println!();
+                    }
+                    match crate::login::store(&launch, &provider, &key) {
+                        Ok(text) => println!("{text}"),
+                        Err(e) => eprintln!("rab: {e}"),
+                    }
+                }
+                Outcome::Later(_) => {}
             }
             continue;
         }
@@ -161,6 +201,38 @@ pub async fn run(launch: Launch, mut session: AgentSession, first: Option<String
         prompt.push_str(&line);
         run_prompt(&mut session, prompt, &mut ask_rx, &mut lines).await;
     }
+}
+
+/// `/reload`: the launch made again from the files, and the session reopened with it.
+fn reload(
+    launch: &Launch,
+    session: &AgentSession,
+    ask_tx: &mpsc::UnboundedSender<crate::safety::Asked>,
+) -> Result<(Launch, AgentSession), String> {
+    let path = session
+        .tape()
+        .path()
+        .ok_or("/reload needs a saved session (not --no-session); restart rab instead")?
+        .to_owned();
+    let fresh = launch.reload().map_err(|e| e.message)?;
+    let (tape, _) = rab_session::Tape::open(&path).map_err(|e| e.to_string())?;
+    let (s, _) = fresh.session(tape).map_err(|e| e.message)?;
+    fresh.approver.install(std::sync::Arc::new(crate::safety::ChannelApprover(ask_tx.clone())));
+    Ok((fresh, s))
+}
+
+/// Turns terminal echo off or on (for typing a key); false when stdin is not a
+/// terminal or `stty` is missing.
+fn set_echo(on: bool) -> bool {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return false;
+    }
+    std::process::Command::new("stty")
+        .arg(if on { "echo" } else { "-echo" })
+        .stdin(std::process::Stdio::inherit())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 fn resume(launch: &Launch, session: &mut AgentSession, arg: Option<String>) {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use rab_agent::AgentTool;
 use rab_core::prompt_commands::{PromptCommand, command_dirs, load_commands};
 use rab_core::skills::{Skill, SkillAsTool, SkillTool, load_skills, skill_dirs};
+use rab_core::{Command, CommandContext, CommandHandler, CommandOutcome, Extension, PromptRequest};
 
 /// What was discovered.
 #[derive(Clone, Debug, Default)]
@@ -14,6 +15,68 @@ pub struct Resources {
     pub skills: Vec<Skill>,
     /// `/name` prompt commands from markdown files.
     pub commands: Vec<PromptCommand>,
+    /// `skillsAsTools`: one tool per skill besides the `skill` tool.
+    pub skills_as_tools: bool,
+}
+
+/// Skills and prompt commands as an extension: their tools and `/skill:NAME`, `/name`.
+impl Extension for Resources {
+    fn name(&self) -> &str {
+        "skills-and-prompt-commands"
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        Resources::tools(self, self.skills_as_tools)
+    }
+
+    fn commands(&self) -> Vec<Command> {
+        let mut out: Vec<Command> = self
+            .commands
+            .iter()
+            .map(|c| Command {
+                name: c.name.clone(),
+                description: c.description.clone(),
+                argument_hint: c.argument_hint.clone(),
+                handler: Arc::new(PromptHandler(c.clone())),
+            })
+            .collect();
+        out.extend(self.skills.iter().map(|s| Command {
+            name: format!("skill:{}", s.name),
+            description: s.description.clone(),
+            argument_hint: None,
+            handler: Arc::new(SkillHandler(s.clone())),
+        }));
+        out
+    }
+}
+
+struct PromptHandler(PromptCommand);
+
+impl CommandHandler for PromptHandler {
+    fn run(&self, args: &str, _cx: &mut CommandContext<'_>) -> CommandOutcome {
+        CommandOutcome::Prompt(PromptRequest {
+            text: self.0.expand(args),
+            model: self.0.model.clone(),
+            allowed_tools: self.0.allowed_tools.clone(),
+        })
+    }
+}
+
+struct SkillHandler(Skill);
+
+impl CommandHandler for SkillHandler {
+    fn run(&self, args: &str, _cx: &mut CommandContext<'_>) -> CommandOutcome {
+        let skill = &self.0;
+        let mut text = skill.invoke(args);
+        if !skill.body.contains("$ARGUMENTS") && !args.trim().is_empty() {
+            text.push_str(&format!("\n\n{}", args.trim()));
+        }
+        CommandOutcome::Prompt(PromptRequest {
+            text,
+            model: None,
+            allowed_tools: skill.allowed_tools.clone(),
+        })
+    }
 }
 
 impl Resources {
@@ -22,12 +85,13 @@ impl Resources {
         cwd: &Path,
         rab_home: &Path,
         home: Option<&Path>,
+        skills_as_tools: bool,
         warnings: &mut Vec<String>,
     ) -> Self {
         let skills = load_skills(&skill_dirs(cwd, rab_home, home), warnings);
         let builtin: Vec<&str> = crate::commands::BUILTINS.iter().map(|(n, _)| *n).collect();
         let commands = load_commands(&command_dirs(cwd, rab_home), &builtin, warnings);
-        Self { skills, commands }
+        Self { skills, commands, skills_as_tools }
     }
 
     /// The `skill` tool (when the model may invoke any skill) and, with `as_tools`, one
@@ -47,16 +111,6 @@ impl Resources {
             );
         }
         out
-    }
-
-    /// A skill by name.
-    pub fn skill(&self, name: &str) -> Option<&Skill> {
-        self.skills.iter().find(|s| s.name == name)
-    }
-
-    /// A prompt command by name.
-    pub fn command(&self, name: &str) -> Option<&PromptCommand> {
-        self.commands.iter().find(|c| c.name == name)
     }
 }
 

@@ -172,6 +172,13 @@ impl SwitchApprover {
             *inner = Some(approver);
         }
     }
+
+    /// Moves the installed approver (if any) to `other` (a reloaded launch).
+    pub fn hand_over(&self, other: &SwitchApprover) {
+        if let Some(a) = self.inner.read().ok().and_then(|i| i.clone()) {
+            other.install(a);
+        }
+    }
 }
 
 impl Approver for SwitchApprover {

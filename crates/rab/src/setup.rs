@@ -196,17 +196,12 @@ pub fn known_tools(cwd: &Path) -> Vec<String> {
     names
 }
 
-/// The built-in tools, narrowed by `--no-tools`, `--tools` and the settings' `tools` /
-/// `excludeTools`. An unknown tool name is an error, never silently ignored.
-pub fn tools(
-    cli: &Cli,
+/// rab's built-in tools: rab-tools' and `extra` (the session-level ones).
+pub fn builtin_tools(
     settings: &Settings,
     ws: &rab_tools::Workspace,
     extra: Vec<Arc<dyn AgentTool>>,
-) -> Result<Vec<Arc<dyn AgentTool>>, SetupError> {
-    if cli.no_tools {
-        return Ok(Vec::new());
-    }
+) -> Vec<Arc<dyn AgentTool>> {
     let mut all = rab_tools::builtin_in(ws);
     if settings.sandbox.allow_private_network {
         for t in &mut all {
@@ -216,6 +211,19 @@ pub fn tools(
         }
     }
     all.extend(extra);
+    all
+}
+
+/// The extensions' tools, narrowed by `--no-tools`, `--tools` and the settings' `tools`
+/// / `excludeTools`. An unknown tool name is an error, never silently ignored.
+pub fn tools(
+    cli: &Cli,
+    settings: &Settings,
+    all: Vec<Arc<dyn AgentTool>>,
+) -> Result<Vec<Arc<dyn AgentTool>>, SetupError> {
+    if cli.no_tools {
+        return Ok(Vec::new());
+    }
     let mut names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
     // Tools added per session or only in some modes can be named all the same.
     for name in SESSION_TOOLS {
@@ -224,7 +232,8 @@ pub fn tools(
         }
     }
     let check = |list: &[String], what: &str| -> Result<(), SetupError> {
-        match list.iter().find(|n| !names.contains(n)) {
+        // MCP tools arrive after start-up: their names cannot be checked here.
+        match list.iter().find(|n| !names.contains(n) && !n.starts_with("mcp__")) {
             Some(bad) => Err(SetupError::usage(format!(
                 "{what}: unknown tool '{bad}'; available tools: {}",
                 names.join(", ")

@@ -102,14 +102,7 @@ impl App {
         bindings: Keybindings,
         session: &AgentSession,
     ) -> Self {
-        let commands = crate::commands::BUILTINS
-            .iter()
-            .map(|(name, desc)| rab_tui::autocomplete::CommandInfo {
-                name: (*name).into(),
-                description: (*desc).into(),
-            })
-            .collect();
-        let completer = PromptCompleter::new(commands, launch.cwd.clone());
+        let completer = PromptCompleter::new(command_infos(&launch), launch.cwd.clone());
         let mut editor = Editor::new();
         for m in session.agent().messages() {
             if let Message::User(u) = m
@@ -230,25 +223,54 @@ impl App {
         (lines, cursor)
     }
 
+    /// Replaces the launch (after `/reload`) and the command list completion offers.
+    pub fn set_launch(&mut self, launch: Arc<Launch>) {
+        self.completer.set_commands(command_infos(&launch));
+        self.launch = launch;
+    }
+
+    /// Argument suggestions from the command being typed (`/model cl`).
+    fn argument_completions(&self) -> Option<Completions> {
+        let before = self.editor.text_before_cursor();
+        if before.contains('\n') {
+            return None;
+        }
+        let (start, items) = self.launch.extensions.completions(before, self.launch.as_ref())?;
+        if items.is_empty() {
+            return None;
+        }
+        let items = items
+            .into_iter()
+            .map(|c| rab_tui::autocomplete::CompletionItem {
+                label: c.value.clone(),
+                description: c.description,
+                replacement: format!("{} ", c.value),
+            })
+            .collect();
+        Some(Completions { range: start..before.len(), items })
+    }
+
     fn refresh_completions(&mut self) {
-        self.completions =
-            self.completer.complete(self.editor.text_before_cursor()).and_then(|c| {
-                if c.items.is_empty() {
-                    return None;
-                }
-                let items = c
-                    .items
-                    .iter()
-                    .map(|i| {
-                        let item = SelectItem::new(i.label.clone());
-                        match &i.description {
-                            Some(d) => item.with_description(d.clone()),
-                            None => item,
-                        }
-                    })
-                    .collect();
-                Some((c, SelectList::new(items, 6)))
-            });
+        let found = self
+            .argument_completions()
+            .or_else(|| self.completer.complete(self.editor.text_before_cursor()));
+        self.completions = found.and_then(|c| {
+            if c.items.is_empty() {
+                return None;
+            }
+            let items = c
+                .items
+                .iter()
+                .map(|i| {
+                    let item = SelectItem::new(i.label.clone());
+                    match &i.description {
+                        Some(d) => item.with_description(d.clone()),
+                        None => item,
+                    }
+                })
+                .collect();
+            Some((c, SelectList::new(items, 6)))
+        });
     }
 
     fn accept_completion(&mut self) -> bool {
@@ -435,7 +457,7 @@ impl App {
             self.queued.push((text, follow_up));
             return Effect::None;
         }
-        if crate::commands::parse(&text, &self.launch).is_some() {
+        if self.launch.extensions.is_command_line(&text) {
             return Effect::Command(text);
         }
         if let Some(b) = crate::bang::parse_any(&text) {
@@ -604,4 +626,17 @@ fn alt_enter(key: &KeyEvent) -> bool {
 /// The editor holds a slash command's name being typed (no arguments yet).
 fn is_command_name(before_cursor: &str) -> bool {
     before_cursor.starts_with('/') && !before_cursor.contains(' ')
+}
+
+/// Every command for completion, from the extensions' registry.
+fn command_infos(launch: &Launch) -> Vec<rab_tui::autocomplete::CommandInfo> {
+    launch
+        .extensions
+        .commands()
+        .iter()
+        .map(|c| rab_tui::autocomplete::CommandInfo {
+            name: c.name.clone(),
+            description: c.description.clone(),
+        })
+        .collect()
 }

@@ -6,6 +6,7 @@
 
 mod app;
 mod chrome;
+mod command;
 mod overlay;
 mod permission;
 mod shell;
@@ -29,7 +30,6 @@ use tokio_util::sync::CancellationToken;
 
 use self::app::{App, Effect};
 use self::overlay::{Overlay, OverlayKey, Picked};
-use crate::commands::{self, Outcome};
 use crate::launch::Launch;
 use crate::{EXIT_OK, EXIT_USAGE};
 
@@ -45,6 +45,8 @@ enum BangMsg {
     Done(crate::bang::BangResult, crate::bang::Bang),
     /// `/search` results (or why it failed).
     Note(Result<String, String>),
+    /// A command's slow part finished (an MCP prompt fetched).
+    Later(rab_core::CommandOutcome),
 }
 
 /// How a background task on the session ended.
@@ -199,10 +201,11 @@ impl Ui {
     }
 
     async fn run_loop(&mut self) -> u8 {
-        let scheduler = self.app.launch.scheduler.clone();
         let mut events = EventStream::new();
         let mut tick = tokio::time::interval(Duration::from_millis(80));
         while !self.quit {
+            // Read each time: /reload replaces the launch and its scheduler.
+            let scheduler = self.app.launch.scheduler.clone();
             self.draw();
             tokio::select! {
                 ev = events.next() => match ev {
@@ -272,11 +275,11 @@ impl Ui {
                 let effect = self.app.key(&key);
                 self.effect(effect);
             }
-            Event::Paste(text) => {
-                if self.app.overlay.is_none() {
-                    self.app.editor.paste(&text.replace("\r\n", "\n").replace('\r', "\n"));
-                }
-            }
+            Event::Paste(text) => match &mut self.app.overlay {
+                None => self.app.editor.paste(&text.replace("\r\n", "\n").replace('\r', "\n")),
+                Some(Overlay::Secret { typed, .. }) => typed.push_str(text.trim()),
+                Some(_) => {}
+            },
             Event::Resize(cols, rows) => {
                 self.screen.resize(cols, rows);
                 self.app.width = usize::from(cols.max(20));
@@ -391,6 +394,8 @@ impl Ui {
                 self.session = Some(session);
             }
             Ok((session, TaskEnd::Run(stop))) => {
+                // A prompt command's allowed-tools last for its run only.
+                let _ = self.app.launch.gate.grant(&[]);
                 let leftover = session.queues().clear();
                 self.app.run_ended(&stop);
                 self.app.update_footer(&session);
@@ -404,80 +409,6 @@ impl Ui {
                 self.app.running = None;
                 self.app.error(&format!("the agent task failed: {e}; restart rab to go on"));
             }
-        }
-    }
-
-    fn command(&mut self, line: &str) {
-        let Some(inv) = commands::parse(line, &self.app.launch) else { return };
-        if inv.name == "settings" {
-            self.open_settings();
-            return;
-        }
-        let Some(session) = self.session.as_mut() else {
-            self.app
-                .set_status("Wait for the agent to finish (or press Esc) before running commands");
-            return;
-        };
-        match commands::execute(&inv, session, &self.app.launch) {
-            Outcome::Info(text) => self.app.info(&text),
-            Outcome::Error(text) => self.app.error(&text),
-            Outcome::Quit => self.quit = true,
-            Outcome::Clear => {
-                let _ = self.screen.clear_live();
-                let term = self.screen.terminal_mut();
-                let _ = term.write(b"\x1b[2J\x1b[H");
-                let _ = term.flush();
-                self.screen.invalidate();
-            }
-            Outcome::Hotkeys => {
-                let lines = hotkeys(&self.app.bindings);
-                self.app.overlay =
-                    Some(Overlay::Text { title: "Keyboard shortcuts".into(), lines });
-            }
-            Outcome::PickModel => self.open_models(),
-            Outcome::NewSession => {
-                let tape = self.app.launch.new_tape();
-                self.replace_session(tape, "Started a new session.");
-            }
-            Outcome::Resume(Some(path)) => self.resume(std::path::PathBuf::from(path)),
-            Outcome::Tree => {
-                let items = self.session.as_ref().map(|s| s.tree()).unwrap_or_default();
-                self.app.overlay = Some(Overlay::tree(items));
-            }
-            Outcome::Compact(focus) => self.start_op("Compacting…", Op::Compact(focus)),
-            Outcome::Search(query) => {
-                self.app.set_status(format!("Searching every session for {query}…"));
-                let (root, home) =
-                    (self.app.launch.paths.sessions_dir(), self.app.launch.paths.home().to_owned());
-                let tx = self.bang_tx.clone();
-                tokio::task::spawn_blocking(move || {
-                    let _ = tx.send(BangMsg::Note(crate::commands::search(&query, &root, &home)));
-                });
-            }
-            Outcome::Handoff(focus) => {
-                self.start_op("Summarising for the handoff…", Op::Handoff(focus))
-            }
-            Outcome::Branch(id, summary) => {
-                let id = (!id.is_empty()).then_some(id);
-                self.start_op("Branching…", Op::Branch(id, summary));
-            }
-            Outcome::Prompt(text, model) => {
-                if let Some(m) = model {
-                    self.set_model(&m);
-                }
-                self.start_run(vec![rab_ai::Message::user(text)]);
-                return;
-            }
-            Outcome::Resume(None) => {
-                let dir = rab_session::session_dir(
-                    &self.app.launch.paths.sessions_dir(),
-                    &self.app.launch.cwd,
-                );
-                self.app.overlay = Some(Overlay::sessions(rab_session::list_sessions(&dir)));
-            }
-        }
-        if let Some(s) = &self.session {
-            self.app.update_footer(s);
         }
     }
 
@@ -609,6 +540,13 @@ impl Ui {
 
     fn picked(&mut self, p: Picked) {
         match p {
+            Picked::Secret { provider, key } => {
+                self.app.overlay = None;
+                match crate::login::store(&self.app.launch, &provider, &key) {
+                    Ok(text) => self.app.info(&text),
+                    Err(e) => self.app.error(&e),
+                }
+            }
             Picked::Model(id) => {
                 self.app.overlay = None;
                 self.set_model(&id);

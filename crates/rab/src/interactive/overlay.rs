@@ -17,6 +17,8 @@ pub enum Picked {
     /// A message of the tree: continue before it (from its parent), its text back in
     /// the editor, summarising the branch left behind or not.
     Branch { parent: Option<String>, text: String, summarise: bool },
+    /// An API key typed for a provider.
+    Secret { provider: String, key: String },
 }
 
 /// The overlay's kind and its data.
@@ -33,6 +35,8 @@ pub enum Overlay {
     Tree { list: SelectList, items: Vec<rab_core::TreeItem> },
     /// After a pick in the tree: summarise the branch left behind?
     BranchSummary { list: SelectList, parent: Option<String>, text: String },
+    /// A masked prompt for a provider's API key (`/login`).
+    Secret { provider: String, typed: String },
 }
 
 /// What a key did to the overlay.
@@ -134,7 +138,29 @@ impl Overlay {
 
     /// Handles a key.
     pub fn key(&mut self, key: &crossterm::event::KeyEvent, bindings: &Keybindings) -> OverlayKey {
+        use crossterm::event::{KeyCode, KeyModifiers};
         let (list, kind) = match self {
+            Overlay::Secret { provider, typed } => {
+                return match key.code {
+                    KeyCode::Esc => OverlayKey::Close,
+                    KeyCode::Enter => OverlayKey::Picked(Picked::Secret {
+                        provider: provider.clone(),
+                        key: std::mem::take(typed),
+                    }),
+                    KeyCode::Backspace => {
+                        typed.pop();
+                        OverlayKey::Handled
+                    }
+                    KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        OverlayKey::Close
+                    }
+                    KeyCode::Char(c) => {
+                        typed.push(c);
+                        OverlayKey::Handled
+                    }
+                    _ => OverlayKey::Handled,
+                };
+            }
             Overlay::Models { list, .. } => (list, 0),
             Overlay::Sessions { list, .. } => (list, 1),
             Overlay::Settings { list } => (list, 2),
@@ -175,7 +201,7 @@ impl Overlay {
                         summarise: i == 1,
                     })
                 }
-                (Overlay::Text { .. }, _) => OverlayKey::Close,
+                (Overlay::Text { .. } | Overlay::Secret { .. }, _) => OverlayKey::Close,
             },
         }
     }
@@ -205,6 +231,14 @@ impl Overlay {
                 "Branch here",
                 list.render(&cx),
                 "The branch left behind stays in the session file · Esc cancel",
+            ),
+            Overlay::Secret { provider, typed } => (
+                "API key",
+                vec![
+                    format!("Paste the {provider} API key (it is not shown):"),
+                    format!("> {}", "•".repeat(typed.chars().count().min(40))),
+                ],
+                "Enter store it in auth.json · Esc cancel",
             ),
         };
         let mut out = vec![String::new(), theme.fg(Role::Accent, &theme.bold(title))];

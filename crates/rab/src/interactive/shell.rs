@@ -34,6 +34,7 @@ impl Ui {
         match msg {
             BangMsg::Note(Ok(text)) => self.app.info(&text),
             BangMsg::Note(Err(e)) => self.app.error(&e),
+            BangMsg::Later(outcome) => self.outcome(outcome),
             BangMsg::Output(chunk) => {
                 if let Some(b) = &mut self.app.bang {
                     b.output.push_str(&chunk);

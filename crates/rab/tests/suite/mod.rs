@@ -1,5 +1,6 @@
 mod agent;
 mod context;
+mod extensions;
 mod harness;
 mod print;
 mod pty;

@@ -1,0 +1,206 @@
+//! rab as a library: the whole program, so a custom binary can add compile-time
+//! extensions. `rab`'s own `main` is `rab::main_with(Vec::new())`.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use rab::core::{Extension, command, CommandOutcome};
+//!
+//! struct Hello;
+//! impl Extension for Hello {
+//!     fn name(&self) -> &str { "hello" }
+//!     fn commands(&self) -> Vec<rab::core::Command> {
+//!         vec![command("hello", "Say hello", |args, _| CommandOutcome::Info(format!("hello {args}")))]
+//!     }
+//! }
+//!
+//! fn main() -> std::process::ExitCode {
+//!     rab::main_with(vec![Arc::new(Hello)])
+//! }
+//! ```
+
+mod bang;
+mod cli;
+mod commands;
+mod input;
+mod interactive;
+mod launch;
+mod logging;
+mod login;
+mod print;
+mod repl;
+mod resources;
+mod safety;
+mod sessions;
+mod setup;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use rab_config::{Env, Paths};
+
+/// The agent loop and tool traits, for extensions.
+pub use rab_agent as agent;
+/// Messages, content and tool specs.
+pub use rab_ai as ai;
+/// Sessions, the `Extension` trait and commands.
+pub use rab_core as core;
+
+/// The run finished.
+pub const EXIT_OK: u8 = 0;
+/// The model or provider failed (including a missing key).
+pub const EXIT_PROVIDER: u8 = 1;
+/// The command line or a config file is wrong.
+pub const EXIT_USAGE: u8 = 2;
+/// `--max-turns` was reached before the model finished.
+pub const EXIT_MAX_TURNS: u8 = 3;
+/// The next request would have crossed `--max-budget-usd`.
+pub const EXIT_BUDGET: u8 = 4;
+/// SIGINT / Ctrl+C.
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Runs rab with `extensions` added after the built-in ones (a later extension's tool
+/// or command of a taken name is left out with a warning).
+pub fn main_with(extensions: Vec<Arc<dyn rab_core::Extension>>) -> ExitCode {
+    // `rab __sandbox …` is the sandbox helper: confine, then exec the program.
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|a| a == rab_tools::sandbox::HELPER_ARG) {
+        let Err(e) = rab_tools::sandbox::run_helper(args.collect());
+        eprintln!("rab sandbox: {e}");
+        return ExitCode::from(126);
+    }
+    let cli = match cli::parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
+        }
+    };
+    ExitCode::from(run(cli, extensions))
+}
+
+fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
+    let env = Env::from_process();
+    let paths = match Paths::from_env(&env) {
+        Ok(p) => p,
+        Err(e) => return fail(EXIT_USAGE, &e.to_string()),
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => return fail(EXIT_USAGE, &format!("cannot read the current directory: {e}")),
+    };
+    logging::init(&env, &paths);
+    if let Some(cli::Command::Sessions { action }) = &cli.command {
+        let root = paths.sessions_dir();
+        return match action {
+            cli::SessionsCommand::List { all } => sessions::list(&root, &cwd, *all),
+            cli::SessionsCommand::Search { query, limit, json } => {
+                sessions::search(&root, paths.home(), &query.join(" "), *limit, *json)
+            }
+            cli::SessionsCommand::Export { session, format, output } => {
+                sessions::export(&root, session, *format, output.as_deref())
+            }
+        };
+    }
+    if let Some(search) = &cli.list_models {
+        return match setup::registry(&env, &paths) {
+            Ok(r) => {
+                print!("{}", setup::list_models(&r, search));
+                EXIT_OK
+            }
+            Err(e) => fail(e.code, &e.message),
+        };
+    }
+    let mode = mode(&cli, &env);
+    let prompt = match mode {
+        Mode::Print => match input::prompt(&cli.prompt) {
+            Ok(Some(p)) => Some(p),
+            Ok(None) => {
+                return fail(
+                    EXIT_USAGE,
+                    "no prompt: pass one as an argument or on stdin, e.g. rab -p \"explain this repo\"",
+                );
+            }
+            Err(e) => return fail(EXIT_USAGE, &format!("cannot read stdin: {e}")),
+        },
+        Mode::Repl | Mode::Tui => Some(cli.prompt.join(" ")).filter(|p| !p.trim().is_empty()),
+    };
+    let launch = match launch::Launch::new(&cli, env, paths, cwd, mode != Mode::Print, extensions) {
+        Ok(l) => l,
+        Err(e) => return fail(e.code, &e.message),
+    };
+    let (tape, warnings) = match setup::tape(&cli, &launch.paths, &launch.cwd) {
+        Ok(t) => t,
+        Err(e) => return fail(e.code, &e.message),
+    };
+    for w in warnings {
+        eprintln!("rab: warning: session line {}: {}", w.line, w.message);
+    }
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(EXIT_PROVIDER, &format!("cannot start the async runtime: {e}")),
+    };
+    runtime.block_on(async move {
+        let (mut session, resumed) = match launch.session(tape) {
+            Ok(s) => s,
+            Err(e) => return fail(e.code, &e.message),
+        };
+        let source = if session.agent().messages().is_empty() { "startup" } else { "resume" };
+        for w in session.session_start(source).await {
+            eprintln!("rab: warning: {w}");
+        }
+        if resumed.repaired > 0 {
+            eprintln!(
+                "rab: the previous run was cut off; recorded {} unfinished tool call(s) as interrupted",
+                resumed.repaired
+            );
+        }
+        match mode {
+            Mode::Print => {
+                let opts = print::PrintOptions { format: cli.output_format, verbose: cli.verbose };
+                let prompt = prompt.unwrap_or_default();
+                match print::comma(&launch, &mut session, &prompt).await {
+                    print::Comma::Done(code) => code,
+                    print::Comma::Ask(text) => print::run(session, text, opts).await,
+                    print::Comma::Prompt => print::run(session, prompt, opts).await,
+                }
+            }
+            Mode::Repl => repl::run(launch, session, prompt).await,
+            Mode::Tui => interactive::run(launch, session, prompt, cli.resume).await,
+        }
+    })
+}
+
+/// How rab talks to the user this time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// One prompt, answer on stdout.
+    Print,
+    /// Line-oriented REPL.
+    Repl,
+    /// The terminal UI.
+    Tui,
+}
+
+/// `-p` or piped stdin: print mode; a terminal that cannot do the UI (or `--repl`): the
+/// REPL; otherwise the UI.
+fn mode(cli: &cli::Cli, env: &Env) -> Mode {
+    use std::io::IsTerminal;
+    if cli.print || cli.output_format != cli::OutputFormat::Text {
+        return Mode::Print;
+    }
+    if cli.repl {
+        return Mode::Repl;
+    }
+    if !std::io::stdin().is_terminal() {
+        return Mode::Print;
+    }
+    if env.get("TERM") == Some("dumb") || !std::io::stdout().is_terminal() {
+        return Mode::Repl;
+    }
+    Mode::Tui
+}
+
+pub(crate) fn fail(code: u8, message: &str) -> u8 {
+    eprintln!("rab: {message}");
+    code
+}

@@ -1,0 +1,148 @@
+//! Compile-time extensions (the `hello_extension` example: rab as a library with one
+//! more extension), `--no-builtin-tools`, `--no-extensions`, command conflicts and a
+//! prompt command's `allowed-tools`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use rab_fake_llm::{FakeLlm, Turn};
+use serde_json::json;
+
+use super::harness::{Home, stderr, stdout};
+
+/// The example binary, built by `cargo test` with the other targets (built here when a
+/// filtered run left it out).
+fn hello_bin() -> PathBuf {
+    let rab = PathBuf::from(env!("CARGO_BIN_EXE_rab"));
+    let bin = rab.parent().unwrap().join("examples").join("hello_extension");
+    if !bin.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-q", "-p", "rab", "--example", "hello_extension"])
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the hello_extension example failed");
+    }
+    bin
+}
+
+/// Like `Home::rab_for` (anthropic wire) but running `program`.
+fn cmd(home: &Home, program: &Path, llm: &FakeLlm) -> Command {
+    let mut c = Command::new(program);
+    c.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.dir.path())
+        .env("RAB_HOME", home.dir.path().join("rab"))
+        .env("ANTHROPIC_BASE_URL", llm.url())
+        .env("ANTHROPIC_API_KEY", "k")
+        .args(["--provider", "anthropic", "--api", "anthropic-messages"])
+        .current_dir(home.dir.path())
+        .stdin(std::process::Stdio::null());
+    c
+}
+
+fn tool_names(llm: &FakeLlm, i: usize) -> Vec<String> {
+    llm.requests()[i].body["tools"]
+        .as_array()
+        .map(|a| a.iter().map(|t| t["name"].as_str().unwrap_or_default().to_owned()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_compile_time_extension_adds_a_tool_and_a_command_that_work_end_to_end() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("hello", json!({"name": "Ada"})), Turn::text("greeted")]);
+    let out = cmd(&home, &hello_bin(), &llm).args(["-p", "greet Ada"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("greeted"));
+    assert!(tool_names(&llm, 0).contains(&"hello".to_owned()));
+    assert!(tool_names(&llm, 0).contains(&"read".to_owned()), "built-ins are still there");
+    let results = llm.requests()[1].tool_results();
+    assert_eq!(results[0].1, "Hello, Ada! (from the hello extension)");
+
+    // The command, through the same registry as the built-ins (here as `,hello`).
+    let out = cmd(&home, &hello_bin(), &llm).args(["-p", ",hello Grace"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "hello, Grace (0 messages so far)");
+    assert_eq!(llm.requests().len(), 2, "a command sends nothing to the model");
+
+    // /help lists it with the built-ins.
+    let out = cmd(&home, &hello_bin(), &llm).args(["-p", ",help"]).output().unwrap();
+    let help = stdout(&out);
+    assert!(help.contains("/hello") && help.contains("/model") && help.contains("/mcp"), "{help}");
+}
+
+#[test]
+fn no_builtin_tools_keeps_extension_tools_and_no_extensions_drops_them() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("a"), Turn::text("b")]);
+    let out =
+        cmd(&home, &hello_bin(), &llm).args(["-p", "--no-builtin-tools", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(tool_names(&llm, 0), ["hello"]);
+    let out =
+        cmd(&home, &hello_bin(), &llm).args(["-p", "--no-extensions", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(tool_names(&llm, 1), Vec::<String>::new());
+    // The extension's command is gone too, while rab's own commands stay.
+    let out =
+        cmd(&home, &hello_bin(), &llm).args(["-p", "--no-extensions", ",help"]).output().unwrap();
+    let help = stdout(&out);
+    assert!(help.contains("/quit") && !help.contains("/hello"), "{help}");
+}
+
+#[test]
+fn a_command_name_taken_twice_keeps_the_first_and_says_so_once() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let dir = home.dir.path().join(".rab/commands");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("hello.md"), "Say hello from the prompt command.\n").unwrap();
+    llm.script([Turn::text("ok")]);
+    let out = cmd(&home, &hello_bin(), &llm).args(["-p", ",hello"]).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("command /hello of extension hello is left out").count(),
+        1,
+        "reported once: {err}"
+    );
+    assert!(err.contains("extension skills-and-prompt-commands already provides it"), "{err}");
+    // The prompt command (loaded first) won: its text went to the model.
+    let users = llm.requests()[0].transcript().items;
+    assert!(format!("{users:?}").contains("Say hello from the prompt command."));
+}
+
+#[test]
+fn a_prompt_commands_allowed_tools_let_its_run_use_them_without_asking() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let dir = home.dir.path().join(".rab/commands");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("status.md"),
+        "---\nallowed-tools: Bash(echo granted:*)\n---\nRun echo granted.\n",
+    )
+    .unwrap();
+    llm.script([
+        Turn::tool_call("bash", json!({"command": "echo granted"})),
+        Turn::text("done"),
+        Turn::tool_call("bash", json!({"command": "echo granted"})),
+        Turn::text("done"),
+    ]);
+    // Headless default mode refuses bash unless a rule allows it: the command's grant does.
+    let out = Home::rab_for(&home, "anthropic-messages", &llm, Some("k"))
+        .args(["-p", ",status"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(llm.requests()[1].tool_results()[0].1.trim(), "granted");
+    // A plain prompt gets no grant.
+    let out = Home::rab_for(&home, "anthropic-messages", &llm, Some("k"))
+        .args(["-p", "run echo granted"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let refused = &llm.requests()[3].tool_results()[0].1;
+    assert!(refused.contains("not allowed") || refused.contains("denied"), "{refused}");
+}
