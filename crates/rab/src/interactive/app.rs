@@ -325,8 +325,12 @@ impl App {
                 }
                 return Effect::None;
             }
-            if is(Action::Submit) && is_command_name(self.editor.text_before_cursor()) {
-                // `/tre` + Enter runs `/tree`, as a typed command name would.
+            let before = self.editor.text_before_cursor();
+            let is_file =
+                before.rsplit(char::is_whitespace).next().is_some_and(|t| t.starts_with('@'));
+            if is(Action::Submit) && before.starts_with('/') && !before.contains('\n') && !is_file {
+                // `/tre` + Enter runs `/tree`, and `/model son` + Enter the model picked,
+                // as if typed in full.
                 self.accept_completion();
                 return self.submit(false);
             }
@@ -387,7 +391,8 @@ impl App {
     fn refresh_completions_if_typing(&mut self) {
         let before = self.editor.text_before_cursor();
         let token = before.rsplit(char::is_whitespace).next().unwrap_or_default();
-        if token.starts_with('@') || is_command_name(before) {
+        let is_argument = before.starts_with('/') && !before.contains('\n');
+        if token.starts_with('@') || is_command_name(before) || is_argument {
             self.refresh_completions();
         } else {
             self.completions = None;

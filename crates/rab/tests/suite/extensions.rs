@@ -146,3 +146,25 @@ fn a_prompt_commands_allowed_tools_let_its_run_use_them_without_asking() {
     let refused = &llm.requests()[3].tool_results()[0].1;
     assert!(refused.contains("not allowed") || refused.contains("denied"), "{refused}");
 }
+
+#[test]
+fn login_stores_a_key_privately_and_logout_forgets_it() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut c = home.rab_for("anthropic-messages", &llm, Some("k"));
+    c.arg("--repl");
+    let out = super::harness::with_stdin(
+        c,
+        "/login openai\nsk-test-0123456789abcdef\n/login\n/login nosuch\n/logout openai\n",
+    );
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(text.contains("stored the openai key in"), "{text}\n{err}");
+    assert!(!text.contains("sk-test-0123456789abcdef"), "the key is never printed: {text}");
+    assert!(text.contains("anthropic") && text.contains("from $ANTHROPIC_API_KEY"), "{text}");
+    assert!(err.contains("unknown provider nosuch; providers with keys:"), "{err}");
+    assert!(text.contains("forgot the openai key"), "{text}");
+    let auth = home.dir.path().join("rab/agent/auth.json");
+    let stored = std::fs::read_to_string(&auth).unwrap();
+    assert!(!stored.contains("sk-test"), "{stored}");
+    assert_eq!(llm.requests().len(), 0, "nothing went to the model");
+}

@@ -283,3 +283,25 @@ fn todo_lists_render_as_a_checklist_and_shift_tab_cycles_the_mode() {
     pty.send("\x03\x03");
     assert_eq!(pty.wait_exit(T), Some(0));
 }
+
+#[test]
+fn tab_completes_a_commands_argument_and_login_masks_the_key() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut pty = start(&home, &llm, home.dir.path(), 100, 30);
+    pty.send("/thinking hi");
+    pty.wait_for_screen("the argument list", T, |s| s.contains("high"));
+    pty.send("\t");
+    pty.wait_for_screen("the completed argument", T, |s| s.contains("/thinking high"));
+    pty.send("\r");
+    pty.wait_for("the thinking level", T, |s| s.contains("thinking: high"));
+    pty.send("/login openai\r");
+    pty.wait_for_screen("the key prompt", T, |s| s.contains("Paste the openai API key"));
+    pty.paste("sk-pasted-secret-1234");
+    pty.wait_for_screen("the masked key", T, |s| s.contains("•••••") && !s.contains("sk-pasted"));
+    pty.send("\r");
+    pty.wait_for("the stored note", T, |s| s.contains("stored the openai key"));
+    assert!(!pty.history().contains("sk-pasted"));
+    let auth = std::fs::read_to_string(home.dir.path().join("rab/agent/auth.json")).unwrap();
+    assert!(auth.contains("sk-pasted-secret-1234"));
+}
