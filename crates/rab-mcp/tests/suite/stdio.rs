@@ -172,13 +172,19 @@ async fn a_tool_list_change_bumps_the_version_and_offers_the_new_tool() {
 
 #[tokio::test]
 async fn scrubbed_variables_are_removed_and_config_env_is_added() {
-    // Setting a variable in this process needs `unsafe` (forbidden here), so the
-    // scrubbed one is a variable cargo sets for every test process.
-    let scrubbed = "CARGO_MANIFEST_DIR";
-    assert!(std::env::var(scrubbed).is_ok(), "cargo sets {scrubbed} for tests");
+    // Setting a variable in this process needs `unsafe` (forbidden here), so the test
+    // scrubs one this process inherited, and checks another inherited one passes through.
+    let inherited: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| !["PATH", "LD_LIBRARY_PATH", "RAB_TEST_SECRET_KEY"].contains(&k.as_str()))
+        .take(2)
+        .collect();
+    let [(scrubbed, _), (kept, kept_value)] = inherited.as_slice() else {
+        eprintln!("skipping: this process has fewer than two environment variables");
+        return;
+    };
     let mut options = options();
     options.sandbox = rab_tools::Sandbox::default()
-        .with_scrubbed_env(vec![scrubbed.into(), "RAB_TEST_SECRET_KEY".into()]);
+        .with_scrubbed_env(vec![scrubbed.clone(), "RAB_TEST_SECRET_KEY".into()]);
     let config = stdio(
         "test",
         rab_mcp::test_support::test_server_path(),
@@ -189,16 +195,14 @@ async fn scrubbed_variables_are_removed_and_config_env_is_added() {
     assert!(manager.wait_ready(PATIENCE).await);
     let source = manager.tool_source();
     for (name, expected) in [
-        (scrubbed, "(unset)"),
+        (scrubbed.as_str(), "(unset)"),
         ("RAB_TEST_SECRET_KEY", "(unset)"),
         ("RAB_MCP_CONFIG_VALUE", "from config"),
+        (kept.as_str(), kept_value.as_str()),
     ] {
         let out = call(&source, "mcp__test__env", json!({"name": name})).await.unwrap();
         assert_eq!(text(&out), expected, "{name}");
     }
-    // Not scrubbed: inherited as usual.
-    let out = call(&source, "mcp__test__env", json!({"name": "CARGO_PKG_NAME"})).await.unwrap();
-    assert_eq!(text(&out), "rab-mcp");
 }
 
 #[tokio::test]
@@ -309,4 +313,63 @@ async fn a_cancelled_call_stops_waiting() {
     cx.cancel.cancel();
     let err = echo.execute(json!({"text": "never"}), cx).await.unwrap_err();
     assert_eq!(err, ToolError::Model("cancelled".into()));
+}
+
+/// Pids of live (not yet reaped) children of this process whose environment has `mark`.
+fn children_marked(mark: &str) -> Vec<u32> {
+    let me = std::process::id().to_string();
+    let needle = format!("RAB_MCP_MARK={mark}");
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+        // `pid (comm) state ppid …`; comm may hold spaces, so split after the last `)`.
+        let fields: Vec<&str> =
+            stat.rsplit_once(')').map_or("", |(_, r)| r).split_whitespace().collect();
+        if fields.get(1) != Some(&me.as_str()) {
+            continue;
+        }
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if environ.split(|b| *b == 0).any(|var| var == needle.as_bytes()) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Waits until none of `pids` exists any more, zombies included (so they were reaped).
+async fn wait_gone(pids: &[u32]) {
+    let gone = tokio::time::timeout(PATIENCE, async {
+        while pids.iter().any(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists()) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(gone.is_ok(), "processes {pids:?} still exist");
+}
+
+fn marked_server(mark: &str) -> rab_mcp::ServerConfig {
+    stdio("test", rab_mcp::test_support::test_server_path(), &[], &[("RAB_MCP_MARK", mark)])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_manager_kills_and_reaps_its_servers() {
+    let manager = start_ready(vec![marked_server("drop")]).await;
+    let pids = children_marked("drop");
+    assert_eq!(pids.len(), 1);
+    drop(manager);
+    wait_gone(&pids).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_and_restart_leave_no_processes_behind() {
+    let manager = start_ready(vec![marked_server("restart")]).await;
+    let first = children_marked("restart");
+    manager.restart("test").unwrap();
+    assert!(manager.wait_ready(PATIENCE).await);
+    wait_gone(&first).await;
+    let second = children_marked("restart");
+    assert_eq!(second.len(), 1);
+    manager.shutdown().await;
+    wait_gone(&second).await;
 }
