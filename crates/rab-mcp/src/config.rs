@@ -176,6 +176,34 @@ impl Entry<'_> {
             ));
         };
         let mut problems = Vec::new();
+        let transport = self.transport(map, &mut problems)?;
+        let disabled = match map.get("disabled") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(self.error("disabled", "must be true or false")),
+        };
+        let startup_timeout = match map.get("timeout") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(Duration::from_millis(v.as_u64().ok_or_else(|| {
+                self.error("timeout", "must be a whole number of milliseconds, e.g. 30000")
+            })?)),
+        };
+        Ok(ServerConfig {
+            name: self.name.to_owned(),
+            transport,
+            source: self.path.to_path_buf(),
+            startup_timeout,
+            disabled,
+            problem: (!problems.is_empty()).then(|| problems.join("; ")),
+        })
+    }
+
+    /// The transport: a `command` (stdio) or a `url` (HTTP), never both, agreeing with `type`.
+    fn transport(
+        &self,
+        map: &Map<String, Value>,
+        problems: &mut Vec<String>,
+    ) -> Result<Transport, Error> {
         let kind = self.string(map, "type")?;
         let command = self.string(map, "command")?;
         let url = self.string(map, "url")?;
@@ -205,13 +233,13 @@ impl Entry<'_> {
                 ));
             }
             (Some("stdio") | None, Some(command), None) => {
-                let command = self.expand(&command, "command", &mut problems);
+                let command = self.expand(&command, "command", problems);
                 let args = self
                     .strings(map, "args")?
                     .iter()
-                    .map(|a| self.expand(a, "args", &mut problems))
+                    .map(|a| self.expand(a, "args", problems))
                     .collect();
-                let env = self.expand_map(map, "env", &mut problems)?;
+                let env = self.expand_map(map, "env", problems)?;
                 let cwd = self.string(map, "cwd")?.map(PathBuf::from);
                 Transport::Stdio { command, args, env, cwd }
             }
@@ -231,32 +259,14 @@ impl Entry<'_> {
                 ));
             }
             (kind, None, Some(url)) => {
-                let url = self.expand(&url, "url", &mut problems);
-                let headers = self.expand_map(map, "headers", &mut problems)?;
+                let url = self.expand(&url, "url", problems);
+                let headers = self.expand_map(map, "headers", problems)?;
                 let is_legacy_sse =
                     kind == Some("sse") || url.trim_end_matches('/').ends_with("/sse");
                 Transport::Http { url, headers, is_legacy_sse }
             }
         };
-        let disabled = match map.get("disabled") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => *b,
-            Some(_) => return Err(self.error("disabled", "must be true or false")),
-        };
-        let startup_timeout = match map.get("timeout") {
-            None | Some(Value::Null) => None,
-            Some(v) => Some(Duration::from_millis(v.as_u64().ok_or_else(|| {
-                self.error("timeout", "must be a whole number of milliseconds, e.g. 30000")
-            })?)),
-        };
-        Ok(ServerConfig {
-            name: self.name.to_owned(),
-            transport,
-            source: self.path.to_path_buf(),
-            startup_timeout,
-            disabled,
-            problem: (!problems.is_empty()).then(|| problems.join("; ")),
-        })
+        Ok(transport)
     }
 
     fn string(&self, map: &Map<String, Value>, field: &str) -> Result<Option<String>, Error> {

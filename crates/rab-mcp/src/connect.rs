@@ -124,14 +124,18 @@ impl ChildGuard {
         }
     }
 
+    /// Kills whatever is left of the group once the server itself has exited: its own
+    /// children must not outlive it. A group id is not reused while any member lives.
+    fn kill_stragglers(&mut self) {
+        let _ = self.child.start_kill();
+    }
+
     async fn kill(&mut self) {
-        if self.is_reaped {
-            return;
-        }
-        if tokio::time::timeout(EXIT_GRACE, self.wait()).await.is_err() {
+        if !self.is_reaped && tokio::time::timeout(EXIT_GRACE, self.wait()).await.is_err() {
             let _ = self.child.start_kill();
             let _ = self.wait().await;
         }
+        self.kill_stragglers();
     }
 }
 
@@ -184,6 +188,7 @@ impl Connection {
             // The server closed its stdout; give it a moment to exit before saying so.
             None => tokio::time::timeout(Duration::from_secs(2), child.wait()).await.ok(),
         };
+        child.kill_stragglers();
         child.drain_stderr().await;
         let what = match status {
             Some(Ok(status)) => describe_exit(status),

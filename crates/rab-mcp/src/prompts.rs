@@ -114,6 +114,18 @@ mod tests {
     }
 
     #[test]
+    fn messages_get_role_lines_only_when_there_are_several() {
+        use rmcp::model::PromptMessage;
+        let one = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, "just this")]);
+        assert_eq!(join_messages(&one), "just this");
+        let two = GetPromptResult::new(vec![
+            PromptMessage::new_text(Role::User, "question"),
+            PromptMessage::new_text(Role::Assistant, "answer"),
+        ]);
+        assert_eq!(join_messages(&two), "user:\nquestion\n\nassistant:\nanswer");
+    }
+
+    #[test]
     fn a_missing_required_argument_names_it_and_the_usage() {
         let err = map_arguments(&review(), "   ").unwrap_err();
         assert_eq!(

@@ -103,6 +103,9 @@ async fn streamable_http_sends_the_configured_headers() {
         http("web", format!("http://{addr}/mcp"), &[("Authorization", "Bearer t0ken")], false);
     let manager = start_ready(vec![config]).await;
     assert_eq!(state(&manager, "web"), ServerState::Ready);
+    // No resources capability: no resource tools.
+    let names: Vec<String> = manager.tool_source().tools().iter().map(|t| t.spec().name).collect();
+    assert_eq!(names, ["mcp__web__hello"]);
     let out = call(&manager.tool_source(), "mcp__web__hello", json!({})).await.unwrap();
     assert_eq!(text(&out), "hello over http");
     let seen = seen.lock().unwrap().clone();

@@ -58,6 +58,22 @@ async fn starts_lists_tools_and_calls_them() {
 }
 
 #[tokio::test]
+async fn generated_tools_are_offered_for_size_benchmarks() {
+    let config = stdio(
+        "bench",
+        rab_mcp::test_support::test_server_path(),
+        &[],
+        &[("RAB_MCP_TEST_TOOLS", "50")],
+    );
+    let manager = start_ready(vec![config]).await;
+    let tools = manager.tool_source().tools();
+    assert_eq!(tools.len(), 7 + 50 + 2);
+    let spec = tool(&manager.tool_source(), "mcp__bench__search_issues_49").spec();
+    assert!(spec.description.len() > 300, "{}", spec.description);
+    assert_eq!(spec.parameters["required"], json!(["query"]));
+}
+
+#[tokio::test]
 async fn an_error_result_is_a_model_error() {
     let manager = start_ready(vec![test_server("test")]).await;
     let err = call(&manager.tool_source(), "mcp__test__fail", json!({})).await.unwrap_err();
