@@ -389,3 +389,12 @@ async fn shutdown_and_restart_leave_no_processes_behind() {
     manager.shutdown().await;
     wait_gone(&second).await;
 }
+
+#[test]
+fn starting_without_a_runtime_fails_the_servers_instead_of_panicking() {
+    let manager = McpManager::start(vec![marked_server("no-runtime")], options());
+    assert_eq!(
+        state(&manager, "test"),
+        ServerState::Failed("no tokio runtime was running when MCP servers were started".into())
+    );
+}
