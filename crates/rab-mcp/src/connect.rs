@@ -48,6 +48,16 @@ enum ListKind {
 struct Handler {
     info: InitializeRequestParams,
     events: mpsc::UnboundedSender<ListKind>,
+    lists: Arc<crate::manager::ListSync>,
+}
+
+impl Handler {
+    fn changed(&self, kind: ListKind) {
+        self.lists.begin();
+        if self.events.send(kind).is_err() {
+            self.lists.end();
+        }
+    }
 }
 
 impl ClientHandler for Handler {
@@ -56,15 +66,31 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.events.send(ListKind::Tools);
+        self.changed(ListKind::Tools);
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.events.send(ListKind::Prompts);
+        self.changed(ListKind::Prompts);
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.events.send(ListKind::Resources);
+        self.changed(ListKind::Resources);
+    }
+}
+
+/// List-changed events for a server's task; those left when it ends are counted as
+/// done, so no tool call waits for them.
+struct Changes {
+    rx: mpsc::UnboundedReceiver<ListKind>,
+    lists: Arc<crate::manager::ListSync>,
+}
+
+impl Drop for Changes {
+    fn drop(&mut self) {
+        self.rx.close();
+        while self.rx.try_recv().is_ok() {
+            self.lists.end();
+        }
     }
 }
 
@@ -262,8 +288,10 @@ pub(crate) async fn run(
 ) {
     let name = config.name.clone();
     let timeout = config.startup_timeout.unwrap_or(shared.options.startup_timeout);
-    let (events, mut changes) = mpsc::unbounded_channel();
-    let handler = Handler { info: client_info(&shared.options), events };
+    let (events, changes) = mpsc::unbounded_channel();
+    let mut changes = Changes { rx: changes, lists: Arc::clone(&shared.lists) };
+    let lists = Arc::clone(&shared.lists);
+    let handler = Handler { info: client_info(&shared.options), events, lists };
     let tail = StderrTail::default();
     let connecting = connect(&config, &shared.options, handler, tail.clone());
     let outcome = tokio::select! {
@@ -303,8 +331,9 @@ pub(crate) async fn run(
                 });
                 return;
             }
-            Some(kind) = changes.recv() => {
+            Some(kind) = changes.rx.recv() => {
                 relist(&shared, &name, generation, &connection.peer, kind, timeout).await;
+                shared.lists.end();
             }
         }
     }

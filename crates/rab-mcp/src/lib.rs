@@ -30,6 +30,7 @@
 pub mod config;
 mod connect;
 mod error;
+mod extension;
 mod manager;
 mod prompts;
 mod resources;
@@ -40,6 +41,7 @@ mod tools;
 
 pub use config::{ServerConfig, Transport};
 pub use error::Error;
+pub use extension::{McpExtension, status_text};
 pub use manager::{
     McpManager, PromptArgumentInfo, PromptInfo, ServerState, ServerStatus, StartOptions,
 };

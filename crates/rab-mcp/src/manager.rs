@@ -173,11 +173,52 @@ pub(crate) struct Slot {
 
 /// State shared by the manager, its server tasks and its tools.
 pub(crate) struct Shared {
+    /// List-changed notifications not yet re-listed.
+    pub(crate) lists: Arc<ListSync>,
     slots: Mutex<Vec<Slot>>,
     version: AtomicU64,
     changed: watch::Sender<u64>,
     pub(crate) options: StartOptions,
     runtime: Option<tokio::runtime::Handle>,
+}
+
+/// Counts list-changed notifications still being re-listed, so a tool call that made a
+/// server change its list can wait until the new list is in (the model's next request
+/// then offers the new tools).
+#[derive(Debug, Default)]
+pub(crate) struct ListSync {
+    pending: std::sync::atomic::AtomicUsize,
+    settled: tokio::sync::Notify,
+}
+
+impl ListSync {
+    /// A notification arrived.
+    pub(crate) fn begin(&self) {
+        self.pending.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Its list was read again (or could not be).
+    pub(crate) fn end(&self) {
+        if self.pending.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.settled.notify_waiters();
+        }
+    }
+
+    /// Waits, at most `max`, until no re-listing is pending. Yields first, so
+    /// notifications that arrived with a response are counted.
+    pub(crate) async fn settle(&self, max: Duration) {
+        tokio::task::yield_now().await;
+        let deadline = tokio::time::Instant::now() + max;
+        loop {
+            let notified = self.settled.notified();
+            if self.pending.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return;
+            }
+        }
+    }
 }
 
 impl Shared {
@@ -294,6 +335,7 @@ impl McpManager {
             })
             .collect();
         let shared = Arc::new(Shared {
+            lists: Arc::default(),
             slots: Mutex::new(slots),
             version: AtomicU64::new(0),
             changed,

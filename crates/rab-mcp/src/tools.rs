@@ -79,6 +79,9 @@ fn build(shared: &Arc<Shared>) -> Vec<Arc<dyn AgentTool>> {
     out
 }
 
+/// The longest a tool call waits for lists its server said changed.
+const LIST_SETTLE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// `mcp__<server>__<tool>` with characters outside `[A-Za-z0-9_-]` replaced by `_`,
 /// cut to 64 characters with a stable hash of the full name when longer.
 pub fn tool_name(server: &str, tool: &str) -> String {
@@ -169,6 +172,9 @@ impl AgentTool for McpTool {
                     connect::describe_service_error(&self.server, &e)
                 ))
             })?;
+            // A call that made the server change its lists: wait (briefly) for the new
+            // lists, so the model's next request offers them.
+            self.shared.lists.settle(LIST_SETTLE).await;
             let details = json!({"server": self.server, "tool": self.tool});
             convert(result).map(|out| out.with_details(details))
         })

@@ -181,7 +181,44 @@ pub enum Command {
 pub enum McpCommand {
     /// Serve rab's built-in tools over stdio (MCP), under this directory's permission
     /// rules and sandbox. A call that would need a question is refused.
-    Serve,
+    Serve(ServeArgs),
+}
+
+/// Options of `rab mcp serve` (the session options do not apply to it).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct ServeArgs {
+    /// Run every tool without asking (deny rules still hold).
+    #[arg(long, alias = "dangerously-skip-permissions")]
+    pub yolo: bool,
+    /// Permission mode: default, accept-edits, plan or yolo.
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+    /// Allow rules, e.g. "bash(git status*)" (repeatable, comma-separated).
+    #[arg(long, value_name = "RULES")]
+    pub allowed_tools: Vec<String>,
+    /// Deny rules, e.g. "bash(rm *)" (repeatable, comma-separated).
+    #[arg(long, value_name = "RULES")]
+    pub disallowed_tools: Vec<String>,
+    /// Sandbox: read-only, workspace-write or off.
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<String>,
+    /// Another directory the sandbox lets the tools use (repeatable).
+    #[arg(long, value_name = "DIR")]
+    pub add_dir: Vec<PathBuf>,
+}
+
+impl ServeArgs {
+    /// A command line carrying these options (what the permission setup reads).
+    pub fn to_cli(&self) -> Cli {
+        let mut cli = Cli::parse_default();
+        cli.yolo = self.yolo;
+        cli.permission_mode = self.permission_mode.clone();
+        cli.allowed_tools = self.allowed_tools.clone();
+        cli.disallowed_tools = self.disallowed_tools.clone();
+        cli.sandbox = self.sandbox.clone();
+        cli.add_dir = self.add_dir.clone();
+        cli
+    }
 }
 
 /// `rab sessions …`.

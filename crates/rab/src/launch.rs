@@ -57,6 +57,9 @@ pub struct Launch {
     pub extensions: Arc<Extensions>,
     /// What it was made from (for `/reload`).
     pub origin: Origin,
+    /// The MCP servers (starting in the background).
+    #[cfg(feature = "mcp")]
+    pub mcp: Option<rab_mcp::McpManager>,
 }
 
 /// What a [`Launch`] was made from, to make it again.
@@ -177,9 +180,18 @@ impl Launch {
             let tools = setup::builtin_tools(&settings, &workspace, extra);
             list.push(Arc::new(ToolList { name: "builtin-tools", tools }));
         }
+        #[cfg(feature = "mcp")]
+        let mut mcp = None;
         if !cli.no_extensions {
             list.push(Arc::new(resources.clone()));
             list.extend(user.iter().cloned());
+            #[cfg(feature = "mcp")]
+            {
+                let sandbox = workspace.sandbox().clone();
+                let ext = crate::mcp::start(&env, &paths, &cwd, sandbox, &mut warnings)?;
+                mcp = Some(ext.manager().clone());
+                list.push(Arc::new(ext));
+            }
         }
         let extensions = Arc::new(Extensions::new(list));
         warnings.extend(extensions.warnings().iter().cloned());
@@ -238,6 +250,8 @@ impl Launch {
             inbox,
             extensions,
             origin: Origin { cli: cli.clone(), is_long_running, user },
+            #[cfg(feature = "mcp")]
+            mcp,
         })
     }
 

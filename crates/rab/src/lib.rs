@@ -26,6 +26,8 @@ mod interactive;
 mod launch;
 mod logging;
 mod login;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod print;
 mod repl;
 mod resources;
@@ -101,6 +103,12 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             }
         };
     }
+    if let Some(cli::Command::Mcp { action: cli::McpCommand::Serve(args) }) = &cli.command {
+        #[cfg(feature = "mcp")]
+        return mcp::serve(&args.to_cli(), env, paths, cwd);
+        #[cfg(not(feature = "mcp"))]
+        return fail(EXIT_USAGE, "this rab was built without MCP (the `mcp` feature)");
+    }
     if let Some(search) = &cli.list_models {
         return match setup::registry(&env, &paths) {
             Ok(r) => {
@@ -124,10 +132,17 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         },
         Mode::Repl | Mode::Tui => Some(cli.prompt.join(" ")).filter(|p| !p.trim().is_empty()),
     };
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(EXIT_PROVIDER, &format!("cannot start the async runtime: {e}")),
+    };
+    // MCP servers start in the background on this runtime while the rest starts up.
+    let entered = runtime.enter();
     let launch = match launch::Launch::new(&cli, env, paths, cwd, mode != Mode::Print, extensions) {
         Ok(l) => l,
         Err(e) => return fail(e.code, &e.message),
     };
+    drop(entered);
     let (tape, warnings) = match setup::tape(&cli, &launch.paths, &launch.cwd) {
         Ok(t) => t,
         Err(e) => return fail(e.code, &e.message),
@@ -135,10 +150,6 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
     for w in warnings {
         eprintln!("rab: warning: session line {}: {}", w.line, w.message);
     }
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => return fail(EXIT_PROVIDER, &format!("cannot start the async runtime: {e}")),
-    };
     runtime.block_on(async move {
         let (mut session, resumed) = match launch.session(tape) {
             Ok(s) => s,
@@ -158,6 +169,11 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             Mode::Print => {
                 let opts = print::PrintOptions { format: cli.output_format, verbose: cli.verbose };
                 let prompt = prompt.unwrap_or_default();
+                // One request: it should carry the MCP servers' tools.
+                #[cfg(feature = "mcp")]
+                if let Some(m) = &launch.mcp {
+                    mcp::wait_for_servers(m).await;
+                }
                 match print::comma(&launch, &mut session, &prompt).await {
                     print::Comma::Done(code) => code,
                     print::Comma::Ask(text) => print::run(session, text, opts).await,

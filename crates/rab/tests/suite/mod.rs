@@ -2,6 +2,7 @@ mod agent;
 mod context;
 mod extensions;
 mod harness;
+mod mcp;
 mod print;
 mod pty;
 mod repl;

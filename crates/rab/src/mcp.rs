@@ -1,0 +1,109 @@
+//! MCP in rab: the configured servers, started in the background with the launch
+//! (they never hold up the UI; print mode waits for them before its one request), and
+//! `rab mcp serve`, which offers rab's own tools to other MCP clients.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rab_agent::{AgentTool, ToolHook};
+use rab_config::{Env, Paths};
+
+use crate::cli::Cli;
+use crate::setup::SetupError;
+
+/// The configuration files, the first definition of a name winning: the project's
+/// `.rab/mcp.json`, Claude Code's `.mcp.json`, then `~/.rab/mcp.json`.
+pub fn config_files(cwd: &Path, rab_home: &Path) -> Vec<PathBuf> {
+    vec![cwd.join(".rab/mcp.json"), cwd.join(".mcp.json"), rab_home.join("mcp.json")]
+}
+
+/// Starts the configured servers (in the background, on the current runtime) and
+/// wraps them as an extension. A malformed file stops start-up, naming it.
+pub fn start(
+    env: &Env,
+    paths: &Paths,
+    cwd: &Path,
+    sandbox: rab_tools::Sandbox,
+    warnings: &mut Vec<String>,
+) -> Result<rab_mcp::McpExtension, SetupError> {
+    let lookup = |name: &str| env.get(name).map(str::to_owned);
+    let servers = rab_mcp::config::load(&config_files(cwd, paths.home()), &lookup, warnings)
+        .map_err(|e| SetupError::usage(e.to_string()))?;
+    let options = rab_mcp::StartOptions::new(sandbox, cwd.to_path_buf());
+    Ok(rab_mcp::McpExtension::new(rab_mcp::McpManager::start(servers, options)))
+}
+
+/// Waits (bounded) until every server is ready or has failed, then reports failures on
+/// stderr: print mode sends one request, and it should carry the servers' tools.
+pub async fn wait_for_servers(manager: &rab_mcp::McpManager) {
+    if manager.servers().is_empty() {
+        return;
+    }
+    manager.wait_ready(std::time::Duration::from_secs(60)).await;
+    for s in manager.servers() {
+        match &s.state {
+            rab_mcp::ServerState::Failed(why) | rab_mcp::ServerState::Crashed(why) => {
+                eprintln!("rab: MCP server {} {}: {why}", s.name, s.state.label());
+            }
+            rab_mcp::ServerState::Starting => {
+                eprintln!("rab: MCP server {} is still starting; going on without it", s.name);
+            }
+            rab_mcp::ServerState::Ready | rab_mcp::ServerState::Disabled => {}
+        }
+    }
+}
+
+/// The tools `rab mcp serve` offers.
+const SERVED: [&str; 8] = ["read", "write", "edit", "bash", "grep", "glob", "ls", "web_fetch"];
+
+/// `rab mcp serve`: rab's file, shell and search tools over stdio, each call through
+/// this directory's permission rules, hooks, sandbox and secret firewall. Nobody can be
+/// asked, so a call that would ask is refused (allow it with rules or
+/// `--permission-mode`).
+pub fn serve(cli: &Cli, env: Env, paths: Paths, cwd: PathBuf) -> u8 {
+    let loaded = match rab_config::load_settings(
+        &paths.settings_file(),
+        &Paths::project_settings_file(&cwd),
+        &env,
+    ) {
+        Ok(l) => l,
+        Err(e) => return crate::fail(crate::EXIT_USAGE, &e.to_string()),
+    };
+    let mut warnings = loaded.warnings.clone();
+    let known = crate::setup::known_tools(&cwd);
+    let safety = match crate::safety::build(
+        cli,
+        &loaded.settings,
+        &loaded.safety,
+        &env,
+        &paths,
+        &cwd,
+        &known,
+        None,
+        &mut warnings,
+    ) {
+        Ok(s) => s,
+        Err(e) => return crate::fail(e.code, &e.message),
+    };
+    for w in &warnings {
+        eprintln!("rab: warning: {w}");
+    }
+    let workspace = crate::setup::workspace(&env, &cwd, safety.sandbox);
+    let tools: Vec<Arc<dyn AgentTool>> = rab_tools::builtin_in(&workspace)
+        .into_iter()
+        .filter(|t| SERVED.contains(&t.spec().name.as_str()))
+        .collect();
+    let hooks: Vec<Arc<dyn ToolHook>> = vec![safety.gate.clone()];
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            return crate::fail(crate::EXIT_PROVIDER, &format!("cannot start the runtime: {e}"));
+        }
+    };
+    let served =
+        runtime.block_on(rab_mcp::serve_stdio(tools, hooks, "rab", env!("CARGO_PKG_VERSION")));
+    match served {
+        Ok(()) => crate::EXIT_OK,
+        Err(e) => crate::fail(crate::EXIT_PROVIDER, &e.to_string()),
+    }
+}

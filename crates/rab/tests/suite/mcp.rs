@@ -1,0 +1,248 @@
+//! MCP servers end to end: the real binary with `.rab/mcp.json` (or Claude Code's
+//! `.mcp.json`) pointing at the in-repo test server and, when installed, the reference
+//! servers; the model's calls come from the fake server.
+
+use std::path::Path;
+
+use rab_fake_llm::{FakeLlm, Turn};
+use serde_json::{Value, json};
+
+use super::harness::{Home, stderr, stdout, with_stdin};
+
+fn write_config(dir: &Path, file: &str, servers: Value) {
+    let path = dir.join(file);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, json!({ "mcpServers": servers }).to_string()).unwrap();
+}
+
+fn test_server(env: Value) -> Value {
+    json!({"command": rab_mcp::test_support::test_server_path(), "env": env})
+}
+
+fn tool_names(llm: &FakeLlm, i: usize) -> Vec<String> {
+    llm.requests()[i].body["tools"]
+        .as_array()
+        .map(|a| a.iter().map(|t| t["name"].as_str().unwrap_or_default().to_owned()).collect())
+        .unwrap_or_default()
+}
+
+fn rab_p(home: &Home, llm: &FakeLlm, args: &[&str]) -> std::process::Output {
+    home.rab_for("anthropic-messages", llm, Some("k")).arg("-p").args(args).output().unwrap()
+}
+
+#[test]
+fn a_servers_tools_resources_and_list_changes_work_through_the_agent_loop() {
+    let home = Home::new();
+    write_config(home.dir.path(), ".rab/mcp.json", json!({"test": test_server(json!({}))}));
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("mcp__test__echo", json!({"text": "hello over mcp"})).and_tool_call(
+            "read_mcp_resource",
+            json!({"server": "test", "uri": "test://greeting"}),
+        ),
+        Turn::tool_call("mcp__test__add_tool", json!({"name": "late"})),
+        Turn::tool_call("mcp__test__late", json!({"text": "late tool works"})),
+        Turn::text("all done"),
+    ]);
+    // MCP tools run programs: allowed here by a rule naming the server.
+    let out = rab_p(&home, &llm, &["--allowed-tools", "mcp__test", "use the server"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("all done"));
+    let first = tool_names(&llm, 0);
+    for name in ["mcp__test__echo", "mcp__test__add", "list_mcp_resources", "read_mcp_resource"] {
+        assert!(first.contains(&name.to_owned()), "{name} missing from {first:?}");
+    }
+    let results = llm.requests()[1].tool_results();
+    assert_eq!(results[0].1, "hello over mcp");
+    assert_eq!(results[1].1, "hello from resources");
+    assert!(!first.contains(&"mcp__test__late".to_owned()));
+    assert!(tool_names(&llm, 2).contains(&"mcp__test__late".to_owned()), "list_changed honoured");
+    assert_eq!(llm.requests()[3].tool_results().last().unwrap().1, "late tool works");
+}
+
+#[test]
+fn without_a_rule_headless_refuses_mcp_tools_and_a_deny_rule_holds_in_yolo() {
+    let home = Home::new();
+    write_config(home.dir.path(), ".mcp.json", json!({"test": test_server(json!({}))}));
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("mcp__test__echo", json!({"text": "x"})),
+        Turn::text("a"),
+        Turn::tool_call("mcp__test__echo", json!({"text": "x"})),
+        Turn::text("b"),
+    ]);
+    let out = rab_p(&home, &llm, &["go"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("rab: denied"), "{}", stderr(&out));
+    let refused = &llm.requests()[1].tool_results()[0].1;
+    assert!(refused.contains("mcp__test__echo"), "{refused}");
+    let out = rab_p(&home, &llm, &["--yolo", "--disallowed-tools", "mcp__test__echo", "go"]);
+    assert_eq!(out.status.code(), Some(0));
+    let refused = &llm.requests()[3].tool_results().last().unwrap().1.clone();
+    assert!(refused.contains("denied by the rule"), "{refused}");
+}
+
+#[test]
+fn a_crashing_server_is_reported_and_rab_goes_on() {
+    let home = Home::new();
+    write_config(home.dir.path(), ".rab/mcp.json", json!({"test": test_server(json!({}))}));
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("mcp__test__crash", json!({})),
+        Turn::tool_call("mcp__test__echo", json!({"text": "still there?"})),
+        Turn::text("noted"),
+    ]);
+    let out = rab_p(&home, &llm, &["--yolo", "crash it"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("noted"));
+    // The call that crashed it says so. The next call fails with the same advice or,
+    // once the crash is seen and its tools are gone from the list, as an unknown tool.
+    let crashed = &llm.requests()[1].tool_results()[0].1;
+    assert!(crashed.contains("/mcp restart test"), "{crashed}");
+    let next = &llm.requests()[2].tool_results()[1].1;
+    assert!(
+        next.contains("crashed: exited with code 3")
+            || next.contains("unknown tool 'mcp__test__echo'"),
+        "{next}"
+    );
+}
+
+#[test]
+fn mcp_status_and_prompts_as_commands() {
+    let home = Home::new();
+    write_config(
+        home.dir.path(),
+        ".rab/mcp.json",
+        json!({"test": test_server(json!({})), "broken": {"command": "/nonexistent/server"}}),
+    );
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("reviewed")]);
+    let out = rab_p(&home, &llm, &[",mcp"]);
+    let text = stdout(&out);
+    assert!(text.contains("test  ready"), "{text}");
+    assert!(text.contains("mcp__test__echo") && text.contains("/mcp__test__review"), "{text}");
+    assert!(text.contains("broken  failed") && text.contains("/mcp restart broken"), "{text}");
+    // A prompt: fetched from the server, sent as the message.
+    let out = rab_p(&home, &llm, &[",mcp__test__review src/main.rs error handling"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sent = format!("{:?}", llm.requests()[0].transcript().items);
+    assert!(sent.contains("Please review src/main.rs, focusing on error handling."), "{sent}");
+    let out = rab_p(&home, &llm, &[",mcp__test__review"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("file"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_ui_and_repl_do_not_wait_for_servers() {
+    let home = Home::new();
+    // A server that takes 30 s to start: the REPL answers long before.
+    let slow = test_server(json!({"RAB_MCP_TEST_STARTUP_MS": "30000"}));
+    write_config(home.dir.path(), ".rab/mcp.json", json!({"slow": slow}));
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("answered")]);
+    let start = std::time::Instant::now();
+    let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+    cmd.arg("--repl");
+    let out = with_stdin(cmd, "/mcp\nhello\n");
+    let text = stdout(&out);
+    assert!(text.contains("slow  starting"), "{text}");
+    assert!(text.contains("answered"), "{text}");
+    assert!(!tool_names(&llm, 0).iter().any(|n| n.starts_with("mcp__slow")));
+    // Generous: the point is not waiting the 30 s (and exiting kills the server).
+    assert!(start.elapsed() < std::time::Duration::from_secs(25));
+}
+
+#[test]
+fn reference_servers_everything_and_filesystem_through_the_agent_loop() {
+    let (Some(everything), Some(filesystem)) = (
+        rab_mcp::test_support::reference_server("everything"),
+        rab_mcp::test_support::reference_server("filesystem"),
+    ) else {
+        eprintln!(
+            "skipped: the MCP reference servers are not installed (.ci/run installs them with \
+             npm into target/mcp-reference)"
+        );
+        return;
+    };
+    let home = Home::new();
+    let files = home.dir.path().join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::write(files.join("notes.txt"), "x").unwrap();
+    write_config(
+        home.dir.path(),
+        ".mcp.json",
+        json!({
+            "everything": {"command": "node", "args": [everything]},
+            "fs": {"command": "node", "args": [filesystem, files]},
+        }),
+    );
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("mcp__everything__echo", json!({"message": "hi there"}))
+            .and_tool_call("mcp__fs__list_directory", json!({"path": files})),
+        Turn::text("done"),
+    ]);
+    let out = rab_p(&home, &llm, &["--yolo", "use both"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert!(results[0].1.contains("Echo: hi there"), "{}", results[0].1);
+    assert!(results[1].1.contains("[FILE] notes.txt"), "{}", results[1].1);
+}
+
+fn call_text(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(rmcp::model::ContentBlock::as_text)
+        .map(|t| t.text.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn rab_mcp_serve_answers_initialize_tools_list_and_tools_call() {
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    let home = Home::new();
+    std::fs::write(home.dir.path().join("notes.txt"), "served by rab\n").unwrap();
+    let settings = home.dir.path().join(".rab/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(settings, r#"{"permissions": {"deny": ["read(secret.txt)"]}}"#).unwrap();
+    let mut cmd = tokio::process::Command::from(home.rab());
+    cmd.args(["mcp", "serve", "--disallowed-tools", "write"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().unwrap();
+    let (stdout, stdin) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let limit = std::time::Duration::from_secs(60);
+    let client = tokio::time::timeout(limit, ().serve((stdout, stdin))).await.unwrap().unwrap();
+    assert_eq!(client.peer_info().unwrap().server_info.as_ref().unwrap().name, "rab");
+    let mut names: Vec<String> =
+        client.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["bash", "edit", "glob", "grep", "ls", "read", "web_fetch", "write"]);
+    let args = |v: Value| v.as_object().unwrap().clone();
+    let read =
+        CallToolRequestParams::new("read").with_arguments(args(json!({"path": "notes.txt"})));
+    let result = client.call_tool(read).await.unwrap();
+    assert_eq!(result.is_error, Some(false));
+    assert!(call_text(&result).contains("served by rab"), "{}", call_text(&result));
+    // The permission rules hold: a deny rule, and bash, which would ask, is refused.
+    let denied =
+        CallToolRequestParams::new("read").with_arguments(args(json!({"path": "secret.txt"})));
+    let result = client.call_tool(denied).await.unwrap();
+    assert_eq!(result.is_error, Some(true));
+    assert!(call_text(&result).contains("denied by the rule"), "{}", call_text(&result));
+    let bash = CallToolRequestParams::new("bash")
+        .with_arguments(args(json!({"command": "touch made-by-bash"})));
+    let result = client.call_tool(bash).await.unwrap();
+    assert_eq!(result.is_error, Some(true), "{}", call_text(&result));
+    assert!(!home.dir.path().join("made-by-bash").exists());
+    let write = CallToolRequestParams::new("write")
+        .with_arguments(args(json!({"path": "w.txt", "content": "x"})));
+    let result = client.call_tool(write).await.unwrap();
+    assert!(call_text(&result).contains("denied by the rule \"write\""), "{}", call_text(&result));
+    client.cancel().await.unwrap();
+    let status = tokio::time::timeout(limit, child.wait()).await.unwrap().unwrap();
+    assert!(status.success(), "{status}");
+}
