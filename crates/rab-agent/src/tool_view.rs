@@ -1,10 +1,11 @@
 //! The progressive tool view: with many tools, a request carries the full schema only
 //! of the tools always needed and of those the model asked for; every other tool is
-//! sent as its name and first sentence with an empty schema, and `tool_search` returns
-//! full schemas (and expands those tools in later requests). This keeps the first
-//! request small however many tools are installed.
+//! deferred: only its name is sent, in `tool_search`'s description, and `tool_search`
+//! returns full schemas (and expands those tools in later requests). This keeps the
+//! first request small however many tools are installed (50 MCP tools cost about their
+//! names).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use rab_ai::ToolSpec;
@@ -29,10 +30,10 @@ pub struct ToolView {
 struct ViewState {
     /// Every tool's full spec (what `tool_search` searches).
     all: Vec<ToolSpec>,
-    /// The stub of each tool that may be deferred (not always sent in full, and with a
-    /// stub worth sending).
-    stubs: BTreeMap<String, ToolSpec>,
-    /// Bytes the stubs save over the full specs.
+    /// Tools that may be deferred (not always sent in full, and big enough for
+    /// deferring to be worth it).
+    deferrable: BTreeSet<String>,
+    /// Bytes deferring saves over the full specs.
     saved: usize,
     expanded: BTreeSet<String>,
 }
@@ -54,18 +55,18 @@ impl ToolView {
     /// expanded tools stay expanded.
     pub fn update(&self, full: &[ToolSpec]) {
         let mut saved = 0;
-        let mut stubs = BTreeMap::new();
+        let mut deferrable = BTreeSet::new();
         for spec in full.iter().filter(|s| s.name != TOOL_SEARCH && !self.always.contains(&s.name))
         {
             let bytes = saving(spec);
             if bytes > 0 {
                 saved += bytes;
-                stubs.insert(spec.name.clone(), stub(spec));
+                deferrable.insert(spec.name.clone());
             }
         }
         if let Ok(mut state) = self.state.lock() {
             state.all = full.to_vec();
-            state.stubs = stubs;
+            state.deferrable = deferrable;
             state.saved = saved;
         }
     }
@@ -82,27 +83,29 @@ impl ToolView {
         }
     }
 
-    /// Whether `name` goes as a stub when there are `total` tools.
+    /// Whether `name` is deferred (left out, named in `tool_search`) when there are
+    /// `total` tools.
     pub fn is_deferred(&self, name: &str, total: usize) -> bool {
-        total > self.threshold
-            && self
-                .state
-                .lock()
-                .is_ok_and(|s| !s.expanded.contains(name) && s.stubs.contains_key(name))
+        total > self.threshold && self.state.lock().is_ok_and(|s| s.is_deferred(name))
     }
 
-    /// The specs for the next request.
+    /// The specs for the next request: deferred tools left out and named in
+    /// `tool_search`'s description.
     pub fn specs(&self, full: &[ToolSpec]) -> Vec<ToolSpec> {
         let Ok(state) = self.state.lock() else { return full.to_vec() };
         if full.len() <= self.threshold {
             return full.to_vec();
         }
+        let deferred: Vec<&str> =
+            full.iter().filter(|s| state.is_deferred(&s.name)).map(|s| s.name.as_str()).collect();
         full.iter()
+            .filter(|s| !state.is_deferred(&s.name))
             .map(|s| {
-                if state.expanded.contains(&s.name) {
-                    return s.clone();
+                let mut s = s.clone();
+                if s.name == TOOL_SEARCH && !deferred.is_empty() {
+                    s.description = format!("{}\nDeferred: {}", s.description, deferred.join(", "));
                 }
-                state.stubs.get(&s.name).unwrap_or(s).clone()
+                s
             })
             .collect()
     }
@@ -114,25 +117,18 @@ impl ToolView {
     }
 }
 
-/// The first clause of a description: up to the first ". ", "; ", ": " or " (".
-fn first_sentence(text: &str) -> &str {
-    let line = text.lines().next().unwrap_or_default();
-    let end = [". ", "; ", ": ", " ("].iter().filter_map(|p| line.find(p)).min();
-    end.map_or_else(|| line.strip_suffix('.').unwrap_or(line), |i| &line[..i])
-}
-
-/// Bytes a stub saves over the full spec, when worth it (at least 32).
-fn saving(spec: &ToolSpec) -> usize {
-    let size = |s: &ToolSpec| serde_json::to_string(s).map_or(0, |t| t.len());
-    size(spec).saturating_sub(size(&stub(spec))).saturating_sub(32)
-}
-
-fn stub(spec: &ToolSpec) -> ToolSpec {
-    ToolSpec {
-        name: spec.name.clone(),
-        description: first_sentence(&spec.description).to_owned(),
-        parameters: json!({"type": "object"}),
+impl ViewState {
+    fn is_deferred(&self, name: &str) -> bool {
+        self.deferrable.contains(name) && !self.expanded.contains(name)
     }
+}
+
+/// Bytes deferring saves over sending the full spec (the name stays, in
+/// `tool_search`'s description), when worth it: at least 64 bytes, since a deferred
+/// tool costs the model a `tool_search` call.
+fn saving(spec: &ToolSpec) -> usize {
+    let size = serde_json::to_string(spec).map_or(0, |t| t.len());
+    size.saturating_sub(spec.name.len() + 2).saturating_sub(64)
 }
 
 /// `tool_search`: full schemas of deferred tools.
@@ -161,8 +157,8 @@ impl Tool for ToolSearch {
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
     fn description(&self) -> String {
-        "Tools listed with empty parameters are deferred: get their schemas here (select:a,b \
-         or keywords), then call them."
+        "Load deferred tools (listed below by name): get their schemas here (select:a,b or \
+         keywords), then call them."
             .to_owned()
     }
 
@@ -250,8 +246,12 @@ mod tests {
         }
     }
 
+    fn names(specs: &[ToolSpec]) -> Vec<&str> {
+        specs.iter().map(|s| s.name.as_str()).collect()
+    }
+
     #[tokio::test]
-    async fn above_the_threshold_tools_are_stubs_until_searched() {
+    async fn above_the_threshold_tools_are_deferred_until_searched() {
         let long = "Schedule a prompt. Cron syntax: minute hour day month weekday, with lists, \
                     ranges and steps; times are UTC and the job lives while rab runs.";
         let mut cron = spec("cron_create", long);
@@ -261,12 +261,17 @@ mod tests {
             description: "Wait.".into(),
             parameters: json!({"type": "object"}),
         };
-        let specs = vec![spec("read", "Read a file. More."), cron, sleep];
+        let search_spec = ToolSpec {
+            name: TOOL_SEARCH.into(),
+            description: "Load deferred tools.".into(),
+            parameters: json!({"type": "object"}),
+        };
+        let specs = vec![spec("read", "Read a file. More."), cron, sleep, search_spec];
         let view = Arc::new(ToolView::new(2, &["read"], &specs));
         let sent = view.specs(&specs);
+        assert_eq!(names(&sent), ["read", "sleep", "tool_search"], "cron_create is deferred");
         assert_eq!(sent[0], specs[0]);
-        assert_eq!(sent[1].parameters, json!({"type": "object"}));
-        assert_eq!(sent[1].description, "Schedule a prompt");
+        assert_eq!(sent[2].description, "Load deferred tools.\nDeferred: cron_create");
         let search = ToolSearch::new(view.clone());
         let out = search
             .execute(json!({"query": "schedule prompt"}), ToolContext::detached("c"))
@@ -274,11 +279,12 @@ mod tests {
             .unwrap();
         let Some(rab_ai::Content::Text { text }) = out.content.first() else { panic!() };
         assert!(text.contains("\"name\":\"cron_create\"") && text.contains("\"x\""), "{text}");
-        assert_eq!(view.specs(&specs)[1], specs[1], "expanded from now on");
-        assert!(!view.is_deferred("sleep", 3), "too small to be worth a stub");
-        assert_eq!(view.specs(&specs)[2], specs[2]);
+        let sent = view.specs(&specs);
+        assert_eq!(sent[1], specs[1], "expanded from now on");
+        assert_eq!(sent[3].description, "Load deferred tools.", "nothing deferred is left");
+        assert!(!view.is_deferred("sleep", 4), "too small to be worth deferring");
         let fresh = ToolView::new(2, &["read"], &specs);
-        assert!(fresh.is_deferred("cron_create", 3));
+        assert!(fresh.is_deferred("cron_create", 4));
         assert!(!fresh.is_deferred("cron_create", 2), "at or below the threshold all are full");
         let err = search
             .execute(json!({"query": "select:nope"}), ToolContext::detached("c"))
@@ -288,7 +294,7 @@ mod tests {
     }
 
     #[test]
-    fn tools_added_later_are_stubbed_and_expanded_ones_stay_full() {
+    fn tools_added_later_are_deferred_and_expanded_ones_stay_full() {
         let long = "Look things up in the issue tracker. Takes a query, a project, a state \
                     and a limit; returns matching issues with their titles and links.";
         let mut a = spec("read", "Read.");
@@ -305,8 +311,6 @@ mod tests {
         assert!(view.bytes_saved() > 0);
         assert_eq!(view.all().len(), 3);
         let sent = view.specs(&all);
-        assert_eq!(sent[0], a);
-        assert_eq!(sent[1], b, "expanded before it existed: sent in full");
-        assert_eq!(sent[2].parameters, json!({"type": "object"}));
+        assert_eq!(sent, [a, b], "expanded before it existed: sent in full; get is deferred");
     }
 }

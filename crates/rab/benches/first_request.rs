@@ -19,6 +19,11 @@ const CORE: &str = "read,write,edit,bash,grep,glob,ls";
 #[derive(Clone, Copy)]
 enum Run {
     Print(&'static [&'static str]),
+    /// Print mode (which waits for MCP servers) with the in-repo MCP test server offering
+    /// 50 tools, `toolSearch` as given.
+    Mcp {
+        tool_search: bool,
+    },
     /// The REPL with every tool, `toolSearch` as given.
     Repl {
         tool_search: bool,
@@ -44,12 +49,25 @@ fn first_request(wire: &str, run: Run) -> (usize, usize, usize) {
         .env(base_var, base)
         .current_dir(home.path())
         .args(["--no-session", "--provider", provider, "--api", wire]);
+    let settings = |tool_search: bool| {
+        let settings = home.path().join(".rab/settings.json");
+        std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        std::fs::write(&settings, format!("{{\"toolSearch\": {tool_search}}}")).unwrap();
+    };
     let out = match run {
         Run::Print(extra) => cmd.arg("-p").args(extra).arg("hi").output().unwrap(),
+        Run::Mcp { tool_search } => {
+            settings(tool_search);
+            // The test server has 7 tools of its own; 43 generated ones make 50.
+            let server = serde_json::json!({"mcpServers": {"tracker": {
+                "command": rab_mcp::test_support::test_server_path(),
+                "env": {"RAB_MCP_TEST_TOOLS": "43"},
+            }}});
+            std::fs::write(home.path().join(".rab/mcp.json"), server.to_string()).unwrap();
+            cmd.arg("-p").arg("hi").output().unwrap()
+        }
         Run::Repl { tool_search } => {
-            let settings = home.path().join(".rab/settings.json");
-            std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
-            std::fs::write(&settings, format!("{{\"toolSearch\": {tool_search}}}")).unwrap();
+            settings(tool_search);
             let mut child = cmd
                 .arg("--repl")
                 .stdin(std::process::Stdio::piped())
@@ -91,6 +109,26 @@ fn main() {
             "{wire:<22} {core:>10} B {:>22} {:>22} {none:>8} B",
             format!("{view} B ({n} tools)"),
             format!("{full} B ({n_full} tools)")
+        );
+    }
+    println!("\nWith an MCP server offering 50 tools (print mode, whose built-in tools are 22):");
+    println!(
+        "{:<22} {:>16} {:>26} {:>26} {:>12} {:>12}",
+        "wire", "no MCP", "MCP, progressive", "MCP, full", "added, prog.", "added, full"
+    );
+    for wire in
+        ["anthropic-messages", "openai-responses", "openai-completions", "google-generative-ai"]
+    {
+        let (base, _, n_base) = first_request(wire, Run::Print(&[]));
+        let (view, _, n) = first_request(wire, Run::Mcp { tool_search: true });
+        let (full, _, n_full) = first_request(wire, Run::Mcp { tool_search: false });
+        println!(
+            "{wire:<22} {:>16} {:>26} {:>26} {:>10} B {:>10} B",
+            format!("{base} B ({n_base})"),
+            format!("{view} B ({n} tools)"),
+            format!("{full} B ({n_full} tools)"),
+            view as i64 - base as i64,
+            full as i64 - base as i64,
         );
     }
 }

@@ -333,7 +333,7 @@ fn tools_info(launch: &Launch, session: &AgentSession) -> String {
     );
     for tool in agent.tools() {
         let spec = tool.spec();
-        let is_stub = sent.iter().any(|s| s.name == spec.name && s.parameters != spec.parameters);
+        let is_stub = !sent.iter().any(|s| s.name == spec.name);
         let note = if is_stub { "  (schema on request via tool_search)" } else { "" };
         out.push_str(&format!("  {:<16} {:<10}{note}\n", spec.name, tool.level().as_str()));
     }

@@ -335,7 +335,14 @@ impl Launch {
                 .with_inbox(self.inbox.clone()),
             ));
         }
-        if tools.len() <= TOOL_VIEW_THRESHOLD || self.settings.tool_search == Some(false) {
+        // MCP servers still starting will bring tools: the view must be there for them.
+        #[cfg(feature = "mcp")]
+        let expects_more = self.mcp.as_ref().is_some_and(|m| !m.servers().is_empty());
+        #[cfg(not(feature = "mcp"))]
+        let expects_more = false;
+        if self.settings.tool_search == Some(false)
+            || (tools.len() <= TOOL_VIEW_THRESHOLD && !expects_more)
+        {
             return (tools, None);
         }
         let mut specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
@@ -343,7 +350,7 @@ impl Launch {
         let search = rab_agent::AgentTool::spec(&rab_agent::ToolSearch::new(view.clone()));
         let search_size = serde_json::to_string(&search).map_or(0, |s| s.len());
         // The view costs tool_search's own schema; it must save more than that.
-        if view.bytes_saved() <= search_size {
+        if view.bytes_saved() <= search_size && !expects_more {
             return (tools, None);
         }
         specs.push(search);

@@ -8,7 +8,7 @@ use std::process::Command;
 use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::json;
 
-use super::harness::{Home, stderr, stdout};
+use super::harness::{Home, offered, stderr, stdout};
 
 /// The example binary, built by `cargo test` with the other targets (built here when a
 /// filtered run left it out).
@@ -40,13 +40,6 @@ fn cmd(home: &Home, program: &Path, llm: &FakeLlm) -> Command {
     c
 }
 
-fn tool_names(llm: &FakeLlm, i: usize) -> Vec<String> {
-    llm.requests()[i].body["tools"]
-        .as_array()
-        .map(|a| a.iter().map(|t| t["name"].as_str().unwrap_or_default().to_owned()).collect())
-        .unwrap_or_default()
-}
-
 #[test]
 fn a_compile_time_extension_adds_a_tool_and_a_command_that_work_end_to_end() {
     let home = Home::new();
@@ -55,8 +48,8 @@ fn a_compile_time_extension_adds_a_tool_and_a_command_that_work_end_to_end() {
     let out = cmd(&home, &hello_bin(), &llm).args(["-p", "greet Ada"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("greeted"));
-    assert!(tool_names(&llm, 0).contains(&"hello".to_owned()));
-    assert!(tool_names(&llm, 0).contains(&"read".to_owned()), "built-ins are still there");
+    assert!(offered(&llm, 0).contains(&"hello".to_owned()));
+    assert!(offered(&llm, 0).contains(&"read".to_owned()), "built-ins are still there");
     let results = llm.requests()[1].tool_results();
     assert_eq!(results[0].1, "Hello, Ada! (from the hello extension)");
 
@@ -80,11 +73,11 @@ fn no_builtin_tools_keeps_extension_tools_and_no_extensions_drops_them() {
     let out =
         cmd(&home, &hello_bin(), &llm).args(["-p", "--no-builtin-tools", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(tool_names(&llm, 0), ["hello"]);
+    assert_eq!(offered(&llm, 0), ["hello"]);
     let out =
         cmd(&home, &hello_bin(), &llm).args(["-p", "--no-extensions", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(tool_names(&llm, 1), Vec::<String>::new());
+    assert_eq!(offered(&llm, 1), Vec::<String>::new());
     // The extension's command is gone too, while rab's own commands stay.
     let out =
         cmd(&home, &hello_bin(), &llm).args(["-p", "--no-extensions", ",help"]).output().unwrap();

@@ -67,3 +67,18 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// The tools request `i` offers: sent with their schemas, or deferred (named in
+/// `tool_search`'s description).
+pub fn offered(llm: &FakeLlm, i: usize) -> Vec<String> {
+    let body = &llm.requests()[i].body;
+    let mut names = Vec::new();
+    for tool in body["tools"].as_array().into_iter().flatten() {
+        names.push(tool["name"].as_str().unwrap_or_default().to_owned());
+        let description = tool["description"].as_str().unwrap_or_default();
+        if let Some((_, deferred)) = description.split_once("\nDeferred: ") {
+            names.extend(deferred.split(", ").map(str::to_owned));
+        }
+    }
+    names
+}

@@ -7,7 +7,7 @@ use std::path::Path;
 use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::{Value, json};
 
-use super::harness::{Home, stderr, stdout, with_stdin};
+use super::harness::{Home, offered, stderr, stdout, with_stdin};
 
 fn write_config(dir: &Path, file: &str, servers: Value) {
     let path = dir.join(file);
@@ -17,13 +17,6 @@ fn write_config(dir: &Path, file: &str, servers: Value) {
 
 fn test_server(env: Value) -> Value {
     json!({"command": rab_mcp::test_support::test_server_path(), "env": env})
-}
-
-fn tool_names(llm: &FakeLlm, i: usize) -> Vec<String> {
-    llm.requests()[i].body["tools"]
-        .as_array()
-        .map(|a| a.iter().map(|t| t["name"].as_str().unwrap_or_default().to_owned()).collect())
-        .unwrap_or_default()
 }
 
 fn rab_p(home: &Home, llm: &FakeLlm, args: &[&str]) -> std::process::Output {
@@ -48,7 +41,7 @@ fn a_servers_tools_resources_and_list_changes_work_through_the_agent_loop() {
     let out = rab_p(&home, &llm, &["--allowed-tools", "mcp__test", "use the server"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("all done"));
-    let first = tool_names(&llm, 0);
+    let first = offered(&llm, 0);
     for name in ["mcp__test__echo", "mcp__test__add", "list_mcp_resources", "read_mcp_resource"] {
         assert!(first.contains(&name.to_owned()), "{name} missing from {first:?}");
     }
@@ -56,7 +49,7 @@ fn a_servers_tools_resources_and_list_changes_work_through_the_agent_loop() {
     assert_eq!(results[0].1, "hello over mcp");
     assert_eq!(results[1].1, "hello from resources");
     assert!(!first.contains(&"mcp__test__late".to_owned()));
-    assert!(tool_names(&llm, 2).contains(&"mcp__test__late".to_owned()), "list_changed honoured");
+    assert!(offered(&llm, 2).contains(&"mcp__test__late".to_owned()), "list_changed honoured");
     assert_eq!(llm.requests()[3].tool_results().last().unwrap().1, "late tool works");
 }
 
@@ -147,7 +140,7 @@ fn the_ui_and_repl_do_not_wait_for_servers() {
     let text = stdout(&out);
     assert!(text.contains("slow  starting"), "{text}");
     assert!(text.contains("answered"), "{text}");
-    assert!(!tool_names(&llm, 0).iter().any(|n| n.starts_with("mcp__slow")));
+    assert!(!offered(&llm, 0).iter().any(|n| n.starts_with("mcp__slow")));
     // Generous: the point is not waiting the 30 s (and exiting kills the server).
     assert!(start.elapsed() < std::time::Duration::from_secs(25));
 }
@@ -211,6 +204,7 @@ async fn rab_mcp_serve_answers_initialize_tools_list_and_tools_call() {
     cmd.args(["mcp", "serve", "--disallowed-tools", "write"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
         .kill_on_drop(true);
     let mut child = cmd.spawn().unwrap();
     let (stdout, stdin) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());

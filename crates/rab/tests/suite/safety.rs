@@ -359,11 +359,13 @@ fn tool_search_expands_a_deferred_schema_for_the_next_request() {
     let out = run(&home, &llm, &dir, &["go"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let reqs = llm.requests();
+    let tools = |i: usize| reqs[i].body["tools"].as_array().unwrap().clone();
     let schema = |i: usize| {
-        let tools = reqs[i].body["tools"].as_array().unwrap().clone();
-        tools.into_iter().find(|t| t["name"] == "web_fetch").unwrap()["input_schema"].clone()
+        tools(i).into_iter().find(|t| t["name"] == "web_fetch").unwrap()["input_schema"].clone()
     };
-    assert_eq!(schema(0), json!({"type": "object"}), "deferred: a stub");
+    assert!(!tools(0).iter().any(|t| t["name"] == "web_fetch"), "deferred: left out");
+    let search = tools(0).into_iter().find(|t| t["name"] == "tool_search").unwrap();
+    assert!(search["description"].as_str().unwrap().contains("web_fetch"), "named in tool_search");
     assert_eq!(
         schema(1)["properties"]["url"]["type"],
         "string",
