@@ -107,7 +107,10 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         #[cfg(feature = "mcp")]
         return mcp::serve(&args.to_cli(), env, paths, cwd);
         #[cfg(not(feature = "mcp"))]
-        return fail(EXIT_USAGE, "this rab was built without MCP (the `mcp` feature)");
+        {
+            let _ = args.to_cli();
+            return fail(EXIT_USAGE, "this rab was built without MCP (the `mcp` feature)");
+        }
     }
     if let Some(search) = &cli.list_models {
         return match setup::registry(&env, &paths) {
