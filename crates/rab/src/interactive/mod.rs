@@ -7,6 +7,8 @@
 mod app;
 mod chrome;
 mod command;
+#[cfg(feature = "mcp")]
+mod mcp_notes;
 mod overlay;
 mod permission;
 mod shell;
@@ -129,6 +131,15 @@ pub async fn run(launch: Launch, session: AgentSession, first: Option<String>, r
     ui.run_loop().await
 }
 
+#[cfg(feature = "mcp")]
+use mcp_notes::changed as mcp_changed;
+
+/// Without MCP nothing changes.
+#[cfg(not(feature = "mcp"))]
+async fn mcp_changed(_: &mut Option<()>) {
+    std::future::pending().await
+}
+
 struct Ui {
     app: App,
     session: Option<AgentSession>,
@@ -141,6 +152,9 @@ struct Ui {
     ask_rx: mpsc::UnboundedReceiver<crate::safety::Asked>,
     asks: std::collections::VecDeque<crate::safety::Asked>,
     quit: bool,
+    /// MCP server states already reported.
+    #[cfg(feature = "mcp")]
+    mcp_seen: mcp_notes::McpSeen,
 }
 
 impl Ui {
@@ -168,6 +182,8 @@ impl Ui {
             ask_rx,
             asks: std::collections::VecDeque::new(),
             quit: false,
+            #[cfg(feature = "mcp")]
+            mcp_seen: mcp_notes::McpSeen::default(),
         }
     }
 
@@ -206,6 +222,13 @@ impl Ui {
         while !self.quit {
             // Read each time: /reload replaces the launch and its scheduler.
             let scheduler = self.app.launch.scheduler.clone();
+            // Watch first, then report: a change in between wakes the loop again.
+            #[cfg(feature = "mcp")]
+            let mut mcp_rx = self.mcp_watch();
+            #[cfg(feature = "mcp")]
+            self.mcp_check();
+            #[cfg(not(feature = "mcp"))]
+            let mut mcp_rx: Option<()> = None;
             self.draw();
             tokio::select! {
                 ev = events.next() => match ev {
@@ -227,6 +250,7 @@ impl Ui {
                 }
                 done = wait(&mut self.task), if self.task.is_some() => self.run_done(done),
                 _ = tick.tick(), if self.app.is_busy() => self.app.tick(),
+                () = mcp_changed(&mut mcp_rx) => {}
             }
         }
         self.shutdown().await;

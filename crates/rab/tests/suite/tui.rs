@@ -305,3 +305,19 @@ fn tab_completes_a_commands_argument_and_login_masks_the_key() {
     let auth = std::fs::read_to_string(home.dir.path().join("rab/agent/auth.json")).unwrap();
     assert!(auth.contains("sk-pasted-secret-1234"));
 }
+
+#[test]
+fn the_ui_reports_an_mcp_server_that_fails_without_waiting_for_it() {
+    let home = Home::new();
+    let config = serde_json::json!({"mcpServers": {
+        "broken": {"command": "/nonexistent/mcp-server"},
+        "test": {"command": rab_mcp::test_support::test_server_path()},
+    }});
+    std::fs::create_dir_all(home.dir.path().join(".rab")).unwrap();
+    std::fs::write(home.dir.path().join(".rab/mcp.json"), config.to_string()).unwrap();
+    let llm = FakeLlm::start();
+    let mut pty = start(&home, &llm, home.dir.path(), 120, 30);
+    pty.wait_for("the failure note", T, |s| s.contains("MCP server broken failed"));
+    pty.send("/mcp\r");
+    pty.wait_for("the status", T, |s| s.contains("test  ready") && s.contains("mcp__test__echo"));
+}
