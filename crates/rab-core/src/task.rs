@@ -107,6 +107,11 @@ fn parse_agent(path: &Path) -> Result<AgentDef, String> {
     Ok(def)
 }
 
+/// With more tools than this, a sub-agent's other tools are deferred.
+const SUB_VIEW_THRESHOLD: usize = 8;
+/// Tools a sub-agent always gets in full.
+const SUB_ALWAYS_FULL: [&str; 7] = ["read", "write", "edit", "bash", "grep", "glob", "ls"];
+
 /// Everything a sub-agent is built from.
 pub struct TaskTool {
     provider: Arc<dyn Provider>,
@@ -115,6 +120,8 @@ pub struct TaskTool {
     agents: Vec<AgentDef>,
     models: Vec<Model>,
     inbox: Option<crate::inbox::Inbox>,
+    /// Tools that come and go (MCP servers), for sub-agents without a tool list.
+    sources: Vec<Arc<dyn rab_agent::ToolSource>>,
     counter: std::sync::atomic::AtomicU32,
     /// Every sub-agent call passes it; its SubagentStop hooks run at the end.
     gate: Option<Arc<crate::gate::Gate>>,
@@ -140,6 +147,7 @@ impl TaskTool {
             agents,
             models,
             inbox: None,
+            sources: Vec::new(),
             counter: std::sync::atomic::AtomicU32::new(0),
             gate,
         }
@@ -161,6 +169,13 @@ impl TaskTool {
     /// Registers each running sub-agent in `inbox` and gives it `send_message`.
     pub fn with_inbox(mut self, inbox: crate::inbox::Inbox) -> Self {
         self.inbox = Some(inbox);
+        self
+    }
+
+    /// Gives sub-agents whose definition lists no tools these sources too (MCP
+    /// servers' tools, as the main agent has them).
+    pub fn with_tool_sources(mut self, sources: Vec<Arc<dyn rab_agent::ToolSource>>) -> Self {
+        self.sources = sources;
         self
     }
 
@@ -236,13 +251,31 @@ impl Tool for TaskTool {
                  running sub-agents (task-N)."
             ));
         }
+        // MCP tools come to sub-agents as to the main agent: deferred, found with
+        // tool_search, so fifty of them cost their names.
+        let with_sources = def.tools.is_none() && !self.sources.is_empty();
+        let view = with_sources.then(|| {
+            let specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+            Arc::new(rab_agent::ToolView::new(SUB_VIEW_THRESHOLD, &SUB_ALWAYS_FULL, &specs))
+        });
+        if let Some(view) = &view {
+            tools.push(Arc::new(rab_agent::ToolSearch::new(view.clone())));
+        }
         let tool_names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
         let mut agent = Agent::new(self.provider.clone(), config, prompt, tools);
+        if let Some(view) = view {
+            agent.set_tool_view(view);
+        }
         if let Some(inbox) = &self.inbox {
             inbox.register(&id, agent.queues());
         }
         if let Some(gate) = &self.gate {
             agent.add_hook(gate.clone());
+        }
+        if with_sources {
+            for source in &self.sources {
+                agent.add_tool_source(source.clone());
+            }
         }
         cx.updates.send(format!("{} ({}) started\n", def.name, args.description));
         let updates = cx.updates.clone();

@@ -332,7 +332,8 @@ impl Launch {
                     self.agents.clone(),
                     self.registry.models().to_vec(),
                 )
-                .with_inbox(self.inbox.clone()),
+                .with_inbox(self.inbox.clone())
+                .with_tool_sources(self.extensions.tool_sources()),
             ));
         }
         // MCP servers still starting will bring tools: the view must be there for them.

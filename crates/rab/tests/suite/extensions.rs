@@ -161,3 +161,25 @@ fn login_stores_a_key_privately_and_logout_forgets_it() {
     assert!(!stored.contains("sk-test"), "{stored}");
     assert_eq!(llm.requests().len(), 0, "nothing went to the model");
 }
+
+#[test]
+fn reload_picks_up_a_prompt_command_added_while_running_and_keeps_the_session() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("first"), Turn::text("late done")]);
+    let mut c = home.rab_for("anthropic-messages", &llm, Some("k"));
+    c.arg("--repl");
+    let out = super::harness::with_stdin(
+        c,
+        "hello\n/late\n!!mkdir -p .rab/commands && echo 'Late command body.' > .rab/commands/late.md\n/reload\n/late\n",
+    );
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(err.contains("unknown command /late"), "before the reload: {err}");
+    assert!(text.contains("reloaded:"), "{text}\n{err}");
+    assert!(text.contains("late done"), "{text}\n{err}");
+    let items = format!("{:?}", llm.requests()[1].transcript().items);
+    assert!(
+        items.contains("hello") && items.contains("Late command body."),
+        "same session: {items}"
+    );
+}

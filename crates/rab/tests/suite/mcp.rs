@@ -54,6 +54,25 @@ fn a_servers_tools_resources_and_list_changes_work_through_the_agent_loop() {
 }
 
 #[test]
+fn sub_agents_get_the_servers_tools_deferred_like_the_main_agent() {
+    let home = Home::new();
+    write_config(home.dir.path(), ".rab/mcp.json", json!({"test": test_server(json!({}))}));
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("task", json!({"description": "ask", "prompt": "echo via mcp"})),
+        Turn::tool_call("mcp__test__echo", json!({"text": "from the sub-agent"})),
+        Turn::text("sub report"),
+        Turn::text("done"),
+    ]);
+    let out = rab_p(&home, &llm, &["--yolo", "delegate"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sub = offered(&llm, 1);
+    assert!(sub.contains(&"mcp__test__echo".to_owned()), "{sub:?}");
+    assert!(sub.contains(&"tool_search".to_owned()), "deferred in the sub-agent too: {sub:?}");
+    assert_eq!(llm.requests()[2].tool_results()[0].1, "from the sub-agent");
+}
+
+#[test]
 fn without_a_rule_headless_refuses_mcp_tools_and_a_deny_rule_holds_in_yolo() {
     let home = Home::new();
     write_config(home.dir.path(), ".mcp.json", json!({"test": test_server(json!({}))}));
