@@ -318,6 +318,12 @@ fn the_ui_reports_an_mcp_server_that_fails_without_waiting_for_it() {
     let llm = FakeLlm::start();
     let mut pty = start(&home, &llm, home.dir.path(), 120, 30);
     pty.wait_for("the failure note", T, |s| s.contains("MCP server broken failed"));
-    pty.send("/mcp\r");
-    pty.wait_for("the status", T, |s| s.contains("test  ready") && s.contains("mcp__test__echo"));
+    // The other server may still be starting on a loaded machine: ask until it is ready.
+    let deadline = std::time::Instant::now() + T;
+    while !pty.history().contains("test  ready") {
+        assert!(std::time::Instant::now() < deadline, "never ready: {}", pty.history());
+        pty.send("/mcp\r");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(pty.history().contains("mcp__test__echo"));
 }
