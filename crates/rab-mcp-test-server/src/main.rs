@@ -4,7 +4,8 @@
 //!
 //! Tools: `echo {text}`, `add {a,b}`, `fail {}` (an `isError` result), `crash {}` (writes
 //! a line to stderr and exits with code 3), `add_tool {name}` (registers a tool `name`
-//! that echoes and sends `notifications/tools/list_changed`), `env {name}` (an
+//! that echoes and a prompt `name`, and sends the tools and prompts list_changed
+//! notifications), `env {name}` (an
 //! environment variable or `(unset)`), `write_file {path,text}`.
 //! Resources: `test://greeting` and `test://config`. Prompt: `review {file, focus?}`.
 //!
@@ -63,7 +64,8 @@ fn builtin_tools() -> Vec<Tool> {
         Tool::new("crash", "Writes to stderr and exits with code 3.", object(json!({}))),
         Tool::new(
             "add_tool",
-            "Registers a new tool that echoes, and notifies the client.",
+            "Registers a new tool that echoes and a prompt of the same name, and notifies the \
+             client that both lists changed.",
             string_args(&["name"]),
         ),
         Tool::new("env", "The value of an environment variable.", string_args(&["name"])),
@@ -140,6 +142,7 @@ impl TestServer {
                     added.push(new.clone());
                 }
                 let _ = context.peer.notify_tool_list_changed().await;
+                let _ = context.peer.notify_prompt_list_changed().await;
                 Ok(text(format!("added {new}")))
             }
             "env" => {
@@ -168,6 +171,7 @@ impl ServerHandler for TestServer {
             .enable_tool_list_changed()
             .enable_resources()
             .enable_prompts()
+            .enable_prompts_list_changed()
             .build();
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new("rab-mcp-test-server", env!("CARGO_PKG_VERSION")))
@@ -236,11 +240,11 @@ impl ServerHandler for TestServer {
             PromptArgument::new("file").with_description("File to review").with_required(true),
             PromptArgument::new("focus").with_description("What to look at").with_required(false),
         ];
-        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
-            "review",
-            Some("Review a file"),
-            Some(arguments),
-        )]))
+        let mut prompts = vec![Prompt::new("review", Some("Review a file"), Some(arguments))];
+        prompts.extend(
+            self.added().into_iter().map(|name| Prompt::new(name, Some("Added at run time"), None)),
+        );
+        Ok(ListPromptsResult::with_all_items(prompts))
     }
 
     async fn get_prompt(
@@ -248,6 +252,12 @@ impl ServerHandler for TestServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if self.added().contains(&request.name) {
+            let message = format!("The {} prompt.", request.name);
+            return Ok(
+                GetPromptResult::new(vec![PromptMessage::new_text(Role::User, message)]).into()
+            );
+        }
         if request.name != "review" {
             return Err(ErrorData::invalid_params(format!("no prompt {}", request.name), None));
         }

@@ -6,7 +6,9 @@
 //! not save more than tool_search's own schema costs. Measured in a directory without
 //! AGENTS.md/CLAUDE.md.
 //!
-//! Run: `cargo bench -p rab --bench first_request`
+//! Run: `cargo build --release -p rab-mcp-test-server && cargo bench -p rab --bench
+//! first_request` (the MCP columns use the test server found in target/release, built
+//! only when missing, so rebuild it after changing it).
 #![allow(clippy::unwrap_used)]
 
 use std::process::Command;

@@ -184,6 +184,9 @@ async fn a_tool_list_change_bumps_the_version_and_offers_the_new_tool() {
     assert_ne!(source.version(), before);
     let out = call(&source, "mcp__test__late", json!({"text": "new tool"})).await.unwrap();
     assert_eq!(text(&out), "new tool");
+    // The prompt list changed too (the test server adds a prompt of the same name).
+    wait_until(&manager, |m| m.prompts().iter().any(|p| p.name == "late")).await;
+    assert_eq!(manager.get_prompt("test", "late", "").await.unwrap(), "The late prompt.");
 }
 
 #[tokio::test]
