@@ -290,11 +290,6 @@ impl Extensions {
         &self.warnings
     }
 
-    /// The extensions, in order.
-    pub fn list(&self) -> &[Arc<dyn Extension>] {
-        &self.list
-    }
-
     /// Every tool, deduplicated.
     pub fn tools(&self) -> &[Arc<dyn AgentTool>] {
         &self.tools

@@ -112,7 +112,7 @@ impl CommandHandler for Status {
 }
 
 /// What `/mcp` prints.
-pub fn status_text(manager: &McpManager) -> String {
+fn status_text(manager: &McpManager) -> String {
     let servers = manager.servers();
     if servers.is_empty() {
         return "No MCP servers configured. Add them to .rab/mcp.json, .mcp.json or \

@@ -41,7 +41,7 @@ mod tools;
 
 pub use config::{ServerConfig, Transport};
 pub use error::Error;
-pub use extension::{McpExtension, status_text};
+pub use extension::McpExtension;
 pub use manager::{
     McpManager, PromptArgumentInfo, PromptInfo, ServerState, ServerStatus, StartOptions,
 };

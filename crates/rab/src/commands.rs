@@ -148,16 +148,15 @@ fn execute(
     launch: &Launch,
     extensions: &Extensions,
 ) -> Outcome {
-    let inv = Invocation { args: args.to_owned() };
     match name {
         "help" => Outcome::Info(help(extensions)),
         "quit" | "exit" => Outcome::Quit,
         "new" => Outcome::NewSession,
         "clear" => Outcome::Clear,
         "hotkeys" => Outcome::Hotkeys,
-        "resume" => Outcome::Resume((!inv.args.is_empty()).then(|| inv.args.clone())),
-        "model" if inv.args.is_empty() => Outcome::PickModel,
-        "model" => match launch.resolve_model(&inv.args) {
+        "resume" => Outcome::Resume((!args.is_empty()).then(|| args.to_owned())),
+        "model" if args.is_empty() => Outcome::PickModel,
+        "model" => match launch.resolve_model(args) {
             Ok(t) => {
                 let text = format!("model: {} ({})", t.model.id, t.model.provider);
                 session.set_model(t.model, t.api_key, Some(t.auth_hint));
@@ -165,7 +164,7 @@ fn execute(
             }
             Err(e) => Outcome::Error(e),
         },
-        "thinking" => match rab_ai::ThinkingLevel::parse(&inv.args) {
+        "thinking" => match rab_ai::ThinkingLevel::parse(args) {
             Some(level) => {
                 session.set_thinking(level);
                 Outcome::Info(format!("thinking: {level}"))
@@ -176,10 +175,10 @@ fn execute(
             )),
         },
         "session" => Outcome::Info(session_info(session)),
-        "compact" => Outcome::Compact((!inv.args.is_empty()).then(|| inv.args.clone())),
-        "handoff" => Outcome::Handoff((!inv.args.is_empty()).then(|| inv.args.clone())),
-        "tree" if inv.args.is_empty() => Outcome::Tree,
-        "tree" => tree_pick(&inv.args, session),
+        "compact" => Outcome::Compact((!args.is_empty()).then(|| args.to_owned())),
+        "handoff" => Outcome::Handoff((!args.is_empty()).then(|| args.to_owned())),
+        "tree" if args.is_empty() => Outcome::Tree,
+        "tree" => tree_pick(args, session),
         "fork" => {
             let dir = rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd);
             match session.fork(&dir) {
@@ -187,22 +186,22 @@ fn execute(
                 Err(e) => Outcome::Error(e),
             }
         }
-        "name" if inv.args.is_empty() => Outcome::Info(session.name().map_or_else(
+        "name" if args.is_empty() => Outcome::Info(session.name().map_or_else(
             || "this session has no name; /name NAME sets one".into(),
             |n| format!("name: {n}"),
         )),
-        "name" => match session.set_name(&inv.args) {
-            Ok(()) => Outcome::Info(format!("named: {}", inv.args)),
+        "name" => match session.set_name(args) {
+            Ok(()) => Outcome::Info(format!("named: {args}")),
             Err(e) => Outcome::Error(e),
         },
-        "anchor" if inv.args.is_empty() => Outcome::Error("/anchor takes a name".into()),
-        "anchor" => match session.add_anchor(&inv.args) {
-            Ok(()) => Outcome::Info(format!("anchor \"{}\" set", inv.args)),
+        "anchor" if args.is_empty() => Outcome::Error("/anchor takes a name".into()),
+        "anchor" => match session.add_anchor(args) {
+            Ok(()) => Outcome::Info(format!("anchor \"{args}\" set")),
             Err(e) => Outcome::Error(e),
         },
         "anchors" => {
             let anchors = session.anchors();
-            if inv.args.is_empty() {
+            if args.is_empty() {
                 if anchors.is_empty() {
                     return Outcome::Info("no anchors yet; /anchor NAME marks this point".into());
                 }
@@ -213,29 +212,23 @@ fn execute(
                     list.join("\n")
                 ));
             }
-            match anchors.into_iter().find(|(n, _)| *n == inv.args) {
+            match anchors.into_iter().find(|(n, _)| *n == args) {
                 Some((_, id)) => Outcome::Branch(id, false),
-                None => {
-                    Outcome::Error(format!("no anchor named \"{}\"; /anchors lists them", inv.args))
-                }
+                None => Outcome::Error(format!("no anchor named \"{args}\"; /anchors lists them")),
             }
         }
-        "search" if inv.args.is_empty() => Outcome::Error("/search takes words to find".into()),
-        "search" => Outcome::Search(inv.args.clone()),
-        "export" => export(&inv.args, session, launch),
+        "search" if args.is_empty() => Outcome::Error("/search takes words to find".into()),
+        "search" => Outcome::Search(args.to_owned()),
+        "export" => export(args, session, launch),
         "cost" => Outcome::Info(cost_info(session)),
         "settings" => Outcome::Info(settings_info(launch, session)),
         "tools" => Outcome::Info(tools_info(launch, session)),
         "reload" => Outcome::Reload,
-        "login" if inv.args.is_empty() => Outcome::Info(crate::login::list(launch)),
-        "login" => Outcome::Login(inv.args.clone()),
-        "logout" => crate::login::logout(launch, &inv.args),
+        "login" if args.is_empty() => Outcome::Info(crate::login::list(launch)),
+        "login" => Outcome::Login(args.to_owned()),
+        "logout" => crate::login::logout(launch, args),
         other => Outcome::Error(format!("unknown command /{other}; /help lists the commands")),
     }
-}
-
-struct Invocation {
-    args: String,
 }
 
 /// The tree as numbered lines (the numbers `/tree N` takes).
