@@ -225,8 +225,13 @@ impl App {
 
     /// Replaces the launch (after `/reload`) and the command list completion offers.
     pub fn set_launch(&mut self, launch: Arc<Launch>) {
-        self.completer.set_commands(command_infos(&launch));
         self.launch = launch;
+        self.refresh_commands();
+    }
+
+    /// Reads the command list again (MCP prompts come and go).
+    pub fn refresh_commands(&mut self) {
+        self.completer.set_commands(command_infos(&self.launch));
     }
 
     /// Argument suggestions from the command being typed (`/model cl`).

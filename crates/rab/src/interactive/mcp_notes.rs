@@ -33,6 +33,8 @@ impl Ui {
             return;
         }
         self.mcp_seen.version = Some(version);
+        // A server's prompts are commands: offer them in completion once they exist.
+        self.app.refresh_commands();
         for s in manager.servers() {
             let label = s.state.label();
             let before = self.mcp_seen.states.iter().position(|(n, _)| *n == s.name);

@@ -326,4 +326,7 @@ fn the_ui_reports_an_mcp_server_that_fails_without_waiting_for_it() {
         std::thread::sleep(Duration::from_millis(300));
     }
     assert!(pty.history().contains("mcp__test__echo"));
+    // The server's prompt arrived after start-up and is offered as a command.
+    pty.send("/mcp__test__rev");
+    pty.wait_for_screen("the prompt command", T, |s| s.contains("Review a file"));
 }
