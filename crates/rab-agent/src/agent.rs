@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use futures_util::future::join_all;
 use rab_ai::{
     AssistantMessage, Content, Context, Message, Model, Provider, StopReason, StreamEvent,
-    StreamOptions, ToolCall, ToolResultMessage, ToolSpec,
+    StreamOptions, SystemMessage, ThinkingLevel, ToolCall, ToolResultMessage, ToolSpec,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -71,6 +71,14 @@ pub struct Agent {
     sources: Vec<(Arc<dyn ToolSource>, Option<u64>)>,
     /// Dollars spent by this agent's requests.
     spent: f64,
+    /// The tools the conversation was declared with at its first request (`None`
+    /// before it). Every request sends these; what changes later goes into system
+    /// messages, so the prefix of the conversation is never rewritten.
+    declared: Option<Vec<ToolSpec>>,
+    /// Instructions to send as a system message with the next request.
+    pending_note: Option<String>,
+    /// The thinking level of the conversation's last request.
+    level_sent: Option<ThinkingLevel>,
 }
 
 enum Outcome {
@@ -103,7 +111,60 @@ impl Agent {
             compactor: None,
             view: None,
             spent: 0.0,
+            declared: None,
+            pending_note: None,
+            level_sent: None,
         }
+    }
+
+    /// Declares the conversation's tools (what the next request would offer) unless
+    /// they are declared already. Returns them when this call declared them, for the
+    /// caller to record with the session.
+    pub fn declare(&mut self) -> Option<Vec<ToolSpec>> {
+        if self.declared.is_some() {
+            return None;
+        }
+        self.refresh_tools();
+        let tools = self.declaration();
+        self.declared = Some(tools.clone());
+        Some(tools)
+    }
+
+    /// The tools a conversation declares now: those sent in full, with the deferred
+    /// ones named in `tool_search`'s description.
+    fn declaration(&self) -> Vec<ToolSpec> {
+        let mut tools = self.request_specs();
+        if let Some(view) = &self.view {
+            crate::tool_view::list_deferred(&mut tools, &view.deferred(&self.specs));
+        }
+        tools
+    }
+
+    /// The tools the conversation was declared with, if it was.
+    pub fn declared_tools(&self) -> Option<&[ToolSpec]> {
+        self.declared.as_deref()
+    }
+
+    /// Sets the declared tools (resuming a session that recorded them), or forgets
+    /// them (`None`: the next request declares anew).
+    pub fn set_declared_tools(&mut self, tools: Option<Vec<ToolSpec>>) {
+        self.declared = tools;
+    }
+
+    /// Replaces the system prompt (resuming a session: the one it began with).
+    pub fn set_system_prompt(&mut self, prompt: String) {
+        self.system_prompt = prompt;
+    }
+
+    /// Sends `text` as a system message with the next request (instructions that
+    /// changed since the conversation began); `None` sends none.
+    pub fn set_note(&mut self, text: Option<String>) {
+        self.pending_note = text;
+    }
+
+    /// Sets the thinking level the conversation's last request used (resuming).
+    pub fn set_level_sent(&mut self, level: Option<ThinkingLevel>) {
+        self.level_sent = level;
     }
 
     /// Keeps the conversation inside the context window with this compactor.
@@ -269,6 +330,16 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<StopCause, String> {
         sink.emit(AgentEvent::AgentStart)?;
+        // A changed thinking level goes in before the user's message (where OpenAI
+        // wants a `configuration_update`), so the earlier requests' prefix holds.
+        let level = self.config.options.thinking;
+        if let Some(before) = self.level_sent.filter(|l| *l != level)
+            && !self.messages.is_empty()
+        {
+            let change = SystemMessage { thinking: Some((before, level)), ..Default::default() };
+            self.push(Message::System(change), sink)?;
+        }
+        self.level_sent = Some(level);
         for p in prompts {
             self.push(p, sink)?;
         }
@@ -402,7 +473,10 @@ impl Agent {
         let assistants = || {
             self.messages.iter().filter_map(|m| match m {
                 Message::Assistant(a) if a.usage.total() > 0 => Some(&a.usage),
-                Message::Assistant(_) | Message::User(_) | Message::ToolResult(_) => None,
+                Message::Assistant(_)
+                | Message::User(_)
+                | Message::ToolResult(_)
+                | Message::System(_) => None,
             })
         };
         let tokens = estimate_context_tokens(&self.messages);
@@ -426,7 +500,9 @@ impl Agent {
     fn last_usage(&self) -> rab_ai::Usage {
         match self.messages.last() {
             Some(Message::Assistant(a)) => a.usage,
-            Some(Message::User(_) | Message::ToolResult(_)) | None => rab_ai::Usage::default(),
+            Some(Message::User(_) | Message::ToolResult(_) | Message::System(_)) | None => {
+                rab_ai::Usage::default()
+            }
         }
     }
 
@@ -438,16 +514,13 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<(AssistantMessage, Option<rab_ai::Error>), String> {
         self.refresh_tools();
+        self.record_changes(sink)?;
         // The adapter serialises the context before `stream` returns, so the history is
         // lent to it rather than copied.
-        let tools = match &self.view {
-            Some(view) => view.specs(&self.specs),
-            None => std::mem::take(&mut self.specs),
-        };
         let context = Context {
             system_prompt: std::mem::take(&mut self.system_prompt),
             messages: std::mem::take(&mut self.messages),
-            tools,
+            tools: self.declared.take().unwrap_or_default(),
         };
         let mut stream = self.provider.stream(
             &self.config.model,
@@ -457,9 +530,7 @@ impl Agent {
         );
         self.system_prompt = context.system_prompt;
         self.messages = context.messages;
-        if self.view.is_none() {
-            self.specs = context.tools;
-        }
+        self.declared = Some(context.tools);
         while let Some(event) = stream.next().await {
             match event {
                 StreamEvent::TextDelta { delta, .. } => {
@@ -488,6 +559,51 @@ impl Agent {
             }
         }
         Err("the provider stream ended without a final event".to_owned())
+    }
+
+    /// Declares the tools at the conversation's first request; after that, appends a
+    /// system message when the tools on offer differ from those in effect (an MCP
+    /// server became ready, `tool_search` expanded a tool, a server went away), when
+    /// tools became deferred, or when instructions are pending. The message is
+    /// recorded before the request that carries it.
+    fn record_changes(&mut self, sink: &mut dyn EventSink) -> Result<(), String> {
+        let mut change = SystemMessage {
+            text: self.pending_note.take().unwrap_or_default(),
+            ..SystemMessage::default()
+        };
+        let Some(declared) = &self.declared else {
+            self.declared = Some(self.declaration());
+            if !change.is_empty() {
+                self.push(Message::System(change), sink)?;
+            }
+            return Ok(());
+        };
+        let wanted = self.request_specs();
+        let now = rab_ai::tools_in_effect(declared, &self.messages);
+        change.tools_added = wanted
+            .iter()
+            .filter(|w| !now.iter().any(|n| crate::tool_view::same_tool(w, n)))
+            .cloned()
+            .collect();
+        change.tools_removed = now
+            .iter()
+            .filter(|n| !wanted.iter().any(|w| w.name == n.name))
+            .map(|n| n.name.clone())
+            .collect();
+        let mut announced = crate::tool_view::listed_deferred(&now);
+        for m in &self.messages {
+            if let Message::System(s) = m {
+                announced.extend(s.tools_deferred.iter().cloned());
+            }
+        }
+        if let Some(view) = &self.view {
+            change.tools_deferred =
+                view.deferred(&self.specs).into_iter().filter(|d| !announced.contains(d)).collect();
+        }
+        if change.is_empty() {
+            return Ok(());
+        }
+        self.push(Message::System(change), sink)
     }
 
     /// Gives every call the same result text (aborted, skipped), in order.

@@ -97,6 +97,13 @@ pub fn message_chars(m: &Message) -> usize {
                 rab_ai::AssistantBlock::ToolCall(c) => c.name.len() + c.arguments.to_string().len(),
             })
             .sum(),
+        Message::System(s) => {
+            s.text.len()
+                + s.tools_added
+                    .iter()
+                    .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+                    .sum::<usize>()
+        }
     }
 }
 
@@ -114,7 +121,7 @@ pub fn estimate_context_tokens(messages: &[Message]) -> u64 {
         Some(i) => {
             let reported = match &messages[i] {
                 Message::Assistant(a) => a.usage.total(),
-                Message::User(_) | Message::ToolResult(_) => 0,
+                Message::User(_) | Message::ToolResult(_) | Message::System(_) => 0,
             };
             reported
                 + messages[i + 1..]

@@ -1,9 +1,10 @@
 //! The progressive tool view: with many tools, a request carries the full schema only
 //! of the tools always needed and of those the model asked for; every other tool is
-//! deferred: only its name is sent, in `tool_search`'s description, and `tool_search`
+//! deferred: only its name is sent (in `tool_search`'s description as the conversation
+//! declares its tools, in a system update for tools deferred later), and `tool_search`
 //! returns full schemas (and expands those tools in later requests). This keeps the
 //! first request small however many tools are installed (50 MCP tools cost about their
-//! names).
+//! names), and `tool_search`'s spec the same all conversation long.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -89,25 +90,22 @@ impl ToolView {
         total > self.threshold && self.state.lock().is_ok_and(|s| s.is_deferred(name))
     }
 
-    /// The specs for the next request: deferred tools left out and named in
-    /// `tool_search`'s description.
+    /// The specs for the next request: deferred tools left out.
     pub fn specs(&self, full: &[ToolSpec]) -> Vec<ToolSpec> {
         let Ok(state) = self.state.lock() else { return full.to_vec() };
         if full.len() <= self.threshold {
             return full.to_vec();
         }
-        let deferred: Vec<&str> =
-            full.iter().filter(|s| state.is_deferred(&s.name)).map(|s| s.name.as_str()).collect();
-        full.iter()
-            .filter(|s| !state.is_deferred(&s.name))
-            .map(|s| {
-                let mut s = s.clone();
-                if s.name == TOOL_SEARCH && !deferred.is_empty() {
-                    s.description = format!("{}\nDeferred: {}", s.description, deferred.join(", "));
-                }
-                s
-            })
-            .collect()
+        full.iter().filter(|s| !state.is_deferred(&s.name)).cloned().collect()
+    }
+
+    /// The names of the tools left out of [`ToolView::specs`], in order.
+    pub fn deferred(&self, full: &[ToolSpec]) -> Vec<String> {
+        let Ok(state) = self.state.lock() else { return Vec::new() };
+        if full.len() <= self.threshold {
+            return Vec::new();
+        }
+        full.iter().filter(|s| state.is_deferred(&s.name)).map(|s| s.name.clone()).collect()
     }
 
     /// Bytes the view saves before any tool is expanded (without counting
@@ -129,6 +127,44 @@ impl ViewState {
 fn saving(spec: &ToolSpec) -> usize {
     let size = serde_json::to_string(spec).map_or(0, |t| t.len());
     size.saturating_sub(spec.name.len() + 2).saturating_sub(64)
+}
+
+/// What introduces the deferred tools' names in `tool_search`'s declared description.
+const LISTED: &str = "\nDeferred: ";
+
+/// Names `deferred` in `tool_search`'s description (as a conversation declares its tools).
+pub fn list_deferred(specs: &mut [ToolSpec], deferred: &[String]) {
+    if deferred.is_empty() {
+        return;
+    }
+    if let Some(search) = specs.iter_mut().find(|s| s.name == TOOL_SEARCH) {
+        search.description = format!("{}{LISTED}{}", search.description, deferred.join(", "));
+    }
+}
+
+/// The names [`list_deferred`] put in `tool_search`'s description.
+pub fn listed_deferred(specs: &[&ToolSpec]) -> Vec<String> {
+    specs
+        .iter()
+        .find(|s| s.name == TOOL_SEARCH)
+        .and_then(|s| s.description.split_once(LISTED))
+        .map(|(_, names)| names.split(", ").map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// Whether `wanted` is the tool `in_effect` offers: the same spec, or `tool_search`
+/// with the deferred names it was declared with.
+pub fn same_tool(wanted: &ToolSpec, in_effect: &ToolSpec) -> bool {
+    if wanted == in_effect {
+        return true;
+    }
+    wanted.name == TOOL_SEARCH
+        && in_effect.name == TOOL_SEARCH
+        && wanted.parameters == in_effect.parameters
+        && in_effect
+            .description
+            .split_once(LISTED)
+            .is_some_and(|(base, _)| base == wanted.description)
 }
 
 /// `tool_search`: full schemas of deferred tools.
@@ -157,8 +193,8 @@ impl Tool for ToolSearch {
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
     fn description(&self) -> String {
-        "Load deferred tools (listed below by name): get their schemas here (select:a,b or \
-         keywords), then call them."
+        "Load deferred tools (named below, or in later system updates): get their schemas \
+         here (select:a,b or keywords), then call them."
             .to_owned()
     }
 
@@ -271,7 +307,8 @@ mod tests {
         let sent = view.specs(&specs);
         assert_eq!(names(&sent), ["read", "sleep", "tool_search"], "cron_create is deferred");
         assert_eq!(sent[0], specs[0]);
-        assert_eq!(sent[2].description, "Load deferred tools.\nDeferred: cron_create");
+        assert_eq!(sent[2], specs[3], "tool_search's spec never changes");
+        assert_eq!(view.deferred(&specs), ["cron_create"]);
         let search = ToolSearch::new(view.clone());
         let out = search
             .execute(json!({"query": "schedule prompt"}), ToolContext::detached("c"))
@@ -281,7 +318,7 @@ mod tests {
         assert!(text.contains("\"name\":\"cron_create\"") && text.contains("\"x\""), "{text}");
         let sent = view.specs(&specs);
         assert_eq!(sent[1], specs[1], "expanded from now on");
-        assert_eq!(sent[3].description, "Load deferred tools.", "nothing deferred is left");
+        assert!(view.deferred(&specs).is_empty(), "nothing deferred is left");
         assert!(!view.is_deferred("sleep", 4), "too small to be worth deferring");
         let fresh = ToolView::new(2, &["read"], &specs);
         assert!(fresh.is_deferred("cron_create", 4));

@@ -1,29 +1,37 @@
 //! Anthropic Messages API: `POST {base}/v1/messages` with `stream: true`.
 //!
 //! Request: system prompt as text blocks, `tool_use`/`tool_result` blocks, thinking
-//! blocks replayed with their signatures to the model that produced them, and
-//! `cache_control` breakpoints on the system prompt (which caches the tools before it)
-//! and on the last message, so each turn reads the previous turn's prefix from cache.
-//! Response events: `message_start`, `content_block_start|delta|stop`, `message_delta`,
-//! `message_stop`, `ping`, `error`.
+//! blocks replayed with their signatures while the prefix they are bound to holds
+//! (see [`crate::anthropic_history`]), and `cache_control` breakpoints on the system
+//! prompt (which caches the tools before it) and on the last message, so each turn
+//! reads the previous turn's prefix from cache. Adaptive thinking asks for summarized
+//! thinking text (the default display omits it, and with it the notes models write
+//! between tool calls) and for blocks whose prefix changed to be dropped rather than
+//! fail the request. Response events: `message_start`, `content_block_start|delta|stop`,
+//! `message_delta`, `message_stop`, `ping`, `error`.
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::anthropic_history::{
+    Block, EPHEMERAL, Msg, TOOL_CHANGES_BETA, Tool, bind_thinking, messages, tools,
+    uses_tool_changes,
+};
 use crate::assemble::Builder;
-use crate::model::{Api, Model, ThinkingFormat};
+use crate::model::{Model, ThinkingFormat};
 use crate::provider::{
     Decoder, HttpRequest, StreamOptions, Wire, WireError, join_url, max_tokens, parse_json,
 };
 use crate::sse::SseEvent;
-use crate::types::{
-    AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, ThinkingLevel, Usage,
-};
+use crate::types::{Context, StopReason, ThinkingLevel, Usage};
 
 /// API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+
+/// Beta header of `thinking.block_binding` and `input_transformations`.
+const BINDING_BETA: &str = "thinking-binding-controls-2026-08-01";
 
 pub(crate) struct AnthropicWire;
 
@@ -56,196 +64,24 @@ struct Body<'a> {
     messages: Vec<Msg<'a>>,
 }
 
-#[derive(Serialize)]
-struct Msg<'a> {
-    role: &'static str,
-    content: Vec<Block<'a>>,
-}
-
-#[derive(Serialize)]
-struct Tool<'a> {
-    name: &'a str,
-    description: &'a str,
-    input_schema: &'a Value,
-}
-
-#[derive(Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum Block<'a> {
-    Text {
-        text: &'a str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cache_control: Option<CacheControl>,
-    },
-    Image {
-        source: ImageSource<'a>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cache_control: Option<CacheControl>,
-    },
-    Thinking {
-        thinking: &'a str,
-        signature: &'a str,
-    },
-    RedactedThinking {
-        data: &'a str,
-    },
-    ToolUse {
-        id: String,
-        name: &'a str,
-        input: &'a Value,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cache_control: Option<CacheControl>,
-    },
-    ToolResult {
-        tool_use_id: String,
-        content: Vec<Block<'a>>,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        is_error: bool,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cache_control: Option<CacheControl>,
-    },
-}
-
-#[derive(Serialize)]
-struct ImageSource<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    media_type: &'a str,
-    data: &'a str,
-}
-
-#[derive(Serialize, Clone, Copy)]
-struct CacheControl {
-    #[serde(rename = "type")]
-    kind: &'static str,
-}
-
-const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
-
-/// Anthropic tool ids must match `^[a-zA-Z0-9_-]{1,64}$`; ids from other providers
-/// are mapped into that alphabet the same way for the call and its result.
-fn tool_id(id: &str) -> String {
-    let mut out: String = id
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
-        .take(64)
-        .collect();
-    if out.is_empty() {
-        out.push_str("call");
-    }
-    out
-}
-
-fn user_blocks(content: &[Content]) -> Vec<Block<'_>> {
-    content
-        .iter()
-        .filter_map(|c| match c {
-            Content::Text { text } if text.is_empty() => None,
-            Content::Text { text } => Some(Block::Text { text, cache_control: None }),
-            Content::Image { mime_type, data } => Some(Block::Image {
-                source: ImageSource { kind: "base64", media_type: mime_type, data },
-                cache_control: None,
-            }),
-        })
-        .collect()
-}
-
-fn assistant_blocks<'a>(m: &'a AssistantMessage, model: &Model) -> Vec<Block<'a>> {
-    // Signatures are only valid for the model that produced them.
-    let same_model = m.api == Api::AnthropicMessages && m.model == model.id;
-    m.content
-        .iter()
-        .filter_map(|b| match b {
-            AssistantBlock::Text { text, .. } if text.is_empty() => None,
-            AssistantBlock::Text { text, .. } => Some(Block::Text { text, cache_control: None }),
-            AssistantBlock::Thinking { redacted: true, signature: Some(data), .. }
-                if same_model =>
-            {
-                Some(Block::RedactedThinking { data })
-            }
-            AssistantBlock::Thinking {
-                thinking, signature: Some(sig), redacted: false, ..
-            } if same_model && !sig.is_empty() => {
-                Some(Block::Thinking { thinking, signature: sig })
-            }
-            AssistantBlock::Thinking { .. } => None,
-            AssistantBlock::ToolCall(call) => Some(Block::ToolUse {
-                id: tool_id(&call.id),
-                name: &call.name,
-                input: &call.arguments,
-                cache_control: None,
-            }),
-        })
-        .collect()
-}
-
-fn convert_messages<'a>(messages: &'a [Message], model: &Model) -> Vec<Msg<'a>> {
-    let mut out: Vec<Msg<'a>> = Vec::with_capacity(messages.len());
-    for message in messages {
-        match message {
-            Message::User(u) => {
-                let content = user_blocks(&u.content);
-                if !content.is_empty() {
-                    out.push(Msg { role: "user", content });
-                }
-            }
-            Message::Assistant(a) => {
-                let content = assistant_blocks(a, model);
-                if !content.is_empty() {
-                    out.push(Msg { role: "assistant", content });
-                }
-            }
-            Message::ToolResult(r) => {
-                let mut content = user_blocks(&r.content);
-                if content.is_empty() {
-                    content.push(Block::Text { text: "(no output)", cache_control: None });
-                }
-                let block = Block::ToolResult {
-                    tool_use_id: tool_id(&r.tool_call_id),
-                    content,
-                    is_error: r.is_error,
-                    cache_control: None,
-                };
-                // All results of one assistant turn go into one user message.
-                match out.last_mut() {
-                    Some(last)
-                        if last.role == "user"
-                            && matches!(last.content.first(), Some(Block::ToolResult { .. })) =>
-                    {
-                        last.content.push(block);
-                    }
-                    _ => out.push(Msg { role: "user", content: vec![block] }),
-                }
-            }
-        }
-    }
-    out
-}
-
 /// Marks cache breakpoints on the last message and on the user-role message before it:
 /// the latter was the last message of the previous request, so the previous request's
 /// bytes up to and including it (breakpoint marker too) recur unchanged, and its cache
 /// entry is read back. With the system prompt's breakpoint that makes three of the
-/// four Anthropic allows.
+/// four Anthropic allows. System messages take no marker; the turn before them does.
 fn mark_breakpoints(messages: &mut [Msg<'_>]) {
-    let users: Vec<usize> =
-        messages.iter().enumerate().filter(|(_, m)| m.role == "user").map(|(i, _)| i).collect();
-    let mut targets = vec![messages.len().saturating_sub(1)];
-    if let Some(&prev) = users.iter().rev().find(|&&i| i + 1 < messages.len()) {
+    let turns: Vec<usize> =
+        messages.iter().enumerate().filter(|(_, m)| m.role != "system").map(|(i, _)| i).collect();
+    let mut targets: Vec<usize> = turns.last().copied().into_iter().collect();
+    if let Some(&prev) =
+        turns.iter().rev().skip(1).find(|&&i| messages.get(i).is_some_and(|m| m.role == "user"))
+    {
         targets.push(prev);
     }
     for i in targets {
         let Some(m) = messages.get_mut(i) else { continue };
-        for block in m.content.iter_mut().rev() {
-            let slot = match block {
-                Block::Text { cache_control, .. }
-                | Block::Image { cache_control, .. }
-                | Block::ToolUse { cache_control, .. }
-                | Block::ToolResult { cache_control, .. } => cache_control,
-                Block::Thinking { .. } | Block::RedactedThinking { .. } => continue,
-            };
+        if let Some(slot) = m.content.iter_mut().rev().find_map(Block::cache_slot) {
             *slot = Some(EPHEMERAL);
-            break;
         }
     }
 }
@@ -261,6 +97,60 @@ fn budget(level: ThinkingLevel) -> u64 {
     }
 }
 
+/// The `thinking` and `output_config` fields, the output limit and the beta headers
+/// they need, per the thinking page (platform.claude.com/docs/en/build-with-claude/
+/// thinking, read 2026-11-24): `display` and `block_binding` only with adaptive
+/// thinking (both are rejected with `disabled` and `between_tools`).
+struct ThinkingConfig {
+    thinking: Option<Value>,
+    output_config: Option<Value>,
+    max_tokens: u64,
+    betas: Vec<&'static str>,
+}
+
+fn thinking_config(model: &Model, context: &Context, options: &StreamOptions) -> ThinkingConfig {
+    let mut max = max_tokens(model, options);
+    let level = if model.reasoning { options.thinking } else { ThinkingLevel::Off };
+    let mut out =
+        ThinkingConfig { thinking: None, output_config: None, max_tokens: max, betas: Vec::new() };
+    let format = if model.reasoning { model.compat.thinking } else { ThinkingFormat::None };
+    match format {
+        ThinkingFormat::AnthropicAdaptive => match model.compat.effort(level) {
+            "none" => out.thinking = Some(serde_json::json!({"type": "disabled"})),
+            "between_tools" => out.thinking = Some(serde_json::json!({"type": "between_tools"})),
+            effort => {
+                out.thinking = Some(serde_json::json!({
+                    "type": "adaptive",
+                    "display": "summarized",
+                    "block_binding": {"prefix_mismatch_behavior": "drop_block"},
+                }));
+                out.output_config = Some(serde_json::json!({"effort": effort}));
+                out.betas.push(BINDING_BETA);
+            }
+        },
+        ThinkingFormat::AnthropicBudget if level != ThinkingLevel::Off => {
+            // budget_tokens must stay below max_tokens; grow max_tokens within the
+            // model's limit to leave room for the answer.
+            let want = budget(level);
+            max = (max + want).min(model.max_output.max(max));
+            let budget = want.min(max.saturating_sub(1024)).max(1024);
+            out.thinking = Some(serde_json::json!({"type": "enabled", "budget_tokens": budget}));
+            out.max_tokens = max;
+            if !context.tools.is_empty() {
+                out.betas.push("interleaved-thinking-2025-05-14");
+            }
+        }
+        ThinkingFormat::AnthropicBudget
+        | ThinkingFormat::None
+        | ThinkingFormat::OpenaiEffort
+        | ThinkingFormat::Openrouter
+        | ThinkingFormat::GeminiBudget
+        | ThinkingFormat::GeminiLevel
+        | ThinkingFormat::Deepseek => {}
+    }
+    out
+}
+
 impl Wire for AnthropicWire {
     fn build(
         &self,
@@ -268,63 +158,35 @@ impl Wire for AnthropicWire {
         context: &Context,
         options: &StreamOptions,
     ) -> Result<HttpRequest, String> {
-        let mut max = max_tokens(model, options);
-        let level = if model.reasoning { options.thinking } else { ThinkingLevel::Off };
-        let mut thinking = None;
-        let mut output_config = None;
-        let mut needs_interleaved_beta = false;
-        let format = if model.reasoning { model.compat.thinking } else { ThinkingFormat::None };
-        match format {
-            ThinkingFormat::AnthropicAdaptive => match model.compat.effort(level) {
-                "none" => thinking = Some(serde_json::json!({"type": "disabled"})),
-                "between_tools" => thinking = Some(serde_json::json!({"type": "between_tools"})),
-                effort => {
-                    thinking = Some(serde_json::json!({"type": "adaptive"}));
-                    output_config = Some(serde_json::json!({"effort": effort}));
-                }
-            },
-            ThinkingFormat::AnthropicBudget if level != ThinkingLevel::Off => {
-                // budget_tokens must stay below max_tokens; grow max_tokens within the
-                // model's limit to leave room for the answer.
-                let want = budget(level);
-                max = (max + want).min(model.max_output.max(max));
-                let budget = want.min(max.saturating_sub(1024)).max(1024);
-                thinking = Some(serde_json::json!({"type": "enabled", "budget_tokens": budget}));
-                needs_interleaved_beta = true;
-            }
-            ThinkingFormat::AnthropicBudget
-            | ThinkingFormat::None
-            | ThinkingFormat::OpenaiEffort
-            | ThinkingFormat::Openrouter
-            | ThinkingFormat::GeminiBudget
-            | ThinkingFormat::GeminiLevel
-            | ThinkingFormat::Deepseek => {}
+        let mut config = thinking_config(model, context, options);
+        let tool_changes = uses_tool_changes(model, context);
+        if tool_changes {
+            config.betas.push(TOOL_CHANGES_BETA);
         }
-        let mut messages = convert_messages(&context.messages, model);
-        mark_breakpoints(&mut messages);
-        let system = if context.system_prompt.is_empty() {
+        let tools = tools(context, tool_changes);
+        let mut system = if context.system_prompt.is_empty() {
             Vec::new()
         } else {
-            vec![Block::Text { text: &context.system_prompt, cache_control: Some(EPHEMERAL) }]
+            vec![Block::Text { text: &context.system_prompt, cache_control: None }]
         };
+        let mut messages = messages(context, model, tool_changes);
+        let prefix_hash = bind_thinking(&tools, &system, &mut messages);
+        for block in &mut system {
+            if let Some(slot) = block.cache_slot() {
+                *slot = Some(EPHEMERAL);
+            }
+        }
+        mark_breakpoints(&mut messages);
         let body = Body {
             model: &model.id,
-            max_tokens: max,
+            max_tokens: config.max_tokens,
             system,
             messages,
-            tools: context
-                .tools
-                .iter()
-                .map(|t| Tool {
-                    name: &t.name,
-                    description: &t.description,
-                    input_schema: &t.parameters,
-                })
-                .collect(),
+            tools,
             stream: true,
-            temperature: if thinking.is_some() { None } else { options.temperature },
-            thinking,
-            output_config,
+            temperature: if config.thinking.is_some() { None } else { options.temperature },
+            thinking: config.thinking,
+            output_config: config.output_config,
         };
         let body = serde_json::to_vec(&body).map_err(|e| e.to_string())?;
         let mut headers = vec![
@@ -335,10 +197,15 @@ impl Wire for AnthropicWire {
         if let Some(key) = &options.api_key {
             headers.push(("x-api-key", key.clone()));
         }
-        if needs_interleaved_beta && !context.tools.is_empty() {
-            headers.push(("anthropic-beta", "interleaved-thinking-2025-05-14".to_owned()));
+        if !config.betas.is_empty() {
+            headers.push(("anthropic-beta", config.betas.join(",")));
         }
-        Ok(HttpRequest { url: messages_url(&model.base_url), headers, body })
+        Ok(HttpRequest {
+            url: messages_url(&model.base_url),
+            headers,
+            body,
+            prefix_hash: Some(prefix_hash),
+        })
     }
 
     fn decoder(&self) -> Box<dyn Decoder> {
@@ -389,6 +256,32 @@ struct StartMessage<'a> {
     #[serde(borrow, default)]
     id: Cow<'a, str>,
     usage: Option<WireUsage>,
+    #[serde(default)]
+    input_transformations: Vec<Transformation>,
+}
+
+/// What the API changed in the request before the model read it (a thinking block
+/// dropped because its prefix or model did not match).
+#[derive(Deserialize)]
+struct Transformation {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    path: String,
+    #[serde(default)]
+    reason: String,
+}
+
+fn report(transformations: &[Transformation]) {
+    for t in transformations {
+        // A model switch drops the old model's blocks by design; a prefix mismatch
+        // means rab sent a changed history, which the fingerprints should prevent.
+        if t.reason == "model_binding_mismatch" {
+            tracing::debug!(kind = %t.kind, path = %t.path, "thinking from another model left out");
+        } else {
+            tracing::warn!(kind = %t.kind, path = %t.path, reason = %t.reason, "the API changed the request");
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -447,6 +340,8 @@ struct MessageDelta<'a> {
     #[serde(borrow)]
     delta: MessageDeltaInner<'a>,
     usage: Option<WireUsage>,
+    #[serde(default)]
+    input_transformations: Vec<Transformation>,
 }
 
 #[derive(Deserialize)]
@@ -558,12 +453,14 @@ impl Decoder for AnthropicDecoder {
             "message_start" => {
                 let s: MessageStart<'_> = parse_json(kind, event.data)?;
                 out.response_id(&s.message.id);
+                report(&s.message.input_transformations);
                 if let Some(u) = s.message.usage {
                     out.usage(u.usage());
                 }
             }
             "message_delta" => {
                 let d: MessageDelta<'_> = parse_json(kind, event.data)?;
+                report(&d.input_transformations);
                 if let Some(reason) = d.delta.stop_reason {
                     out.stop(stop_reason(&reason));
                 }

@@ -1,5 +1,7 @@
 use super::*;
 use crate::bench::decode;
+use crate::model::Api;
+use crate::types::{AssistantBlock, Message};
 use pretty_assertions::assert_eq;
 
 #[test]
@@ -38,13 +40,6 @@ fn a_stream_without_message_stop_is_incomplete() {
         "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\"}}\n\n";
     let err = decode(Api::AnthropicMessages, sse.as_bytes(), 64).unwrap_err();
     assert!(err.contains("message_stop"), "{err}");
-}
-
-#[test]
-fn tool_ids_from_other_providers_are_made_valid() {
-    assert_eq!(tool_id("call_abc|fc_1"), "call_abc_fc_1");
-    assert_eq!(tool_id(""), "call");
-    assert_eq!(tool_id(&"x".repeat(100)).len(), 64);
 }
 
 #[test]

@@ -49,7 +49,7 @@ impl Builder {
 
     /// Opens a text block and returns its index.
     pub fn start_text(&mut self) -> usize {
-        self.push_block(AssistantBlock::Text { text: String::new(), signature: None })
+        self.push_block(AssistantBlock::text(String::new()))
     }
 
     /// Appends text to the block at `index`.
@@ -61,6 +61,13 @@ impl Builder {
             text.push_str(delta);
             self.has_content = true;
             self.events.push(StreamEvent::TextDelta { index, delta: delta.to_owned() });
+        }
+    }
+
+    /// Labels the text block at `index` with the provider's phase.
+    pub fn text_phase(&mut self, index: usize, label: &str) {
+        if let Some(AssistantBlock::Text { phase, .. }) = self.message.content.get_mut(index) {
+            *phase = Some(label.to_owned());
         }
     }
 
@@ -231,6 +238,11 @@ impl Builder {
     /// Records the provider's stop reason.
     pub fn stop(&mut self, reason: StopReason) {
         self.stop_reason = Some(reason);
+    }
+
+    /// Records the fingerprint of the request's prefix on the reply.
+    pub fn prefix_hash(&mut self, hash: Option<&str>) {
+        self.message.prefix_hash = hash.map(str::to_owned);
     }
 
     /// Records the provider's response id.

@@ -1,15 +1,17 @@
 //! The built-in provider and model table.
 //!
-//! Figures are from the providers' model and pricing pages as of November 2026
-//! (context window, maximum output, USD per million tokens for input, output, cache
-//! read and cache write). Where a provider prices by prompt size or time of day, the
-//! base (short-prompt, peak) price is listed. Users add or override entries in
-//! `models.json`.
+//! Figures are from the providers' model and pricing pages (context window, maximum
+//! output, USD per million tokens for input, output, cache read and cache write); each
+//! model carries the day its prices were read ([`ModelCost::as_of`]). Prompt-size tiers
+//! (Claude Haiku 5.5 above 100k tokens, OpenAI above 272k) are listed as tiers; where a
+//! provider prices by time of day, the peak price is listed. Users add or override
+//! entries in `models.json`.
 
 use std::collections::BTreeMap;
 
 use crate::model::{
-    Api, Compat, MaxTokensField, Model, ModelCost, ProviderDef, Registry, ThinkingFormat,
+    Api, Compat, MaxTokensField, Model, ModelCost, PriceTier, ProviderDef, Rates, Registry,
+    ThinkingFormat,
 };
 
 struct Entry {
@@ -19,10 +21,23 @@ struct Entry {
     output: u64,
     /// input, output, cache read, cache write.
     price: [f64; 4],
+    /// Prompt-size tiers: above this many input tokens, every token at these prices.
+    tiers: &'static [(u64, [f64; 4])],
+    /// The day the prices were read; empty: the provider's date.
+    as_of: &'static str,
     images: bool,
     thinking: ThinkingFormat,
     efforts: &'static [&'static str],
+    /// [`SYSTEM_MESSAGES`], [`TOOL_CHANGES`], [`EFFORT_UPDATES`].
+    flags: u8,
 }
+
+/// Anthropic mid-conversation system messages.
+const SYSTEM_MESSAGES: u8 = 1;
+/// Anthropic mid-conversation tool changes.
+const TOOL_CHANGES: u8 = 2;
+/// OpenAI `configuration_update` items.
+const EFFORT_UPDATES: u8 = 4;
 
 const fn e(
     id: &'static str,
@@ -33,11 +48,38 @@ const fn e(
     thinking: ThinkingFormat,
     efforts: &'static [&'static str],
 ) -> Entry {
-    Entry { id, name, context, output, price, images: true, thinking, efforts }
+    Entry {
+        id,
+        name,
+        context,
+        output,
+        price,
+        tiers: &[],
+        as_of: "",
+        images: true,
+        thinking,
+        efforts,
+        flags: 0,
+    }
 }
 
 const fn text_only(mut entry: Entry) -> Entry {
     entry.images = false;
+    entry
+}
+
+const fn flags(mut entry: Entry, flags: u8) -> Entry {
+    entry.flags = flags;
+    entry
+}
+
+const fn tiered(mut entry: Entry, tiers: &'static [(u64, [f64; 4])]) -> Entry {
+    entry.tiers = tiers;
+    entry
+}
+
+const fn dated(mut entry: Entry, as_of: &'static str) -> Entry {
+    entry.as_of = as_of;
     entry
 }
 
@@ -56,45 +98,109 @@ const GEMINI_EFFORTS: &[&str] = &["low", "medium", "high"];
 const GEMINI_MIN_EFFORTS: &[&str] = &["minimal", "low", "medium", "high"];
 const DEEPSEEK_EFFORTS: &[&str] = &["none", "low", "high", "max"];
 const THREE: &[&str] = &["low", "medium", "high"];
+/// Claude models that take system messages and tool changes mid-conversation.
+const APPEND_ONLY: u8 = SYSTEM_MESSAGES | TOOL_CHANGES;
+/// OpenAI (GPT-6 and GPT-5.6 pages): a prompt of more than 272k input tokens bills the
+/// whole request at 2x input and cache rates and 1.5x output.
+const fn long_prompt(p: [f64; 4]) -> [(u64, [f64; 4]); 1] {
+    [(272_000, [p[0] * 2.0, p[1] * 1.5, p[2] * 2.0, p[3] * 2.0])]
+}
+const GPT_6_1_SOL_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_6_1_SOL);
+const GPT_6_1_SOL: [f64; 4] = [2.0, 10.0, 0.10, 2.50];
+const GPT_6_2_SOL_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_6_2_SOL);
+const GPT_6_2_SOL: [f64; 4] = [2.0, 10.0, 0.10, 2.50];
+const GPT_6_ASTRA_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_6_ASTRA);
+const GPT_6_ASTRA: [f64; 4] = [10.0, 50.0, 1.0, 12.5];
+const GPT_6_1_TERRA_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_6_1_TERRA);
+const GPT_6_1_TERRA: [f64; 4] = [1.0, 5.0, 0.05, 1.25];
+const GPT_6_LUNA_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_6_LUNA);
+const GPT_6_LUNA: [f64; 4] = [0.10, 0.50, 0.01, 0.125];
+const GPT_6_SOL_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_6_SOL);
+const GPT_6_SOL: [f64; 4] = [2.0, 10.0, 0.20, 2.50];
+const GPT_5_6_SOL_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_5_6_SOL);
+const GPT_5_6_SOL: [f64; 4] = [5.0, 30.0, 0.50, 6.25];
+const GPT_5_6_TERRA_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_5_6_TERRA);
+const GPT_5_6_TERRA: [f64; 4] = [2.0, 12.0, 0.20, 2.50];
+const GPT_5_6_LUNA_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_5_6_LUNA);
+const GPT_5_6_LUNA: [f64; 4] = [0.20, 1.20, 0.02, 0.25];
 
 const ANTHROPIC: &[Entry] = &[
-    e(
-        "claude-sonnet-5-5",
-        "Claude Sonnet 5.5",
-        M,
-        K128,
-        [2.0, 10.0, 0.10, 2.50],
-        AD,
-        &["between_tools", "low", "medium", "high", "xhigh", "max"],
+    flags(
+        e(
+            "claude-sonnet-5-5",
+            "Claude Sonnet 5.5",
+            M,
+            K128,
+            [2.0, 10.0, 0.10, 2.50],
+            AD,
+            &["between_tools", "low", "medium", "high", "xhigh", "max"],
+        ),
+        APPEND_ONLY,
     ),
-    e("claude-opus-5-5", "Claude Opus 5.5", M, K128, [4.0, 20.0, 0.20, 5.0], AD, CLAUDE_EFFORTS),
-    e("claude-fable-5-2", "Claude Fable 5.2", M, K128, [8.0, 40.0, 0.20, 10.0], AD, CLAUDE_EFFORTS),
-    e(
-        "claude-haiku-5-5",
-        "Claude Haiku 5.5",
-        M,
-        K128,
-        [0.10, 0.50, 0.01, 0.125],
-        AD,
-        &["none", "low", "medium", "high", "xhigh", "max"],
+    flags(
+        e(
+            "claude-opus-5-5",
+            "Claude Opus 5.5",
+            M,
+            K128,
+            [4.0, 20.0, 0.20, 5.0],
+            AD,
+            CLAUDE_EFFORTS,
+        ),
+        APPEND_ONLY,
     ),
-    e(
-        "claude-fable-5-1",
-        "Claude Fable 5.1",
-        M,
-        K128,
-        [10.0, 50.0, 0.25, 12.5],
-        AD,
-        CLAUDE_EFFORTS,
+    flags(
+        e(
+            "claude-fable-5-2",
+            "Claude Fable 5.2",
+            M,
+            K128,
+            [8.0, 40.0, 0.20, 10.0],
+            AD,
+            CLAUDE_EFFORTS,
+        ),
+        APPEND_ONLY,
     ),
-    e(
-        "claude-opus-5",
-        "Claude Opus 5",
-        M,
-        K128,
-        [5.0, 25.0, 0.50, 6.25],
-        AD,
-        &["none", "low", "medium", "high", "xhigh", "max"],
+    // Haiku 5.5 cannot switch thinking off and is priced by prompt length: above 100k
+    // input tokens (cache reads and writes included) every token costs five times as much.
+    flags(
+        tiered(
+            e(
+                "claude-haiku-5-5",
+                "Claude Haiku 5.5",
+                M,
+                K128,
+                [0.10, 0.50, 0.01, 0.125],
+                AD,
+                CLAUDE_EFFORTS,
+            ),
+            &[(100_000, [0.50, 2.50, 0.05, 0.625])],
+        ),
+        APPEND_ONLY,
+    ),
+    flags(
+        e(
+            "claude-fable-5-1",
+            "Claude Fable 5.1",
+            M,
+            K128,
+            [10.0, 50.0, 0.25, 12.5],
+            AD,
+            CLAUDE_EFFORTS,
+        ),
+        APPEND_ONLY,
+    ),
+    flags(
+        e(
+            "claude-opus-5",
+            "Claude Opus 5",
+            M,
+            K128,
+            [5.0, 25.0, 0.50, 6.25],
+            AD,
+            &["none", "low", "medium", "high", "xhigh", "max"],
+        ),
+        APPEND_ONLY,
     ),
     e("claude-sonnet-5", "Claude Sonnet 5", M, K128, [2.0, 10.0, 0.20, 2.50], AD, CLAUDE_EFFORTS),
     e(
@@ -108,19 +214,79 @@ const ANTHROPIC: &[Entry] = &[
     ),
 ];
 
+const GPT_FLAGS: u8 = EFFORT_UPDATES;
+
 const OPENAI: &[Entry] = &[
-    e("gpt-6.1-sol", "GPT-6.1 Sol", 1_050_000, K128, [2.0, 10.0, 0.10, 2.50], OE, CLAUDE_EFFORTS),
-    e("gpt-6-astra", "GPT-6 Astra", 1_050_000, K128, [10.0, 50.0, 1.0, 12.5], OE, CLAUDE_EFFORTS),
-    e("gpt-6.1-terra", "GPT-6.1 Terra", 1_050_000, K128, [1.0, 5.0, 0.05, 1.25], OE, GPT_EFFORTS),
-    e("gpt-6-luna", "GPT-6 Luna", 1_050_000, K128, [0.10, 0.50, 0.01, 0.125], OE, GPT_EFFORTS),
-    e("gpt-6-sol", "GPT-6 Sol", 1_050_000, K128, [2.0, 10.0, 0.20, 2.50], OE, GPT_EFFORTS),
-    e("gpt-5.6-sol", "GPT-5.6 Sol", 1_050_000, K128, [5.0, 30.0, 0.50, 6.25], OE, GPT_EFFORTS),
-    e("gpt-5.6-terra", "GPT-5.6 Terra", 1_050_000, K128, [2.0, 12.0, 0.20, 2.50], OE, GPT_EFFORTS),
-    e("gpt-5.6-luna", "GPT-5.6 Luna", 1_050_000, K128, [0.20, 1.20, 0.02, 0.25], OE, GPT_EFFORTS),
+    flags(
+        tiered(
+            e("gpt-6.1-sol", "GPT-6.1 Sol", 1_050_000, K128, GPT_6_1_SOL, OE, CLAUDE_EFFORTS),
+            &GPT_6_1_SOL_LONG,
+        ),
+        GPT_FLAGS,
+    ),
+    flags(
+        tiered(
+            e("gpt-6.2-sol", "GPT-6.2 Sol", 1_050_000, K128, GPT_6_2_SOL, OE, CLAUDE_EFFORTS),
+            &GPT_6_2_SOL_LONG,
+        ),
+        GPT_FLAGS,
+    ),
+    flags(
+        tiered(
+            e("gpt-6-astra", "GPT-6 Astra", 1_050_000, K128, GPT_6_ASTRA, OE, CLAUDE_EFFORTS),
+            &GPT_6_ASTRA_LONG,
+        ),
+        GPT_FLAGS,
+    ),
+    flags(
+        tiered(
+            e("gpt-6.1-terra", "GPT-6.1 Terra", 1_050_000, K128, GPT_6_1_TERRA, OE, GPT_EFFORTS),
+            &GPT_6_1_TERRA_LONG,
+        ),
+        GPT_FLAGS,
+    ),
+    flags(
+        tiered(
+            e("gpt-6-luna", "GPT-6 Luna", 1_050_000, K128, GPT_6_LUNA, OE, GPT_EFFORTS),
+            &GPT_6_LUNA_LONG,
+        ),
+        GPT_FLAGS,
+    ),
+    flags(
+        tiered(
+            e("gpt-6-sol", "GPT-6 Sol", 1_050_000, K128, GPT_6_SOL, OE, GPT_EFFORTS),
+            &GPT_6_SOL_LONG,
+        ),
+        GPT_FLAGS,
+    ),
+    tiered(
+        e("gpt-5.6-sol", "GPT-5.6 Sol", 1_050_000, K128, GPT_5_6_SOL, OE, GPT_EFFORTS),
+        &GPT_5_6_SOL_LONG,
+    ),
+    tiered(
+        e("gpt-5.6-terra", "GPT-5.6 Terra", 1_050_000, K128, GPT_5_6_TERRA, OE, GPT_EFFORTS),
+        &GPT_5_6_TERRA_LONG,
+    ),
+    tiered(
+        e("gpt-5.6-luna", "GPT-5.6 Luna", 1_050_000, K128, GPT_5_6_LUNA, OE, GPT_EFFORTS),
+        &GPT_5_6_LUNA_LONG,
+    ),
 ];
 
 const GOOGLE: &[Entry] = &[
+    // Argon and Carbon list at $4/$20 from 2026-12-01 (an introductory $2/$10 runs
+    // until 2026-11-30); the standing price is listed so budgets are not undercounted.
     e("gemini-4-argon", "Gemini 4 Argon", M1, 65_536, [4.0, 20.0, 0.20, 0.0], GL, GEMINI_EFFORTS),
+    e("gemini-4-carbon", "Gemini 4 Carbon", M1, 65_536, [4.0, 20.0, 0.20, 0.0], GL, GEMINI_EFFORTS),
+    e(
+        "gemini-4-hydrogen",
+        "Gemini 4 Hydrogen",
+        M1,
+        65_536,
+        [1.50, 7.50, 0.075, 0.0],
+        GL,
+        &["low", "medium", "high", "xhigh"],
+    ),
     e(
         "gemini-3.8-flash",
         "Gemini 3.8 Flash",
@@ -130,50 +296,65 @@ const GOOGLE: &[Entry] = &[
         GL,
         GEMINI_EFFORTS,
     ),
-    e(
-        "gemini-3.7-flash",
-        "Gemini 3.7 Flash",
-        M1,
-        65_536,
-        [0.75, 3.75, 0.075, 0.0],
-        GL,
-        GEMINI_EFFORTS,
+    dated(
+        e(
+            "gemini-3.7-flash",
+            "Gemini 3.7 Flash",
+            M1,
+            65_536,
+            [0.75, 3.75, 0.075, 0.0],
+            GL,
+            GEMINI_EFFORTS,
+        ),
+        "2026-11",
     ),
-    e(
-        "gemini-3.6-flash",
-        "Gemini 3.6 Flash",
-        M1,
-        65_536,
-        [0.75, 3.75, 0.075, 0.0],
-        GL,
-        GEMINI_MIN_EFFORTS,
+    dated(
+        e(
+            "gemini-3.6-flash",
+            "Gemini 3.6 Flash",
+            M1,
+            65_536,
+            [0.75, 3.75, 0.075, 0.0],
+            GL,
+            GEMINI_MIN_EFFORTS,
+        ),
+        "2026-11",
     ),
-    e(
-        "gemini-3.5-flash",
-        "Gemini 3.5 Flash",
-        M1,
-        65_536,
-        [1.50, 9.0, 0.15, 0.0],
-        GL,
-        GEMINI_MIN_EFFORTS,
+    dated(
+        e(
+            "gemini-3.5-flash",
+            "Gemini 3.5 Flash",
+            M1,
+            65_536,
+            [1.50, 9.0, 0.15, 0.0],
+            GL,
+            GEMINI_MIN_EFFORTS,
+        ),
+        "2026-11",
     ),
-    e(
-        "gemini-3.5-flash-lite",
-        "Gemini 3.5 Flash-Lite",
-        M1,
-        65_536,
-        [0.30, 2.50, 0.03, 0.0],
-        GL,
-        GEMINI_MIN_EFFORTS,
+    dated(
+        e(
+            "gemini-3.5-flash-lite",
+            "Gemini 3.5 Flash-Lite",
+            M1,
+            65_536,
+            [0.30, 2.50, 0.03, 0.0],
+            GL,
+            GEMINI_MIN_EFFORTS,
+        ),
+        "2026-11",
     ),
-    e(
-        "gemini-3.1-pro-preview",
-        "Gemini 3.1 Pro (preview)",
-        M1,
-        65_536,
-        [2.0, 12.0, 0.20, 0.0],
-        GL,
-        GEMINI_EFFORTS,
+    dated(
+        e(
+            "gemini-3.1-pro-preview",
+            "Gemini 3.1 Pro (preview)",
+            M1,
+            65_536,
+            [2.0, 12.0, 0.20, 0.0],
+            GL,
+            GEMINI_EFFORTS,
+        ),
+        "2026-11",
     ),
 ];
 
@@ -247,9 +428,17 @@ const MISTRAL: &[Entry] = &[
         OE,
         &["none", "high"],
     ),
-    e("mistral-large-4", "Mistral Large 4", M1, 32_768, [1.36, 4.18, 0.14, 0.0], NO, &[]),
+    e("mistral-large-4-0", "Mistral Large 4", M1, 32_768, [1.36, 4.18, 0.14, 0.0], NO, &[]),
     e("mistral-large-2512", "Mistral Large 3", 262_144, 32_768, [0.50, 1.50, 0.05, 0.0], NO, &[]),
-    text_only(e("devstral-2512", "Devstral 2", 262_144, 32_768, [0.40, 2.0, 0.0, 0.0], NO, &[])),
+    e(
+        "mistral-small-2603",
+        "Mistral Small 4",
+        262_144,
+        32_768,
+        [0.15, 0.60, 0.015, 0.0],
+        OE,
+        &["none", "high"],
+    ),
 ];
 
 const OPENROUTER: &[Entry] = &[
@@ -312,6 +501,8 @@ struct ProviderSpec {
     base_url_env: Option<&'static str>,
     requires_key: bool,
     compat: fn() -> Compat,
+    /// The day the models' prices were read, unless an entry gives its own.
+    as_of: &'static str,
     models: &'static [Entry],
 }
 
@@ -332,7 +523,12 @@ fn compat_deepseek() -> Compat {
 }
 
 fn compat_mistral() -> Compat {
-    Compat { max_tokens_field: MaxTokensField::MaxTokens, stream_usage: false, ..Compat::default() }
+    Compat {
+        max_tokens_field: MaxTokensField::MaxTokens,
+        stream_usage: false,
+        thinking_chunks: true,
+        ..Compat::default()
+    }
 }
 
 const PROVIDERS: &[ProviderSpec] = &[
@@ -344,6 +540,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("ANTHROPIC_BASE_URL"),
         requires_key: true,
         compat: compat_default,
+        as_of: "2026-11-24",
         models: ANTHROPIC,
     },
     ProviderSpec {
@@ -354,6 +551,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("OPENAI_BASE_URL"),
         requires_key: true,
         compat: compat_default,
+        as_of: "2026-11-24",
         models: OPENAI,
     },
     ProviderSpec {
@@ -364,6 +562,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("GEMINI_BASE_URL"),
         requires_key: true,
         compat: compat_default,
+        as_of: "2026-11-24",
         models: GOOGLE,
     },
     ProviderSpec {
@@ -374,6 +573,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("OPENROUTER_BASE_URL"),
         requires_key: true,
         compat: compat_local,
+        as_of: "2026-11",
         models: OPENROUTER,
     },
     ProviderSpec {
@@ -384,6 +584,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("DEEPSEEK_BASE_URL"),
         requires_key: true,
         compat: compat_deepseek,
+        as_of: "2026-11-24",
         models: DEEPSEEK,
     },
     ProviderSpec {
@@ -394,6 +595,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("GROQ_BASE_URL"),
         requires_key: true,
         compat: compat_local,
+        as_of: "2026-11",
         models: GROQ,
     },
     ProviderSpec {
@@ -404,6 +606,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("XAI_BASE_URL"),
         requires_key: true,
         compat: compat_default,
+        as_of: "2026-11",
         models: XAI,
     },
     ProviderSpec {
@@ -414,6 +617,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("MISTRAL_BASE_URL"),
         requires_key: true,
         compat: compat_mistral,
+        as_of: "2026-11-24",
         models: MISTRAL,
     },
     ProviderSpec {
@@ -424,6 +628,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("OPENCODE_BASE_URL"),
         requires_key: true,
         compat: compat_local,
+        as_of: "",
         models: &[],
     },
     ProviderSpec {
@@ -434,6 +639,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("OLLAMA_BASE_URL"),
         requires_key: false,
         compat: compat_local,
+        as_of: "",
         models: &[],
     },
     ProviderSpec {
@@ -444,6 +650,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("LLAMACPP_BASE_URL"),
         requires_key: false,
         compat: compat_local,
+        as_of: "",
         models: &[],
     },
     ProviderSpec {
@@ -454,6 +661,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("LMSTUDIO_BASE_URL"),
         requires_key: false,
         compat: compat_local,
+        as_of: "",
         models: &[],
     },
     ProviderSpec {
@@ -464,9 +672,14 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("VLLM_BASE_URL"),
         requires_key: false,
         compat: compat_local,
+        as_of: "",
         models: &[],
     },
 ];
+
+fn rates(p: [f64; 4]) -> Rates {
+    Rates { input: p[0], output: p[1], cache_read: p[2], cache_write: p[3] }
+}
 
 /// The registry of built-in providers and models.
 pub(crate) fn builtin() -> Registry {
@@ -504,11 +717,22 @@ pub(crate) fn builtin() -> Registry {
                     output: m.price[1],
                     cache_read: m.price[2],
                     cache_write: m.price[3],
+                    tiers: m
+                        .tiers
+                        .iter()
+                        .map(|(above, p)| PriceTier { above: *above, rates: rates(*p) })
+                        .collect(),
+                    as_of: Some(if m.as_of.is_empty() { spec.as_of } else { m.as_of })
+                        .filter(|d| !d.is_empty())
+                        .map(str::to_owned),
                 },
                 headers: BTreeMap::new(),
                 compat: Compat {
                     thinking: m.thinking,
                     efforts: m.efforts.iter().map(|s| (*s).to_owned()).collect(),
+                    system_messages: m.flags & SYSTEM_MESSAGES != 0,
+                    tool_changes: m.flags & TOOL_CHANGES != 0,
+                    effort_updates: m.flags & EFFORT_UPDATES != 0,
                     ..compat.clone()
                 },
             })

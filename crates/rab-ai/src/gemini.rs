@@ -3,7 +3,10 @@
 //! Tools are declared with `parametersJsonSchema` (standard JSON Schema, so rab's
 //! schemas pass unchanged). Thought summaries arrive as parts with `thought: true`;
 //! every part that carried a `thoughtSignature` is replayed with it to the same model,
-//! as Gemini 3 rejects function calls whose signature is missing. The Gemini API sends
+//! as Gemini 3 and later reject function calls whose signature is missing. A call in
+//! the current turn without one (from another model) gets the placeholder Google
+//! documents for that case (ai.google.dev/gemini-api/docs/thought-signatures, FAQ,
+//! read 2026-11-24). The Gemini API sends
 //! each function call whole (argument streaming is Vertex-only), so a call's arguments
 //! arrive as one fragment.
 
@@ -72,7 +75,7 @@ fn model_parts(
                     parts.push(with_signature(part, signature, same_model));
                 }
             }
-            AssistantBlock::Text { text, signature } => {
+            AssistantBlock::Text { text, signature, .. } => {
                 if !text.is_empty() || (same_model && signature.is_some()) {
                     parts.push(with_signature(json!({"text": text}), signature, same_model));
                 }
@@ -91,6 +94,47 @@ fn model_parts(
         }
     }
     parts
+}
+
+/// The signature Google accepts on a function call it did not produce (the Gemini API
+/// and Vertex both document this one).
+const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
+
+/// Whether a user content starts a turn: it has text or media, not only function
+/// responses.
+fn starts_turn(content: &Value) -> bool {
+    content["role"] == "user"
+        && content["parts"]
+            .as_array()
+            .is_some_and(|parts| parts.iter().any(|p| p.get("functionResponse").is_none()))
+}
+
+/// Gives the first function call of each step of the current turn (everything after
+/// the last user content that starts a turn) a signature, as the API validates those.
+fn sign_current_turn(contents: &mut [Value]) {
+    let start = contents.iter().rposition(starts_turn).map_or(0, |i| i + 1);
+    for content in contents.iter_mut().skip(start).filter(|c| c["role"] == "model") {
+        let Some(parts) = content["parts"].as_array_mut() else { continue };
+        if let Some(call) = parts.iter_mut().find(|p| p.get("functionCall").is_some())
+            && call.get("thoughtSignature").is_none()
+        {
+            call["thoughtSignature"] = json!(SKIP_SIGNATURE);
+        }
+    }
+}
+
+/// A system update as a text part of the user content before it (with function
+/// responses, if that is what it holds).
+fn push_update(contents: &mut Vec<Value>, text: &str) {
+    let part = json!({"text": format!("<system_update>\n{text}\n</system_update>")});
+    match contents.last_mut() {
+        Some(last) if last["role"] == "user" => {
+            if let Some(parts) = last["parts"].as_array_mut() {
+                parts.push(part);
+            }
+        }
+        _ => contents.push(json!({"role": "user", "parts": [part]})),
+    }
 }
 
 fn convert_contents(messages: &[Message], model: &Model) -> Vec<Value> {
@@ -133,8 +177,16 @@ fn convert_contents(messages: &[Message], model: &Model) -> Vec<Value> {
                 }
                 in_results = true;
             }
+            Message::System(s) => {
+                let note = s.note();
+                if !note.is_empty() {
+                    push_update(&mut contents, &note);
+                    in_results = false;
+                }
+            }
         }
     }
+    sign_current_turn(&mut contents);
     contents
 }
 
@@ -163,10 +215,10 @@ impl Wire for GeminiWire {
                 json!({"parts": [{"text": context.system_prompt}]}),
             );
         }
-        if !context.tools.is_empty() {
-            let decls: Vec<Value> = context
-                .tools
-                .iter()
+        let current = context.current_tools();
+        if !current.is_empty() {
+            let decls: Vec<Value> = current
+                .into_iter()
                 .map(|t| {
                     json!({"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters})
                 })
@@ -210,7 +262,12 @@ impl Wire for GeminiWire {
         if let Some(key) = &options.api_key {
             headers.push(("x-goog-api-key", key.clone()));
         }
-        Ok(HttpRequest { url: stream_url(&model.base_url, &model.id), headers, body })
+        Ok(HttpRequest {
+            url: stream_url(&model.base_url, &model.id),
+            headers,
+            body,
+            prefix_hash: None,
+        })
     }
 
     fn decoder(&self) -> Box<dyn Decoder> {

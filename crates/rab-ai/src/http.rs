@@ -145,6 +145,7 @@ impl Job {
         let mut retry = 0;
         loop {
             let mut builder = Builder::new(&self.model);
+            builder.prefix_hash(request.prefix_hash.as_deref());
             let failure = match self.attempt(&request, &mut builder).await {
                 Ok(()) => {
                     let message = builder.finish();

@@ -33,6 +33,7 @@
 #![deny(missing_docs)]
 
 mod anthropic;
+mod anthropic_history;
 mod assemble;
 mod catalog;
 mod error;
@@ -58,8 +59,8 @@ pub use gemini::stream_url as gemini_stream_url;
 pub use http::Client;
 pub use model::{
     Api, Compat, DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, EFFORT_LADDER, MaxTokensField, Model,
-    ModelCost, ModelQuery, ProviderDef, Registry, ResolveError, Resolved, ThinkingFormat,
-    custom_provider, infer_provider,
+    ModelCost, ModelQuery, PriceTier, ProviderDef, Rates, Registry, ResolveError, Resolved,
+    ThinkingFormat, custom_provider, infer_provider,
 };
 pub use openai_chat::chat_url;
 pub use openai_responses::responses_url;
@@ -67,5 +68,6 @@ pub use provider::{EventStream, Provider, StreamOptions};
 pub use retry::RetryPolicy;
 pub use types::{
     AssistantBlock, AssistantMessage, Content, Context, Message, SUMMARY_PREFIX, StopReason,
-    ThinkingLevel, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage,
+    SystemMessage, ThinkingLevel, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage,
+    tools_in_effect,
 };

@@ -52,10 +52,10 @@ impl std::fmt::Display for Api {
     }
 }
 
-/// Prices in US dollars per million tokens.
+/// Prices in US dollars per million tokens, for one prompt-size tier.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
-pub struct ModelCost {
+pub struct Rates {
     /// Uncached input.
     pub input: f64,
     /// Output, reasoning included.
@@ -66,15 +66,67 @@ pub struct ModelCost {
     pub cache_write: f64,
 }
 
-impl ModelCost {
-    /// Dollar cost of one response's usage.
+impl Rates {
+    /// Dollar cost of `usage` at these rates.
     pub fn of(&self, usage: &Usage) -> f64 {
-        let m = 1_000_000.0;
         (usage.input as f64 * self.input
             + usage.output as f64 * self.output
             + usage.cache_read as f64 * self.cache_read
             + usage.cache_write as f64 * self.cache_write)
-            / m
+            / 1_000_000.0
+    }
+}
+
+/// Higher rates for requests whose prompt is over a size (Claude Haiku 5.5 above 100k
+/// tokens, OpenAI's GPT-6 models above 272k): every token of such a request is billed
+/// at the tier's rates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PriceTier {
+    /// The tier applies to prompts of more than this many input tokens (uncached,
+    /// cache reads and cache writes together).
+    pub above: u64,
+    /// The rates of the tier.
+    #[serde(flatten)]
+    pub rates: Rates,
+}
+
+/// A model's prices: the base rates, the prompt-size tiers above them, and when they
+/// were read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ModelCost {
+    /// Uncached input.
+    pub input: f64,
+    /// Output, reasoning included.
+    pub output: f64,
+    /// Input read from the prompt cache.
+    pub cache_read: f64,
+    /// Input written to the prompt cache.
+    pub cache_write: f64,
+    /// Higher rates for larger prompts, smallest threshold first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tiers: Vec<PriceTier>,
+    /// The day the prices were read from the provider's pricing page (`YYYY-MM-DD`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<String>,
+}
+
+impl ModelCost {
+    /// The rates of a request with a prompt of `prompt_tokens` input tokens.
+    pub fn rates(&self, prompt_tokens: u64) -> Rates {
+        let base = Rates {
+            input: self.input,
+            output: self.output,
+            cache_read: self.cache_read,
+            cache_write: self.cache_write,
+        };
+        self.tiers.iter().rfind(|t| prompt_tokens > t.above).map(|t| t.rates).unwrap_or(base)
+    }
+
+    /// Dollar cost of one response's usage, at the tier its prompt size falls in.
+    pub fn of(&self, usage: &Usage) -> f64 {
+        self.rates(usage.total_input()).of(usage)
     }
 }
 
@@ -135,6 +187,18 @@ pub struct Compat {
     /// Chat Completions: the assistant-message field that carries reasoning back to the
     /// server (DeepSeek requires `reasoning_content` after tool calls).
     pub reasoning_replay_field: Option<String>,
+    /// Chat Completions: reasoning streams, and goes back, as typed content chunks
+    /// (Mistral's `{"type": "thinking", "thinking": [...]}`).
+    pub thinking_chunks: bool,
+    /// Anthropic: the model takes `role: "system"` messages inside `messages`
+    /// (mid-conversation system messages); without, updates go in as user text.
+    pub system_messages: bool,
+    /// Anthropic: the model takes `tool_addition`/`tool_removal` blocks (beta
+    /// `mid-conversation-tool-changes-2026-07-01`), so `tools` never changes.
+    pub tool_changes: bool,
+    /// OpenAI Responses: a changed reasoning effort goes in as a `configuration_update`
+    /// item, keeping the request-level effort (and the cached prefix) unchanged.
+    pub effort_updates: bool,
 }
 
 impl Compat {
@@ -187,6 +251,10 @@ impl Default for Compat {
             developer_role: false,
             efforts: Vec::new(),
             reasoning_replay_field: None,
+            thinking_chunks: false,
+            system_messages: false,
+            tool_changes: false,
+            effort_updates: false,
         }
     }
 }
@@ -459,13 +527,9 @@ impl Registry {
     fn split_query(&self, q: &ModelQuery<'_>) -> (Option<String>, Option<String>) {
         let owned = |s: Option<&str>| s.map(str::to_owned);
         let Some(model) = q.model else { return (owned(q.provider), None) };
-        // An id that itself contains a slash (OpenRouter's `vendor/model`) wins over
-        // reading its first segment as a provider.
-        if q.provider.is_none()
-            && let Some(m) = self.models.iter().find(|m| m.id == model)
-        {
-            return (Some(m.provider.clone()), Some(model.to_owned()));
-        }
+        // A known provider's prefix wins (`openai/gpt-6.1-sol` is OpenAI's model, as
+        // `--list-models` prints it); OpenRouter's `vendor/model` ids are spelled
+        // `openrouter/vendor/model`.
         if let Some((prefix, rest)) = model.split_once('/')
             && !rest.is_empty()
             && self.provider(prefix).is_some()
@@ -473,15 +537,25 @@ impl Registry {
         {
             return (Some(prefix.to_owned()), Some(rest.to_owned()));
         }
+        // Any other id with a slash that only one provider serves (a models.json entry
+        // such as `my-proxy`'s `team/model`) finds its provider.
+        if q.provider.is_none()
+            && let Some(m) = self.models.iter().find(|m| m.id == model)
+        {
+            return (Some(m.provider.clone()), Some(model.to_owned()));
+        }
         (owned(q.provider), Some(model.to_owned()))
     }
 
     fn find(&self, id: &str, provider: Option<&str>) -> Option<&Model> {
         let candidates = || self.models.iter().filter(|m| provider.is_none_or(|p| m.provider == p));
         let lower = id.to_ascii_lowercase();
+        // `claude-opus-5.5` (OpenRouter's dotted spelling) for `claude-opus-5-5`.
+        let dashed = lower.replace('.', "-");
         candidates()
             .find(|m| m.id == id)
             .or_else(|| candidates().find(|m| m.id.to_ascii_lowercase() == lower))
+            .or_else(|| candidates().find(|m| m.id.to_ascii_lowercase() == dashed))
             .or_else(|| candidates().find(|m| m.id.starts_with(&lower)))
             .or_else(|| {
                 (lower.len() >= 3)

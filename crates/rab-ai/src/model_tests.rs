@@ -24,10 +24,27 @@ fn provider_prefix_and_slash_ids() {
         (r.model.provider.as_str(), r.model.id.as_str()),
         ("openrouter", "anthropic/claude-opus-5.5")
     );
-    let r = resolve(None, Some("anthropic/claude-opus-5.5")).unwrap();
-    assert_eq!(r.model.provider, "openrouter", "a full OpenRouter id wins over a provider prefix");
     let r = resolve(None, Some("anthropic/claude-haiku-4-5")).unwrap();
     assert_eq!((r.model.provider.as_str(), r.model.id.as_str()), ("anthropic", "claude-haiku-4-5"));
+}
+
+#[test]
+fn issue_13_a_known_provider_prefix_wins_over_an_openrouter_id() {
+    // `--list-models` prints `openai/gpt-6.1-sol`; that spelling must reach OpenAI (and
+    // bill there), not OpenRouter, whose copy of the model has the same id.
+    for (query, provider, id) in [
+        ("openai/gpt-6.1-sol", "openai", "gpt-6.1-sol"),
+        ("google/gemini-3.8-flash", "google", "gemini-3.8-flash"),
+        ("anthropic/claude-opus-5.5", "anthropic", "claude-opus-5-5"),
+        ("openrouter/openai/gpt-6.1-sol", "openrouter", "openai/gpt-6.1-sol"),
+        ("groq/openai/gpt-oss-120b", "groq", "openai/gpt-oss-120b"),
+    ] {
+        let r = resolve(None, Some(query)).unwrap();
+        assert_eq!((r.model.provider.as_str(), r.model.id.as_str()), (provider, id), "{query}");
+        assert!(r.is_known, "{query}");
+    }
+    let r = resolve(Some("groq"), Some("openai/gpt-oss-120b")).unwrap();
+    assert_eq!((r.model.provider.as_str(), r.model.id.as_str()), ("groq", "openai/gpt-oss-120b"));
 }
 
 #[test]
@@ -123,7 +140,13 @@ fn effort_clamps_to_what_the_model_accepts() {
 
 #[test]
 fn cost_prices_cached_and_uncached_input_apart() {
-    let cost = ModelCost { input: 2.0, output: 10.0, cache_read: 0.2, cache_write: 2.5 };
+    let cost = ModelCost {
+        input: 2.0,
+        output: 10.0,
+        cache_read: 0.2,
+        cache_write: 2.5,
+        ..ModelCost::default()
+    };
     let usage = crate::types::Usage {
         input: 1_000_000,
         output: 100_000,

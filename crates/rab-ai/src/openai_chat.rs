@@ -3,8 +3,12 @@
 //! One adapter serves OpenAI, OpenRouter, Ollama, llama.cpp, vLLM, LM Studio, DeepSeek,
 //! Groq, Mistral and any compatible server, so the decoder is tolerant of their known
 //! differences: tool-call fragments without `index`, an empty `id` on later fragments,
-//! reasoning in `reasoning_content` or `reasoning`, usage in the last chunk, in the
-//! finish chunk or not at all, DeepSeek's cache fields, and a missing `[DONE]`.
+//! reasoning in `reasoning_content` or `reasoning`, or as Mistral's typed content chunks
+//! (`delta.content` an array of `thinking` and `text` chunks, per
+//! docs.mistral.ai/capabilities/reasoning, read 2026-11-24), usage in the last chunk,
+//! in the finish chunk or not at all, DeepSeek's cache fields, and a missing `[DONE]`.
+//! DeepSeek needs `reasoning_content` back on every assistant message with tool calls
+//! (api-docs.deepseek.com/guides/thinking_mode#tool-calls, read 2026-11-24).
 
 use std::borrow::Cow;
 
@@ -62,27 +66,67 @@ fn assistant_message(a: &AssistantMessage, model: &Model) -> Option<Value> {
     if text.is_empty() && calls.is_empty() {
         return None;
     }
-    let mut m = Map::new();
-    m.insert("role".into(), json!("assistant"));
-    m.insert("content".into(), if text.is_empty() { Value::Null } else { Value::String(text) });
-    if !calls.is_empty() {
-        m.insert("tool_calls".into(), Value::Array(calls));
-    }
-    if let Some(field) = &model.compat.reasoning_replay_field
-        && a.api == Api::OpenaiCompletions
-        && a.model == model.id
-    {
-        let reasoning: String = a
-            .content
+    // Reasoning goes back only to the provider that wrote it.
+    let is_ours = a.api == Api::OpenaiCompletions && a.provider == model.provider;
+    let reasoning: String = if is_ours {
+        a.content
             .iter()
             .filter_map(|b| match b {
                 AssistantBlock::Thinking { thinking, .. } => Some(thinking.as_str()),
                 AssistantBlock::Text { .. } | AssistantBlock::ToolCall(_) => None,
             })
-            .collect();
+            .collect()
+    } else {
+        String::new()
+    };
+    let mut m = Map::new();
+    m.insert("role".into(), json!("assistant"));
+    let content = if model.compat.thinking_chunks && !reasoning.is_empty() {
+        // Mistral: the whole reply, thinking chunk first, as its docs ask.
+        let mut parts =
+            vec![json!({"type": "thinking", "thinking": [{"type": "text", "text": reasoning}]})];
+        if !text.is_empty() {
+            parts.push(json!({"type": "text", "text": text}));
+        }
+        Value::Array(parts)
+    } else if text.is_empty() {
+        Value::Null
+    } else {
+        Value::String(text)
+    };
+    m.insert("content".into(), content);
+    let has_calls = !calls.is_empty();
+    if has_calls {
+        m.insert("tool_calls".into(), Value::Array(calls));
+    }
+    // DeepSeek rejects an assistant message with tool calls that lacks the field, on
+    // every later request; a reply from elsewhere has no reasoning to send, so it goes
+    // back empty.
+    if let Some(field) = &model.compat.reasoning_replay_field
+        && (has_calls || !reasoning.is_empty())
+    {
         m.insert(field.clone(), Value::String(reasoning));
     }
     Some(Value::Object(m))
+}
+
+/// A system update as user text: mid-conversation system messages break many chat
+/// templates, and a separate user message breaks those that want roles to alternate,
+/// so it joins the user message before it when there is one.
+fn push_update(out: &mut Vec<Value>, text: &str) {
+    let text = format!("<system_update>\n{text}\n</system_update>");
+    if let Some(last) = out.last_mut().filter(|m| m["role"] == "user") {
+        match &mut last["content"] {
+            Value::String(s) => {
+                s.push_str("\n\n");
+                s.push_str(&text);
+            }
+            Value::Array(parts) => parts.push(json!({"type": "text", "text": text})),
+            other => *other = Value::String(text),
+        }
+        return;
+    }
+    out.push(json!({"role": "user", "content": text}));
 }
 
 fn convert_messages(context: &Context, model: &Model) -> Vec<Value> {
@@ -117,6 +161,12 @@ fn convert_messages(context: &Context, model: &Model) -> Vec<Value> {
                 let text = if text.is_empty() { "(no output)".to_owned() } else { text };
                 out.push(json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": text}));
             }
+            Message::System(s) => {
+                let note = s.note();
+                if !note.is_empty() {
+                    push_update(&mut out, &note);
+                }
+            }
         }
     }
     if !pending_images.is_empty() {
@@ -138,10 +188,10 @@ impl Wire for ChatWire {
         let mut body = Map::new();
         body.insert("model".into(), json!(model.id));
         body.insert("messages".into(), Value::Array(convert_messages(context, model)));
-        if !context.tools.is_empty() {
-            let tools: Vec<Value> = context
-                .tools
-                .iter()
+        let current = context.current_tools();
+        if !current.is_empty() {
+            let tools: Vec<Value> = current
+                .into_iter()
                 .map(|t| {
                     json!({"type": "function", "function": {
                         "name": t.name, "description": t.description, "parameters": t.parameters,
@@ -201,7 +251,7 @@ impl Wire for ChatWire {
         if let Some(key) = &options.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }
-        Ok(HttpRequest { url: chat_url(&model.base_url), headers, body })
+        Ok(HttpRequest { url: chat_url(&model.base_url), headers, body, prefix_hash: None })
     }
 
     fn decoder(&self) -> Box<dyn Decoder> {
@@ -240,10 +290,28 @@ struct Choice<'a> {
     finish_reason: Option<Cow<'a, str>>,
 }
 
+/// `delta.content`: text, or (Mistral with reasoning) typed chunks.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum DeltaContent<'a> {
+    Text(#[serde(borrow)] Cow<'a, str>),
+    Chunks(#[serde(borrow)] Vec<ContentChunk<'a>>),
+}
+
+#[derive(Deserialize)]
+struct ContentChunk<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Vec<ContentChunk<'a>>,
+}
+
 #[derive(Deserialize)]
 struct ChoiceDelta<'a> {
     #[serde(borrow, default)]
-    content: Option<Cow<'a, str>>,
+    content: Option<DeltaContent<'a>>,
     #[serde(borrow, default)]
     reasoning_content: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
@@ -331,6 +399,20 @@ fn finish_reason(s: &str) -> StopReason {
 }
 
 impl ChatDecoder {
+    fn thinking(&mut self, delta: &str, out: &mut Builder) {
+        if !delta.is_empty() {
+            let i = *self.thinking.get_or_insert_with(|| out.start_thinking());
+            out.thinking(i, delta);
+        }
+    }
+
+    fn text(&mut self, delta: &str, out: &mut Builder) {
+        if !delta.is_empty() {
+            let i = *self.text.get_or_insert_with(|| out.start_text());
+            out.text(i, delta);
+        }
+    }
+
     /// Finds or opens the builder block of a tool-call fragment. Fragments are matched
     /// by `index` when the server sends one, else by a new non-empty `id`, else they
     /// continue the last call.
@@ -387,14 +469,29 @@ impl Decoder for ChatDecoder {
         }
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
-                let reasoning = delta.reasoning_content.or(delta.reasoning);
-                if let Some(r) = reasoning.filter(|r| !r.is_empty()) {
-                    let i = *self.thinking.get_or_insert_with(|| out.start_thinking());
-                    out.thinking(i, &r);
+                if let Some(r) = delta.reasoning_content.or(delta.reasoning) {
+                    self.thinking(&r, out);
                 }
-                if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                    let i = *self.text.get_or_insert_with(|| out.start_text());
-                    out.text(i, &text);
+                match delta.content {
+                    Some(DeltaContent::Text(text)) => self.text(&text, out),
+                    Some(DeltaContent::Chunks(chunks)) => {
+                        for chunk in chunks {
+                            match &*chunk.kind {
+                                "thinking" => {
+                                    for part in chunk.thinking {
+                                        self.thinking(
+                                            part.text.as_deref().unwrap_or_default(),
+                                            out,
+                                        );
+                                    }
+                                }
+                                "text" => self.text(chunk.text.as_deref().unwrap_or_default(), out),
+                                // Images, references and chunk types added later.
+                                _ => {}
+                            }
+                        }
+                    }
+                    None => {}
                 }
                 for call in delta.tool_calls.unwrap_or_default() {
                     let block = self.call_block(&call, out);

@@ -4,6 +4,11 @@
 //! history as input items, and reasoning items come back with `encrypted_content`
 //! (requested through `include`) so they can be replayed to the same model without
 //! `previous_response_id`. `prompt_cache_key` keeps one conversation on one cache.
+//! Assistant messages go back with the `phase` they came with, as OpenAI asks
+//! (developers.openai.com/api/docs/guides/reasoning, "phase parameter", read
+//! 2026-11-24). System updates are `developer` messages; on models that take
+//! `configuration_update` items a changed effort is one, and the request-level effort
+//! stays the conversation's first, so the cached prefix holds.
 
 use std::borrow::Cow;
 
@@ -16,7 +21,10 @@ use crate::provider::{
     Decoder, HttpRequest, StreamOptions, Wire, WireError, join_url, max_tokens, parse_json,
 };
 use crate::sse::SseEvent;
-use crate::types::{AssistantBlock, Content, Context, Message, StopReason, Usage};
+use crate::types::{
+    AssistantBlock, AssistantMessage, Content, Context, Message, StopReason, SystemMessage,
+    ThinkingLevel, Usage,
+};
 
 pub(crate) struct ResponsesWire;
 
@@ -57,8 +65,78 @@ fn user_content(content: &[Content]) -> Vec<Value> {
         .collect()
 }
 
-fn convert_input(messages: &[Message], model: &Model) -> Vec<Value> {
-    let mut input = Vec::with_capacity(messages.len());
+/// The effort in effect at the conversation's start: before the first recorded change,
+/// or the one asked for now when nothing changed.
+fn first_level(messages: &[Message], now: ThinkingLevel) -> ThinkingLevel {
+    messages
+        .iter()
+        .find_map(|m| match m {
+            Message::System(SystemMessage { thinking: Some((from, _)), .. }) => Some(*from),
+            Message::User(_)
+            | Message::Assistant(_)
+            | Message::ToolResult(_)
+            | Message::System(_) => None,
+        })
+        .unwrap_or(now)
+}
+
+fn push_assistant(input: &mut Vec<Value>, a: &AssistantMessage, model: &Model) {
+    // Reasoning items (and the item ids that refer to them) are only valid for the
+    // model that produced them; a call's item id goes back only with its reasoning
+    // (the API refuses an item whose reasoning is missing).
+    let same_model = a.api == Api::OpenaiResponses && a.model == model.id;
+    let has_reasoning = same_model
+        && a.content.iter().any(|b| {
+            matches!(b, AssistantBlock::Thinking { signature: Some(_), item_id: Some(_), .. })
+        });
+    for block in &a.content {
+        match block {
+            AssistantBlock::Thinking { thinking, signature, item_id, .. } => {
+                if let (true, Some(enc), Some(id)) = (same_model, signature, item_id) {
+                    let summary: Vec<Value> = if thinking.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![json!({"type": "summary_text", "text": thinking})]
+                    };
+                    input.push(json!({
+                        "type": "reasoning",
+                        "id": id,
+                        "summary": summary,
+                        "encrypted_content": enc,
+                    }));
+                }
+            }
+            AssistantBlock::Text { text, phase, .. } => {
+                if !text.is_empty() {
+                    let mut item = json!({"role": "assistant", "content": text});
+                    if let Some(phase) = phase {
+                        item["phase"] = json!(phase);
+                    }
+                    input.push(item);
+                }
+            }
+            AssistantBlock::ToolCall(call) => {
+                let arguments = match &call.invalid_arguments {
+                    Some(raw) => raw.clone(),
+                    None => call.arguments.to_string(),
+                };
+                let mut item = json!({
+                    "type": "function_call",
+                    "call_id": call.id,
+                    "name": call.name,
+                    "arguments": arguments,
+                });
+                if let (true, Some(id)) = (has_reasoning, &call.item_id) {
+                    item["id"] = json!(id);
+                }
+                input.push(item);
+            }
+        }
+    }
+}
+
+fn convert_input(messages: &[Message], model: &Model, effort_updates: bool) -> Vec<Value> {
+    let mut input: Vec<Value> = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
             Message::User(u) => {
@@ -66,51 +144,7 @@ fn convert_input(messages: &[Message], model: &Model) -> Vec<Value> {
                     input.push(json!({"role": "user", "content": user_content(&u.content)}));
                 }
             }
-            Message::Assistant(a) => {
-                // Reasoning items (and the item ids that refer to them) are only valid
-                // for the model that produced them.
-                let same_model = a.api == Api::OpenaiResponses && a.model == model.id;
-                for block in &a.content {
-                    match block {
-                        AssistantBlock::Thinking { thinking, signature, item_id, .. } => {
-                            if let (true, Some(enc), Some(id)) = (same_model, signature, item_id) {
-                                let summary: Vec<Value> = if thinking.is_empty() {
-                                    Vec::new()
-                                } else {
-                                    vec![json!({"type": "summary_text", "text": thinking})]
-                                };
-                                input.push(json!({
-                                    "type": "reasoning",
-                                    "id": id,
-                                    "summary": summary,
-                                    "encrypted_content": enc,
-                                }));
-                            }
-                        }
-                        AssistantBlock::Text { text, .. } => {
-                            if !text.is_empty() {
-                                input.push(json!({"role": "assistant", "content": text}));
-                            }
-                        }
-                        AssistantBlock::ToolCall(call) => {
-                            let arguments = match &call.invalid_arguments {
-                                Some(raw) => raw.clone(),
-                                None => call.arguments.to_string(),
-                            };
-                            let mut item = json!({
-                                "type": "function_call",
-                                "call_id": call.id,
-                                "name": call.name,
-                                "arguments": arguments,
-                            });
-                            if let (true, Some(id)) = (same_model, &call.item_id) {
-                                item["id"] = json!(id);
-                            }
-                            input.push(item);
-                        }
-                    }
-                }
-            }
+            Message::Assistant(a) => push_assistant(&mut input, a, model),
             Message::ToolResult(r) => {
                 let has_image = r.content.iter().any(|c| matches!(c, Content::Image { .. }));
                 let output = if has_image {
@@ -123,6 +157,23 @@ fn convert_input(messages: &[Message], model: &Model) -> Vec<Value> {
                     "call_id": r.tool_call_id,
                     "output": output,
                 }));
+            }
+            Message::System(s) => {
+                let note = s.note();
+                if !note.is_empty() {
+                    input.push(json!({"role": "developer", "content": note}));
+                }
+                if let (true, Some((_, to))) = (effort_updates, s.thinking) {
+                    let item = json!({
+                        "type": "configuration_update",
+                        "reasoning": {"effort": model.compat.effort(to)},
+                    });
+                    // The API rejects two updates in a row: the later one stands.
+                    match input.last_mut() {
+                        Some(last) if last["type"] == "configuration_update" => *last = item,
+                        _ => input.push(item),
+                    }
+                }
             }
         }
     }
@@ -142,16 +193,22 @@ impl Wire for ResponsesWire {
         options: &StreamOptions,
     ) -> Result<HttpRequest, String> {
         let thinks = model.reasoning && model.compat.thinking != ThinkingFormat::None;
-        let effort = thinks.then(|| model.compat.effort(options.thinking));
+        let effort_updates = thinks && model.compat.effort_updates;
+        let level = if effort_updates {
+            first_level(&context.messages, options.thinking)
+        } else {
+            options.thinking
+        };
+        let effort = thinks.then(|| model.compat.effort(level));
         let reasoning = effort.map(|e| json!({"effort": e, "summary": "auto"}));
         let samples = effort.is_none_or(|e| e == "none");
         let body = Body {
             model: &model.id,
             instructions: &context.system_prompt,
-            input: convert_input(&context.messages, model),
+            input: convert_input(&context.messages, model, effort_updates),
             tools: context
-                .tools
-                .iter()
+                .current_tools()
+                .into_iter()
                 .map(|t| {
                     json!({
                         "type": "function",
@@ -182,7 +239,7 @@ impl Wire for ResponsesWire {
         if let Some(key) = &options.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }
-        Ok(HttpRequest { url: responses_url(&model.base_url), headers, body })
+        Ok(HttpRequest { url: responses_url(&model.base_url), headers, body, prefix_hash: None })
     }
 
     fn decoder(&self) -> Box<dyn Decoder> {
@@ -232,6 +289,8 @@ struct Item<'a> {
     encrypted_content: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     summary: Vec<SummaryPart<'a>>,
+    #[serde(borrow, default)]
+    phase: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -278,6 +337,14 @@ struct ApiError {
     code: Option<Value>,
     #[serde(default)]
     message: String,
+}
+
+#[derive(Deserialize)]
+struct ErrorEvent {
+    #[serde(default)]
+    error: Option<ApiError>,
+    #[serde(flatten)]
+    flat: ApiError,
 }
 
 #[derive(Deserialize)]
@@ -374,6 +441,15 @@ impl ResponsesDecoder {
             _ => {}
         }
     }
+
+    /// A message item is done: its `phase` (read here, as the `added` copy may lack it)
+    /// labels its text block.
+    fn message_done(&mut self, e: &ItemEvent<'_>, out: &mut Builder) {
+        if let Some(phase) = &e.item.phase {
+            let i = self.text_block(e.output_index, out);
+            out.text_phase(i, phase);
+        }
+    }
 }
 
 impl Decoder for ResponsesDecoder {
@@ -440,7 +516,11 @@ impl Decoder for ResponsesDecoder {
             }
             "response.output_item.done" => {
                 let e: ItemEvent<'_> = parse_json(kind, event.data)?;
-                self.item_done(e, out);
+                if e.item.kind == "message" {
+                    self.message_done(&e, out);
+                } else {
+                    self.item_done(e, out);
+                }
             }
             "response.created" | "response.in_progress" => {
                 let r: ResponseEvent<'_> = parse_json(kind, event.data)?;
@@ -469,8 +549,9 @@ impl Decoder for ResponsesDecoder {
                 return Err(api_error(error));
             }
             "error" => {
-                let e: ApiError = parse_json(kind, event.data)?;
-                return Err(api_error(e));
+                // Documented flat (`code`, `message`) and sent nested (`error: {…}`).
+                let e: ErrorEvent = parse_json(kind, event.data)?;
+                return Err(api_error(e.error.unwrap_or(e.flat)));
             }
             _ => {}
         }

@@ -66,7 +66,7 @@ fn reasoning_items_of_another_model_are_not_sent() {
         signature: None,
         item_id: Some("fc".into()),
     }));
-    let input = convert_input(&[Message::Assistant(old)], &model);
+    let input = convert_input(&[Message::Assistant(old)], &model, false);
     assert_eq!(
         input,
         vec![

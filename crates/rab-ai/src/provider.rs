@@ -55,6 +55,9 @@ pub(crate) struct HttpRequest {
     pub url: String,
     pub headers: Vec<(&'static str, String)>,
     pub body: Vec<u8>,
+    /// Fingerprint of the request's prefix, recorded on the reply (wire formats that
+    /// bind thinking to it).
+    pub prefix_hash: Option<String>,
 }
 
 /// What went wrong while decoding one wire format.

@@ -17,6 +17,13 @@ pub enum Message {
     Assistant(AssistantMessage),
     /// The result of one tool call, answering a [`ToolCall`] of the previous assistant message.
     ToolResult(ToolResultMessage),
+    /// A change rab made after the conversation began: new instructions or facts (a new
+    /// date, changed project instructions), tools offered or withdrawn, a new thinking
+    /// level. The system prompt and tools of a conversation are sent unchanged on every
+    /// request; what changes is appended here, where it became true, so nothing the
+    /// model saw before is rewritten (Anthropic binds thinking to that prefix, and every
+    /// provider's prompt cache keys on it).
+    System(SystemMessage),
 }
 
 impl Message {
@@ -42,7 +49,7 @@ impl Message {
                 u.content.first(),
                 Some(Content::Text { text }) if text.starts_with(SUMMARY_PREFIX)
             ),
-            Message::Assistant(_) | Message::ToolResult(_) => false,
+            Message::Assistant(_) | Message::ToolResult(_) | Message::System(_) => false,
         }
     }
 }
@@ -95,6 +102,65 @@ impl Content {
     }
 }
 
+/// A change to the model's instructions or tools after the conversation began (see
+/// [`Message::System`]). Adapters render it as their API documents: an Anthropic
+/// `role: "system"` message with `tool_addition`/`tool_removal` blocks, an OpenAI
+/// `developer` message or `configuration_update` item, or text for the rest.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SystemMessage {
+    /// Instructions or facts that hold from here on (empty when only tools or the
+    /// thinking level changed).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// Tools offered from here on, with their full specs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools_added: Vec<ToolSpec>,
+    /// Names of tools withdrawn from here on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools_removed: Vec<String>,
+    /// Names of tools that can be loaded on demand (with `tool_search`) from here on;
+    /// only their names are sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools_deferred: Vec<String>,
+    /// The thinking level changed from the first to the second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<(ThinkingLevel, ThinkingLevel)>,
+}
+
+impl SystemMessage {
+    /// Whether the message changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+            && self.tools_added.is_empty()
+            && self.tools_removed.is_empty()
+            && self.tools_deferred.is_empty()
+            && self.thinking.is_none()
+    }
+
+    /// What the model reads: the deferred tools' names, then the text (empty when the
+    /// message only changes tools or the thinking level).
+    pub fn note(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if !self.tools_deferred.is_empty() {
+            parts.push(format!(
+                "More tools are available; load their schemas with tool_search before calling \
+                 them: {}",
+                self.tools_deferred.join(", ")
+            ));
+        }
+        if !self.text.is_empty() {
+            parts.push(self.text.clone());
+        }
+        parts.join("\n\n")
+    }
+
+    /// Whether it changes the tools.
+    pub fn has_tool_changes(&self) -> bool {
+        !self.tools_added.is_empty() || !self.tools_removed.is_empty()
+    }
+}
+
 /// A reply produced by a model, complete or partial.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -118,6 +184,12 @@ pub struct AssistantMessage {
     /// Provider response id, when one was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
+    /// Fingerprint of what the request carried before this reply (system prompt, tools
+    /// and earlier messages, as the adapter sent them), for wire formats that bind
+    /// thinking to it (Anthropic). Its thinking is replayed only while a later request
+    /// still starts with the same prefix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_hash: Option<String>,
 }
 
 impl AssistantMessage {
@@ -132,6 +204,7 @@ impl AssistantMessage {
             stop_reason: StopReason::Stop,
             error_message: None,
             response_id: None,
+            prefix_hash: None,
         }
     }
 
@@ -166,6 +239,10 @@ pub enum AssistantBlock {
         /// Opaque provider signature attached to the text (Gemini `thoughtSignature`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signature: Option<String>,
+        /// What the text is for, as the provider labelled it (OpenAI Responses
+        /// `phase`: `commentary` before tool calls, `final_answer`); sent back unchanged.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phase: Option<String>,
     },
     /// Reasoning the model exposed, with what the provider needs to accept it back.
     Thinking {
@@ -184,6 +261,13 @@ pub enum AssistantBlock {
     },
     /// A call of one tool.
     ToolCall(ToolCall),
+}
+
+impl AssistantBlock {
+    /// A text block with no provider data.
+    pub fn text(text: impl Into<String>) -> Self {
+        AssistantBlock::Text { text: text.into(), signature: None, phase: None }
+    }
 }
 
 /// A tool call requested by the model.
@@ -291,12 +375,43 @@ pub struct ToolSpec {
 /// Everything a request carries besides the options: system prompt, history, tools.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Context {
-    /// The system prompt.
+    /// The system prompt the conversation began with.
     pub system_prompt: String,
-    /// The conversation so far.
+    /// The conversation so far, with [`Message::System`] entries for what changed.
     pub messages: Vec<Message>,
-    /// Tools the model may call.
+    /// Tools the conversation began with; [`Message::System`] entries add and withdraw
+    /// tools later ([`Context::current_tools`] applies them).
     pub tools: Vec<ToolSpec>,
+}
+
+impl Context {
+    /// The tools the model may call now: the first ones with every later addition and
+    /// withdrawal applied in order (a tool added again replaces its earlier spec).
+    pub fn current_tools(&self) -> Vec<&ToolSpec> {
+        tools_in_effect(&self.tools, &self.messages)
+    }
+
+    /// Whether any [`Message::System`] changes the tools.
+    pub fn has_tool_changes(&self) -> bool {
+        self.messages.iter().any(|m| matches!(m, Message::System(s) if s.has_tool_changes()))
+    }
+}
+
+/// `tools` with the additions and withdrawals of the [`Message::System`] entries of
+/// `messages` applied in order (a tool added again replaces its earlier spec).
+pub fn tools_in_effect<'a>(tools: &'a [ToolSpec], messages: &'a [Message]) -> Vec<&'a ToolSpec> {
+    let mut out: Vec<&ToolSpec> = tools.iter().collect();
+    for m in messages {
+        let Message::System(s) = m else { continue };
+        out.retain(|t| !s.tools_removed.contains(&t.name));
+        for added in &s.tools_added {
+            match out.iter_mut().find(|t| t.name == added.name) {
+                Some(slot) => *slot = added,
+                None => out.push(added),
+            }
+        }
+    }
+    out
 }
 
 /// How hard the model should think.

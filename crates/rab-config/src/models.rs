@@ -137,7 +137,7 @@ fn model_of(path: &Path, def: &ProviderDef, m: &ModelEntry) -> Result<Model, Err
     if let Some(t) = m.max_tokens {
         model.max_output = t;
     }
-    model.cost = m.cost;
+    model.cost = m.cost.clone();
     model.headers = m.headers.clone();
     model.compat = m.compat.clone().unwrap_or_else(|| def.compat.clone());
     Ok(model)

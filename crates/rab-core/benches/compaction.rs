@@ -36,10 +36,7 @@ impl Provider for Instant_ {
         _: CancellationToken,
     ) -> EventStream {
         let mut a = AssistantMessage::empty(model.api, &model.provider, &model.id);
-        a.content.push(AssistantBlock::Text {
-            text: "## Goal\nKeep going.\n## Open tasks\n- the rest".into(),
-            signature: None,
-        });
+        a.content.push(AssistantBlock::text("## Goal\nKeep going.\n## Open tasks\n- the rest"));
         Box::pin(futures_util::stream::iter([StreamEvent::Done(a)]))
     }
 }
@@ -61,7 +58,7 @@ fn build(dir: &Path, turns: usize) -> std::path::PathBuf {
         append(&mut tape, Message::user(format!("step {i}: tidy the pricing code in module {i}")));
         let mut a = AssistantMessage::empty(Api::AnthropicMessages, "bench", "bench");
         a.stop_reason = StopReason::ToolUse;
-        a.content.push(AssistantBlock::Text { text: "Reading it first.".into(), signature: None });
+        a.content.push(AssistantBlock::text("Reading it first."));
         a.content.push(AssistantBlock::ToolCall(ToolCall {
             id: format!("call_{i}"),
             name: "read".into(),
@@ -81,10 +78,7 @@ fn build(dir: &Path, turns: usize) -> std::path::PathBuf {
             }),
         );
         let mut done = AssistantMessage::empty(Api::AnthropicMessages, "bench", "bench");
-        done.content.push(AssistantBlock::Text {
-            text: format!("Module {i} now sums in one pass."),
-            signature: None,
-        });
+        done.content.push(AssistantBlock::text(format!("Module {i} now sums in one pass.")));
         append(&mut tape, Message::Assistant(done));
     }
     tape.path().unwrap().to_owned()

@@ -213,6 +213,12 @@ pub fn transcript(messages: &[Message], budget: usize) -> String {
                 let status = if r.is_error { " (error)" } else { "" };
                 parts.push(format!("TOOL RESULT {}{status}:\n{shown}{cut}\n", r.tool_name));
             }
+            Message::System(s) => {
+                let note = s.note();
+                if !note.is_empty() {
+                    parts.push(format!("SYSTEM UPDATE:\n{note}\n"));
+                }
+            }
         }
     }
     let mut total = 0;
@@ -249,15 +255,20 @@ fn content_text(c: &[Content]) -> String {
 
 /// The messages kept after a summary. Their responses' reported usage counted the
 /// history the summary replaced, so it is cleared: the context size is estimated
-/// until the next response reports it anew.
+/// until the next response reports it anew. Their thinking was written after the
+/// history the summary replaced, so it is left out: Anthropic rejects (or drops)
+/// thinking whose prefix was rewritten, and its docs ask clients that keep turns
+/// after their own summary to strip it (platform.claude.com/docs/en/build-with-claude/
+/// preserved-thinking, "Custom compaction on the client", read 2026-11-24).
 fn kept_tail(messages: &[Message]) -> impl Iterator<Item = Message> + '_ {
     messages.iter().map(|m| match m {
         Message::Assistant(a) => {
             let mut a = a.clone();
             a.usage = rab_ai::Usage::default();
+            a.content.retain(|b| !matches!(b, AssistantBlock::Thinking { .. }));
             Message::Assistant(a)
         }
-        Message::User(_) | Message::ToolResult(_) => m.clone(),
+        Message::User(_) | Message::ToolResult(_) | Message::System(_) => m.clone(),
     })
 }
 

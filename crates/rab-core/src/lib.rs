@@ -33,6 +33,7 @@ pub use gate::{Approval, ApprovalRequest, Approver, Gate, ModeSwitch};
 pub use plan_tools::{EnterPlanMode, ExitPlanMode, plan_tools};
 pub use prompt::{
     ContextFile, DEFAULT_SYSTEM_PROMPT, PromptSources, build_system_prompt, context_files,
+    prompt_update,
 };
 pub use session::{AgentSession, Resumed, Totals, TurnCost};
 pub use session_ops::TreeItem;

@@ -126,10 +126,61 @@ pub fn build_system_prompt(src: &PromptSources) -> String {
     out
 }
 
+/// What to tell the model when the system prompt rebuilt now (`new`: a new date,
+/// edited AGENTS.md, other skills) differs from the one its conversation began with
+/// (`old`), which rab keeps sending unchanged: the paragraphs that are new or changed,
+/// and those that no longer apply. `None` when nothing changed.
+pub fn prompt_update(old: &str, new: &str) -> Option<String> {
+    if old == new {
+        return None;
+    }
+    let old_parts: Vec<&str> = old.split("\n\n").collect();
+    let new_parts: Vec<&str> = new.split("\n\n").collect();
+    let added: Vec<&str> = new_parts.iter().copied().filter(|p| !old_parts.contains(p)).collect();
+    // A paragraph replaced by a new version of itself (same first line up to its
+    // colon, such as `Current date:`) needs no separate mention.
+    let key = |p: &str| p.lines().next().and_then(|l| l.split_once(':')).map(|(k, _)| k.to_owned());
+    let removed: Vec<&str> = old_parts
+        .iter()
+        .copied()
+        .filter(|p| !new_parts.contains(p))
+        .filter(|p| key(p).is_none_or(|k| !added.iter().any(|a| key(a).as_ref() == Some(&k))))
+        .collect();
+    let mut out = String::from(
+        "Your instructions changed since this conversation began. These parts of the system \
+         prompt are new or updated and take precedence over the earlier text:",
+    );
+    for p in &added {
+        out.push_str("\n\n");
+        out.push_str(p);
+    }
+    if !removed.is_empty() {
+        out.push_str("\n\nThese earlier parts no longer apply:");
+        for p in &removed {
+            out.push_str("\n\n");
+            out.push_str(p);
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn an_update_names_what_changed_in_the_prompt() {
+        let old =
+            "Be brief.\n\nUse tabs.\n\nCurrent date: 2026-11-23\nCurrent working directory: /p";
+        let new = "Be brief.\n\nCurrent date: 2026-11-24\nCurrent working directory: /p";
+        let update = prompt_update(old, new).unwrap();
+        assert!(update.contains("Current date: 2026-11-24"), "{update}");
+        assert!(!update.contains("2026-11-23"), "the replaced date needs no mention: {update}");
+        assert!(update.contains("no longer apply:\n\nUse tabs."), "{update}");
+        assert!(!update.contains("Be brief."), "unchanged parts are not repeated: {update}");
+        assert_eq!(prompt_update(new, new), None);
+    }
 
     fn sources(cwd: &Path, home: &Path) -> PromptSources {
         PromptSources {

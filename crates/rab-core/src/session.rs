@@ -48,6 +48,9 @@ pub struct AgentSession {
     router: Option<Arc<dyn AgentTool>>,
     /// Extensions told about the session's life.
     extensions: Option<Arc<crate::extension::Extensions>>,
+    /// The system prompt built for this launch. A conversation that began with
+    /// another keeps sending that one; the difference goes in as a system message.
+    prompt: String,
 }
 
 /// Usage and cost of one model request.
@@ -102,10 +105,11 @@ impl AgentSession {
     ) -> Result<(Self, Resumed), rab_session::Error> {
         let repaired = tape.repair()?;
         let thinking = config.options.thinking;
+        let prompt = system_prompt.clone();
         let mut agent = Agent::new(provider.clone(), config, system_prompt, tools);
         let (ids, messages) = tape.take_conversation();
         agent.set_messages(messages);
-        let session = Self {
+        let mut session = Self {
             agent,
             tape,
             ids,
@@ -119,8 +123,42 @@ impl AgentSession {
             start_context: Vec::new(),
             router: None,
             extensions: None,
+            prompt,
         };
+        session.restore_context();
         Ok((session, Resumed { repaired }))
+    }
+
+    /// Gives the agent the system prompt and tools the branch's conversation began
+    /// with (recorded by its first request), with what changed since as a note for the
+    /// next request; a conversation that recorded none starts afresh with this
+    /// launch's prompt.
+    pub(crate) fn restore_context(&mut self) {
+        let stored = match self.tape.last_on_branch(EntryKind::Context).map(|e| &e.body) {
+            Some(EntryBody::Context { system_prompt, tools }) => {
+                Some((system_prompt.clone(), tools.clone()))
+            }
+            _ => None,
+        };
+        match stored {
+            Some((prompt, tools)) => {
+                self.agent.set_note(crate::prompt::prompt_update(&prompt, &self.prompt));
+                self.agent.set_system_prompt(prompt);
+                self.agent.set_declared_tools(Some(tools));
+            }
+            None => {
+                self.agent.set_note(None);
+                self.agent.set_system_prompt(self.prompt.clone());
+                self.agent.set_declared_tools(None);
+            }
+        }
+        let level = match self.tape.last_on_branch(EntryKind::ThinkingLevelChange).map(|e| &e.body)
+        {
+            Some(EntryBody::ThinkingLevelChange { thinking_level }) => Some(*thinking_level),
+            _ => None,
+        };
+        let has_history = !self.agent.messages().is_empty();
+        self.agent.set_level_sent(level.filter(|_| has_history));
     }
 
     /// Turns on compaction with these settings (automatic when `enabled`, and
@@ -303,6 +341,16 @@ impl AgentSession {
         Ok(())
     }
 
+    /// Records the system prompt and tools when the conversation declares them (its
+    /// first request), so a resumed session sends the same ones.
+    fn record_context(&mut self) -> Result<(), rab_session::Error> {
+        if let Some(tools) = self.agent.declare() {
+            let system_prompt = self.agent.system_prompt().to_owned();
+            self.tape.append(EntryBody::Context { system_prompt, tools })?;
+        }
+        Ok(())
+    }
+
     fn agent_model(&self) -> (String, String) {
         let m = &self.agent.config().model;
         (m.provider.clone(), m.id.clone())
@@ -320,7 +368,7 @@ impl AgentSession {
                 .iter()
                 .filter_map(|m| match m {
                     Message::User(u) => Some(rab_ai::Content::join_text(&u.content)),
-                    Message::Assistant(_) | Message::ToolResult(_) => None,
+                    Message::Assistant(_) | Message::ToolResult(_) | Message::System(_) => None,
                 })
                 .collect();
             self.emit(&crate::extension::Lifecycle::Prompt { text: &text.join("\n") });
@@ -331,7 +379,7 @@ impl AgentSession {
     }
 
     async fn run_prompts(&mut self, prompts: Vec<Message>, cancel: CancellationToken) -> StopCause {
-        if let Err(e) = self.record_model() {
+        if let Err(e) = self.record_model().and_then(|()| self.record_context()) {
             let stop = StopCause::Error { message: e.to_string() };
             self.broadcast(&AgentEvent::AgentEnd { stop: stop.clone() });
             return stop;
@@ -385,7 +433,7 @@ impl AgentSession {
         }
         let text = self.agent.messages().iter().rev().find_map(|m| match m {
             Message::Assistant(a) => Some(a.text()),
-            Message::User(_) | Message::ToolResult(_) => None,
+            Message::User(_) | Message::ToolResult(_) | Message::System(_) => None,
         })?;
         crate::routing::run_lines(&text, bash, gate, cancel).await
     }
@@ -402,7 +450,7 @@ impl AgentSession {
             .iter()
             .filter_map(|m| match m {
                 Message::User(u) => Some(rab_ai::Content::join_text(&u.content)),
-                Message::Assistant(_) | Message::ToolResult(_) => None,
+                Message::Assistant(_) | Message::ToolResult(_) | Message::System(_) => None,
             })
             .collect();
         let input = gate.event_input(serde_json::json!({"prompt": text.join("\n")}));
@@ -435,7 +483,7 @@ impl AgentSession {
 
     /// The agent, and the sink that records what it does.
     fn split(&mut self) -> (&mut Agent, Recorder<'_>) {
-        let cost = self.agent.config().model.cost;
+        let cost = self.agent.config().model.cost.clone();
         let recorder = Recorder {
             tape: &mut self.tape,
             ids: &mut self.ids,

@@ -49,7 +49,7 @@ fn user_text(m: &Message) -> Option<(String, String)> {
 
 impl AgentSession {
     fn add_summary_cost(&mut self, usage: &rab_ai::Usage) {
-        let price = self.agent.config().model.cost;
+        let price = self.agent.config().model.cost.clone();
         self.agent.add_spent(price.of(usage));
         crate::session::add_request(&mut self.totals, &mut self.turns, usage, &price, true);
     }
@@ -58,6 +58,7 @@ impl AgentSession {
         let (ids, messages) = self.tape.messages_with_ids();
         self.ids = ids;
         self.agent.set_messages(messages);
+        self.restore_context();
     }
 
     /// The user messages of every branch, depth-first, oldest first.
@@ -165,6 +166,7 @@ impl AgentSession {
                 EntryBody::Message { .. }
                 | EntryBody::ModelChange { .. }
                 | EntryBody::ThinkingLevelChange { .. }
+                | EntryBody::Context { .. }
                 | EntryBody::Custom { .. } => {}
             }
             let id = new.append(body).map_err(|e| e.to_string())?.id.clone();

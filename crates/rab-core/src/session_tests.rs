@@ -72,6 +72,7 @@ async fn every_message_is_on_the_tape_and_subscribers_see_every_event() {
         [
             "ModelChange",
             "ThinkingLevelChange",
+            "Context",
             "user",
             "assistant",
             "result Some(Object {\"echoed\": Bool(true)})",

@@ -310,7 +310,10 @@ impl Tool for TaskTool {
             .rev()
             .find_map(|m| match m {
                 Message::Assistant(a) if !a.text().trim().is_empty() => Some(a.text()),
-                Message::Assistant(_) | Message::User(_) | Message::ToolResult(_) => None,
+                Message::Assistant(_)
+                | Message::User(_)
+                | Message::ToolResult(_)
+                | Message::System(_) => None,
             })
             .unwrap_or_default();
         let details =

@@ -21,6 +21,9 @@ pub enum Item {
         /// `(id, name, arguments)` of each tool call.
         calls: Vec<(String, String, Value)>,
     },
+    /// A system message inside the history (Anthropic `role: "system"`, OpenAI
+    /// `developer` or `system` items after the first message): its text.
+    System(String),
     /// A tool result.
     ToolResult {
         /// Call id it answers (Gemini: the function name when no id was sent).
@@ -103,7 +106,17 @@ fn parse_anthropic(body: &Value) -> Result<Transcript, String> {
             Value::Array(b) => b.clone(),
             _ => return Err("`content` must be a string or an array".to_owned()),
         };
-        if role == "assistant" {
+        if role == "system" {
+            let mut text = Vec::new();
+            for b in &blocks {
+                match b.get("type").and_then(Value::as_str) {
+                    Some("tool_addition") => text.push(format!("+{}", s(&b["tool"], "name"))),
+                    Some("tool_removal") => text.push(format!("-{}", s(&b["tool"], "name"))),
+                    _ => text.push(s(b, "text")),
+                }
+            }
+            t.items.push(Item::System(text.join("\n")));
+        } else if role == "assistant" {
             let mut text = String::new();
             let mut thinking = Vec::new();
             let mut calls = Vec::new();
@@ -202,7 +215,7 @@ fn parse_responses(body: &Value) -> Result<Transcript, String> {
                 }
             }
             ("message", "system" | "developer") => {
-                t.system.push_str(&text_of(it.get("content").unwrap_or(&Value::Null)));
+                t.items.push(Item::System(text_of(it.get("content").unwrap_or(&Value::Null))));
             }
             ("message", _) => {
                 t.items.push(Item::User(text_of(it.get("content").unwrap_or(&Value::Null))))
@@ -361,7 +374,7 @@ pub fn validate(wire: Wire, t: &Transcript) -> Result<(), String> {
                     ));
                 }
             },
-            Item::User(_) => {
+            Item::User(_) | Item::System(_) => {
                 if !pending.is_empty() {
                     return Err(unanswered(&pending));
                 }
@@ -375,7 +388,8 @@ pub fn validate(wire: Wire, t: &Transcript) -> Result<(), String> {
 }
 
 fn check_thinking(wire: Wire, thinking: &[(String, Option<String>)]) -> Result<(), String> {
-    if !matches!(wire, Wire::Anthropic | Wire::OpenaiResponses) {
+    // Anthropic's signatures are checked with their binding (`crate::binding`).
+    if wire != Wire::OpenaiResponses {
         return Ok(());
     }
     for (text, sig) in thinking {
@@ -403,6 +417,9 @@ pub struct RecordedRequest {
     pub raw: Vec<u8>,
     /// Status the server answered.
     pub status: u16,
+    /// Anthropic `input_transformations` reported for it (thinking blocks dropped
+    /// because their prefix changed).
+    pub transformations: Vec<Value>,
 }
 
 impl RecordedRequest {
@@ -423,7 +440,7 @@ impl RecordedRequest {
             .into_iter()
             .filter_map(|i| match i {
                 Item::ToolResult { id, text, .. } => Some((id, text)),
-                Item::User(_) | Item::Assistant { .. } => None,
+                Item::User(_) | Item::Assistant { .. } | Item::System(_) => None,
             })
             .collect()
     }
@@ -440,7 +457,7 @@ impl RecordedRequest {
             .into_iter()
             .filter_map(|i| match i {
                 Item::User(t) => Some(t),
-                Item::Assistant { .. } | Item::ToolResult { .. } => None,
+                Item::Assistant { .. } | Item::ToolResult { .. } | Item::System(_) => None,
             })
             .collect()
     }
@@ -449,7 +466,7 @@ impl RecordedRequest {
     pub fn last_user_text(&self) -> Option<String> {
         self.transcript().items.into_iter().rev().find_map(|i| match i {
             Item::User(t) => Some(t),
-            Item::Assistant { .. } | Item::ToolResult { .. } => None,
+            Item::Assistant { .. } | Item::ToolResult { .. } | Item::System(_) => None,
         })
     }
 

@@ -2,7 +2,8 @@
 //! (Anthropic Messages, OpenAI Responses, OpenAI Chat Completions, Gemini), playing a
 //! [`Script`] of turns. It records every request, rejects histories the real APIs
 //! reject (a tool call without a result, a result without a call, a thinking block
-//! replayed with a wrong signature) with HTTP 400, and injects faults on chosen turns:
+//! replayed with a wrong signature or behind a changed prefix, and the other provider
+//! rules in `rules.rs`) with the provider's HTTP 400, and injects faults on chosen turns:
 //! HTTP errors with `retry-after`, a dropped connection, a malformed SSE line, an error
 //! event, a slow stream, invalid tool-call JSON.
 //!
@@ -18,16 +19,20 @@
 
 #![deny(missing_docs)]
 
+mod binding;
 mod inspect;
 mod render;
+mod rules;
 mod script;
 mod server;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+pub use binding::BINDING_BETA;
 pub use inspect::{Item, RecordedRequest, Transcript, parse, validate};
-pub use render::{Frame, error_body, render};
+pub use render::{Frame, error_body, render, render_reply};
+pub use rules::Reply;
 pub use script::{
     HttpFault, Script, ScriptedCall, ScriptedUsage, Turn, signature_for, split_chars, split_n,
 };

@@ -4,6 +4,8 @@
 use serde_json::{Value, json};
 
 use crate::Wire;
+use crate::binding;
+use crate::rules::Reply;
 use crate::script::{ScriptedCall, Turn, signature_for, split_chars, split_n};
 
 /// One SSE event to write, optionally in several network writes.
@@ -47,25 +49,36 @@ fn fragments(turn: &Turn) -> usize {
     turn.arg_fragments.unwrap_or(3)
 }
 
-/// The events of a turn in the given wire format.
+/// The events of a turn in the given wire format, for a request that asked for
+/// nothing that shapes the reply.
 pub fn render(wire: Wire, turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
+    render_reply(wire, turn, n, &Reply::plain(model))
+}
+
+/// The events of a turn shaped as the request asked (see [`Reply`]).
+pub fn render_reply(wire: Wire, turn: &Turn, n: usize, reply: &Reply) -> Vec<Frame> {
+    let model = reply.model.as_str();
     match wire {
-        Wire::Anthropic => anthropic(turn, n, model),
-        Wire::OpenaiResponses => responses(turn, n, model),
+        Wire::Anthropic => anthropic(turn, n, reply),
+        Wire::OpenaiResponses => responses(turn, n, model, reply.phase),
         Wire::OpenaiChat => chat(turn, n, model),
-        Wire::Gemini => gemini(turn, n, model),
+        Wire::Gemini => gemini(turn, n, model, reply.sign_calls),
     }
 }
 
-fn anthropic(turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
+fn anthropic(turn: &Turn, n: usize, reply: &Reply) -> Vec<Frame> {
     let u = turn.effective_usage();
+    let mut message = json!({
+        "id": format!("msg_fake_{n}"), "type": "message", "role": "assistant", "model": reply.model,
+        "content": [], "stop_reason": null, "stop_sequence": null,
+        "usage": {"input_tokens": u.input, "cache_creation_input_tokens": u.cache_write,
+                  "cache_read_input_tokens": u.cache_read, "output_tokens": 1}});
+    if let Some(t) = &reply.transformations {
+        message["input_transformations"] = json!(t);
+    }
     let mut out = vec![frame(
         Some("message_start"),
-        &json!({"type": "message_start", "message": {
-            "id": format!("msg_fake_{n}"), "type": "message", "role": "assistant", "model": model,
-            "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": u.input, "cache_creation_input_tokens": u.cache_write,
-                      "cache_read_input_tokens": u.cache_read, "output_tokens": 1}}}),
+        &json!({"type": "message_start", "message": message}),
         false,
     )];
     out.push(frame(Some("ping"), &json!({"type": "ping"}), false));
@@ -91,11 +104,21 @@ fn anthropic(turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
         index += 1;
     };
     if let Some(thinking) = &turn.thinking {
-        let mut deltas: Vec<Value> = split_chars(thinking, chunk_size(turn))
-            .into_iter()
-            .map(|p| json!({"type": "thinking_delta", "thinking": p}))
-            .collect();
-        deltas.push(json!({"type": "signature_delta", "signature": signature_for(thinking)}));
+        // With `display` omitted the text stays on the server: only the signature comes.
+        let shown = if reply.omit_thinking_text { "" } else { thinking.as_str() };
+        let mut deltas: Vec<Value> = if shown.is_empty() {
+            Vec::new()
+        } else {
+            split_chars(shown, chunk_size(turn))
+                .into_iter()
+                .map(|p| json!({"type": "thinking_delta", "thinking": p}))
+                .collect()
+        };
+        let signature = match &reply.prefix {
+            Some(prefix) => binding::sign(shown, prefix),
+            None => signature_for(shown),
+        };
+        deltas.push(json!({"type": "signature_delta", "signature": signature}));
         block(&mut out, json!({"type": "thinking", "thinking": "", "signature": ""}), deltas);
     }
     if let Some(text) = &turn.text {
@@ -130,7 +153,7 @@ fn anthropic(turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
     out
 }
 
-fn responses(turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
+fn responses(turn: &Turn, n: usize, model: &str, phase: bool) -> Vec<Frame> {
     let u = turn.effective_usage();
     let id = format!("resp_fake_{n}");
     let mut seq = 0u64;
@@ -216,8 +239,12 @@ fn responses(turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
             "response.content_part.done",
             json!({"item_id": item_id, "output_index": oi, "content_index": 0, "part": part}),
         );
-        let item = json!({"id": item_id, "type": "message", "status": "completed", "role": "assistant",
+        let mut item = json!({"id": item_id, "type": "message", "status": "completed", "role": "assistant",
                           "content": [part]});
+        if phase {
+            let label = if turn.tool_calls.is_empty() { "final_answer" } else { "commentary" };
+            item["phase"] = json!(label);
+        }
         ev(&mut out, "response.output_item.done", json!({"output_index": oi, "item": item}));
         output.push(item);
     }
@@ -285,17 +312,34 @@ fn chat(turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
     let delta =
         |d: Value| json!([{"index": 0, "delta": d, "logprobs": null, "finish_reason": null}]);
     let mut out = vec![chunk(delta(json!({"role": "assistant", "content": ""})), None)];
-    if let Some(thinking) = &turn.thinking {
+    let mistral = turn.has_quirk("mistralThinking");
+    let mut text_pieces: Vec<String> =
+        turn.text.as_deref().map(|t| split_chars(t, chunk_size(turn))).unwrap_or_default();
+    if let (Some(thinking), true) = (&turn.thinking, mistral) {
+        // docs.mistral.ai/capabilities/reasoning ("Streaming"): thinking arrives as a
+        // list holding a thinking chunk; one event closes it and opens the text; the
+        // answer then goes on as plain strings.
+        let think =
+            |p: &str| json!({"type": "thinking", "thinking": [{"type": "text", "text": p}]});
+        let pieces = split_chars(thinking, chunk_size(turn));
+        let (last, rest) = pieces.split_last().map_or(("", &[][..]), |(l, r)| (l.as_str(), r));
+        for p in rest {
+            out.push(chunk(delta(json!({"content": [think(p)]})), None));
+        }
+        let mut closing = vec![think(last)];
+        if !text_pieces.is_empty() {
+            closing.push(json!({"type": "text", "text": text_pieces.remove(0)}));
+        }
+        out.push(chunk(delta(json!({"content": closing})), None));
+    } else if let Some(thinking) = &turn.thinking {
         let field =
             if turn.has_quirk("reasoningField") { "reasoning" } else { "reasoning_content" };
         for p in split_chars(thinking, chunk_size(turn)) {
             out.push(chunk(delta(json!({ field: p })), None));
         }
     }
-    if let Some(text) = &turn.text {
-        for p in split_chars(text, chunk_size(turn)) {
-            out.push(chunk(delta(json!({"content": p})), None));
-        }
+    for p in text_pieces {
+        out.push(chunk(delta(json!({"content": p})), None));
     }
     let no_index = turn.has_quirk("noIndex");
     let empty_id = turn.has_quirk("emptyIdLater");
@@ -349,7 +393,7 @@ fn chat(turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
     out
 }
 
-fn gemini(turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
+fn gemini(turn: &Turn, n: usize, model: &str, sign_calls: bool) -> Vec<Frame> {
     let u = turn.effective_usage();
     let chunk = |parts: Value, finish: Option<&str>, usage: Option<Value>| {
         let mut cand = json!({"content": {"role": "model", "parts": parts}, "index": 0});
@@ -381,6 +425,10 @@ fn gemini(turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
             }
             out.push(chunk(json!([part]), None, None));
         }
+    }
+    if sign_calls && signature.is_none() && !turn.tool_calls.is_empty() {
+        // Gemini 3 and later sign the first function call of every step.
+        signature = Some(signature_for(&format!("call-{n}")));
     }
     for call in &turn.tool_calls {
         let args: Value = match &call.raw_arguments {

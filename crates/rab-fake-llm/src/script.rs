@@ -47,7 +47,8 @@ pub struct Turn {
     pub chunk_delay_ms: Option<u64>,
     /// Chat Completions server quirks to imitate: `noIndex`, `emptyIdLater`,
     /// `reasoningField` (use `reasoning` instead of `reasoning_content`),
-    /// `usageInFinishChunk`, `noUsage`, `noDone`, `deepseekUsage`.
+    /// `usageInFinishChunk`, `noUsage`, `noDone`, `deepseekUsage`, `mistralThinking`
+    /// (thinking as Mistral's typed content chunks).
     pub quirks: Vec<String>,
 }
 

@@ -16,7 +16,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::inspect::{RecordedRequest, parse, validate};
-use crate::render::{Frame, error_body, error_event, malformed_event, render};
+use crate::render::{Frame, error_body, error_event, malformed_event, render_reply};
+use crate::rules::check;
 use crate::script::Turn;
 use crate::{State, Wire};
 
@@ -83,7 +84,7 @@ fn key_of(wire: Wire, headers: &[(String, String)], path: &str) -> Option<String
     }
 }
 
-fn decide(state: &mut State, wire: Option<Wire>, req: &RecordedRequest) -> Answer {
+fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> Answer {
     let Some(wire) = wire else {
         let body = format!("{{\"error\":\"fake-llm: no route for {} {}\"}}", req.method, req.path);
         return Answer::Error { status: 404, body, retry_after: None };
@@ -116,6 +117,11 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &RecordedRequest) -> Answe
     if let Err(e) = validate(wire, &transcript) {
         return reject(400, &e);
     }
+    let reply = match check(wire, req) {
+        Ok(reply) => reply,
+        Err(e) => return reject(400, &e),
+    };
+    req.transformations = reply.transformations.clone().unwrap_or_default();
     if state.script.repeat && state.next_turn >= state.script.turns.len() {
         state.next_turn = 0;
     }
@@ -138,7 +144,7 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &RecordedRequest) -> Answe
     }
     state.next_turn += 1;
     state.faults_served = 0;
-    let frames = render(wire, &turn, n + 1, &req.model());
+    let frames = render_reply(wire, &turn, n + 1, &reply);
     Answer::Stream { wire, turn: Box::new(turn), frames }
 }
 
@@ -159,10 +165,19 @@ async fn handle(
     };
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
     let wire = Wire::from_path(&path);
-    let mut record = RecordedRequest { wire, method, path, headers, body, raw, status: 200 };
+    let mut record = RecordedRequest {
+        wire,
+        method,
+        path,
+        headers,
+        body,
+        raw,
+        status: 200,
+        transformations: Vec::new(),
+    };
     let answer = {
         let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
-        let answer = decide(&mut st, wire, &record);
+        let answer = decide(&mut st, wire, &mut record);
         if let Answer::Error { status, .. } = &answer {
             record.status = *status;
         }

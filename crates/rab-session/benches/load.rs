@@ -31,10 +31,7 @@ fn build(dir: &Path, entries: usize) -> std::path::PathBuf {
         let mut a =
             AssistantMessage::empty(Api::AnthropicMessages, "anthropic", "claude-sonnet-5-5");
         a.stop_reason = StopReason::ToolUse;
-        a.content.push(AssistantBlock::Text {
-            text: "Let me read the file first.".into(),
-            signature: None,
-        });
+        a.content.push(AssistantBlock::text("Let me read the file first."));
         a.content.push(AssistantBlock::ToolCall(ToolCall {
             id: format!("toolu_{i}"),
             name: "read".into(),
@@ -58,10 +55,8 @@ fn build(dir: &Path, entries: usize) -> std::path::PathBuf {
         .unwrap();
         let mut done =
             AssistantMessage::empty(Api::AnthropicMessages, "anthropic", "claude-sonnet-5-5");
-        done.content.push(AssistantBlock::Text {
-            text: format!("Fixed module {i}: the off-by-one in compute."),
-            signature: None,
-        });
+        done.content
+            .push(AssistantBlock::text(format!("Fixed module {i}: the off-by-one in compute.")));
         tape.append(EntryBody::Message { message: Message::Assistant(done), details: None })
             .unwrap();
         i += 4;

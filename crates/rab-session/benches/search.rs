@@ -276,7 +276,7 @@ fn capitalize(s: &str) -> String {
 
 fn assistant(text: String, call: Option<(&str, serde_json::Value)>) -> EntryBody {
     let mut a = AssistantMessage::empty(Api::AnthropicMessages, "anthropic", "claude-sonnet-5-5");
-    a.content.push(AssistantBlock::Text { text, signature: None });
+    a.content.push(AssistantBlock::text(text));
     if let Some((name, arguments)) = call {
         a.stop_reason = StopReason::ToolUse;
         a.content.push(AssistantBlock::ToolCall(ToolCall {

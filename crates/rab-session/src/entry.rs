@@ -7,7 +7,7 @@
 //! {"type":"message","id":"e5f6a7b8","parentId":"a1b2c3d4","timestamp":"…","message":{"role":"assistant",…}}
 //! ```
 
-use rab_ai::{Message, ThinkingLevel};
+use rab_ai::{Message, ThinkingLevel, ToolSpec};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -70,6 +70,15 @@ pub enum EntryBody {
         #[serde(default)]
         tokens_after: u64,
     },
+    /// The system prompt and tools the conversation declared at its first request.
+    /// They are sent unchanged on every later request (also after a resume); what
+    /// changes later is a system message.
+    Context {
+        /// The system prompt.
+        system_prompt: String,
+        /// The tools offered at the start.
+        tools: Vec<ToolSpec>,
+    },
     /// A name for an entry (anchors, session names).
     Label {
         /// The entry labelled.
@@ -109,6 +118,7 @@ impl Entry {
             EntryBody::ModelChange { .. }
             | EntryBody::ThinkingLevelChange { .. }
             | EntryBody::Compaction { .. }
+            | EntryBody::Context { .. }
             | EntryBody::Label { .. }
             | EntryBody::Custom { .. } => None,
         }
@@ -139,6 +149,8 @@ struct RawEntry {
     tokens_after: Option<u64>,
     target_id: Option<String>,
     label: Option<String>,
+    system_prompt: Option<String>,
+    tools: Option<Vec<ToolSpec>>,
     custom_type: Option<String>,
     data: Option<Value>,
 }
@@ -170,6 +182,10 @@ impl<'de> Deserialize<'de> for Entry {
                 tokens_before: r.tokens_before.unwrap_or(0),
                 tokens_after: r.tokens_after.unwrap_or(0),
             },
+            "context" => EntryBody::Context {
+                system_prompt: need(r.system_prompt, "systemPrompt")?,
+                tools: r.tools.unwrap_or_default(),
+            },
             "label" => {
                 EntryBody::Label { target_id: need(r.target_id, "targetId")?, label: r.label }
             }
@@ -185,6 +201,7 @@ impl<'de> Deserialize<'de> for Entry {
                         "model_change",
                         "thinking_level_change",
                         "compaction",
+                        "context",
                         "label",
                         "custom",
                     ],

@@ -26,7 +26,7 @@ pub(super) fn page(tape: &Tape) -> String {
     let tree = Tree::new(tape);
     let first_user = tape.active_branch().into_iter().find_map(|e| match e.message() {
         Some(Message::User(u)) => Some(super::markdown::user_text(&u.content)),
-        Some(Message::Assistant(_) | Message::ToolResult(_)) | None => None,
+        Some(Message::Assistant(_) | Message::ToolResult(_) | Message::System(_)) | None => None,
     });
     let title = match first_user {
         Some(text) => format!("rab session: {}", super::snippet(&text, 80)),
@@ -175,9 +175,11 @@ fn entry_html(out: &mut String, tree: &Tree<'_>, i: usize) {
         EntryBody::Message { message: Message::User(_), .. } => "user",
         EntryBody::Message { message: Message::Assistant(_), .. } => "assistant",
         EntryBody::Message { message: Message::ToolResult(_), .. } => "tool",
+        EntryBody::Message { message: Message::System(_), .. } => "note",
         EntryBody::Compaction { .. } => "compaction",
         EntryBody::ModelChange { .. }
         | EntryBody::ThinkingLevelChange { .. }
+        | EntryBody::Context { .. }
         | EntryBody::Label { .. }
         | EntryBody::Custom { .. } => "note",
     };
@@ -215,6 +217,11 @@ fn entry_html(out: &mut String, tree: &Tree<'_>, i: usize) {
             meta_tail(out, tree, i);
             tool_result_html(out, r, details.as_ref());
         }
+        EntryBody::Message { message: Message::System(s), .. } => {
+            out.push_str("System update</span>");
+            meta_tail(out, tree, i);
+            markdown(out, &super::markdown::system_text(s));
+        }
         EntryBody::Compaction { summary, tokens_before, tokens_after, .. } => {
             out.push_str(&format!(
                 "Compaction</span> <span class=\"dim\">earlier conversation summarised, \
@@ -225,6 +232,7 @@ fn entry_html(out: &mut String, tree: &Tree<'_>, i: usize) {
         }
         EntryBody::ModelChange { .. }
         | EntryBody::ThinkingLevelChange { .. }
+        | EntryBody::Context { .. }
         | EntryBody::Label { .. }
         | EntryBody::Custom { .. } => {
             note_html(out, &e.body);
@@ -273,6 +281,18 @@ fn note_html(out: &mut String, body: &EntryBody) {
         EntryBody::Custom { custom_type, .. } => {
             out.push_str("Extension</span> ");
             escape_into(out, custom_type);
+        }
+        EntryBody::Context { system_prompt, tools } => {
+            out.push_str("Context</span> ");
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            escape_into(
+                out,
+                &format!(
+                    "system prompt of {} characters; tools: {}",
+                    system_prompt.chars().count(),
+                    names.join(", ")
+                ),
+            );
         }
         EntryBody::Message { .. } | EntryBody::Compaction { .. } => out.push_str("</span>"),
     }

@@ -50,6 +50,7 @@ fn models(branch: &[&Entry]) -> Vec<String> {
             EntryBody::Message { .. }
             | EntryBody::ThinkingLevelChange { .. }
             | EntryBody::Compaction { .. }
+            | EntryBody::Context { .. }
             | EntryBody::Label { .. }
             | EntryBody::Custom { .. } => continue,
         };
@@ -69,6 +70,10 @@ fn entry_md(out: &mut String, entry: &Entry) {
         EntryBody::Message { message: Message::Assistant(a), .. } => assistant(out, a),
         EntryBody::Message { message: Message::ToolResult(r), details } => {
             tool_result(out, r, details.as_ref());
+        }
+        EntryBody::Message { message: Message::System(s), .. } => {
+            out.push_str("## System update\n\n");
+            push_block(out, &system_text(s));
         }
         EntryBody::ModelChange { provider, model_id } => {
             out.push_str(&format!("_Model: {provider}/{model_id}_\n"));
@@ -90,7 +95,34 @@ fn entry_md(out: &mut String, entry: &Entry) {
         EntryBody::Custom { custom_type, .. } => {
             out.push_str(&format!("_Extension data: {custom_type}_\n"));
         }
+        EntryBody::Context { system_prompt, tools } => {
+            out.push_str(&format!(
+                "_Context: a {}-character system prompt and {} tools_\n",
+                system_prompt.chars().count(),
+                tools.len()
+            ));
+        }
     }
+}
+
+/// What a system update changed, in words: tools, thinking level, then its text.
+pub(super) fn system_text(s: &rab_ai::SystemMessage) -> String {
+    let mut parts = Vec::new();
+    if !s.tools_added.is_empty() {
+        let names: Vec<&str> = s.tools_added.iter().map(|t| t.name.as_str()).collect();
+        parts.push(format!("Tools added: {}", names.join(", ")));
+    }
+    if !s.tools_removed.is_empty() {
+        parts.push(format!("Tools removed: {}", s.tools_removed.join(", ")));
+    }
+    if let Some((from, to)) = s.thinking {
+        parts.push(format!("Thinking: {from} → {to}"));
+    }
+    let note = s.note();
+    if !note.is_empty() {
+        parts.push(note);
+    }
+    parts.join("\n\n")
 }
 
 /// Text blocks of user or tool content joined by blank lines; images as a note.

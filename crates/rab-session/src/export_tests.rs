@@ -24,7 +24,7 @@ fn assistant(blocks: Vec<AssistantBlock>) -> EntryBody {
 }
 
 fn text(t: &str) -> AssistantBlock {
-    AssistantBlock::Text { text: t.into(), signature: None }
+    AssistantBlock::text(t)
 }
 
 fn tool_result(name: &str, output: &str, details: Option<serde_json::Value>) -> EntryBody {

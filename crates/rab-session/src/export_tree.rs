@@ -89,12 +89,15 @@ impl<'a> Tree<'a> {
         let messages = || segment.members.iter().filter_map(|&i| self.entries[i].message());
         let user = messages().find_map(|m| match m {
             Message::User(u) => Some(super::markdown::user_text(&u.content)),
-            Message::Assistant(_) | Message::ToolResult(_) => None,
+            Message::Assistant(_) | Message::ToolResult(_) | Message::System(_) => None,
         });
         let assistant = || {
             messages().find_map(|m| match m {
                 Message::Assistant(a) if !a.text().trim().is_empty() => Some(a.text()),
-                Message::Assistant(_) | Message::User(_) | Message::ToolResult(_) => None,
+                Message::Assistant(_)
+                | Message::User(_)
+                | Message::ToolResult(_)
+                | Message::System(_) => None,
             })
         };
         let text = user.filter(|t| !t.trim().is_empty()).or_else(assistant);

@@ -361,10 +361,7 @@ fn corpus(h: &Home) -> Vec<Tape> {
             signature: None,
             item_id: None,
         });
-        assistant(
-            &mut t,
-            vec![AssistantBlock::Text { text: "Running the tests.".into(), signature: None }, call],
-        );
+        assistant(&mut t, vec![AssistantBlock::text("Running the tests."), call]);
         tool_result(
             &mut t,
             vec![Content::text(format!("test parser_{n} ... FAILED\npanicked at überlauf"))],

@@ -72,6 +72,8 @@ pub enum EntryKind {
     ThinkingLevelChange,
     /// A compaction summary.
     Compaction,
+    /// The system prompt and tools a conversation began with.
+    Context,
     /// A label.
     Label,
     /// Extension data.
@@ -85,6 +87,7 @@ impl EntryKind {
             "model_change" => EntryKind::ModelChange,
             "thinking_level_change" => EntryKind::ThinkingLevelChange,
             "compaction" => EntryKind::Compaction,
+            "context" => EntryKind::Context,
             "label" => EntryKind::Label,
             "custom" => EntryKind::Custom,
             _ => return None,
@@ -97,6 +100,7 @@ impl EntryKind {
             EntryBody::ModelChange { .. } => EntryKind::ModelChange,
             EntryBody::ThinkingLevelChange { .. } => EntryKind::ThinkingLevelChange,
             EntryBody::Compaction { .. } => EntryKind::Compaction,
+            EntryBody::Context { .. } => EntryKind::Context,
             EntryBody::Label { .. } => EntryKind::Label,
             EntryBody::Custom { .. } => EntryKind::Custom,
         }
@@ -526,7 +530,7 @@ impl Tape {
             }
             match &message {
                 Message::ToolResult(r) => pending.retain(|(id, _)| *id != r.tool_call_id),
-                Message::User(_) | Message::Assistant(_) => {
+                Message::User(_) | Message::Assistant(_) | Message::System(_) => {
                     close_pending(&mut ids, &mut out, &mut pending);
                     if let Message::Assistant(a) = &message {
                         pending = a.tool_calls().map(|c| (c.id.clone(), c.name.clone())).collect();
@@ -593,7 +597,8 @@ impl Tape {
                     break;
                 }
                 Some(Message::User(_)) => break,
-                None => {}
+                // Written just before a request, after every result.
+                Some(Message::System(_)) | None => {}
             }
         }
         let missing: Vec<(String, String)> =

@@ -1,3 +1,4 @@
+mod conformance;
 mod faults;
 mod harness;
 mod live;

@@ -19,16 +19,25 @@ fn history(api: Api, model: &str) -> Vec<Message> {
         Api::OpenaiCompletions => (None, None, None, None),
         Api::GoogleGenerativeAi => (None, None, Some("gsig_1"), None),
     };
+    // OpenAI labels assistant messages with their phase; the others have none.
+    let phase = |p: &str| (api == Api::OpenaiResponses).then(|| p.to_owned());
+    let provider = match api {
+        Api::AnthropicMessages => "anthropic",
+        Api::OpenaiResponses => "openai",
+        Api::OpenaiCompletions => "deepseek",
+        Api::GoogleGenerativeAi => "google",
+    };
     let assistant = |content: Vec<AssistantBlock>, stop: StopReason| {
         Message::Assistant(AssistantMessage {
             content,
             api,
-            provider: "p".into(),
+            provider: provider.into(),
             model: model.into(),
             usage: Usage::default(),
             stop_reason: stop,
             error_message: None,
             response_id: None,
+            prefix_hash: None,
         })
     };
     vec![
@@ -41,7 +50,11 @@ fn history(api: Api, model: &str) -> Vec<Message> {
                     item_id: item_id.map(str::to_owned),
                     redacted: false,
                 },
-                AssistantBlock::Text { text: "Reading it.".into(), signature: None },
+                AssistantBlock::Text {
+                    text: "Reading it.".into(),
+                    signature: None,
+                    phase: phase("commentary"),
+                },
                 AssistantBlock::ToolCall(ToolCall {
                     id: "call_1".into(),
                     name: "read".into(),
@@ -60,7 +73,11 @@ fn history(api: Api, model: &str) -> Vec<Message> {
             is_error: false,
         }),
         assistant(
-            vec![AssistantBlock::Text { text: "It says hello.".into(), signature: None }],
+            vec![AssistantBlock::Text {
+                text: "It says hello.".into(),
+                signature: None,
+                phase: phase("final_answer"),
+            }],
             StopReason::Stop,
         ),
         Message::user("Thanks"),
@@ -116,6 +133,7 @@ async fn anthropic_request_matches_the_api_reference() {
     assert_eq!(req.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(req.header("x-api-key"), Some("test-key"));
     assert_eq!(req.header("content-type"), Some("application/json"));
+    assert_eq!(req.header("anthropic-beta"), Some("thinking-binding-controls-2026-08-01"));
 }
 
 #[tokio::test]
@@ -143,22 +161,32 @@ async fn gemini_request_matches_the_api_reference() {
 }
 
 #[tokio::test]
-async fn thinking_from_another_model_is_not_replayed() {
+async fn thinking_goes_back_to_other_models_of_its_provider_only() {
+    // Anthropic's model check drops, without an error, blocks the current model cannot
+    // read, and reads them again when the conversation returns to their model: so they
+    // are sent (preserved-thinking page, read 2026-11-24). Another provider's are not.
     let llm = FakeLlm::start();
-    llm.script([Turn::text("ok")]);
+    llm.script([Turn::text("ok"), Turn::text("ok")]);
     let mut model = Registry::builtin()
         .resolve(&ModelQuery { model: Some("claude-opus-5-5"), ..Default::default() })
         .unwrap()
         .model;
     model.base_url = llm.url();
-    let context = Context {
+    let mut context = Context {
         system_prompt: String::new(),
         messages: history(Api::AnthropicMessages, "claude-sonnet-5-5"),
         tools: vec![],
     };
     run(&model, &context, &options()).await.message();
     let body = &llm.requests()[0].body;
-    let assistant = &body["messages"][1]["content"];
-    assert_eq!(assistant[0], json!({"type": "text", "text": "Reading it."}));
+    assert_eq!(body["messages"][1]["content"][0]["type"], "thinking");
     assert!(body.get("system").is_none(), "empty system prompt is omitted");
+    for m in &mut context.messages {
+        if let Message::Assistant(a) = m {
+            a.provider = "my-proxy".into();
+        }
+    }
+    run(&model, &context, &options()).await.message();
+    let body = &llm.requests()[1].body;
+    assert_eq!(body["messages"][1]["content"][0], json!({"type": "text", "text": "Reading it."}));
 }

@@ -517,7 +517,9 @@ impl App {
                 let lines = self.stream.finish(w, t, &self.highlighter, self.show_thinking);
                 self.commit.extend(lines);
             }
-            AgentEvent::MessageEnd { message: Message::ToolResult(_) } => {}
+            // Tool results show with their call; system updates are rab's own
+            // bookkeeping (tools that arrived, a new date) and stay out of the chat.
+            AgentEvent::MessageEnd { message: Message::ToolResult(_) | Message::System(_) } => {}
             AgentEvent::ToolCall { call } => self.tools.push(ToolView::new(call)),
             AgentEvent::ToolUpdate { call_id, chunk } => {
                 if let Some(v) = self.tools.iter_mut().find(|v| v.call.id == call_id) {
@@ -602,7 +604,7 @@ impl App {
                         rab_ai::Content::Text { text } => Some(text.clone()),
                         rab_ai::Content::Image { .. } => None,
                     }),
-                    Message::Assistant(_) | Message::ToolResult(_) => None,
+                    Message::Assistant(_) | Message::ToolResult(_) | Message::System(_) => None,
                 })
                 .collect();
         }

@@ -493,7 +493,7 @@ impl Ui {
                         ));
                     }
                 }
-                rab_ai::Message::ToolResult(_) => {}
+                rab_ai::Message::ToolResult(_) | rab_ai::Message::System(_) => {}
             }
         }
     }

@@ -69,9 +69,10 @@ pub fn stderr(o: &Output) -> String {
 }
 
 /// The tools request `i` offers: sent with their schemas, or deferred (named in
-/// `tool_search`'s description).
+/// `tool_search`'s description, or in a later system update).
 pub fn offered(llm: &FakeLlm, i: usize) -> Vec<String> {
-    let body = &llm.requests()[i].body;
+    let req = &llm.requests()[i];
+    let body = &req.body;
     let mut names = Vec::new();
     for tool in body["tools"].as_array().into_iter().flatten() {
         names.push(tool["name"].as_str().unwrap_or_default().to_owned());
@@ -79,6 +80,13 @@ pub fn offered(llm: &FakeLlm, i: usize) -> Vec<String> {
         if let Some((_, deferred)) = description.split_once("\nDeferred: ") {
             names.extend(deferred.split(", ").map(str::to_owned));
         }
+    }
+    let text = String::from_utf8_lossy(&req.raw);
+    for (_, rest) in
+        text.match_indices("before calling them: ").map(|(at, m)| text.split_at(at + m.len()))
+    {
+        let end = rest.find(['\\', '"']).unwrap_or(rest.len());
+        names.extend(rest[..end].split(", ").map(str::to_owned));
     }
     names
 }

@@ -1,0 +1,412 @@
+//! The Anthropic request's `tools`, `system` and `messages`, kept append-only as
+//! Anthropic's preserved-thinking pages ask (platform.claude.com/docs/en/build-with-claude/
+//! preserved-thinking, …/prefix-checks, …/mid-conversation-system-messages, read
+//! 2026-11-24): each assistant turn goes back exactly as it came (empty thinking
+//! included); `system` and `tools` are the conversation's first ones; later changes are
+//! `role: "system"` messages with `tool_addition`/`tool_removal` blocks (tools that
+//! arrive later are appended to `tools` with `defer_loading: true`, which the prefix
+//! check ignores until referenced).
+//!
+//! A thinking block is bound to everything before it. Each reply records a fingerprint
+//! of its request's prefix ([`AssistantMessage::prefix_hash`]); a later request replays
+//! a reply's thinking only while the same prefix still leads up to it, and once one
+//! block is left out every later one is too (a gap invalidates the blocks after it).
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::{Api, Model};
+use crate::types::{AssistantBlock, AssistantMessage, Content, Context, Message, ToolSpec};
+
+/// Beta header of mid-conversation tool changes.
+pub(crate) const TOOL_CHANGES_BETA: &str = "mid-conversation-tool-changes-2026-07-01";
+
+#[derive(Serialize)]
+pub(crate) struct Msg<'a> {
+    pub role: &'static str,
+    pub content: Vec<Block<'a>>,
+    /// The prefix fingerprint the source reply recorded (assistant messages only).
+    #[serde(skip)]
+    pub prefix_hash: Option<&'a str>,
+    /// Specs of the deferred tools a system message's `tool_addition` blocks offer: part
+    /// of what the block's prefix covers, though sent in `tools`.
+    #[serde(skip)]
+    pub offers: Vec<&'a ToolSpec>,
+}
+
+#[derive(Serialize)]
+pub(crate) struct Tool<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub input_schema: &'a Value,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub defer_loading: bool,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum Block<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    /// Text rab wrote itself (a system update).
+    #[serde(rename = "text")]
+    OwnedText {
+        text: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    Image {
+        source: ImageSource<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
+    ToolUse {
+        id: String,
+        name: &'a str,
+        input: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolResult {
+        tool_use_id: String,
+        content: Vec<Block<'a>>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolAddition {
+        tool: ToolReference<'a>,
+    },
+    ToolRemoval {
+        tool: ToolReference<'a>,
+    },
+}
+
+impl Block<'_> {
+    fn is_thinking(&self) -> bool {
+        matches!(self, Block::Thinking { .. } | Block::RedactedThinking { .. })
+    }
+
+    /// The block's `cache_control` slot, for blocks that take one.
+    pub fn cache_slot(&mut self) -> Option<&mut Option<CacheControl>> {
+        match self {
+            Block::Text { cache_control, .. }
+            | Block::OwnedText { cache_control, .. }
+            | Block::Image { cache_control, .. }
+            | Block::ToolUse { cache_control, .. }
+            | Block::ToolResult { cache_control, .. } => Some(cache_control),
+            Block::Thinking { .. }
+            | Block::RedactedThinking { .. }
+            | Block::ToolAddition { .. }
+            | Block::ToolRemoval { .. } => None,
+        }
+    }
+}
+
+#[derive(Serialize)]
+pub(crate) struct ToolReference<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+}
+
+#[derive(Serialize)]
+pub(crate) struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
+}
+
+#[derive(Serialize, Clone, Copy)]
+pub(crate) struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+pub(crate) const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+/// Anthropic tool ids must match `^[a-zA-Z0-9_-]{1,64}$`; ids from other providers
+/// are mapped into that alphabet the same way for the call and its result.
+pub(crate) fn tool_id(id: &str) -> String {
+    let mut out: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .take(64)
+        .collect();
+    if out.is_empty() {
+        out.push_str("call");
+    }
+    out
+}
+
+/// Whether this request keeps `tools` fixed and sends tool changes as blocks: the model
+/// takes them, and no tool came back with another spec (a declared tool cannot change;
+/// then `tools` is rebuilt, and thinking before the change is left out).
+pub(crate) fn uses_tool_changes(model: &Model, context: &Context) -> bool {
+    if !(model.compat.tool_changes && model.compat.system_messages && context.has_tool_changes()) {
+        return false;
+    }
+    let mut seen: Vec<&ToolSpec> = context.tools.iter().collect();
+    for m in &context.messages {
+        let Message::System(s) = m else { continue };
+        for t in &s.tools_added {
+            match seen.iter().find(|o| o.name == t.name) {
+                Some(o) if *o != t => return false,
+                Some(_) => {}
+                None => seen.push(t),
+            }
+        }
+    }
+    true
+}
+
+/// The `tools` array: the conversation's first tools, then (with tool changes) every
+/// tool added later, deferred; without tool changes, the tools callable now.
+pub(crate) fn tools<'a>(context: &'a Context, tool_changes: bool) -> Vec<Tool<'a>> {
+    let tool = |t: &'a ToolSpec, defer_loading: bool| Tool {
+        name: &t.name,
+        description: &t.description,
+        input_schema: &t.parameters,
+        defer_loading,
+    };
+    if !tool_changes {
+        return context.current_tools().into_iter().map(|t| tool(t, false)).collect();
+    }
+    let mut out: Vec<Tool<'a>> = context.tools.iter().map(|t| tool(t, false)).collect();
+    for m in &context.messages {
+        let Message::System(s) = m else { continue };
+        for t in &s.tools_added {
+            if !out.iter().any(|o| o.name == t.name) {
+                out.push(tool(t, true));
+            }
+        }
+    }
+    out
+}
+
+fn user_blocks(content: &[Content]) -> Vec<Block<'_>> {
+    content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text { text } if text.is_empty() => None,
+            Content::Text { text } => Some(Block::Text { text, cache_control: None }),
+            Content::Image { mime_type, data } => Some(Block::Image {
+                source: ImageSource { kind: "base64", media_type: mime_type, data },
+                cache_control: None,
+            }),
+        })
+        .collect()
+}
+
+/// A reply's blocks. Thinking from any model of the same provider goes back: the API
+/// drops, without an error, blocks the current model cannot read, and reads them
+/// again if the conversation returns to their model.
+fn assistant_blocks<'a>(m: &'a AssistantMessage, model: &Model) -> Vec<Block<'a>> {
+    let is_ours = m.api == Api::AnthropicMessages && m.provider == model.provider;
+    m.content
+        .iter()
+        .filter_map(|b| match b {
+            AssistantBlock::Text { text, .. } if text.is_empty() => None,
+            AssistantBlock::Text { text, .. } => Some(Block::Text { text, cache_control: None }),
+            AssistantBlock::Thinking { redacted: true, signature: Some(data), .. }
+                if is_ours && !data.is_empty() =>
+            {
+                Some(Block::RedactedThinking { data })
+            }
+            AssistantBlock::Thinking {
+                thinking, signature: Some(sig), redacted: false, ..
+            } if is_ours && !sig.is_empty() => Some(Block::Thinking { thinking, signature: sig }),
+            AssistantBlock::Thinking { .. } => None,
+            AssistantBlock::ToolCall(call) => Some(Block::ToolUse {
+                id: tool_id(&call.id),
+                name: &call.name,
+                input: &call.arguments,
+                cache_control: None,
+            }),
+        })
+        .collect()
+}
+
+fn push_user<'a>(out: &mut Vec<Msg<'a>>, content: Vec<Block<'a>>) {
+    out.push(Msg { role: "user", content, prefix_hash: None, offers: Vec::new() });
+}
+
+fn push_system<'a>(
+    out: &mut Vec<Msg<'a>>,
+    s: &'a crate::types::SystemMessage,
+    model: &Model,
+    tool_changes: bool,
+) {
+    let after_user = out.last().is_some_and(|m| m.role == "user");
+    let note = s.note();
+    if model.compat.system_messages && after_user {
+        let mut content = Vec::new();
+        let mut offers = Vec::new();
+        if !note.is_empty() {
+            content.push(Block::OwnedText { text: note, cache_control: None });
+        }
+        if tool_changes {
+            for name in &s.tools_removed {
+                content.push(Block::ToolRemoval {
+                    tool: ToolReference { kind: "tool_reference", name },
+                });
+            }
+            for t in &s.tools_added {
+                content.push(Block::ToolAddition {
+                    tool: ToolReference { kind: "tool_reference", name: &t.name },
+                });
+                offers.push(t);
+            }
+        }
+        if !content.is_empty() {
+            out.push(Msg { role: "system", content, prefix_hash: None, offers });
+        }
+        return;
+    }
+    // Models without system messages read the update as text at the end of the user
+    // turn it follows (Anthropic's documented fallback).
+    if note.is_empty() {
+        return;
+    }
+    let text = format!("<system_update>\n{note}\n</system_update>");
+    let block = Block::OwnedText { text, cache_control: None };
+    match out.last_mut() {
+        Some(last) if last.role == "user" => last.content.push(block),
+        _ => push_user(out, vec![block]),
+    }
+}
+
+/// The conversation in Anthropic's shape: results of one turn in one user message,
+/// system updates as system messages (or user text).
+pub(crate) fn messages<'a>(
+    context: &'a Context,
+    model: &Model,
+    tool_changes: bool,
+) -> Vec<Msg<'a>> {
+    let mut out: Vec<Msg<'a>> = Vec::with_capacity(context.messages.len());
+    for message in &context.messages {
+        match message {
+            Message::User(u) => {
+                let content = user_blocks(&u.content);
+                if !content.is_empty() {
+                    push_user(&mut out, content);
+                }
+            }
+            Message::Assistant(a) => {
+                let content = assistant_blocks(a, model);
+                if !content.is_empty() {
+                    out.push(Msg {
+                        role: "assistant",
+                        content,
+                        prefix_hash: a.prefix_hash.as_deref(),
+                        offers: Vec::new(),
+                    });
+                }
+            }
+            Message::ToolResult(r) => {
+                let mut content = user_blocks(&r.content);
+                if content.is_empty() {
+                    content.push(Block::Text { text: "(no output)", cache_control: None });
+                }
+                let block = Block::ToolResult {
+                    tool_use_id: tool_id(&r.tool_call_id),
+                    content,
+                    is_error: r.is_error,
+                    cache_control: None,
+                };
+                // All results of one assistant turn go into one user message.
+                match out.last_mut() {
+                    Some(last)
+                        if last.role == "user"
+                            && matches!(last.content.first(), Some(Block::ToolResult { .. })) =>
+                    {
+                        last.content.push(block);
+                    }
+                    _ => push_user(&mut out, vec![block]),
+                }
+            }
+            Message::System(s) => push_system(&mut out, s, model, tool_changes),
+        }
+    }
+    out
+}
+
+/// FNV-1a over what is written to it: stable across runs, platforms and versions.
+struct Fingerprint(u64);
+
+impl std::io::Write for Fingerprint {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for b in buf {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Fingerprint {
+    fn new() -> Self {
+        Fingerprint(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn add(&mut self, value: &impl Serialize) {
+        // Writing to memory cannot fail, and serialising these types cannot either.
+        let _ = serde_json::to_writer(&mut *self, value);
+        let _ = std::io::Write::write(self, b"\n");
+    }
+
+    fn hex(&self) -> String {
+        format!("{:016x}", self.0)
+    }
+}
+
+/// Leaves out the thinking of replies whose prefix changed (and, once one is left out,
+/// of every later reply), and returns the fingerprint of the whole request for its
+/// reply. Call before cache breakpoints are marked: markers are not part of the prefix.
+pub(crate) fn bind_thinking(
+    tools: &[Tool<'_>],
+    system: &[Block<'_>],
+    messages: &mut [Msg<'_>],
+) -> String {
+    let mut fp = Fingerprint::new();
+    let declared: Vec<&Tool<'_>> = tools.iter().filter(|t| !t.defer_loading).collect();
+    fp.add(&declared);
+    fp.add(&system);
+    let mut is_broken = false;
+    for m in messages.iter_mut() {
+        let has_thinking = m.content.iter().any(Block::is_thinking);
+        if m.role == "assistant" && has_thinking {
+            let holds = m.prefix_hash.is_none_or(|h| h == fp.hex());
+            if is_broken || !holds {
+                is_broken = true;
+                m.content.retain(|b| !b.is_thinking());
+                tracing::debug!("thinking left out: the conversation before it changed");
+            }
+        }
+        fp.add(m);
+        for t in &m.offers {
+            fp.add(t);
+        }
+    }
+    fp.hex()
+}
+
+#[cfg(test)]
+#[path = "anthropic_history_tests.rs"]
+mod tests;
