@@ -489,10 +489,12 @@ impl Agent {
         };
         let (n, output) = assistants().fold((0u64, 0u64), |(n, o), u| (n + 1, o + u.output));
         let output = output.checked_div(n).unwrap_or(0);
-        let cached_price = if cost.cache_read > 0.0 { cost.cache_read } else { cost.input };
+        // Priced at the tier the prompt's size falls in (Haiku 5.5 above 100k tokens).
+        let rates = cost.rates(tokens);
+        let cached_price = if rates.cache_read > 0.0 { rates.cache_read } else { rates.input };
         let next = (cached as f64 * cached_price
-            + fresh as f64 * cost.input
-            + output as f64 * cost.output)
+            + fresh as f64 * rates.input
+            + output as f64 * rates.output)
             / 1_000_000.0;
         (self.spent + next > limit).then_some(StopCause::Budget { limit, spent: self.spent })
     }

@@ -395,3 +395,89 @@ async fn tools_from_a_source_appear_in_the_next_request_of_the_same_run() {
     assert_eq!(names(1), ["arrive", "rendezvous"]);
     assert_eq!(rec.results()[1], ("met toolu_2_0".to_owned(), false));
 }
+
+#[tokio::test]
+async fn issue_13_tools_that_arrive_go_in_a_system_message_and_the_declared_ones_stay() {
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("arrive", json!({})),
+        Turn::tool_call("rendezvous", json!({})),
+        Turn::text("done"),
+    ]);
+    let late = Arc::new(LateTools::default());
+    let mut a = agent(&llm, vec![Arc::new(Arrive(late.clone()))]);
+    a.config_mut().model.compat.system_messages = true;
+    a.config_mut().model.compat.tool_changes = true;
+    a.add_tool_source(late.clone());
+    let mut rec = Recorder::default();
+    let stop = a.run(vec![Message::user("go")], &mut rec.sink(), CancellationToken::new()).await;
+    assert_eq!(stop, StopCause::Done);
+    let tools = |i: usize| llm.requests()[i].body["tools"].clone();
+    assert_eq!(tools(0).as_array().unwrap().len(), 1);
+    assert_eq!(tools(1)[0], tools(0)[0], "the declared tool is sent as it was");
+    assert_eq!(tools(1)[1]["name"], "rendezvous");
+    assert_eq!(tools(1)[1]["defer_loading"], true);
+    let updates: Vec<&rab_ai::SystemMessage> = rec
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::MessageEnd { message: Message::System(s) } => Some(s),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(updates.len(), 1, "recorded once, before the request that carries it");
+    assert_eq!(updates[0].tools_added[0].name, "rendezvous");
+    assert_eq!(a.declared_tools().unwrap().len(), 1);
+    // The system message sits after the tool result, before the next reply.
+    let kinds: Vec<&str> = a
+        .messages()
+        .iter()
+        .map(|m| match m {
+            Message::User(_) => "user",
+            Message::Assistant(_) => "assistant",
+            Message::ToolResult(_) => "result",
+            Message::System(_) => "system",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["user", "assistant", "result", "system", "assistant", "result", "assistant"]
+    );
+}
+
+#[tokio::test]
+async fn issue_13_a_changed_thinking_level_is_recorded_before_the_next_prompt() {
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("one"), Turn::text("two")]);
+    let mut a = agent(&llm, vec![]);
+    let mut rec = Recorder::default();
+    a.run(vec![Message::user("a")], &mut rec.sink(), CancellationToken::new()).await;
+    a.config_mut().options.thinking = rab_ai::ThinkingLevel::High;
+    a.run(vec![Message::user("b")], &mut rec.sink(), CancellationToken::new()).await;
+    let change = a.messages().iter().find_map(|m| match m {
+        Message::System(s) => s.thinking,
+        _ => None,
+    });
+    assert_eq!(change, Some((rab_ai::ThinkingLevel::Off, rab_ai::ThinkingLevel::High)));
+    assert!(matches!(a.messages()[2], Message::System(_)), "before the prompt it applies to");
+}
+
+#[tokio::test]
+async fn issue_13_the_budget_prices_a_large_prompt_at_its_tier() {
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("never")]);
+    let mut a = agent(&llm, vec![]);
+    a.config_mut().model.cost.input = 1.0;
+    a.config_mut().model.cost.tiers = vec![rab_ai::PriceTier {
+        above: 1_000,
+        rates: rab_ai::Rates { input: 1_000.0, output: 1_000.0, ..Default::default() },
+    }];
+    a.config_mut().max_budget_usd = Some(0.5);
+    // About 2,500 tokens: a few cents at the base rate, dollars at the tier's.
+    let mut rec = Recorder::default();
+    let stop = a
+        .run(vec![Message::user("x".repeat(10_000))], &mut rec.sink(), CancellationToken::new())
+        .await;
+    assert!(matches!(stop, StopCause::Budget { .. }), "{stop:?}");
+    assert!(llm.requests().is_empty());
+}

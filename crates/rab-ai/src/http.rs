@@ -81,8 +81,18 @@ impl Provider for Client {
     ) -> EventStream {
         let (tx, rx) = mpsc::channel(256);
         let wire = wire_for(model.api);
+        // A key read from a file or `$(cat …)` ends in a newline, which no header carries.
+        let trimmed;
+        let options = match &options.api_key {
+            Some(key) if key.trim() != key => {
+                trimmed = StreamOptions { api_key: Some(key.trim().to_owned()), ..options.clone() };
+                &trimmed
+            }
+            Some(_) | None => options,
+        };
+        let request = wire.build(model, context, options).and_then(|r| check_headers(&r, model));
         let job = Job {
-            request: wire.build(model, context, options),
+            request,
             wire,
             http: self.http(&model.base_url),
             model: model.clone(),
@@ -94,6 +104,32 @@ impl Provider for Client {
         tokio::spawn(job.run());
         Box::pin(EventReceiver(rx))
     }
+}
+
+/// Fails with a clear message when a header value cannot be sent (the HTTP client
+/// would report only "builder error: failed to parse header value").
+fn check_headers(request: &HttpRequest, model: &Model) -> Result<HttpRequest, String> {
+    let headers = request.headers.iter().map(|(k, v)| (*k, v.as_str()));
+    let extra = model.headers.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    for (name, value) in headers.chain(extra) {
+        let is_key = matches!(name, "x-api-key" | "authorization" | "x-goog-api-key");
+        // Keys are plain ASCII: other bytes would pass as header bytes but never match.
+        let is_ok = if is_key {
+            value.chars().all(|c| c.is_ascii_graphic() || c == ' ')
+        } else {
+            reqwest::header::HeaderValue::from_str(value).is_ok()
+        };
+        if is_ok {
+            continue;
+        }
+        let what = if is_key { "the API key".to_owned() } else { format!("the {name} header") };
+        let bad = value.chars().find(|c| !(c.is_ascii_graphic() || *c == ' ')).unwrap_or('?');
+        return Err(format!(
+            "{what} has a character an HTTP header cannot carry ({bad:?}); check it for a stray \
+             quote, space or line break"
+        ));
+    }
+    Ok(request.clone())
 }
 
 struct EventReceiver(mpsc::Receiver<StreamEvent>);
@@ -209,6 +245,29 @@ impl Job {
                 _ = self.cancel.cancelled() => return Err(Failure::Error(Error::Aborted)),
             };
             return Err(Failure::Error(self.http_error(status.as_u16(), &body, retry_after)));
+        }
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if content_type.starts_with("text/html") || content_type.starts_with("application/json") {
+            // Not a stream: a login page, a proxy's page, or an answer without streaming.
+            let body = tokio::select! {
+                b = read_limited(response) => b,
+                _ = self.cancel.cancelled() => return Err(Failure::Error(Error::Aborted)),
+            };
+            let kind = content_type.split(';').next().unwrap_or_default().to_owned();
+            let hint = if kind == "text/html" {
+                format!("wrong base URL? ({})", request.url)
+            } else {
+                "does the server stream (stream: true)?".to_owned()
+            };
+            return Err(Failure::Error(self.protocol(format!(
+                "expected an event stream, got {kind} — {hint}: {}",
+                error_message(&body)
+            ))));
         }
         let mut response = response;
         let mut sse = SseDecoder::new();
@@ -343,9 +402,13 @@ async fn read_limited(mut response: reqwest::Response) -> String {
     String::from_utf8_lossy(&body).into_owned()
 }
 
-/// The human part of a provider's error body: `error.message`, `message`, or the text.
+/// The human part of a provider's error body: `error.message`, `message`, the title
+/// and text of an HTML page (a proxy's 502), or the text.
 pub(crate) fn error_message(body: &str) -> String {
     let trimmed = body.trim();
+    if is_html(trimmed) {
+        return html_summary(trimmed);
+    }
     if let Ok(v) = serde_json::from_str::<serde_json::Value>(trimmed) {
         let v = match &v {
             serde_json::Value::Array(items) => items.first().cloned().unwrap_or_default(),
@@ -371,6 +434,51 @@ pub(crate) fn error_message(body: &str) -> String {
     shown
 }
 
+fn is_html(body: &str) -> bool {
+    let head: String = body.chars().take(200).collect::<String>().to_ascii_lowercase();
+    head.starts_with("<!doctype html") || head.starts_with("<html") || head.contains("<body")
+}
+
+/// An HTML page in one line: its title, then the start of its visible text.
+fn html_summary(html: &str) -> String {
+    let lower = html.to_ascii_lowercase();
+    let title = lower
+        .find("<title>")
+        .and_then(|start| {
+            let from = start + "<title>".len();
+            lower[from..].find("</title>").map(|len| html[from..from + len].trim().to_owned())
+        })
+        .filter(|t| !t.is_empty());
+    // The visible text: tags, scripts and styles out, whitespace collapsed.
+    let mut text = String::new();
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        text.push_str(&rest[..open]);
+        text.push(' ');
+        let tail = &rest[open..];
+        let tail_lower = tail.to_ascii_lowercase();
+        let skip_to = ["script", "style", "head"]
+            .iter()
+            .find(|t| tail_lower.starts_with(&format!("<{t}")))
+            .and_then(|t| tail_lower.find(&format!("</{t}>")).map(|end| end + t.len() + 3));
+        rest = match skip_to.or_else(|| tail.find('>').map(|end| end + 1)) {
+            Some(end) => &tail[end..],
+            None => "",
+        };
+    }
+    text.push_str(rest);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut shown: String = words.join(" ").chars().take(200).collect();
+    if shown.len() < words.join(" ").len() {
+        shown.push('…');
+    }
+    match title {
+        Some(t) if shown.starts_with(&t) || shown.is_empty() => format!("(HTML page) {t}"),
+        Some(t) => format!("(HTML page) {t}: {shown}"),
+        None => format!("(HTML page) {shown}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,5 +493,16 @@ mod tests {
         assert_eq!(error_message(r#"{"error":"model not found"}"#), "model not found");
         assert_eq!(error_message("Bad Gateway"), "Bad Gateway");
         assert_eq!(error_message(""), "(empty response body)");
+    }
+
+    #[test]
+    fn issue_13_an_html_page_is_summarised_not_dumped() {
+        let page = "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title>\
+                    <style>body{color:red}</style></head><body><center><h1>502 Bad Gateway</h1>\
+                    </center><hr><center>nginx/1.27</center><script>var x=1;</script></body></html>";
+        assert_eq!(error_message(page), "(HTML page) 502 Bad Gateway: 502 Bad Gateway nginx/1.27");
+        let long = format!("<html><body><p>{}</p></body></html>", "word ".repeat(100));
+        let summary = error_message(&long);
+        assert!(summary.len() < 240 && summary.ends_with('…'), "{summary}");
     }
 }

@@ -170,3 +170,49 @@ fn every_builtin_model_has_a_known_provider_and_sane_limits() {
         }
     }
 }
+
+#[test]
+fn issue_13_prompt_size_tiers_price_the_whole_request() {
+    let haiku = resolve(None, Some("claude-haiku-5-5")).unwrap().model;
+    let usage = |input: u64, cache_read: u64, output: u64| crate::types::Usage {
+        input,
+        output,
+        cache_read,
+        cache_write: 0,
+        reasoning: 0,
+    };
+    // 100,000 input tokens is the base tier: $0.10 in, $0.50 out per million.
+    let small = haiku.cost.of(&usage(100_000, 0, 10_000));
+    assert!((small - (0.01 + 0.005)).abs() < 1e-9, "{small}");
+    // Cache reads count toward the size: 60k + 50k is over 100k, so every token of the
+    // request is billed at $0.50 / $2.50 / $0.05.
+    let large = haiku.cost.of(&usage(60_000, 50_000, 10_000));
+    assert!((large - (0.03 + 0.0025 + 0.025)).abs() < 1e-9, "{large}");
+    let sol = resolve(None, Some("gpt-6.1-sol")).unwrap().model;
+    assert_eq!(sol.cost.rates(272_000).input, 2.0);
+    let over = sol.cost.rates(272_001);
+    assert_eq!((over.input, over.output, over.cache_read), (4.0, 15.0, 0.2));
+}
+
+#[test]
+fn issue_13_every_built_in_price_is_dated_and_gemini_4_is_complete() {
+    for m in Registry::builtin().models() {
+        let date = m.cost.as_of.as_deref().unwrap_or_else(|| panic!("{} has no price date", m.id));
+        assert!(
+            date.starts_with("2026-") && (date.len() == 7 || date.len() == 10),
+            "{}: {date}",
+            m.id
+        );
+    }
+    for id in ["gemini-4-hydrogen", "gemini-4-carbon", "gemini-4-argon"] {
+        let r = resolve(None, Some(id)).unwrap();
+        assert!(r.is_known && r.model.provider == "google", "{id}");
+        assert!(r.model.reasoning && r.model.cost.input > 0.0, "{id}");
+    }
+    let hydrogen = resolve(None, Some("gemini-4-hydrogen")).unwrap().model;
+    assert_eq!(hydrogen.compat.effort(ThinkingLevel::High), "high");
+    assert!(hydrogen.compat.efforts.contains(&"xhigh".to_owned()));
+    // Haiku 5.5 refuses `thinking: disabled`: its lowest effort stands for off.
+    let haiku = resolve(None, Some("claude-haiku-5-5")).unwrap().model;
+    assert_eq!(haiku.compat.effort(ThinkingLevel::Off), "low");
+}

@@ -122,27 +122,48 @@ pub enum KeySource {
 }
 
 /// Looks up a provider's key: `--api-key` > environment > auth.json > models.json.
+/// Surrounding whitespace is dropped (a key read with `$(cat file)` ends in a
+/// newline); a value that is only whitespace counts as not set.
 pub fn resolve_key(
     provider: &ProviderDef,
     cli: Option<&str>,
     env: &Env,
     auth: &Auth,
 ) -> Option<(String, KeySource)> {
-    if let Some(k) = cli.filter(|k| !k.is_empty()) {
-        return Some((k.to_owned(), KeySource::Cli));
+    let clean = |k: &str| Some(k.trim()).filter(|k| !k.is_empty()).map(str::to_owned);
+    if let Some(k) = cli.and_then(clean) {
+        return Some((k, KeySource::Cli));
     }
     for name in &provider.key_env {
-        if let Some(v) = env.get(name) {
-            return Some((v.to_owned(), KeySource::Env(name.clone())));
+        if let Some(v) = env.get(name).and_then(clean) {
+            return Some((v, KeySource::Env(name.clone())));
         }
     }
-    if let Some(k) = auth.key(&provider.name) {
-        return Some((k.to_owned(), KeySource::AuthFile));
+    if let Some(k) = auth.key(&provider.name).and_then(clean) {
+        return Some((k, KeySource::AuthFile));
     }
     let configured = provider.api_key.as_deref()?;
     // pi's convention: the value names an environment variable when one is set.
     let value = env.get(configured).unwrap_or(configured);
-    Some((value.to_owned(), KeySource::ModelsFile))
+    clean(value).map(|k| (k, KeySource::ModelsFile))
+}
+
+impl KeySource {
+    /// Where the key came from, for messages: `--api-key`, `$ANTHROPIC_API_KEY`, …
+    pub fn describe(&self, auth_file: &Path) -> String {
+        match self {
+            KeySource::Cli => "--api-key".to_owned(),
+            KeySource::Env(var) => format!("${var}"),
+            KeySource::AuthFile => auth_file.display().to_string(),
+            KeySource::ModelsFile => "apiKey in models.json".to_owned(),
+        }
+    }
+}
+
+/// Why a key cannot be sent: the first character an HTTP header cannot carry
+/// (control characters, and anything outside visible ASCII), with its position.
+pub fn invalid_key_char(key: &str) -> Option<(usize, char)> {
+    key.chars().enumerate().find(|(_, c)| !(c.is_ascii_graphic() || *c == ' '))
 }
 
 #[cfg(test)]
@@ -155,6 +176,22 @@ mod tests {
         p.name = "anthropic".into();
         p.key_env = vec!["ANTHROPIC_API_KEY".into()];
         p
+    }
+
+    #[test]
+    fn issue_13_keys_lose_surrounding_whitespace_and_blank_ones_do_not_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let auth = Auth::load(&dir.path().join("auth.json")).unwrap();
+        let env = Env::from_pairs([("ANTHROPIC_API_KEY", "sk-ant-1\n")]);
+        let got = resolve_key(&provider(), None, &env, &auth);
+        assert_eq!(got, Some(("sk-ant-1".to_owned(), KeySource::Env("ANTHROPIC_API_KEY".into()))));
+        let got = resolve_key(&provider(), Some("  \n"), &env, &auth);
+        assert_eq!(got.map(|(_, s)| s), Some(KeySource::Env("ANTHROPIC_API_KEY".into())));
+        let blank = Env::from_pairs([("ANTHROPIC_API_KEY", " ")]);
+        assert_eq!(resolve_key(&provider(), None, &blank, &auth), None);
+        assert_eq!(invalid_key_char("sk-a\u{201c}b"), Some((4, '\u{201c}')));
+        assert_eq!(invalid_key_char("sk-ab\tc"), Some((5, '\t')));
+        assert_eq!(invalid_key_char("sk-ant-api03-AbC_d"), None);
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod paths;
 mod safety;
 mod settings;
 
-pub use auth::{Auth, Credential, KeySource, resolve_key};
+pub use auth::{Auth, Credential, KeySource, invalid_key_char, resolve_key};
 pub use env::Env;
 pub use error::Error;
 pub use models::{apply_env_base_urls, load_models_file};

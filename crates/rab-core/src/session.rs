@@ -280,8 +280,8 @@ impl AgentSession {
     }
 
     /// Switches the model (and its key) for the next run; the tape records the change
-    /// when the next run starts. Thinking signatures of the old model are not replayed
-    /// to the new one (the adapters drop them).
+    /// when the next run starts. The conversation's system prompt and tools stay; each
+    /// adapter decides which of the old model's thinking the new one gets back.
     pub fn set_model(
         &mut self,
         model: rab_ai::Model,

@@ -92,6 +92,12 @@ pub struct HttpFault {
     pub retry_after: Option<u64>,
     /// Error message (a default per status otherwise).
     pub message: Option<String>,
+    /// A body sent as is instead of the wire format's error JSON (with `content_type`),
+    /// such as a proxy's HTML page; with status 200 it stands for a server that
+    /// answers without a stream.
+    pub body: Option<String>,
+    /// The content type of `body` (default `text/html`).
+    pub content_type: Option<String>,
 }
 
 impl Turn {
@@ -128,7 +134,18 @@ impl Turn {
 
     /// Answers `status` (with an optional `retry-after`) before serving this turn.
     pub fn after_fault(mut self, status: u16, retry_after: Option<u64>) -> Self {
-        self.faults.push(HttpFault { status, retry_after, message: None });
+        self.faults.push(HttpFault { status, retry_after, ..HttpFault::default() });
+        self
+    }
+
+    /// Answers `status` with this raw body and content type before serving this turn.
+    pub fn after_page(mut self, status: u16, content_type: &str, body: &str) -> Self {
+        self.faults.push(HttpFault {
+            status,
+            body: Some(body.to_owned()),
+            content_type: Some(content_type.to_owned()),
+            ..HttpFault::default()
+        });
         self
     }
 

@@ -68,6 +68,7 @@ fn full(status: u16, content_type: &str, body: String) -> Response<ResBody> {
 /// What to answer, decided under the state lock.
 enum Answer {
     Error { status: u16, body: String, retry_after: Option<u64> },
+    Page { status: u16, content_type: String, body: String },
     Stream { wire: Wire, turn: Box<Turn>, frames: Vec<Frame> },
 }
 
@@ -136,6 +137,13 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
     };
     if let Some(fault) = turn.faults.get(state.faults_served) {
         state.faults_served += 1;
+        if let Some(body) = &fault.body {
+            return Answer::Page {
+                status: fault.status,
+                content_type: fault.content_type.clone().unwrap_or_else(|| "text/html".into()),
+                body: body.clone(),
+            };
+        }
         return Answer::Error {
             status: fault.status,
             body: error_body(wire, fault.status, fault.message.as_deref()),
@@ -178,7 +186,7 @@ async fn handle(
     let answer = {
         let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
         let answer = decide(&mut st, wire, &mut record);
-        if let Answer::Error { status, .. } = &answer {
+        if let Answer::Error { status, .. } | Answer::Page { status, .. } = &answer {
             record.status = *status;
         }
         st.requests.push(record);
@@ -194,6 +202,7 @@ async fn handle(
             }
             res
         }
+        Answer::Page { status, content_type, body } => full(status, &content_type, body),
         Answer::Stream { wire, turn, frames } => stream(wire, *turn, frames),
     })
 }

@@ -216,10 +216,13 @@ impl Launch {
             system_prompt: cli.system_prompt.clone(),
             append: cli.append_system_prompt.clone(),
             no_context_files: cli.no_context_files,
-            date: rab_session::time::date(rab_session::time::now_millis()),
+            date: today(&env),
             skills: rab_core::skills::prompt_block(&resources.skills),
         });
         let max_turns = cli.max_turns.or(settings.max_turns);
+        if let Some(bad) = env.get("RAB_TODAY").filter(|d| !is_date(d)) {
+            eprintln!("rab: warning: RAB_TODAY={bad} is not a date (YYYY-MM-DD); using today's");
+        }
         let max_budget_usd = cli.max_budget_usd.or(settings.max_budget_usd);
         if let Some(b) = max_budget_usd
             && !(b.is_finite() && b >= 0.0)
@@ -380,4 +383,21 @@ impl Launch {
             })
             .map_err(|e| e.message)
     }
+}
+
+/// The date the system prompt gives the model: `RAB_TODAY` (`YYYY-MM-DD`, for
+/// reproducible runs), else today's.
+fn today(env: &rab_config::Env) -> String {
+    match env.get("RAB_TODAY").filter(|d| is_date(d)) {
+        Some(date) => date.to_owned(),
+        None => rab_session::time::date(rab_session::time::now_millis()),
+    }
+}
+
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
 }

@@ -6,7 +6,10 @@ use std::sync::Arc;
 
 use rab_agent::AgentTool;
 use rab_ai::{Api, Model, ModelQuery, Registry, ThinkingLevel};
-use rab_config::{Auth, Env, Paths, Settings, apply_env_base_urls, load_models_file, resolve_key};
+use rab_config::{
+    Auth, Env, KeySource, Paths, Settings, apply_env_base_urls, invalid_key_char, load_models_file,
+    resolve_key,
+};
 use rab_session::{Tape, Warning};
 
 use crate::cli::Cli;
@@ -53,6 +56,30 @@ fn key_hint(provider: &rab_ai::ProviderDef, paths: &Paths) -> String {
         ),
         None => {
             "add \"apiKey\" for the provider to models.json, or run rab with --api-key".to_owned()
+        }
+    }
+}
+
+/// What to do when the provider rejects the key found at `source` (401/403).
+fn rejected_hint(source: &KeySource, paths: &Paths) -> String {
+    match source {
+        KeySource::Cli => {
+            "the key given with --api-key was rejected; check it, or run /login to store \
+             another"
+                .to_owned()
+        }
+        KeySource::Env(var) => {
+            format!(
+                "the key in ${var} was rejected; check it, run /login to store another, or pass \
+                 --api-key"
+            )
+        }
+        KeySource::AuthFile => format!(
+            "the key stored in {} was rejected; run /login to replace it, or rab with --api-key",
+            paths.auth_file().display()
+        ),
+        KeySource::ModelsFile => {
+            "the apiKey in models.json was rejected; fix it, or run rab with --api-key".to_owned()
         }
     }
 }
@@ -112,9 +139,12 @@ pub fn target(
             resolved.model.max_output / 1000,
         );
     }
-    let key = resolve_key(&resolved.provider, cli.api_key.as_deref(), env, &auth).map(|(k, _)| k);
-    let auth_hint = key_hint(&resolved.provider, paths);
-    if key.is_none() && resolved.provider.requires_key {
+    let found = resolve_key(&resolved.provider, cli.api_key.as_deref(), env, &auth);
+    let auth_hint = match &found {
+        Some((_, source)) => rejected_hint(source, paths),
+        None => key_hint(&resolved.provider, paths),
+    };
+    if found.is_none() && resolved.provider.requires_key {
         let error = rab_ai::Error::MissingKey {
             provider: resolved.provider.name.clone(),
             model: resolved.model.id.clone(),
@@ -122,6 +152,23 @@ pub fn target(
         };
         return Err(SetupError { code: 1, message: error.to_string() });
     }
+    if let Some((key, source)) = &found
+        && let Some((at, c)) = invalid_key_char(key)
+    {
+        return Err(SetupError {
+            code: 1,
+            message: format!(
+                "{}: the API key from {} has a character an HTTP header cannot carry ({:?} at \
+                 position {}); keys are plain ASCII, so check for a stray quote, space or line \
+                 break from copying it",
+                resolved.provider.name,
+                source.describe(&paths.auth_file()),
+                c,
+                at + 1
+            ),
+        });
+    }
+    let key = found.map(|(k, _)| k);
     let thinking = match cli.thinking.as_deref() {
         Some(level) => ThinkingLevel::parse(level)
             .ok_or_else(|| SetupError::usage(format!("unknown thinking level '{level}'")))?,

@@ -167,3 +167,49 @@ async fn cancelling_ends_the_stream_as_aborted() {
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test]
+async fn issue_13_a_key_with_a_trailing_newline_works_and_a_bad_character_is_named() {
+    for api in APIS {
+        let llm = FakeLlm::start();
+        llm.require_api_key(Some("k"));
+        llm.script([Turn::text("ok")]);
+        let mut opts = options();
+        opts.api_key = Some("k\n".into());
+        assert_eq!(run(&model(api, &llm), &context("hi"), &opts).await.message().text(), "ok");
+        opts.api_key = Some("k\u{201d}".into());
+        let err = run(&model(api, &llm), &context("hi"), &opts).await.error().to_string();
+        assert!(
+            err.contains("the API key has a character an HTTP header cannot carry ('\u{201d}')"),
+            "{api}: {err}"
+        );
+        assert!(!err.contains("builder error"), "{err}");
+        assert_eq!(llm.requests().len(), 1, "{api}: nothing was sent for the bad key");
+    }
+}
+
+#[tokio::test]
+async fn issue_13_an_html_page_instead_of_a_stream_says_so() {
+    let page = "<!doctype html><html><head><title>Sign in</title></head><body>Sign in to \
+                continue</body></html>";
+    for api in APIS {
+        let llm = FakeLlm::start();
+        llm.script([Turn::text("never").after_page(200, "text/html; charset=utf-8", page)]);
+        let err = run(&model(api, &llm), &context("hi"), &options()).await.error().to_string();
+        assert!(
+            err.contains("expected an event stream, got text/html — wrong base URL?")
+                && err.contains("(HTML page) Sign in"),
+            "{api}: {err}"
+        );
+        let llm = FakeLlm::start();
+        let bad_gateway = "<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad \
+                           Gateway</h1><hr>nginx</body></html>";
+        llm.script([Turn::text("never")
+            .after_page(502, "text/html", bad_gateway)
+            .after_page(502, "text/html", bad_gateway)
+            .after_page(502, "text/html", bad_gateway)]);
+        let err = run(&model(api, &llm), &context("hi"), &options()).await.error().to_string();
+        assert!(err.contains("HTTP 502 for test-model: (HTML page) 502 Bad Gateway"), "{err}");
+        assert!(!err.contains("<h1>"), "{err}");
+    }
+}

@@ -134,6 +134,7 @@ fn a_context_overflow_error_compacts_and_retries_once() {
         status: 400,
         retry_after: None,
         message: Some("prompt is too long: 250000 tokens > 200000 maximum".into()),
+        ..Default::default()
     });
     llm.script([Turn::text("first answer"), overflow, Turn::text("answer after the retry")]);
     assert_eq!(stdout(&rab(&home, &["-p", "first question"])), "first answer\n");
@@ -156,6 +157,7 @@ fn when_summarising_fails_on_overflow_older_messages_are_dropped_with_a_notice()
         status: 400,
         retry_after: None,
         message: Some("prompt is too long: 250000 tokens > 200000 maximum".into()),
+        ..Default::default()
     });
     let second = second.after_fault(500, None); // the summary request fails
     llm.script([Turn::text("first answer"), second]);

@@ -1,4 +1,5 @@
 mod agent;
+mod binding;
 mod context;
 mod extensions;
 mod harness;

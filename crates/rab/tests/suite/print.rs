@@ -176,3 +176,48 @@ fn version_and_model_list_need_no_key() {
     assert!(stdout(&out).contains("anthropic/claude-opus-5-5"), "{}", stdout(&out));
     assert!(!stdout(&out).contains("gpt-6"), "filtered");
 }
+
+#[test]
+fn issue_13_keys_are_trimmed_and_a_rejected_or_bad_key_names_where_it_came_from() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.require_api_key(Some("sk-file-key"));
+    llm.script([Turn::text("trimmed")]);
+    // `ANTHROPIC_API_KEY=$(cat key.txt)` keeps the file's newline.
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("sk-file-key\n"))
+        .args(["-p", "--no-tools", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "trimmed\n", "{}", stderr(&out));
+
+    let out = home
+        .rab_for("anthropic-messages", &llm, None)
+        .args(["-p", "--no-tools", "--api-key", "sk-wrong", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("HTTP 401")
+            && err.contains("the key given with --api-key was rejected")
+            && err.contains("/login"),
+        "{err}"
+    );
+    assert!(!err.contains("set ANTHROPIC_API_KEY"), "{err}");
+
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("sk-\u{201c}pasted\u{201d}"))
+        .args(["-p", "--no-tools", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "the API key from $ANTHROPIC_API_KEY has a character an HTTP header cannot carry"
+        ) && err.contains("position 4"),
+        "{err}"
+    );
+    assert_eq!(llm.requests().len(), 2, "nothing is sent with the bad key");
+}
