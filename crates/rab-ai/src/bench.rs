@@ -3,9 +3,9 @@
 
 use crate::assemble::Builder;
 use crate::model::{Api, Model};
-use crate::provider::Decoder;
+use crate::provider::{Decoder, StreamOptions};
 use crate::sse::{FeedError, SseDecoder};
-use crate::types::AssistantMessage;
+use crate::types::{AssistantMessage, Context};
 
 /// Decodes a complete recorded stream of the given wire format, fed in chunks of
 /// `chunk` bytes, and returns the assembled message and the number of events emitted.
@@ -31,4 +31,20 @@ pub fn decode(api: Api, bytes: &[u8], chunk: usize) -> Result<(AssistantMessage,
     let message = builder.finish();
     events += builder.take_events().count();
     Ok((message, events))
+}
+
+/// Builds the request body the adapter of `model.api` would send for `context` (with
+/// the prefix fingerprint an Anthropic reply would record), without a network.
+pub fn build(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<(Vec<u8>, Option<String>), String> {
+    let wire: &dyn crate::provider::Wire = match model.api {
+        Api::AnthropicMessages => &crate::anthropic::AnthropicWire,
+        Api::OpenaiResponses => &crate::openai_responses::ResponsesWire,
+        Api::OpenaiCompletions => &crate::openai_chat::ChatWire,
+        Api::GoogleGenerativeAi => &crate::gemini::GeminiWire,
+    };
+    wire.build(model, context, options).map(|r| (r.body, r.prefix_hash))
 }

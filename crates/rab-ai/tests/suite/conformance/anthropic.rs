@@ -3,40 +3,12 @@
 //! preserved-thinking and …/prefix-checks, read 2026-11-24).
 
 use pretty_assertions::assert_eq;
-use rab_ai::{
-    AssistantMessage, Content, Context, Message, Model, ModelQuery, Registry, SystemMessage,
-    ThinkingLevel, ToolResultMessage, ToolSpec,
-};
+use rab_ai::{AssistantMessage, Context, Message, Model, SystemMessage, ThinkingLevel, ToolSpec};
 use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::{Value, json};
 
 use super::super::harness::{options, run};
-
-fn claude(id: &str, llm: &FakeLlm) -> Model {
-    let mut m = Registry::builtin()
-        .resolve(&ModelQuery { model: Some(id), ..Default::default() })
-        .unwrap()
-        .model;
-    m.base_url = llm.url();
-    m
-}
-
-fn read_spec() -> ToolSpec {
-    ToolSpec {
-        name: "read".into(),
-        description: "Read a file".into(),
-        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-    }
-}
-
-fn result(id: &str) -> Message {
-    Message::ToolResult(ToolResultMessage {
-        tool_call_id: id.into(),
-        tool_name: "read".into(),
-        content: vec![Content::text("hello")],
-        is_error: false,
-    })
-}
+use super::{model, read_tool, result};
 
 fn thinking_blocks(body: &Value) -> usize {
     body["messages"]
@@ -64,11 +36,11 @@ async fn conformance_anthropic_thinking_survives_appends_and_updates_and_is_left
         Turn::text("Still here.").with_thinking("Tools arrived."),
         Turn::text("New day.").with_thinking("The prompt changed."),
     ]);
-    let m = claude("claude-sonnet-5-5", &llm);
+    let m = model("claude-sonnet-5-5", &llm);
     let mut ctx = Context {
         system_prompt: "You are rab.\n\nCurrent date: 2026-11-24".into(),
         messages: vec![Message::user("read a")],
-        tools: vec![read_spec()],
+        tools: vec![read_tool()],
     };
     let first = reply(&m, &ctx, ThinkingLevel::High).await;
     assert!(first.prefix_hash.is_some(), "the reply records its prefix");
@@ -82,7 +54,7 @@ async fn conformance_anthropic_thinking_survives_appends_and_updates_and_is_left
     ctx.messages.push(Message::user("more"));
     ctx.messages.push(Message::System(SystemMessage {
         text: "Current date: 2026-11-25".into(),
-        tools_added: vec![ToolSpec { name: "late".into(), ..read_spec() }],
+        tools_added: vec![ToolSpec { name: "late".into(), ..read_tool() }],
         ..SystemMessage::default()
     }));
     let third = reply(&m, &ctx, ThinkingLevel::High).await;
@@ -107,7 +79,7 @@ async fn conformance_anthropic_thinking_survives_appends_and_updates_and_is_left
 async fn conformance_the_fake_server_rejects_or_drops_a_block_behind_a_changed_prefix() {
     let llm = FakeLlm::start();
     llm.script([Turn::text("one").with_thinking("First."), Turn::text("x"), Turn::text("x")]);
-    let m = claude("claude-sonnet-5-5", &llm);
+    let m = model("claude-sonnet-5-5", &llm);
     let mut ctx = Context {
         system_prompt: "S1".into(),
         messages: vec![Message::user("hi")],
@@ -153,7 +125,7 @@ async fn conformance_anthropic_a_block_left_out_of_the_middle_breaks_the_ones_af
         Turn::text("b").with_thinking("Two."),
         Turn::text("c"),
     ]);
-    let m = claude("claude-opus-5-5", &llm);
+    let m = model("claude-opus-5-5", &llm);
     let mut ctx = Context {
         system_prompt: "S".into(),
         messages: vec![Message::user("1")],

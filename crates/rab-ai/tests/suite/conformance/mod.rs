@@ -14,7 +14,10 @@ mod anthropic;
 mod others;
 
 use pretty_assertions::assert_eq;
-use rab_ai::{Api, Context, Message, ModelQuery, Registry, ThinkingLevel, ToolSpec};
+use rab_ai::{
+    Api, Content, Context, Message, Model, ModelQuery, Registry, ThinkingLevel, ToolResultMessage,
+    ToolSpec,
+};
 use rab_fake_llm::{FakeLlm, Turn};
 use serde::Deserialize;
 use serde_json::Value;
@@ -86,6 +89,36 @@ fn lookup<'a>(v: &'a Value, dotted: &str) -> Option<&'a Value> {
     dotted.split('.').try_fold(v, |v, key| match key.parse::<usize>() {
         Ok(i) => v.get(i),
         Err(_) => v.get(key),
+    })
+}
+
+/// A built-in model served by `llm`.
+fn model(id: &str, llm: &FakeLlm) -> Model {
+    let mut m = Registry::builtin()
+        .resolve(&ModelQuery { model: Some(id), ..Default::default() })
+        .unwrap_or_else(|e| panic!("{id}: {e}"))
+        .model;
+    m.base_url = match m.api {
+        Api::AnthropicMessages | Api::GoogleGenerativeAi => llm.url(),
+        Api::OpenaiResponses | Api::OpenaiCompletions => llm.openai_url(),
+    };
+    m
+}
+
+fn read_tool() -> ToolSpec {
+    ToolSpec {
+        name: "read".into(),
+        description: "Read a file".into(),
+        parameters: serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+    }
+}
+
+fn result(id: &str) -> Message {
+    Message::ToolResult(ToolResultMessage {
+        tool_call_id: id.into(),
+        tool_name: "read".into(),
+        content: vec![Content::text("hello")],
+        is_error: false,
     })
 }
 

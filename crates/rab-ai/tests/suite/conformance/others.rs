@@ -2,49 +2,18 @@
 //! enforces their replay rules (see rab-fake-llm's `rules.rs`).
 
 use pretty_assertions::assert_eq;
-use rab_ai::{
-    AssistantBlock, Content, Context, Message, Model, ModelQuery, Registry, SystemMessage,
-    ThinkingLevel, ToolResultMessage, ToolSpec,
-};
+use rab_ai::{AssistantBlock, Context, Message, Model, SystemMessage, ThinkingLevel};
 use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::json;
 
 use super::super::harness::{options, run};
-
-fn model(id: &str, llm: &FakeLlm) -> Model {
-    let mut m = Registry::builtin()
-        .resolve(&ModelQuery { model: Some(id), ..Default::default() })
-        .unwrap()
-        .model;
-    m.base_url = match m.api {
-        rab_ai::Api::AnthropicMessages | rab_ai::Api::GoogleGenerativeAi => llm.url(),
-        rab_ai::Api::OpenaiResponses | rab_ai::Api::OpenaiCompletions => llm.openai_url(),
-    };
-    m
-}
-
-fn tool() -> ToolSpec {
-    ToolSpec {
-        name: "read".into(),
-        description: "Read a file".into(),
-        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-    }
-}
-
-fn result(id: &str) -> Message {
-    Message::ToolResult(ToolResultMessage {
-        tool_call_id: id.into(),
-        tool_name: "read".into(),
-        content: vec![Content::text("hello")],
-        is_error: false,
-    })
-}
+use super::{model, read_tool, result};
 
 fn start(prompt: &str) -> Context {
     Context {
         system_prompt: "S".into(),
         messages: vec![Message::user(prompt)],
-        tools: vec![tool()],
+        tools: vec![read_tool()],
     }
 }
 
