@@ -12,7 +12,7 @@ use futures_util::StreamExt;
 use futures_util::future::join_all;
 use rab_ai::{
     AssistantMessage, Content, Context, Message, Model, Provider, StopReason, StreamEvent,
-    StreamOptions, SystemMessage, ThinkingLevel, ToolCall, ToolResultMessage, ToolSpec,
+    StreamOptions, ToolCall, ToolResultMessage, ToolSpec,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -71,14 +71,8 @@ pub struct Agent {
     sources: Vec<(Arc<dyn ToolSource>, Option<u64>)>,
     /// Dollars spent by this agent's requests.
     spent: f64,
-    /// The tools the conversation was declared with at its first request (`None`
-    /// before it). Every request sends these; what changes later goes into system
-    /// messages, so the prefix of the conversation is never rewritten.
-    declared: Option<Vec<ToolSpec>>,
-    /// Instructions to send as a system message with the next request.
-    pending_note: Option<String>,
-    /// The thinking level of the conversation's last request.
-    level_sent: Option<ThinkingLevel>,
+    /// What the conversation declared at its start, and what changed since.
+    frame: Frame,
 }
 
 enum Outcome {
@@ -111,60 +105,8 @@ impl Agent {
             compactor: None,
             view: None,
             spent: 0.0,
-            declared: None,
-            pending_note: None,
-            level_sent: None,
+            frame: Frame::default(),
         }
-    }
-
-    /// Declares the conversation's tools (what the next request would offer) unless
-    /// they are declared already. Returns them when this call declared them, for the
-    /// caller to record with the session.
-    pub fn declare(&mut self) -> Option<Vec<ToolSpec>> {
-        if self.declared.is_some() {
-            return None;
-        }
-        self.refresh_tools();
-        let tools = self.declaration();
-        self.declared = Some(tools.clone());
-        Some(tools)
-    }
-
-    /// The tools a conversation declares now: those sent in full, with the deferred
-    /// ones named in `tool_search`'s description.
-    fn declaration(&self) -> Vec<ToolSpec> {
-        let mut tools = self.request_specs();
-        if let Some(view) = &self.view {
-            crate::tool_view::list_deferred(&mut tools, &view.deferred(&self.specs));
-        }
-        tools
-    }
-
-    /// The tools the conversation was declared with, if it was.
-    pub fn declared_tools(&self) -> Option<&[ToolSpec]> {
-        self.declared.as_deref()
-    }
-
-    /// Sets the declared tools (resuming a session that recorded them), or forgets
-    /// them (`None`: the next request declares anew).
-    pub fn set_declared_tools(&mut self, tools: Option<Vec<ToolSpec>>) {
-        self.declared = tools;
-    }
-
-    /// Replaces the system prompt (resuming a session: the one it began with).
-    pub fn set_system_prompt(&mut self, prompt: String) {
-        self.system_prompt = prompt;
-    }
-
-    /// Sends `text` as a system message with the next request (instructions that
-    /// changed since the conversation began); `None` sends none.
-    pub fn set_note(&mut self, text: Option<String>) {
-        self.pending_note = text;
-    }
-
-    /// Sets the thinking level the conversation's last request used (resuming).
-    pub fn set_level_sent(&mut self, level: Option<ThinkingLevel>) {
-        self.level_sent = level;
     }
 
     /// Keeps the conversation inside the context window with this compactor.
@@ -332,14 +274,10 @@ impl Agent {
         sink.emit(AgentEvent::AgentStart)?;
         // A changed thinking level goes in before the user's message (where OpenAI
         // wants a `configuration_update`), so the earlier requests' prefix holds.
-        let level = self.config.options.thinking;
-        if let Some(before) = self.level_sent.filter(|l| *l != level)
-            && !self.messages.is_empty()
-        {
-            let change = SystemMessage { thinking: Some((before, level)), ..Default::default() };
+        let has_history = !self.messages.is_empty();
+        if let Some(change) = self.frame.level_change(self.config.options.thinking, has_history) {
             self.push(Message::System(change), sink)?;
         }
-        self.level_sent = Some(level);
         for p in prompts {
             self.push(p, sink)?;
         }
@@ -462,52 +400,6 @@ impl Agent {
         }
     }
 
-    /// Stops before a request whose estimated cost would take spending past the
-    /// limit. The estimate: the input the last response reported plus an estimate of
-    /// what came after it, priced as the provider charged the last request (the part
-    /// it read from cache at the cache-read price only if it did read from cache), and
-    /// the mean output of the requests so far.
-    fn over_budget(&self) -> Option<StopCause> {
-        let limit = self.config.max_budget_usd?;
-        let cost = &self.config.model.cost;
-        let assistants = || {
-            self.messages.iter().filter_map(|m| match m {
-                Message::Assistant(a) if a.usage.total() > 0 => Some(&a.usage),
-                Message::Assistant(_)
-                | Message::User(_)
-                | Message::ToolResult(_)
-                | Message::System(_) => None,
-            })
-        };
-        let tokens = estimate_context_tokens(&self.messages);
-        let (cached, fresh) = match assistants().next_back() {
-            Some(u) if u.cache_read + u.cache_write > 0 => {
-                let prefix = u.total_input() + u.output;
-                (prefix.min(tokens), tokens.saturating_sub(prefix))
-            }
-            Some(_) | None => (0, tokens),
-        };
-        let (n, output) = assistants().fold((0u64, 0u64), |(n, o), u| (n + 1, o + u.output));
-        let output = output.checked_div(n).unwrap_or(0);
-        // Priced at the tier the prompt's size falls in (Haiku 5.5 above 100k tokens).
-        let rates = cost.rates(tokens);
-        let cached_price = if rates.cache_read > 0.0 { rates.cache_read } else { rates.input };
-        let next = (cached as f64 * cached_price
-            + fresh as f64 * rates.input
-            + output as f64 * rates.output)
-            / 1_000_000.0;
-        (self.spent + next > limit).then_some(StopCause::Budget { limit, spent: self.spent })
-    }
-
-    fn last_usage(&self) -> rab_ai::Usage {
-        match self.messages.last() {
-            Some(Message::Assistant(a)) => a.usage,
-            Some(Message::User(_) | Message::ToolResult(_) | Message::System(_)) | None => {
-                rab_ai::Usage::default()
-            }
-        }
-    }
-
     /// Streams one reply. Returns the message (partial on failure; tool calls of a
     /// failed reply are dropped, since they must not run) and the error, if any.
     async fn stream_reply(
@@ -522,7 +414,7 @@ impl Agent {
         let context = Context {
             system_prompt: std::mem::take(&mut self.system_prompt),
             messages: std::mem::take(&mut self.messages),
-            tools: self.declared.take().unwrap_or_default(),
+            tools: self.frame.tools.take().unwrap_or_default(),
         };
         let mut stream = self.provider.stream(
             &self.config.model,
@@ -532,7 +424,7 @@ impl Agent {
         );
         self.system_prompt = context.system_prompt;
         self.messages = context.messages;
-        self.declared = Some(context.tools);
+        self.frame.tools = Some(context.tools);
         while let Some(event) = stream.next().await {
             match event {
                 StreamEvent::TextDelta { delta, .. } => {
@@ -561,51 +453,6 @@ impl Agent {
             }
         }
         Err("the provider stream ended without a final event".to_owned())
-    }
-
-    /// Declares the tools at the conversation's first request; after that, appends a
-    /// system message when the tools on offer differ from those in effect (an MCP
-    /// server became ready, `tool_search` expanded a tool, a server went away), when
-    /// tools became deferred, or when instructions are pending. The message is
-    /// recorded before the request that carries it.
-    fn record_changes(&mut self, sink: &mut dyn EventSink) -> Result<(), String> {
-        let mut change = SystemMessage {
-            text: self.pending_note.take().unwrap_or_default(),
-            ..SystemMessage::default()
-        };
-        let Some(declared) = &self.declared else {
-            self.declared = Some(self.declaration());
-            if !change.is_empty() {
-                self.push(Message::System(change), sink)?;
-            }
-            return Ok(());
-        };
-        let wanted = self.request_specs();
-        let now = rab_ai::tools_in_effect(declared, &self.messages);
-        change.tools_added = wanted
-            .iter()
-            .filter(|w| !now.iter().any(|n| crate::tool_view::same_tool(w, n)))
-            .cloned()
-            .collect();
-        change.tools_removed = now
-            .iter()
-            .filter(|n| !wanted.iter().any(|w| w.name == n.name))
-            .map(|n| n.name.clone())
-            .collect();
-        let mut announced = crate::tool_view::listed_deferred(&now);
-        for m in &self.messages {
-            if let Message::System(s) = m {
-                announced.extend(s.tools_deferred.iter().cloned());
-            }
-        }
-        if let Some(view) = &self.view {
-            change.tools_deferred =
-                view.deferred(&self.specs).into_iter().filter(|d| !announced.contains(d)).collect();
-        }
-        if change.is_empty() {
-            return Ok(());
-        }
-        self.push(Message::System(change), sink)
     }
 
     /// Gives every call the same result text (aborted, skipped), in order.
@@ -824,6 +671,12 @@ pub fn error_result(call: &ToolCall, text: &str) -> ToolResultMessage {
         is_error: true,
     }
 }
+
+#[path = "agent_budget.rs"]
+mod budget;
+#[path = "agent_frame.rs"]
+mod frame;
+use frame::Frame;
 
 #[cfg(test)]
 #[path = "agent_tests.rs"]

@@ -170,7 +170,8 @@ impl Wire for AnthropicWire {
             vec![Block::Text { text: &context.system_prompt, cache_control: None }]
         };
         let mut messages = messages(context, model, tool_changes);
-        let prefix_hash = bind_thinking(&tools, &system, &mut messages);
+        let drops_blocks = config.betas.contains(&BINDING_BETA);
+        let prefix_hash = bind_thinking(&tools, &system, &mut messages, drops_blocks);
         for block in &mut system {
             if let Some(slot) = block.cache_slot() {
                 *slot = Some(EPHEMERAL);

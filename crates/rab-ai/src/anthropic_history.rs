@@ -378,11 +378,15 @@ impl Fingerprint {
 
 /// Leaves out the thinking of replies whose prefix changed (and, once one is left out,
 /// of every later reply), and returns the fingerprint of the whole request for its
-/// reply. Call before cache breakpoints are marked: markers are not part of the prefix.
+/// reply. A reply that recorded no fingerprint (from before rab kept them) keeps its
+/// thinking only when `keep_unknown` (the request asks the API to drop blocks that do
+/// not match rather than fail). Call before cache breakpoints are marked: markers are
+/// not part of the prefix.
 pub(crate) fn bind_thinking(
     tools: &[Tool<'_>],
     system: &[Block<'_>],
     messages: &mut [Msg<'_>],
+    keep_unknown: bool,
 ) -> String {
     let mut fp = Fingerprint::new();
     let declared: Vec<&Tool<'_>> = tools.iter().filter(|t| !t.defer_loading).collect();
@@ -392,7 +396,10 @@ pub(crate) fn bind_thinking(
     for m in messages.iter_mut() {
         let has_thinking = m.content.iter().any(Block::is_thinking);
         if m.role == "assistant" && has_thinking {
-            let holds = m.prefix_hash.is_none_or(|h| h == fp.hex());
+            let holds = match m.prefix_hash {
+                Some(h) => h == fp.hex(),
+                None => keep_unknown,
+            };
             if is_broken || !holds {
                 is_broken = true;
                 m.content.retain(|b| !b.is_thinking());

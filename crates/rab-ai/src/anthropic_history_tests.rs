@@ -34,15 +34,19 @@ fn fingerprint(context: &Context, model: &Model) -> String {
     let tools = tools(context, changes);
     let system = vec![Block::Text { text: &context.system_prompt, cache_control: None }];
     let mut messages = messages(context, model, changes);
-    bind_thinking(&tools, &system, &mut messages)
+    bind_thinking(&tools, &system, &mut messages, true)
 }
 
 fn sent(context: &Context, model: &Model) -> Value {
+    sent_with(context, model, true)
+}
+
+fn sent_with(context: &Context, model: &Model, keep_unknown: bool) -> Value {
     let changes = uses_tool_changes(model, context);
     let tools = tools(context, changes);
     let system = vec![Block::Text { text: &context.system_prompt, cache_control: None }];
     let mut messages = messages(context, model, changes);
-    bind_thinking(&tools, &system, &mut messages);
+    bind_thinking(&tools, &system, &mut messages, keep_unknown);
     json!({"tools": serde_json::to_value(&tools).unwrap(), "messages": serde_json::to_value(&messages).unwrap()})
 }
 
@@ -136,7 +140,16 @@ fn after_a_drop_legacy_replies_lose_thinking_too() {
     if let Message::Assistant(a) = &mut ctx.messages[1] {
         a.prefix_hash = None;
     }
-    assert_eq!(thinking_kept(&sent(&ctx, &m)), [true, true], "unknown prefixes are kept");
+    assert_eq!(
+        thinking_kept(&sent(&ctx, &m)),
+        [true, true],
+        "unknown prefixes are kept when the API drops what does not match"
+    );
+    assert_eq!(
+        thinking_kept(&sent_with(&ctx, &m, false)),
+        [false, false],
+        "and left out when a mismatch would fail the request (between_tools)"
+    );
 }
 
 #[test]

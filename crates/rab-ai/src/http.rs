@@ -473,8 +473,10 @@ fn html_summary(html: &str) -> String {
         shown.push('…');
     }
     match title {
-        Some(t) if shown.starts_with(&t) || shown.is_empty() => format!("(HTML page) {t}"),
-        Some(t) => format!("(HTML page) {t}: {shown}"),
+        Some(t) => match shown.strip_prefix(t.as_str()).unwrap_or(&shown).trim() {
+            "" => format!("(HTML page) {t}"),
+            rest => format!("(HTML page) {t}: {rest}"),
+        },
         None => format!("(HTML page) {shown}"),
     }
 }
@@ -500,7 +502,7 @@ mod tests {
         let page = "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title>\
                     <style>body{color:red}</style></head><body><center><h1>502 Bad Gateway</h1>\
                     </center><hr><center>nginx/1.27</center><script>var x=1;</script></body></html>";
-        assert_eq!(error_message(page), "(HTML page) 502 Bad Gateway: 502 Bad Gateway nginx/1.27");
+        assert_eq!(error_message(page), "(HTML page) 502 Bad Gateway: nginx/1.27");
         let long = format!("<html><body><p>{}</p></body></html>", "word ".repeat(100));
         let summary = error_message(&long);
         assert!(summary.len() < 240 && summary.ends_with('…'), "{summary}");

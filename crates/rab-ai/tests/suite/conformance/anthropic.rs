@@ -86,12 +86,13 @@ async fn conformance_the_fake_server_rejects_or_drops_a_block_behind_a_changed_p
         ..Context::default()
     };
     let mut first = reply(&m, &ctx, ThinkingLevel::High).await;
-    // A client that keeps a block behind a changed prompt (a history from before
-    // fingerprints: no prefix recorded).
-    first.prefix_hash = None;
+    // A client that keeps a block behind a changed prompt: its fingerprint forged to
+    // match the new prefix, so rab sends it.
+    ctx.system_prompt = "S2".into();
+    let forged = rab_ai::bench::build(&m, &ctx, &options()).unwrap().1;
+    first.prefix_hash = forged;
     ctx.messages.push(Message::Assistant(first));
     ctx.messages.push(Message::user("again"));
-    ctx.system_prompt = "S2".into();
 
     // With adaptive thinking rab asks for drop_block: the request goes through and the
     // server reports the dropped block.
