@@ -387,7 +387,8 @@ impl Agent {
                     usage: done.usage,
                 })?;
                 self.spent += self.config.model.cost.of(&done.usage);
-                self.messages = done.messages;
+                let old = std::mem::replace(&mut self.messages, done.messages);
+                self.frame.carry_notes(&old, &self.messages);
                 Ok(true)
             }
             Err(e) => {

@@ -35,6 +35,31 @@ impl Frame {
         Some(SystemMessage { thinking: Some((before, level)), ..SystemMessage::default() })
     }
 
+    /// After a compaction: instructions that only system messages of the summarised
+    /// part carried (a new date, changed project instructions) go out again with the
+    /// next request, since the system prompt is still the one the conversation began
+    /// with. (Tools and deferred names are compared afresh anyway.)
+    pub fn carry_notes(&mut self, before: &[Message], after: &[Message]) {
+        let kept = |text: &String| {
+            after.iter().any(|m| matches!(m, Message::System(s) if s.text == *text))
+        };
+        let lost: Vec<&String> = before
+            .iter()
+            .filter_map(|m| match m {
+                Message::System(s) if !s.text.is_empty() && !kept(&s.text) => Some(&s.text),
+                Message::User(_) | Message::Assistant(_) | Message::ToolResult(_) => None,
+                Message::System(_) => None,
+            })
+            .collect();
+        if lost.is_empty() {
+            return;
+        }
+        let mut notes: Vec<String> = lost.into_iter().cloned().collect();
+        notes.extend(self.note.take());
+        notes.dedup();
+        self.note = Some(notes.join("\n\n"));
+    }
+
     /// The system message for what changed: `wanted` (the specs the next request would
     /// offer in full) against the tools in effect, deferred names not announced yet,
     /// and pending instructions. `None` when nothing changed.
@@ -127,6 +152,13 @@ impl Agent {
     pub(super) fn record_changes(&mut self, sink: &mut dyn EventSink) -> Result<(), String> {
         if self.frame.tools.is_none() {
             self.frame.tools = Some(self.declaration());
+        }
+        // A tool the conversation has offered in full stays in full: a resumed session's
+        // view starts with nothing expanded, and more tools can make a declared one
+        // deferrable.
+        if let (Some(view), Some(declared)) = (&self.view, &self.frame.tools) {
+            let in_effect = rab_ai::tools_in_effect(declared, &self.messages);
+            view.expand(in_effect.iter().map(|t| t.name.as_str()));
         }
         let (wanted, deferred) = (self.request_specs(), self.deferred());
         match self.frame.changes(&wanted, deferred, &self.messages) {

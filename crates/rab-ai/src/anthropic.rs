@@ -136,7 +136,7 @@ fn thinking_config(model: &Model, context: &Context, options: &StreamOptions) ->
             let budget = want.min(max.saturating_sub(1024)).max(1024);
             out.thinking = Some(serde_json::json!({"type": "enabled", "budget_tokens": budget}));
             out.max_tokens = max;
-            if !context.tools.is_empty() {
+            if !context.current_tools().is_empty() {
                 out.betas.push("interleaved-thinking-2025-05-14");
             }
         }
@@ -169,9 +169,11 @@ impl Wire for AnthropicWire {
         } else {
             vec![Block::Text { text: &context.system_prompt, cache_control: None }]
         };
-        let mut messages = messages(context, model, tool_changes);
+        let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
+        let mut messages = messages(context, model, tool_changes, &declared);
         let drops_blocks = config.betas.contains(&BINDING_BETA);
-        let prefix_hash = bind_thinking(&tools, &system, &mut messages, drops_blocks);
+        let binds = model.compat.preserved_thinking;
+        let prefix_hash = bind_thinking(&tools, &system, &mut messages, binds, drops_blocks);
         for block in &mut system {
             if let Some(slot) = block.cache_slot() {
                 *slot = Some(EPHEMERAL);

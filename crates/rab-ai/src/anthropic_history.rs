@@ -243,59 +243,76 @@ fn push_user<'a>(out: &mut Vec<Msg<'a>>, content: Vec<Block<'a>>) {
     out.push(Msg { role: "user", content, prefix_hash: None, offers: Vec::new() });
 }
 
-fn push_system<'a>(
-    out: &mut Vec<Msg<'a>>,
+/// A system update's blocks: its note, then (with tool changes) `tool_removal` for
+/// declared tools and `tool_addition` for added ones, with the specs they offer.
+fn system_blocks<'a>(
     s: &'a crate::types::SystemMessage,
-    model: &Model,
     tool_changes: bool,
-) {
-    let after_user = out.last().is_some_and(|m| m.role == "user");
+    declared: &[&str],
+) -> (Vec<Block<'a>>, Vec<&'a ToolSpec>) {
+    let mut content = Vec::new();
+    let mut offers = Vec::new();
     let note = s.note();
-    if model.compat.system_messages && after_user {
-        let mut content = Vec::new();
-        let mut offers = Vec::new();
-        if !note.is_empty() {
-            content.push(Block::OwnedText { text: note, cache_control: None });
-        }
-        if tool_changes {
-            for name in &s.tools_removed {
-                content.push(Block::ToolRemoval {
-                    tool: ToolReference { kind: "tool_reference", name },
-                });
-            }
-            for t in &s.tools_added {
-                content.push(Block::ToolAddition {
-                    tool: ToolReference { kind: "tool_reference", name: &t.name },
-                });
-                offers.push(t);
-            }
-        }
-        if !content.is_empty() {
-            out.push(Msg { role: "system", content, prefix_hash: None, offers });
-        }
-        return;
+    if !note.is_empty() {
+        content.push(Block::OwnedText { text: note, cache_control: None });
     }
-    // Models without system messages read the update as text at the end of the user
-    // turn it follows (Anthropic's documented fallback).
-    if note.is_empty() {
-        return;
+    if tool_changes {
+        // A tool whose addition a summary replaced is no longer declared: nothing to
+        // withdraw.
+        for name in s.tools_removed.iter().filter(|n| declared.contains(&n.as_str())) {
+            content
+                .push(Block::ToolRemoval { tool: ToolReference { kind: "tool_reference", name } });
+        }
+        for t in &s.tools_added {
+            content.push(Block::ToolAddition {
+                tool: ToolReference { kind: "tool_reference", name: &t.name },
+            });
+            offers.push(t);
+        }
     }
-    let text = format!("<system_update>\n{note}\n</system_update>");
-    let block = Block::OwnedText { text, cache_control: None };
-    match out.last_mut() {
-        Some(last) if last.role == "user" => last.content.push(block),
-        _ => push_user(out, vec![block]),
+    (content, offers)
+}
+
+/// Models without system messages read an update as text at the end of the user turn
+/// it follows (Anthropic's documented fallback).
+fn push_as_text<'a>(out: &mut Vec<Msg<'a>>, content: Vec<Block<'a>>) {
+    for block in content {
+        let Block::OwnedText { text, .. } = block else { continue };
+        let block = Block::OwnedText {
+            text: format!("<system_update>\n{text}\n</system_update>"),
+            cache_control: None,
+        };
+        match out.last_mut() {
+            Some(last) if last.role == "user" => last.content.push(block),
+            _ => push_user(out, vec![block]),
+        }
+    }
+}
+
+/// Puts the pending system message in place: after a user turn and before what comes
+/// next. Consecutive updates were merged into it (the API reads them as one section).
+fn flush_system<'a>(out: &mut Vec<Msg<'a>>, pending: &mut Option<Msg<'a>>) {
+    let Some(m) = pending.take() else { return };
+    if out.last().is_some_and(|last| last.role == "user") {
+        out.push(m);
+    } else {
+        push_as_text(out, m.content);
     }
 }
 
 /// The conversation in Anthropic's shape: results of one turn in one user message,
-/// system updates as system messages (or user text).
+/// system updates as system messages (or user text). A system message goes right
+/// before the reply that followed it, so one whose request failed (no reply) moves
+/// past the user turns after it instead of sitting between two of them, which the API
+/// refuses.
 pub(crate) fn messages<'a>(
     context: &'a Context,
     model: &Model,
     tool_changes: bool,
+    declared: &[&str],
 ) -> Vec<Msg<'a>> {
     let mut out: Vec<Msg<'a>> = Vec::with_capacity(context.messages.len());
+    let mut pending: Option<Msg<'a>> = None;
     for message in &context.messages {
         match message {
             Message::User(u) => {
@@ -307,6 +324,7 @@ pub(crate) fn messages<'a>(
             Message::Assistant(a) => {
                 let content = assistant_blocks(a, model);
                 if !content.is_empty() {
+                    flush_system(&mut out, &mut pending);
                     out.push(Msg {
                         role: "assistant",
                         content,
@@ -337,9 +355,28 @@ pub(crate) fn messages<'a>(
                     _ => push_user(&mut out, vec![block]),
                 }
             }
-            Message::System(s) => push_system(&mut out, s, model, tool_changes),
+            Message::System(s) => {
+                let (content, offers) = system_blocks(s, tool_changes, declared);
+                if content.is_empty() {
+                    continue;
+                }
+                if !model.compat.system_messages {
+                    push_as_text(&mut out, content);
+                    continue;
+                }
+                match &mut pending {
+                    Some(m) => {
+                        m.content.extend(content);
+                        m.offers.extend(offers);
+                    }
+                    None => {
+                        pending = Some(Msg { role: "system", content, prefix_hash: None, offers })
+                    }
+                }
+            }
         }
     }
+    flush_system(&mut out, &mut pending);
     out
 }
 
@@ -378,14 +415,17 @@ impl Fingerprint {
 
 /// Leaves out the thinking of replies whose prefix changed (and, once one is left out,
 /// of every later reply), and returns the fingerprint of the whole request for its
-/// reply. A reply that recorded no fingerprint (from before rab kept them) keeps its
-/// thinking only when `keep_unknown` (the request asks the API to drop blocks that do
-/// not match rather than fail). Call before cache breakpoints are marked: markers are
-/// not part of the prefix.
+/// reply. Only for models whose thinking is bound to its prefix (`binds`); others
+/// need their thinking back as it was (a tool round must start with its thinking). A
+/// reply that recorded no fingerprint (from before rab kept them) keeps its thinking
+/// only when `keep_unknown` (the request asks the API to drop blocks that do not match
+/// rather than fail). Call before cache breakpoints are marked: markers are not part
+/// of the prefix.
 pub(crate) fn bind_thinking(
     tools: &[Tool<'_>],
     system: &[Block<'_>],
     messages: &mut [Msg<'_>],
+    binds: bool,
     keep_unknown: bool,
 ) -> String {
     let mut fp = Fingerprint::new();
@@ -395,12 +435,14 @@ pub(crate) fn bind_thinking(
     let mut is_broken = false;
     for m in messages.iter_mut() {
         let has_thinking = m.content.iter().any(Block::is_thinking);
-        if m.role == "assistant" && has_thinking {
+        if binds && m.role == "assistant" && has_thinking {
+            // A reply whose fingerprint matches was written after anything left out
+            // before it, so its thinking holds; one without a fingerprint cannot tell.
             let holds = match m.prefix_hash {
                 Some(h) => h == fp.hex(),
-                None => keep_unknown,
+                None => keep_unknown && !is_broken,
             };
-            if is_broken || !holds {
+            if !holds {
                 is_broken = true;
                 m.content.retain(|b| !b.is_thinking());
                 tracing::debug!("thinking left out: the conversation before it changed");

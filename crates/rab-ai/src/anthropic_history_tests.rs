@@ -7,6 +7,7 @@ fn model(id: &str, system_messages: bool, tool_changes: bool) -> Model {
     let mut m = Model::custom(id, "anthropic", Api::AnthropicMessages, "http://h");
     m.compat.system_messages = system_messages;
     m.compat.tool_changes = tool_changes;
+    m.compat.preserved_thinking = true;
     m
 }
 
@@ -33,8 +34,9 @@ fn fingerprint(context: &Context, model: &Model) -> String {
     let changes = uses_tool_changes(model, context);
     let tools = tools(context, changes);
     let system = vec![Block::Text { text: &context.system_prompt, cache_control: None }];
-    let mut messages = messages(context, model, changes);
-    bind_thinking(&tools, &system, &mut messages, true)
+    let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
+    let mut messages = messages(context, model, changes, &declared);
+    bind_thinking(&tools, &system, &mut messages, model.compat.preserved_thinking, true)
 }
 
 fn sent(context: &Context, model: &Model) -> Value {
@@ -45,8 +47,9 @@ fn sent_with(context: &Context, model: &Model, keep_unknown: bool) -> Value {
     let changes = uses_tool_changes(model, context);
     let tools = tools(context, changes);
     let system = vec![Block::Text { text: &context.system_prompt, cache_control: None }];
-    let mut messages = messages(context, model, changes);
-    bind_thinking(&tools, &system, &mut messages, keep_unknown);
+    let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
+    let mut messages = messages(context, model, changes, &declared);
+    bind_thinking(&tools, &system, &mut messages, model.compat.preserved_thinking, keep_unknown);
     json!({"tools": serde_json::to_value(&tools).unwrap(), "messages": serde_json::to_value(&messages).unwrap()})
 }
 
@@ -237,4 +240,83 @@ fn tool_ids_from_other_providers_are_made_valid() {
     assert_eq!(tool_id("call_abc|fc_1"), "call_abc_fc_1");
     assert_eq!(tool_id(""), "call");
     assert_eq!(tool_id(&"x".repeat(100)).len(), 64);
+}
+
+#[test]
+fn a_reply_written_after_a_gap_keeps_its_thinking() {
+    let m = model("claude-x", true, true);
+    let mut ctx = Context {
+        system_prompt: "S".into(),
+        messages: vec![Message::user("one"), reply("a", Some("0000000000000000".into()))],
+        tools: vec![],
+    };
+    ctx.messages.push(Message::user("two"));
+    // The next reply was written with the first one's thinking already left out.
+    let h = fingerprint(&ctx, &m);
+    ctx.messages.push(reply("b", Some(h)));
+    ctx.messages.push(Message::user("three"));
+    assert_eq!(thinking_kept(&sent(&ctx, &m)), [false, true]);
+}
+
+#[test]
+fn thinking_that_is_not_bound_goes_back_as_it_was() {
+    // Budget thinking (Haiku 4.5) is not bound to a prefix, and a tool round must
+    // start with its thinking: a changed tools list leaves it as it was.
+    let mut m = model("claude-haiku-4-5", false, false);
+    m.compat.preserved_thinking = false;
+    let mut ctx =
+        Context { system_prompt: "S".into(), messages: vec![Message::user("one")], tools: vec![] };
+    let h = fingerprint(&ctx, &m);
+    ctx.messages.push(reply("a", Some(h)));
+    ctx.messages.push(Message::System(SystemMessage {
+        tools_added: vec![spec("late")],
+        ..Default::default()
+    }));
+    assert_eq!(thinking_kept(&sent(&ctx, &m)), [true]);
+}
+
+#[test]
+fn a_system_message_whose_request_failed_moves_past_the_next_user_turn() {
+    // [user, system, user] is refused: the update goes before the next reply.
+    let m = model("claude-x", true, true);
+    let note = |t: &str| Message::System(SystemMessage { text: t.into(), ..Default::default() });
+    let ctx = Context {
+        messages: vec![Message::user("one"), note("first"), Message::user("two"), note("second")],
+        ..Context::default()
+    };
+    let body = sent(&ctx, &m);
+    assert_eq!(
+        body["messages"],
+        json!([
+            {"role": "user", "content": [{"type": "text", "text": "one"}]},
+            {"role": "user", "content": [{"type": "text", "text": "two"}]},
+            {"role": "system", "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]}
+        ])
+    );
+}
+
+#[test]
+fn a_removal_of_a_tool_no_longer_declared_is_left_out() {
+    // The addition was summarised away; its removal must not name an undeclared tool.
+    let m = model("claude-x", true, true);
+    let ctx = Context {
+        messages: vec![
+            Message::user("one"),
+            Message::System(SystemMessage { tools_added: vec![spec("b")], ..Default::default() }),
+            reply("x", None),
+            Message::user("two"),
+            Message::System(SystemMessage {
+                tools_removed: vec!["a".into(), "b".into()],
+                ..Default::default()
+            }),
+        ],
+        tools: vec![spec("read")],
+        ..Context::default()
+    };
+    let body = sent(&ctx, &m);
+    let last = &body["messages"][4]["content"];
+    assert_eq!(
+        last,
+        &json!([{"type": "tool_removal", "tool": {"type": "tool_reference", "name": "b"}}])
+    );
 }

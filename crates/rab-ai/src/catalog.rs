@@ -28,7 +28,8 @@ struct Entry {
     images: bool,
     thinking: ThinkingFormat,
     efforts: &'static [&'static str],
-    /// [`SYSTEM_MESSAGES`], [`TOOL_CHANGES`], [`EFFORT_UPDATES`].
+    /// [`SYSTEM_MESSAGES`], [`TOOL_CHANGES`], [`PRESERVED`], [`EFFORT_UPDATES`],
+    /// [`PHASES`].
     flags: u8,
 }
 
@@ -38,6 +39,10 @@ const SYSTEM_MESSAGES: u8 = 1;
 const TOOL_CHANGES: u8 = 2;
 /// OpenAI `configuration_update` items.
 const EFFORT_UPDATES: u8 = 4;
+/// Anthropic preserved thinking (bound to its prefix).
+const PRESERVED: u8 = 8;
+/// OpenAI assistant-message `phase`.
+const PHASES: u8 = 16;
 
 const fn e(
     id: &'static str,
@@ -100,6 +105,9 @@ const DEEPSEEK_EFFORTS: &[&str] = &["none", "low", "high", "max"];
 const THREE: &[&str] = &["low", "medium", "high"];
 /// Claude models that take system messages and tool changes mid-conversation.
 const APPEND_ONLY: u8 = SYSTEM_MESSAGES | TOOL_CHANGES;
+/// Claude models whose thinking is preserved and bound (the prefix-check pages list
+/// Fable 5.2 and 5.1, Opus 5.5, Sonnet 5.5, Haiku 5.5).
+const BOUND: u8 = APPEND_ONLY | PRESERVED;
 /// OpenAI (GPT-6 and GPT-5.6 pages): a prompt of more than 272k input tokens bills the
 /// whole request at 2x input and cache rates and 1.5x output.
 const fn long_prompt(p: [f64; 4]) -> [(u64, [f64; 4]); 1] {
@@ -135,7 +143,7 @@ const ANTHROPIC: &[Entry] = &[
             AD,
             &["between_tools", "low", "medium", "high", "xhigh", "max"],
         ),
-        APPEND_ONLY,
+        BOUND,
     ),
     flags(
         e(
@@ -147,7 +155,7 @@ const ANTHROPIC: &[Entry] = &[
             AD,
             CLAUDE_EFFORTS,
         ),
-        APPEND_ONLY,
+        BOUND,
     ),
     flags(
         e(
@@ -159,7 +167,7 @@ const ANTHROPIC: &[Entry] = &[
             AD,
             CLAUDE_EFFORTS,
         ),
-        APPEND_ONLY,
+        BOUND,
     ),
     // Haiku 5.5 cannot switch thinking off and is priced by prompt length: above 100k
     // input tokens (cache reads and writes included) every token costs five times as much.
@@ -176,7 +184,7 @@ const ANTHROPIC: &[Entry] = &[
             ),
             &[(100_000, [0.50, 2.50, 0.05, 0.625])],
         ),
-        APPEND_ONLY,
+        BOUND,
     ),
     flags(
         e(
@@ -188,7 +196,7 @@ const ANTHROPIC: &[Entry] = &[
             AD,
             CLAUDE_EFFORTS,
         ),
-        APPEND_ONLY,
+        BOUND,
     ),
     flags(
         e(
@@ -214,7 +222,7 @@ const ANTHROPIC: &[Entry] = &[
     ),
 ];
 
-const GPT_FLAGS: u8 = EFFORT_UPDATES;
+const GPT_FLAGS: u8 = EFFORT_UPDATES | PHASES;
 
 const OPENAI: &[Entry] = &[
     flags(
@@ -259,17 +267,26 @@ const OPENAI: &[Entry] = &[
         ),
         GPT_FLAGS,
     ),
-    tiered(
-        e("gpt-5.6-sol", "GPT-5.6 Sol", 1_050_000, K128, GPT_5_6_SOL, OE, GPT_EFFORTS),
-        &GPT_5_6_SOL_LONG,
+    flags(
+        tiered(
+            e("gpt-5.6-sol", "GPT-5.6 Sol", 1_050_000, K128, GPT_5_6_SOL, OE, GPT_EFFORTS),
+            &GPT_5_6_SOL_LONG,
+        ),
+        PHASES,
     ),
-    tiered(
-        e("gpt-5.6-terra", "GPT-5.6 Terra", 1_050_000, K128, GPT_5_6_TERRA, OE, GPT_EFFORTS),
-        &GPT_5_6_TERRA_LONG,
+    flags(
+        tiered(
+            e("gpt-5.6-terra", "GPT-5.6 Terra", 1_050_000, K128, GPT_5_6_TERRA, OE, GPT_EFFORTS),
+            &GPT_5_6_TERRA_LONG,
+        ),
+        PHASES,
     ),
-    tiered(
-        e("gpt-5.6-luna", "GPT-5.6 Luna", 1_050_000, K128, GPT_5_6_LUNA, OE, GPT_EFFORTS),
-        &GPT_5_6_LUNA_LONG,
+    flags(
+        tiered(
+            e("gpt-5.6-luna", "GPT-5.6 Luna", 1_050_000, K128, GPT_5_6_LUNA, OE, GPT_EFFORTS),
+            &GPT_5_6_LUNA_LONG,
+        ),
+        PHASES,
     ),
 ];
 
@@ -733,6 +750,8 @@ pub(crate) fn builtin() -> Registry {
                     system_messages: m.flags & SYSTEM_MESSAGES != 0,
                     tool_changes: m.flags & TOOL_CHANGES != 0,
                     effort_updates: m.flags & EFFORT_UPDATES != 0,
+                    preserved_thinking: m.flags & PRESERVED != 0,
+                    phases: m.flags & PHASES != 0,
                     ..compat.clone()
                 },
             })

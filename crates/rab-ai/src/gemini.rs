@@ -100,13 +100,15 @@ fn model_parts(
 /// and Vertex both document this one).
 const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 
-/// Whether a user content starts a turn: it has text or media, not only function
-/// responses.
+/// Whether a user content surely starts a turn: it holds no function response. (One
+/// that holds a response and text, an image or a system update may or may not count
+/// for Google; signing a call of an earlier turn does no harm, missing one of the
+/// current turn fails the request.)
 fn starts_turn(content: &Value) -> bool {
     content["role"] == "user"
-        && content["parts"]
-            .as_array()
-            .is_some_and(|parts| parts.iter().any(|p| p.get("functionResponse").is_none()))
+        && content["parts"].as_array().is_some_and(|parts| {
+            !parts.is_empty() && parts.iter().all(|p| p.get("functionResponse").is_none())
+        })
 }
 
 /// Gives the first function call of each step of the current turn (everything after

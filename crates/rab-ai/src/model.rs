@@ -190,6 +190,9 @@ pub struct Compat {
     /// Chat Completions: reasoning streams, and goes back, as typed content chunks
     /// (Mistral's `{"type": "thinking", "thinking": [...]}`).
     pub thinking_chunks: bool,
+    /// Anthropic: the model binds each thinking block to everything before it
+    /// (preserved thinking); thinking whose prefix changed is left out.
+    pub preserved_thinking: bool,
     /// Anthropic: the model takes `role: "system"` messages inside `messages`
     /// (mid-conversation system messages); without, updates go in as user text.
     pub system_messages: bool,
@@ -199,6 +202,10 @@ pub struct Compat {
     /// OpenAI Responses: a changed reasoning effort goes in as a `configuration_update`
     /// item, keeping the request-level effort (and the cached prefix) unchanged.
     pub effort_updates: bool,
+    /// OpenAI Responses: the model labels assistant messages with a `phase`, and wants
+    /// one back on each (a message that lacks one gets `commentary` before tool calls,
+    /// else `final_answer`).
+    pub phases: bool,
 }
 
 impl Compat {
@@ -252,9 +259,11 @@ impl Default for Compat {
             efforts: Vec::new(),
             reasoning_replay_field: None,
             thinking_chunks: false,
+            preserved_thinking: false,
             system_messages: false,
             tool_changes: false,
             effort_updates: false,
+            phases: false,
         }
     }
 }

@@ -110,12 +110,13 @@ fn assistant_message(a: &AssistantMessage, model: &Model) -> Option<Value> {
     Some(Value::Object(m))
 }
 
-/// A system update as user text: mid-conversation system messages break many chat
-/// templates, and a separate user message breaks those that want roles to alternate,
-/// so it joins the user message before it when there is one.
+/// A system update as text: mid-conversation system messages break many chat
+/// templates, a separate user message breaks those that want roles to alternate, and
+/// some servers refuse a user message right after a tool message (Mistral), so it
+/// joins the user or tool message before it when there is one.
 fn push_update(out: &mut Vec<Value>, text: &str) {
     let text = format!("<system_update>\n{text}\n</system_update>");
-    if let Some(last) = out.last_mut().filter(|m| m["role"] == "user") {
+    if let Some(last) = out.last_mut().filter(|m| m["role"] == "user" || m["role"] == "tool") {
         match &mut last["content"] {
             Value::String(s) => {
                 s.push_str("\n\n");

@@ -109,7 +109,17 @@ fn push_assistant(input: &mut Vec<Value>, a: &AssistantMessage, model: &Model) {
             AssistantBlock::Text { text, phase, .. } => {
                 if !text.is_empty() {
                     let mut item = json!({"role": "assistant", "content": text});
-                    if let Some(phase) = phase {
+                    // A message without its label (cut off before it came, or from
+                    // another model) gets the one its place implies.
+                    let inferred = || {
+                        let label = if a.tool_calls().next().is_some() {
+                            "commentary"
+                        } else {
+                            "final_answer"
+                        };
+                        model.compat.phases.then(|| label.to_owned())
+                    };
+                    if let Some(phase) = phase.clone().or_else(inferred) {
                         item["phase"] = json!(phase);
                     }
                     input.push(item);
@@ -201,7 +211,10 @@ impl Wire for ResponsesWire {
         };
         let effort = thinks.then(|| model.compat.effort(level));
         let reasoning = effort.map(|e| json!({"effort": e, "summary": "auto"}));
-        let samples = effort.is_none_or(|e| e == "none");
+        // Sampling parameters only while no reasoning is asked for, at the request
+        // level or by an update.
+        let now = thinks.then(|| model.compat.effort(options.thinking));
+        let samples = effort.is_none_or(|e| e == "none") && now.is_none_or(|e| e == "none");
         let body = Body {
             model: &model.id,
             instructions: &context.system_prompt,

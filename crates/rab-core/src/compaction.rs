@@ -255,17 +255,17 @@ fn content_text(c: &[Content]) -> String {
 
 /// The messages kept after a summary. Their responses' reported usage counted the
 /// history the summary replaced, so it is cleared: the context size is estimated
-/// until the next response reports it anew. Their thinking was written after the
-/// history the summary replaced, so it is left out: Anthropic rejects (or drops)
-/// thinking whose prefix was rewritten, and its docs ask clients that keep turns
-/// after their own summary to strip it (platform.claude.com/docs/en/build-with-claude/
-/// preserved-thinking, "Custom compaction on the client", read 2026-11-24).
+/// until the next response reports it anew. Their thinking stays: where a provider
+/// binds it to the history before it (Anthropic), the adapter sees that prefix changed
+/// and leaves it out, as Anthropic's docs ask of clients that keep turns after their
+/// own summary (platform.claude.com/docs/en/build-with-claude/preserved-thinking,
+/// "Custom compaction on the client", read 2026-11-24); elsewhere a tool round must go
+/// on with its thinking.
 fn kept_tail(messages: &[Message]) -> impl Iterator<Item = Message> + '_ {
     messages.iter().map(|m| match m {
         Message::Assistant(a) => {
             let mut a = a.clone();
             a.usage = rab_ai::Usage::default();
-            a.content.retain(|b| !matches!(b, AssistantBlock::Thinking { .. }));
             Message::Assistant(a)
         }
         Message::User(_) | Message::ToolResult(_) | Message::System(_) => m.clone(),

@@ -137,9 +137,13 @@ pub fn prompt_update(old: &str, new: &str) -> Option<String> {
     let old_parts: Vec<&str> = old.split("\n\n").collect();
     let new_parts: Vec<&str> = new.split("\n\n").collect();
     let added: Vec<&str> = new_parts.iter().copied().filter(|p| !old_parts.contains(p)).collect();
-    // A paragraph replaced by a new version of itself (same first line up to its
-    // colon, such as `Current date:`) needs no separate mention.
-    let key = |p: &str| p.lines().next().and_then(|l| l.split_once(':')).map(|(k, _)| k.to_owned());
+    // A short paragraph replaced by a new version of itself (the same `Key:` opening
+    // its first line, such as `Current date:`) needs no separate mention.
+    let key = |p: &str| {
+        let first = p.lines().next()?;
+        let (k, _) = first.split_once(':')?;
+        (p.lines().count() <= 3 && !k.is_empty() && k.len() <= 40).then(|| k.to_owned())
+    };
     let removed: Vec<&str> = old_parts
         .iter()
         .copied()
@@ -147,12 +151,15 @@ pub fn prompt_update(old: &str, new: &str) -> Option<String> {
         .filter(|p| key(p).is_none_or(|k| !added.iter().any(|a| key(a).as_ref() == Some(&k))))
         .collect();
     let mut out = String::from(
-        "Your instructions changed since this conversation began. These parts of the system \
-         prompt are new or updated and take precedence over the earlier text:",
+        "Your instructions changed since this conversation began (the system prompt above \
+         is the one it began with).",
     );
-    for p in &added {
-        out.push_str("\n\n");
-        out.push_str(p);
+    if !added.is_empty() {
+        out.push_str(" These parts are new or updated and take precedence over the earlier text:");
+        for p in &added {
+            out.push_str("\n\n");
+            out.push_str(p);
+        }
     }
     if !removed.is_empty() {
         out.push_str("\n\nThese earlier parts no longer apply:");
@@ -180,6 +187,9 @@ mod tests {
         assert!(update.contains("no longer apply:\n\nUse tabs."), "{update}");
         assert!(!update.contains("Be brief."), "unchanged parts are not repeated: {update}");
         assert_eq!(prompt_update(new, new), None);
+        let only_removed = prompt_update("A\n\nB", "A").unwrap();
+        assert!(!only_removed.contains("new or updated"), "{only_removed}");
+        assert!(only_removed.ends_with("no longer apply:\n\nB"), "{only_removed}");
     }
 
     fn sources(cwd: &Path, home: &Path) -> PromptSources {

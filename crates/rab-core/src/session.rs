@@ -142,7 +142,15 @@ impl AgentSession {
         };
         match stored {
             Some((prompt, tools)) => {
-                self.agent.set_note(crate::prompt::prompt_update(&prompt, &self.prompt));
+                // Said once: a later resume finds the same note already in the history.
+                let note = crate::prompt::prompt_update(&prompt, &self.prompt).filter(|note| {
+                    !self
+                        .agent
+                        .messages()
+                        .iter()
+                        .any(|m| matches!(m, Message::System(s) if s.text == *note))
+                });
+                self.agent.set_note(note);
                 self.agent.set_system_prompt(prompt);
                 self.agent.set_declared_tools(Some(tools));
             }

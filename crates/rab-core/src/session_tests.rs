@@ -108,3 +108,37 @@ async fn a_resumed_session_sends_the_whole_history_and_records_the_model_once() 
         tape.entries().iter().filter(|e| matches!(e.body, EntryBody::ModelChange { .. })).count();
     assert_eq!(model_changes, 1);
 }
+
+#[tokio::test]
+async fn issue_13_a_resumed_session_keeps_its_first_prompt_and_says_what_changed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("one"), Turn::text("two"), Turn::text("three")]);
+    let tools: Vec<Arc<dyn AgentTool>> = vec![Arc::new(Echo)];
+    let open = |prompt: &str, tape: Tape| {
+        AgentSession::new(Arc::new(Client::new()), config(&llm), prompt.into(), tools.clone(), tape)
+            .unwrap()
+            .0
+    };
+    let day1 = "Be brief.\n\nCurrent date: 2026-11-24";
+    let day2 = "Be brief.\n\nCurrent date: 2026-11-25";
+    let mut s = open(day1, Tape::create(dir.path(), std::path::Path::new("/p"), None));
+    s.prompt("a".into(), CancellationToken::new()).await;
+    let path = s.tape().path().unwrap().to_owned();
+    drop(s);
+    // Resumed the next day, twice.
+    for prompt in ["b", "c"] {
+        let (tape, _) = Tape::open(&path).unwrap();
+        let mut s = open(day2, tape);
+        assert_eq!(s.agent().system_prompt(), day1, "the prompt the conversation began with");
+        s.prompt(prompt.into(), CancellationToken::new()).await;
+    }
+    let reqs = llm.requests();
+    assert!(reqs.iter().all(|r| r.system() == day1));
+    let said = |i: usize| String::from_utf8_lossy(&reqs[i].raw).matches("2026-11-25").count();
+    assert_eq!((said(0), said(1), said(2)), (0, 1, 1), "said once, then kept in the history");
+    let (tape, _) = Tape::open(&path).unwrap();
+    let contexts =
+        tape.entries().iter().filter(|e| matches!(e.body, EntryBody::Context { .. })).count();
+    assert_eq!(contexts, 1, "declared once");
+}

@@ -18,7 +18,8 @@ fn setup(home: &Home, llm: &FakeLlm) {
     std::fs::create_dir_all(dir.join("agent")).unwrap();
     let compat = json!({"thinking": "anthropic-adaptive",
                         "efforts": ["between_tools", "low", "medium", "high", "xhigh", "max"],
-                        "systemMessages": true, "toolChanges": true});
+                        "systemMessages": true, "toolChanges": true,
+                        "preservedThinking": true});
     let models = json!({"providers": {"claude": {
         "baseUrl": llm.url(), "api": "anthropic-messages", "apiKey": "k",
         "models": [{"id": "claude-sonnet-5-5", "reasoning": true, "contextWindow": 200000,
@@ -138,6 +139,8 @@ fn issue_13_a_thinking_session_stays_bound_through_tools_search_resume_and_compa
         .any(|m| m.to_string().contains("Current date: 2026-11-25"));
     assert!(dated, "{:?}", system_messages(&reqs[5]));
     assert_eq!(blocks(&reqs[5], "thinking").len(), 5);
+    // The tool loaded with tool_search on day one is still offered, not withdrawn.
+    assert!(blocks(&reqs[5], "tool_removal").is_empty(), "{:?}", system_messages(&reqs[5]));
 
     // (a) After compaction: the summary first, the kept turns without their thinking
     // (it was bound to the history the summary replaced), and the request accepted.
@@ -146,4 +149,7 @@ fn issue_13_a_thinking_session_stays_bound_through_tools_search_resume_and_compa
     assert!(first.starts_with("<conversation_summary>"), "{first}");
     assert!(blocks(after, "thinking").is_empty());
     assert_eq!(after.body["system"], day_one);
+    // The changed date was said once, not again on the next resume.
+    let said = after.raw.windows(24).filter(|w| w == b"Current date: 2026-11-25").count();
+    assert_eq!(said, 1, "{:?}", system_messages(after));
 }
