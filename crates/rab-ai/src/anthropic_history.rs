@@ -380,15 +380,44 @@ pub(crate) fn messages<'a>(
     out
 }
 
-/// FNV-1a over what is written to it: stable across runs, platforms and versions.
-struct Fingerprint(u64);
+/// A 64-bit hash of what is written to it, eight bytes at a time (the request is hashed
+/// on every turn, so speed matters; it only has to tell one conversation's prefixes
+/// apart). Stable across runs, platforms and versions: it is stored on the tape.
+struct Fingerprint {
+    state: u64,
+    tail: [u8; 8],
+    tail_len: usize,
+    len: u64,
+    /// One value's JSON, hashed in one go (serde writes in many small pieces).
+    buf: Vec<u8>,
+}
+
+const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
 
 impl std::io::Write for Fingerprint {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        for b in buf {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        self.len += buf.len() as u64;
+        let mut rest = buf;
+        if self.tail_len > 0 {
+            let take = (8 - self.tail_len).min(rest.len());
+            self.tail[self.tail_len..self.tail_len + take].copy_from_slice(&rest[..take]);
+            self.tail_len += take;
+            rest = &rest[take..];
+            if self.tail_len < 8 {
+                return Ok(buf.len());
+            }
+            self.mix(u64::from_le_bytes(self.tail));
+            self.tail_len = 0;
         }
+        let mut words = rest.chunks_exact(8);
+        for w in &mut words {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            self.mix(u64::from_le_bytes(word));
+        }
+        let left = words.remainder();
+        self.tail[..left.len()].copy_from_slice(left);
+        self.tail_len = left.len();
         Ok(buf.len())
     }
 
@@ -399,17 +428,37 @@ impl std::io::Write for Fingerprint {
 
 impl Fingerprint {
     fn new() -> Self {
-        Fingerprint(0xcbf2_9ce4_8422_2325)
+        Fingerprint {
+            state: 0x243f_6a88_85a3_08d3,
+            tail: [0; 8],
+            tail_len: 0,
+            len: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    fn mix(&mut self, word: u64) {
+        self.state = (self.state ^ word).wrapping_mul(MIX).rotate_left(31);
     }
 
     fn add(&mut self, value: &impl Serialize) {
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.clear();
         // Writing to memory cannot fail, and serialising these types cannot either.
-        let _ = serde_json::to_writer(&mut *self, value);
-        let _ = std::io::Write::write(self, b"\n");
+        let _ = serde_json::to_writer(&mut buf, value);
+        buf.push(b'\n');
+        let _ = std::io::Write::write(self, &buf);
+        self.buf = buf;
     }
 
+    /// The hash of everything written so far (what follows is not affected).
     fn hex(&self) -> String {
-        format!("{:016x}", self.0)
+        let mut tail = [0u8; 8];
+        tail[..self.tail_len].copy_from_slice(&self.tail[..self.tail_len]);
+        let mut h = (self.state ^ u64::from_le_bytes(tail)).wrapping_mul(MIX);
+        h ^= self.len;
+        h = (h ^ (h >> 32)).wrapping_mul(MIX);
+        format!("{:016x}", h ^ (h >> 29))
     }
 }
 
