@@ -20,6 +20,7 @@ mod models;
 mod paths;
 mod safety;
 mod settings;
+mod trust;
 
 pub use auth::{Auth, Credential, KeySource, invalid_key_char, resolve_key};
 pub use env::Env;
@@ -31,5 +32,7 @@ pub use safety::{
     SecretSettings, add_allow_rule, set_setting,
 };
 pub use settings::{
-    CompactionSettings, LoadedSettings, QueueMode, RetrySettings, Settings, load_settings,
+    CompactionSettings, LoadedSettings, QueueMode, RetrySettings, Settings, claude_settings_file,
+    load_settings,
 };
+pub use trust::{TrustStore, canonical_dir};

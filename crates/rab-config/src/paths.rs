@@ -75,6 +75,11 @@ impl Paths {
         project.join(".rab").join("settings.json")
     }
 
+    /// `trusted.json`: the folders trusted (and refused) to run what they bring.
+    pub fn trust_file(&self) -> PathBuf {
+        self.home.join("trusted.json")
+    }
+
     /// `logs/rab.log`.
     pub fn log_file(&self) -> PathBuf {
         self.home.join("logs").join("rab.log")

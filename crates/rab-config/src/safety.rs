@@ -105,6 +105,9 @@ pub enum Scope {
     Global,
     /// `.rab/settings.json`.
     Project,
+    /// The project's `.claude/settings.json` (Claude Code's): rules naming tools rab
+    /// does not have are skipped.
+    Claude,
     /// The command line.
     Cli,
 }
@@ -211,7 +214,7 @@ pub fn set_setting(path: &Path, key: &str, value: Value) -> Result<(), Error> {
 
 /// Temp file in the same directory, then rename: a crash leaves the old or the new
 /// file, never half of one.
-fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let io = |source| Error::Io { path: path.to_owned(), source };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io)?;

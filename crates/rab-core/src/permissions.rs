@@ -124,6 +124,9 @@ pub struct Policy {
     root: PathBuf,
     home: Option<PathBuf>,
     known: Vec<String>,
+    /// Rules of Claude Code's project settings that rab cannot use (a tool it does not
+    /// have), one line each.
+    skipped: Vec<String>,
 }
 
 /// What the policy needs besides the rules.
@@ -169,12 +172,29 @@ impl Policy {
                 ("ask", &p.ask, &mut policy.ask),
                 ("deny", &p.deny, &mut policy.deny),
             ] {
+                if layer.scope == rab_config::Scope::Claude {
+                    // Claude Code has tools rab has not: their rules cannot apply here.
+                    for text in rules {
+                        match parse_rule(text, cx) {
+                            Ok(rule) => out.push(rule),
+                            Err(e) => policy.skipped.push(format!(
+                                "{source}: permissions.{list}: rule \"{text}\" skipped: {e}"
+                            )),
+                        }
+                    }
+                    continue;
+                }
                 parse_rules(rules, &source, list, cx, out)?;
             }
         }
         parse_rules(cli_allow, "--allowed-tools", "allow", cx, &mut policy.allow)?;
         parse_rules(cli_deny, "--disallowed-tools", "deny", cx, &mut policy.deny)?;
         Ok(policy)
+    }
+
+    /// Rules of Claude Code's project settings that were skipped, one line each.
+    pub fn skipped(&self) -> &[String] {
+        &self.skipped
     }
 
     /// Adds an allow rule (the user's "always").

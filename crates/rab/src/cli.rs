@@ -76,6 +76,10 @@ pub struct Cli {
     /// --permission-mode yolo.
     #[arg(long, alias = "dangerously-skip-permissions")]
     pub yolo: bool,
+    /// Trust this folder for this run: its hooks, MCP servers, allow rules and other
+    /// widening settings apply (also RAB_TRUST_PROJECT=1; `rab trust` remembers it).
+    #[arg(long)]
+    pub trust_project: bool,
 
     /// Permission mode: default, accept-edits, plan or yolo.
     #[arg(long, value_name = "MODE")]
@@ -174,6 +178,17 @@ pub enum Command {
         #[command(subcommand)]
         action: McpCommand,
     },
+    /// Trust a folder (default: this one) and the folders under it: its hooks, MCP
+    /// servers, allow rules and other widening settings apply from now on.
+    Trust {
+        /// The folder.
+        dir: Option<PathBuf>,
+    },
+    /// Stop trusting a folder (default: this one): what it brings is ignored again.
+    Untrust {
+        /// The folder.
+        dir: Option<PathBuf>,
+    },
 }
 
 /// `rab mcp …`.
@@ -205,6 +220,9 @@ pub struct ServeArgs {
     /// Another directory the sandbox lets the tools use (repeatable).
     #[arg(long, value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
+    /// Trust this folder for this run (its allow rules, hooks and widening settings).
+    #[arg(long)]
+    pub trust_project: bool,
 }
 
 impl ServeArgs {
@@ -217,6 +235,7 @@ impl ServeArgs {
         cli.disallowed_tools = self.disallowed_tools.clone();
         cli.sandbox = self.sandbox.clone();
         cli.add_dir = self.add_dir.clone();
+        cli.trust_project = self.trust_project;
         cli
     }
 }

@@ -71,6 +71,9 @@ pub struct Origin {
     pub is_long_running: bool,
     /// Extensions compiled into this binary.
     pub user: Vec<Arc<dyn Extension>>,
+    /// Whether the working directory may run code and widen access through what it
+    /// brings (see [`crate::trust`]).
+    pub trusted: bool,
 }
 
 /// A named list of tools as an extension (rab's built-in tools).
@@ -105,6 +108,8 @@ fn queue_mode(m: QueueMode) -> DrainMode {
 impl Launch {
     /// Resolves everything from the command line and environment. `is_long_running`
     /// (the UI, the REPL) adds the cron tools, whose jobs need a process that stays.
+    /// `trusted`: whether what the working directory brings may run code and widen
+    /// access (its allow rules, hooks, MCP servers, agents, granting skills).
     pub fn new(
         cli: &Cli,
         env: Env,
@@ -112,14 +117,11 @@ impl Launch {
         cwd: PathBuf,
         is_long_running: bool,
         user: Vec<Arc<dyn Extension>>,
+        trusted: bool,
     ) -> Result<Self, SetupError> {
         let registry = setup::registry(&env, &paths)?;
-        let loaded = rab_config::load_settings(
-            &paths.settings_file(),
-            &Paths::project_settings_file(&cwd),
-            &env,
-        )
-        .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })?;
+        let loaded = rab_config::load_settings(&paths.settings_file(), &cwd, &env, trusted)
+            .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })?;
         let mut warnings = loaded.warnings.clone();
         let settings = loaded.settings;
         let target = setup::target(cli, &settings, &env, &paths, &registry)?;
@@ -132,6 +134,7 @@ impl Launch {
                 paths.home(),
                 home.as_deref(),
                 settings.skills_as_tools,
+                trusted,
                 &mut warnings,
             )
         };
@@ -188,7 +191,7 @@ impl Launch {
             #[cfg(feature = "mcp")]
             {
                 let sandbox = workspace.sandbox().clone();
-                let ext = crate::mcp::start(&env, &paths, &cwd, sandbox, &mut warnings)?;
+                let ext = crate::mcp::start(&env, &paths, &cwd, sandbox, trusted, &mut warnings)?;
                 mcp = Some(ext.manager().clone());
                 list.push(Arc::new(ext));
             }
@@ -203,10 +206,9 @@ impl Launch {
         let has_task =
             has_builtin_tools && !cli.no_tools && setup::is_enabled("task", only, &settings);
         let mut agent_warnings = Vec::new();
-        let agents = rab_core::task::load_agents(
-            &[&cwd.join(".rab/agents"), &paths.home().join("agents"), &cwd.join(".claude/agents")],
-            &mut agent_warnings,
-        );
+        let agent_dirs = crate::trust::agent_dirs(&cwd, paths.home(), trusted);
+        let agent_dirs: Vec<&std::path::Path> = agent_dirs.iter().map(PathBuf::as_path).collect();
+        let agents = rab_core::task::load_agents(&agent_dirs, &mut agent_warnings);
         for w in &agent_warnings {
             eprintln!("rab: warning: {w}");
         }
@@ -252,7 +254,7 @@ impl Launch {
             scheduler,
             inbox,
             extensions,
-            origin: Origin { cli: cli.clone(), is_long_running, user },
+            origin: Origin { cli: cli.clone(), is_long_running, user, trusted },
             #[cfg(feature = "mcp")]
             mcp,
         })
@@ -268,6 +270,7 @@ impl Launch {
             self.cwd.clone(),
             o.is_long_running,
             o.user.clone(),
+            o.trusted,
         )
     }
 

@@ -34,6 +34,7 @@ mod resources;
 mod safety;
 mod sessions;
 mod setup;
+mod trust;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -103,6 +104,15 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             }
         };
     }
+    match &cli.command {
+        Some(cli::Command::Trust { dir }) => {
+            return trust::command(&env, &paths, &cwd, dir.as_deref(), true);
+        }
+        Some(cli::Command::Untrust { dir }) => {
+            return trust::command(&env, &paths, &cwd, dir.as_deref(), false);
+        }
+        Some(cli::Command::Sessions { .. } | cli::Command::Mcp { .. }) | None => {}
+    }
     if let Some(cli::Command::Mcp { action: cli::McpCommand::Serve(args) }) = &cli.command {
         #[cfg(feature = "mcp")]
         return mcp::serve(&args.to_cli(), env, paths, cwd);
@@ -135,13 +145,25 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         },
         Mode::Repl | Mode::Tui => Some(cli.prompt.join(" ")).filter(|p| !p.trim().is_empty()),
     };
+    let trusted = match decide_trust(&cli, &env, &paths, &cwd, mode) {
+        Ok(t) => t,
+        Err(message) => return fail(EXIT_USAGE, &message),
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => return fail(EXIT_PROVIDER, &format!("cannot start the async runtime: {e}")),
     };
     // MCP servers start in the background on this runtime while the rest starts up.
     let entered = runtime.enter();
-    let launch = match launch::Launch::new(&cli, env, paths, cwd, mode != Mode::Print, extensions) {
+    let launch = match launch::Launch::new(
+        &cli,
+        env,
+        paths,
+        cwd,
+        mode != Mode::Print,
+        extensions,
+        trusted,
+    ) {
         Ok(l) => l,
         Err(e) => return fail(e.code, &e.message),
     };
@@ -187,6 +209,37 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             Mode::Tui => interactive::run(launch, session, prompt, cli.resume).await,
         }
     })
+}
+
+/// Whether the working directory's hooks, servers and widening rules apply: decided
+/// before anything of the folder's runs. An untrusted folder that brings any is asked
+/// about once on a terminal, else named on stderr.
+fn decide_trust(
+    cli: &cli::Cli,
+    env: &Env,
+    paths: &Paths,
+    cwd: &std::path::Path,
+    mode: Mode,
+) -> Result<bool, String> {
+    let trust = trust::decide(cli, env, paths, cwd)?;
+    if trust.trusted || cli.no_extensions {
+        return Ok(trust.trusted);
+    }
+    let offers = trust::offers(env, paths, cwd);
+    if offers.is_empty() {
+        return Ok(false);
+    }
+    if mode != Mode::Print
+        && !trust.remembered
+        && let Some(answer) = trust::ask(cwd, &offers)
+    {
+        trust::remember(paths, cwd, answer)?;
+        if answer {
+            return Ok(true);
+        }
+    }
+    trust::report(cwd, &offers);
+    Ok(false)
 }
 
 /// How rab talks to the user this time.

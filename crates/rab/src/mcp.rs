@@ -11,10 +11,40 @@ use rab_config::{Env, Paths};
 use crate::cli::Cli;
 use crate::setup::SetupError;
 
+/// The project's configuration files: its `.rab/mcp.json` and Claude Code's `.mcp.json`.
+/// Their servers are programs a checkout brings: they start only in a trusted folder.
+pub fn project_config_files(cwd: &Path) -> Vec<PathBuf> {
+    vec![cwd.join(".rab/mcp.json"), cwd.join(".mcp.json")]
+}
+
 /// The configuration files, the first definition of a name winning: the project's
-/// `.rab/mcp.json`, Claude Code's `.mcp.json`, then `~/.rab/mcp.json`.
-pub fn config_files(cwd: &Path, rab_home: &Path) -> Vec<PathBuf> {
-    vec![cwd.join(".rab/mcp.json"), cwd.join(".mcp.json"), rab_home.join("mcp.json")]
+/// (when `trusted`), then `~/.rab/mcp.json`.
+pub fn config_files(cwd: &Path, rab_home: &Path, trusted: bool) -> Vec<PathBuf> {
+    let mut files = if trusted { project_config_files(cwd) } else { Vec::new() };
+    files.push(rab_home.join("mcp.json"));
+    files
+}
+
+/// The servers a project's files define, `file: MCP servers a, b` (for saying what an
+/// untrusted folder would start).
+pub fn project_servers(cwd: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for file in project_config_files(cwd) {
+        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+            out.push(format!("{}: MCP servers (the file does not parse)", file.display()));
+            continue;
+        };
+        let names: Vec<&str> = ["mcpServers", "servers"]
+            .iter()
+            .filter_map(|k| value.get(k).and_then(serde_json::Value::as_object))
+            .flat_map(|m| m.keys().map(String::as_str))
+            .collect();
+        if !names.is_empty() {
+            out.push(format!("{}: MCP servers {}", file.display(), names.join(", ")));
+        }
+    }
+    out
 }
 
 /// Starts the configured servers (in the background, on the current runtime) and
@@ -24,10 +54,12 @@ pub fn start(
     paths: &Paths,
     cwd: &Path,
     sandbox: rab_tools::Sandbox,
+    trusted: bool,
     warnings: &mut Vec<String>,
 ) -> Result<rab_mcp::McpExtension, SetupError> {
     let lookup = |name: &str| env.get(name).map(str::to_owned);
-    let servers = rab_mcp::config::load(&config_files(cwd, paths.home()), &lookup, warnings)
+    let files = config_files(cwd, paths.home(), trusted);
+    let servers = rab_mcp::config::load(&files, &lookup, warnings)
         .map_err(|e| SetupError::usage(e.to_string()))?;
     let options = rab_mcp::StartOptions::new(sandbox, cwd.to_path_buf());
     Ok(rab_mcp::McpExtension::new(rab_mcp::McpManager::start(servers, options)))
@@ -61,11 +93,18 @@ const SERVED: [&str; 8] = ["read", "write", "edit", "bash", "grep", "glob", "ls"
 /// asked, so a call that would ask is refused (allow it with rules or
 /// `--permission-mode`).
 pub fn serve(cli: &Cli, env: Env, paths: Paths, cwd: PathBuf) -> u8 {
-    let loaded = match rab_config::load_settings(
-        &paths.settings_file(),
-        &Paths::project_settings_file(&cwd),
-        &env,
-    ) {
+    // Nobody can be asked: the folder's widening settings apply only if it is trusted.
+    let trusted = match crate::trust::decide(cli, &env, &paths, &cwd) {
+        Ok(t) => t.trusted,
+        Err(e) => return crate::fail(crate::EXIT_USAGE, &e),
+    };
+    if !trusted {
+        let offers = crate::trust::offers(&env, &paths, &cwd);
+        if !offers.is_empty() {
+            crate::trust::report(&cwd, &offers);
+        }
+    }
+    let loaded = match rab_config::load_settings(&paths.settings_file(), &cwd, &env, trusted) {
         Ok(l) => l,
         Err(e) => return crate::fail(crate::EXIT_USAGE, &e.to_string()),
     };

@@ -80,18 +80,47 @@ impl CommandHandler for SkillHandler {
 }
 
 impl Resources {
-    /// Loads both; problems are pushed to `warnings`.
+    /// Loads both; problems are pushed to `warnings`. In an untrusted folder the
+    /// project's skills and commands keep their text but grant no tools.
     pub fn load(
         cwd: &Path,
         rab_home: &Path,
         home: Option<&Path>,
         skills_as_tools: bool,
+        trusted: bool,
         warnings: &mut Vec<String>,
     ) -> Self {
-        let skills = load_skills(&skill_dirs(cwd, rab_home, home), warnings);
+        let mut skills = load_skills(&skill_dirs(cwd, rab_home, home), warnings);
         let builtin: Vec<&str> = crate::commands::BUILTINS.iter().map(|(n, _)| *n).collect();
-        let commands = load_commands(&command_dirs(cwd, rab_home), &builtin, warnings);
+        let mut commands = load_commands(&command_dirs(cwd, rab_home), &builtin, warnings);
+        if !trusted {
+            let project = |p: &Path| crate::trust::is_project_path(cwd, p);
+            for s in skills.iter_mut().filter(|s| project(&s.dir)) {
+                s.allowed_tools.clear();
+            }
+            for c in commands.iter_mut().filter(|c| project(&c.path)) {
+                c.allowed_tools.clear();
+            }
+        }
         Self { skills, commands, skills_as_tools }
+    }
+
+    /// What the project's skills and commands would grant once the folder is trusted.
+    pub fn grants(&self, cwd: &Path) -> Vec<String> {
+        let project = |p: &Path| crate::trust::is_project_path(cwd, p);
+        let skills = self.skills.iter().filter(|s| project(&s.dir) && !s.allowed_tools.is_empty());
+        let commands =
+            self.commands.iter().filter(|c| project(&c.path) && !c.allowed_tools.is_empty());
+        skills
+            .map(|s| (s.dir.clone(), format!("skill {}", s.name), &s.allowed_tools))
+            .chain(
+                commands
+                    .map(|c| (c.path.clone(), format!("command /{}", c.name), &c.allowed_tools)),
+            )
+            .map(|(path, what, tools)| {
+                format!("{}: {what} grants {}", path.display(), tools.join(", "))
+            })
+            .collect()
     }
 
     /// The `skill` tool (when the model may invoke any skill) and, with `as_tools`, one

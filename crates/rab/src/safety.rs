@@ -108,6 +108,7 @@ pub fn build(
         &cx,
     )
     .map_err(|e| SetupError::usage(e.to_string()))?;
+    warnings.extend(policy.skipped().iter().cloned());
     let sandbox_name =
         cli.sandbox.clone().or_else(|| settings.sandbox.mode.clone()).unwrap_or("off".into());
     let sandbox_mode = SandboxMode::parse(&sandbox_name).ok_or_else(|| {

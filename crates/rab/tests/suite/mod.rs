@@ -10,4 +10,5 @@ mod repl;
 mod resources;
 mod safety;
 mod sessions;
+mod trust;
 mod tui;

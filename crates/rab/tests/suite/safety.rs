@@ -18,9 +18,12 @@ fn project(home: &Home) -> PathBuf {
     dir
 }
 
+/// `rab -p` in `cwd`, a folder these tests trust (its rules, hooks and agents are
+/// what they test; `trust.rs` tests the untrusted case).
 fn run(home: &Home, llm: &FakeLlm, cwd: &Path, args: &[&str]) -> Output {
     home.rab_for("anthropic-messages", llm, Some("k"))
         .current_dir(cwd)
+        .env("RAB_TRUST_PROJECT", "1")
         .arg("-p")
         .args(args)
         .output()
