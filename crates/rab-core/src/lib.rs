@@ -21,6 +21,7 @@ pub mod routing;
 pub mod secrets;
 mod session;
 mod session_ops;
+mod shell_scan;
 pub mod skills;
 pub mod task;
 

@@ -7,6 +7,7 @@
 //! understood — an unknown tool, a malformed rule, an unknown mode — is an error at
 //! load naming the file and the rule, never a rule silently dropped.
 
+use crate::shell_scan;
 use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
@@ -127,6 +128,8 @@ pub struct Policy {
     /// Rules of Claude Code's project settings that rab cannot use (a tool it does not
     /// have), one line each.
     skipped: Vec<String>,
+    /// Some rule is about bash, so bash commands are parsed.
+    reads_commands: bool,
 }
 
 /// What the policy needs besides the rules.
@@ -189,7 +192,13 @@ impl Policy {
         }
         parse_rules(cli_allow, "--allowed-tools", "allow", cx, &mut policy.allow)?;
         parse_rules(cli_deny, "--disallowed-tools", "deny", cx, &mut policy.deny)?;
+        policy.note_bash_rules();
         Ok(policy)
+    }
+
+    fn note_bash_rules(&mut self) {
+        let mut all = self.allow.iter().chain(&self.granted).chain(&self.ask).chain(&self.deny);
+        self.reads_commands = all.any(|r| r.applies("bash"));
     }
 
     /// Rules of Claude Code's project settings that were skipped, one line each.
@@ -203,6 +212,7 @@ impl Policy {
         let cx =
             PolicyContext { known_tools: &known, root: &self.root, home: self.home.as_deref() };
         self.allow.push(parse_rule(text, &cx)?);
+        self.note_bash_rules();
         Ok(())
     }
 
@@ -216,6 +226,7 @@ impl Policy {
         self.granted.clear();
         let parsed: Result<Vec<Rule>, String> = rules.iter().map(|r| parse_rule(r, &cx)).collect();
         self.granted = parsed?;
+        self.note_bash_rules();
         Ok(())
     }
 
@@ -227,9 +238,25 @@ impl Policy {
         level: ToolLevel,
         args: &Value,
     ) -> Verdict {
-        if let Some(rule) = self.deny.iter().find(|r| self.matches(r, tool, args, Quantifier::Any))
-        {
+        // A command is parsed once, for every rule.
+        let scan = match (tool, args.get("command").and_then(Value::as_str)) {
+            ("bash", Some(cmd)) if self.reads_commands => Some(shell_scan::scan(cmd)),
+            _ => None,
+        };
+        let call = Call { tool, args, scan: scan.as_ref() };
+        if let Some(rule) = self.deny.iter().find(|r| self.matches_any(r, &call)) {
             return Verdict::Deny(format!("denied by the rule \"{}\"", rule.text));
+        }
+        if let Some(why) = scan.as_ref().and_then(|s| s.unknown.as_deref())
+            && let Some(rule) = self.deny.iter().find(|r| r.covers_commands(tool))
+        {
+            return Verdict::Deny(format!(
+                "rab cannot tell which commands this runs: {why}. A deny rule for bash \
+                 (\"{}\") is in effect, and deny rules only hold for commands rab can read, \
+                 so it refuses the command. Write the command out plainly (no eval, no \
+                 command in a variable, no shell reading a pipe)",
+                rule.text
+            ));
         }
         if mode == PermissionMode::Plan && level != ToolLevel::ReadOnly {
             return Verdict::Deny(format!(
@@ -241,15 +268,18 @@ impl Policy {
         if mode == PermissionMode::Yolo {
             return Verdict::Allow;
         }
-        if let Some(rule) = self.ask.iter().find(|r| self.matches(r, tool, args, Quantifier::Any)) {
+        if let Some(rule) = self.ask.iter().find(|r| self.matches_any(r, &call)) {
             return Verdict::Ask(format!("the rule \"{}\" asks", rule.text));
         }
-        if self
-            .allow
-            .iter()
-            .chain(&self.granted)
-            .any(|r| self.matches(r, tool, args, Quantifier::All))
+        if let Some(why) = scan.as_ref().and_then(|s| s.unknown.as_deref())
+            && let Some(rule) = self.ask.iter().find(|r| r.covers_commands(tool))
         {
+            return Verdict::Ask(format!(
+                "rab cannot tell which commands this runs ({why}), and the rule \"{}\" asks",
+                rule.text
+            ));
+        }
+        if self.allowed(&call) {
             return Verdict::Allow;
         }
         match level {
@@ -261,20 +291,52 @@ impl Policy {
         }
     }
 
+    /// Whether allow rules (and the prompt's grants) cover the whole call: for bash,
+    /// every simple command it runs, each by some rule.
+    fn allowed(&self, call: &Call<'_>) -> bool {
+        let mut rules = self.allow.iter().chain(&self.granted).filter(|r| r.applies(call.tool));
+        let Some(scan) = call.scan else {
+            return rules.any(|r| self.matches(r, call, true));
+        };
+        let rules: Vec<&Rule> = rules.collect();
+        if rules.iter().any(|r| matches!(r.pattern, Pattern::Any)) {
+            return true;
+        }
+        if scan.unknown.is_some() || scan.compound_writes || scan.commands.is_empty() {
+            return false;
+        }
+        scan.commands.iter().all(|cmd| {
+            rules.iter().any(|r| match &r.pattern {
+                Pattern::Command { glob, is_prefix } if cmd.writes.is_empty() => {
+                    command_matches(&cmd.written, glob, *is_prefix)
+                }
+                // Output to a file only when the rule says so (`bash(make > build.log)`).
+                Pattern::Command { glob, is_prefix } if glob.contains('>') => {
+                    let with = format!("{} {}", cmd.written, cmd.writes.join(" "));
+                    command_matches(&with, glob, *is_prefix)
+                }
+                _ => false,
+            })
+        })
+    }
+
     /// The rule "always allow" writes for this call: the command's first words for
     /// bash, the file's directory for file tools, the host for web_fetch.
     pub fn suggest_rule(&self, tool: &str, args: &Value) -> String {
         let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::trim);
         match tool {
-            "bash" => match text("command") {
-                Some(cmd) if !cmd.is_empty() => {
-                    let words: Vec<&str> = cmd.split_whitespace().take(2).collect();
-                    let keep =
-                        if words.get(1).is_some_and(|w| !w.starts_with('-')) { 2 } else { 1 };
-                    format!("bash({}*)", words[..keep.min(words.len())].join(" "))
+            "bash" => {
+                let scan = text("command").map(shell_scan::scan);
+                match scan.as_ref().and_then(|s| s.commands.first()) {
+                    Some(first) => {
+                        // The command word and what follows it, never a bare prefix of
+                        // the word (`bash(ls -la:*)`, not `bash(ls*)`, which is `lsof` too).
+                        let words: Vec<&str> = first.written.split(' ').take(2).collect();
+                        format!("bash({}:*)", words.join(" "))
+                    }
+                    None => tool.to_owned(),
                 }
-                _ => tool.to_owned(),
-            },
+            }
             "web_fetch" => match text("url").and_then(host_of) {
                 Some(host) => format!("web_fetch(domain:{host})"),
                 None => tool.to_owned(),
@@ -296,28 +358,40 @@ impl Policy {
         }
     }
 
-    fn matches(&self, rule: &Rule, tool: &str, args: &Value, q: Quantifier) -> bool {
-        let applies = if let Some(server) = rule.tool.strip_suffix("__") {
-            tool.strip_prefix(server).is_some_and(|rest| rest.starts_with("__"))
-        } else {
-            rule.tool == tool || names::rule_covers(&rule.tool, tool)
-        };
-        if !applies {
+    /// Whether `rule` matches any part of the call (deny and ask rules).
+    fn matches_any(&self, rule: &Rule, call: &Call<'_>) -> bool {
+        self.matches(rule, call, false)
+    }
+
+    /// Whether `rule` matches a call; `all`: a path must match both as written and
+    /// with symbolic links resolved (allow rules), else either (deny and ask rules).
+    fn matches(&self, rule: &Rule, call: &Call<'_>, all: bool) -> bool {
+        if !rule.applies(call.tool) {
             return false;
         }
+        let args = call.args;
         match &rule.pattern {
             Pattern::Any => true,
             Pattern::Command { glob, is_prefix } => {
                 let Some(cmd) = args.get("command").and_then(Value::as_str) else { return false };
-                command_matches(cmd, glob, *is_prefix, q)
+                let one = |text: &str| command_matches(text, glob, *is_prefix);
+                one(cmd.trim())
+                    || call.scan.is_some_and(|scan| {
+                        scan.commands.iter().any(|c| {
+                            c.all_forms().any(one)
+                                || (!c.writes.is_empty()
+                                    && one(&format!("{} {}", c.written, c.writes.join(" "))))
+                        })
+                    })
             }
             Pattern::Path(glob) => {
                 let p = args.get("path").and_then(Value::as_str).unwrap_or(".");
                 let lexical = self.resolve(p);
                 let real = rab_tools::sandbox::real_path(&lexical);
-                match q {
-                    Quantifier::Any => glob.is_match(&lexical) || glob.is_match(&real),
-                    Quantifier::All => glob.is_match(&lexical) && glob.is_match(&real),
+                if all {
+                    glob.is_match(&lexical) && glob.is_match(&real)
+                } else {
+                    glob.is_match(&lexical) || glob.is_match(&real)
                 }
             }
             Pattern::Domain(domain) => args
@@ -339,12 +413,27 @@ impl Policy {
     }
 }
 
-/// Deny and ask rules match when any part of a call matches; allow rules only when
-/// every part does (each command of `a && b`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Quantifier {
-    Any,
-    All,
+/// A call being checked, with its command parsed once.
+struct Call<'a> {
+    tool: &'a str,
+    args: &'a Value,
+    scan: Option<&'a shell_scan::Scan>,
+}
+
+impl Rule {
+    /// Whether the rule is about `tool`.
+    fn applies(&self, tool: &str) -> bool {
+        if let Some(server) = self.tool.strip_suffix("__") {
+            tool.strip_prefix(server).is_some_and(|rest| rest.starts_with("__"))
+        } else {
+            self.tool == tool || names::rule_covers(&self.tool, tool)
+        }
+    }
+
+    /// Whether the rule names commands of `tool` (a bash rule with a pattern, or bash).
+    fn covers_commands(&self, tool: &str) -> bool {
+        tool == "bash" && self.applies(tool)
+    }
 }
 
 fn level_phrase(level: ToolLevel) -> &'static str {
@@ -481,31 +570,13 @@ fn host_of(url: &str) -> Option<String> {
     (!host.is_empty()).then(|| host.to_ascii_lowercase())
 }
 
-/// Splits a command line at `&&`, `||`, `;`, `|`, `&` and newlines. Quotes are not
-/// honoured: a split inside quotes only makes an allow rule harder to satisfy.
-fn command_parts(cmd: &str) -> Vec<&str> {
-    cmd.split(['&', '|', ';', '\n']).map(str::trim).filter(|s| !s.is_empty()).collect()
-}
-
-fn command_matches(cmd: &str, glob: &str, is_prefix: bool, q: Quantifier) -> bool {
-    let one = |part: &str| {
-        if is_prefix {
-            part == glob
-                || part.strip_prefix(glob).is_some_and(|r| r.starts_with(char::is_whitespace))
-        } else {
-            wildcard(glob, part)
-        }
-    };
-    match q {
-        Quantifier::Any => one(cmd.trim()) || command_parts(cmd).into_iter().any(one),
-        Quantifier::All => {
-            // Substitutions run commands no rule looked at.
-            if ["$(", "`", "<(", ">("].iter().any(|s| cmd.contains(s)) {
-                return false;
-            }
-            let parts = command_parts(cmd);
-            !parts.is_empty() && parts.into_iter().all(one)
-        }
+/// Whether one command's text matches a rule's glob, or its prefix (`cmd:*`: the
+/// words themselves or followed by more).
+fn command_matches(text: &str, glob: &str, is_prefix: bool) -> bool {
+    if is_prefix {
+        text == glob || text.strip_prefix(glob).is_some_and(|r| r.starts_with(char::is_whitespace))
+    } else {
+        wildcard(glob, text)
     }
 }
 

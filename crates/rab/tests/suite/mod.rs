@@ -1,6 +1,7 @@
 mod agent;
 mod binding;
 mod context;
+mod deny;
 mod extensions;
 mod harness;
 mod mcp;

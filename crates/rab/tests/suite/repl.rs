@@ -88,7 +88,7 @@ fn permission_questions_are_answered_on_stdin_once_always_or_no_with_a_reason() 
     assert_eq!(reqs[2].tool_results()[1].1, "hi");
     assert_eq!(reqs[3].tool_results()[2].1, "the user denied this call: not that file");
     let saved = std::fs::read_to_string(home.dir.path().join(".rab/settings.json")).unwrap();
-    assert!(saved.contains("bash(echo hi*)"), "{saved}");
+    assert!(saved.contains("bash(echo hi:*)"), "{saved}");
     assert!(home.dir.path().join("a.txt").exists());
 }
 

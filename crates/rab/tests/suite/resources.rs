@@ -107,7 +107,7 @@ fn comma_lines_run_in_the_shell_through_the_gate_and_double_comma_asks_the_model
     let out = rab(&[",echo hi"]);
     assert_ne!(out.status.code(), Some(0));
     assert!(
-        stderr(&out).contains("--allowed-tools 'bash(echo hi*)'"),
+        stderr(&out).contains("--allowed-tools 'bash(echo hi:*)'"),
         "the gate asked: {}",
         stderr(&out)
     );

@@ -90,7 +90,7 @@ fn headless_asking_is_a_denial_with_advice_for_the_model_and_a_note_on_stderr() 
     assert_eq!(out.status.code(), Some(0));
     let result = &llm.requests()[1].tool_results()[0].1;
     assert!(result.contains("running headless with nobody to approve it"), "{result}");
-    assert!(result.contains("--allowed-tools 'bash(git status*)'"), "{result}");
+    assert!(result.contains("--allowed-tools 'bash(git status:*)'"), "{result}");
     assert!(stderr(&out).contains("rab: denied bash"), "{}", stderr(&out));
 }
 

@@ -83,7 +83,7 @@ fn a_full_run_renders_the_prompt_tools_diff_and_markdown_answer() {
     assert!(h.contains("• edited hello.sh") || h.contains("- edited"), "list rendered: {h}");
     assert!(!h.contains("**hello"), "emphasis rendered: {h}");
     let saved = std::fs::read_to_string(repo.join(".rab/settings.json")).unwrap();
-    assert!(saved.contains("\"bash(sh hello.sh*)\""), "{saved}");
+    assert!(saved.contains("\"bash(sh hello.sh:*)\""), "{saved}");
     pty.send("\x03\x03");
     assert_eq!(pty.wait_exit(T), Some(0));
 }

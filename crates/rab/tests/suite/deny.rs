@@ -1,0 +1,116 @@
+//! Deny rules that hold: every spelling of a denied command is refused, in yolo mode,
+//! by the real binary against the fake server, and the file it would delete survives.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use pretty_assertions::assert_eq;
+use rab_fake_llm::{FakeLlm, Turn};
+use serde_json::json;
+
+use super::harness::{Home, stderr};
+
+/// A project with files `f1`..`f15` and a global `deny: ["bash(rm *)"]`.
+fn setup(home: &Home) -> PathBuf {
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 1..=15 {
+        std::fs::write(dir.join(format!("f{i}")), "keep\n").unwrap();
+    }
+    let global = home.dir.path().join("rab/agent");
+    std::fs::create_dir_all(&global).unwrap();
+    std::fs::write(global.join("settings.json"), r#"{"permissions": {"deny": ["bash(rm *)"]}}"#)
+        .unwrap();
+    dir
+}
+
+fn run(home: &Home, llm: &FakeLlm, cwd: &Path, args: &[&str]) -> Output {
+    home.rab_for("anthropic-messages", llm, Some("k"))
+        .current_dir(cwd)
+        .arg("-p")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The 14 spellings that once walked past a deny rule, and a heredoc-fed `sh`.
+const SPELLINGS: [&str; 15] = [
+    "echo $(rm f1)",
+    "/bin/rm f2",
+    "FOO=1 rm f3",
+    "sh -c 'rm f4'",
+    "command rm f5",
+    "echo `rm f6`",
+    "\\rm f7",
+    "env rm f8",
+    "bash -c \"rm f9\"",
+    "echo f10 | xargs rm",
+    "eval 'rm f11'",
+    "$(printf rm) f12",
+    "timeout 5 rm f13",
+    "nice rm f14",
+    "sh <<EOF\nrm f15\nEOF",
+];
+
+#[test]
+fn every_spelling_of_a_denied_command_is_refused_in_yolo_and_the_files_survive() {
+    let home = Home::new();
+    let dir = setup(&home);
+    let llm = FakeLlm::start();
+    let mut turn = Turn::tool_call("bash", json!({"command": SPELLINGS[0]}));
+    for cmd in &SPELLINGS[1..] {
+        turn = turn.and_tool_call("bash", json!({"command": cmd}));
+    }
+    llm.script([turn, Turn::text("ok")]);
+    let out = run(&home, &llm, &dir, &["--yolo", "clean up"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert_eq!(results.len(), SPELLINGS.len());
+    for (i, (cmd, (_, result))) in SPELLINGS.iter().zip(&results).enumerate() {
+        assert!(result.starts_with("permission denied"), "{cmd}: {result}");
+        let file = dir.join(format!("f{}", i + 1));
+        assert!(file.exists(), "{cmd} deleted {}", file.display());
+    }
+    // Where the command word is only known when it runs, the result says so.
+    assert!(results[11].1.contains("cannot tell which commands"), "{}", results[11].1);
+    assert!(results[0].1.contains("denied by the rule \"bash(rm *)\""), "{}", results[0].1);
+}
+
+#[test]
+fn a_word_rm_that_is_not_the_command_is_not_denied() {
+    let home = Home::new();
+    let dir = setup(&home);
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "f1"]);
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("bash", json!({"command": "echo rm"}))
+            .and_tool_call("bash", json!({"command": "git rm -q --cached f1"}))
+            .and_tool_call("bash", json!({"command": "git status --short f1"})),
+        Turn::text("ok"),
+    ]);
+    // Default mode: the allow rules decide, the deny rule only sees `rm` as a command.
+    let out = run(
+        &home,
+        &llm,
+        &dir,
+        &["--allowed-tools", "bash(echo:*),bash(git rm:*),bash(git status:*)", "go"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert_eq!(results[0].1, "rm");
+    assert!(!results[1].1.contains("denied"), "{}", results[1].1);
+    assert_eq!(results[2].1, "?? f1", "git rm --cached ran and kept the file");
+    assert!(dir.join("f1").exists());
+}
