@@ -142,6 +142,19 @@ impl Gate {
         }
     }
 
+    /// Whether a read deny rule covers `path` (for the filter grep, glob and ls use).
+    pub fn read_denied(&self, path: &std::path::Path) -> bool {
+        // A poisoned lock hides everything rather than nothing.
+        self.policy.read().map_or(true, |p| p.read_denied(path))
+    }
+
+    /// The filter grep, glob and ls use: what the read deny rules cover, as the rules
+    /// stand at each call.
+    pub fn read_filter(self: &Arc<Self>) -> rab_tools::ReadFilter {
+        let gate = self.clone();
+        rab_tools::ReadFilter::new(move |p| gate.read_denied(p))
+    }
+
     /// The shared mode.
     pub fn mode(&self) -> &Arc<ModeSwitch> {
         &self.mode

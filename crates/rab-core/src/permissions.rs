@@ -201,6 +201,20 @@ impl Policy {
         self.reads_commands = all.any(|r| r.applies("bash"));
     }
 
+    /// Whether a `read(...)` deny rule covers `path` (absolute, as written: the tools
+    /// ask again with the target of a symbolic link): grep, glob and ls leave such
+    /// paths out of their results.
+    pub fn read_denied(&self, path: &Path) -> bool {
+        self.deny.iter().any(|r| {
+            r.tool == "read"
+                && match &r.pattern {
+                    Pattern::Path(glob) => glob.is_match(path),
+                    Pattern::Any => true,
+                    _ => false,
+                }
+        })
+    }
+
     /// Rules of Claude Code's project settings that were skipped, one line each.
     pub fn skipped(&self) -> &[String] {
         &self.skipped

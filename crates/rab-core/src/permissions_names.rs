@@ -34,11 +34,12 @@ pub(crate) fn is_path_tool(tool: &str) -> bool {
     matches!(tool, "read" | "write" | "edit" | "ls" | "grep" | "glob")
 }
 
-/// As in Claude Code, an `edit` rule covers every tool that changes files and a
-/// `read` rule every tool that reads them.
+/// As in Claude Code, an `edit` (or `write`) rule covers every tool that changes files
+/// and a `read` rule every tool that reads them.
 pub(crate) fn rule_covers(rule_tool: &str, tool: &str) -> bool {
     match rule_tool {
         "edit" => tool == "write",
+        "write" => tool == "edit",
         "read" => matches!(tool, "grep" | "glob" | "ls"),
         _ => false,
     }

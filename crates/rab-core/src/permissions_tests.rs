@@ -101,6 +101,18 @@ fn path_rules_resolve_home_root_and_cover_related_tools() {
 }
 
 #[test]
+fn write_and_edit_rules_cover_each_other_and_read_deny_rules_hide_paths() {
+    let p = policy(&[], &[], &["write(.git/**)", "read(secrets/**)"]).unwrap();
+    let check = |tool, path: &str| p.check(Yolo, tool, Edit, &json!({"path": path}));
+    assert!(matches!(check("edit", ".git/config"), Verdict::Deny(_)));
+    assert!(matches!(check("write", ".git/hooks/pre-commit"), Verdict::Deny(_)));
+    assert_eq!(check("edit", "src/a.rs"), Verdict::Allow);
+    assert!(p.read_denied(Path::new("/p/secrets/key")));
+    assert!(p.read_denied(Path::new("/p/secrets")));
+    assert!(!p.read_denied(Path::new("/p/src/secrets.rs")));
+}
+
+#[test]
 fn domain_rules_match_the_host_and_its_subdomains_only() {
     let p = policy(&["web_fetch(domain:example.com)"], &[], &[]).unwrap();
     let check = |url: &str| p.check(Default, "web_fetch", Network, &json!({"url": url}));

@@ -15,6 +15,7 @@ use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio_util::sync::CancellationToken;
 
 use crate::Workspace;
@@ -81,9 +82,15 @@ impl Tool for Glob {
             .build()
             .map_err(|e| ToolError::Model(format!("invalid glob: {e}")))?
             .compile_matcher();
-        let query = Query { start: base.join(literal_prefix(&pattern)), base, matcher, pattern };
+        let query = Query {
+            start: base.join(literal_prefix(&pattern)),
+            base,
+            matcher,
+            pattern,
+            hidden: self.ws.read_filter().clone(),
+        };
         let cancel = cx.cancel.clone();
-        let mut found = tokio::task::spawn_blocking(move || walk(&query, &cancel))
+        let (mut found, hidden) = tokio::task::spawn_blocking(move || walk(&query, &cancel))
             .await
             .map_err(|e| ToolError::Model(format!("glob failed: {e}")))?;
         if cx.cancel.is_cancelled() {
@@ -100,7 +107,8 @@ impl Tool for Glob {
             let rest = total - MAX_PATHS;
             text.push(format!("[{rest} more files not shown; narrow the pattern or path]"));
         }
-        let details = json!({ "files": total, "truncated": total > MAX_PATHS });
+        text.extend(crate::hidden_note(hidden));
+        let details = json!({ "files": total, "truncated": total > MAX_PATHS, "hidden": hidden });
         Ok(ToolOutput::text(text.join("\n")).with_details(details))
     }
 }
@@ -113,6 +121,8 @@ struct Query {
     start: PathBuf,
     matcher: GlobMatcher,
     pattern: String,
+    /// Paths the read deny rules cover: left out.
+    hidden: crate::ReadFilter,
 }
 
 /// The pattern relative to `base`: a leading `./` or `base` itself removed.
@@ -148,16 +158,19 @@ fn names_hidden(pattern: &str) -> bool {
     })
 }
 
-/// Walks in parallel, collecting matching files with their modification times.
-fn walk(query: &Query, cancel: &CancellationToken) -> Found {
+/// Walks in parallel, collecting matching files with their modification times, and
+/// counting the matching files and the directories the read deny rules hide.
+fn walk(query: &Query, cancel: &CancellationToken) -> (Found, usize) {
     if !query.start.is_dir() {
-        return Vec::new();
+        return (Vec::new(), 0);
     }
     let found = Mutex::new(Vec::new());
+    let hidden = AtomicUsize::new(0);
     let mut walk = WalkBuilder::new(&query.start);
     walk.hidden(!names_hidden(&query.pattern));
     walk.build_parallel().run(|| {
         let mut batch = Batch { local: Vec::new(), found: &found };
+        let hidden = &hidden;
         Box::new(move |entry| {
             if cancel.is_cancelled() {
                 return WalkState::Quit;
@@ -167,6 +180,10 @@ fn walk(query: &Query, cancel: &CancellationToken) -> Found {
             let path = entry.path();
             let is_match = !is_dir
                 && path.strip_prefix(&query.base).is_ok_and(|rel| query.matcher.is_match(rel));
+            if (is_dir || is_match) && query.hidden.hides(path, entry.path_is_symlink()) {
+                hidden.fetch_add(1, Ordering::Relaxed);
+                return if is_dir { WalkState::Skip } else { WalkState::Continue };
+            }
             if is_match {
                 let modified = entry.metadata().ok().and_then(|m| m.modified().ok());
                 batch.push(path.to_path_buf(), modified.unwrap_or(SystemTime::UNIX_EPOCH));
@@ -174,7 +191,7 @@ fn walk(query: &Query, cancel: &CancellationToken) -> Found {
             WalkState::Continue
         })
     });
-    found.into_inner().unwrap_or_else(PoisonError::into_inner)
+    (found.into_inner().unwrap_or_else(PoisonError::into_inner), hidden.into_inner())
 }
 
 type Found = Vec<(PathBuf, SystemTime)>;

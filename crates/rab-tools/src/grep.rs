@@ -88,11 +88,17 @@ impl Tool for Grep {
             files_only: args.files_only.unwrap_or(false),
             has_context: args.context.is_some_and(|c| c > 0),
         };
-        let rendered = render(found, &self.ws, &shape);
+        let hidden = found.hidden;
+        let mut rendered = render(found, &self.ws, &shape);
+        if let Some(note) = crate::hidden_note(hidden) {
+            rendered.text.push('\n');
+            rendered.text.push_str(&note);
+        }
         Ok(ToolOutput::text(rendered.text).with_details(json!({
             "matches": rendered.total,
             "files": rendered.files,
             "truncated": rendered.is_truncated,
+            "hidden": hidden,
         })))
     }
 }
@@ -128,6 +134,7 @@ impl Grep {
             overrides,
             context: args.context.unwrap_or(0).min(MAX_CONTEXT),
             files_only: args.files_only.unwrap_or(false),
+            hidden: self.ws.read_filter().clone(),
         })
     }
 }
@@ -139,6 +146,8 @@ struct Query {
     overrides: Option<Override>,
     context: usize,
     files_only: bool,
+    /// Paths the read deny rules cover: not searched.
+    hidden: crate::ReadFilter,
 }
 
 /// One line kept for output.
@@ -167,6 +176,8 @@ struct Found {
     cutoff: Option<PathBuf>,
     /// Set when the only file searched was binary.
     binary_target: bool,
+    /// Files and directories left out for the read deny rules.
+    hidden: usize,
 }
 
 impl Found {
@@ -327,6 +338,14 @@ fn search(query: &Query, cancel: &CancellationToken) -> Found {
             }
             // Unreadable directories and broken links are skipped, as rg does.
             let Ok(entry) = entry else { return WalkState::Continue };
+            if query.hidden.hides(entry.path(), entry.path_is_symlink()) {
+                found.lock().unwrap_or_else(PoisonError::into_inner).hidden += 1;
+                return if entry.file_type().is_some_and(|t| t.is_dir()) {
+                    WalkState::Skip
+                } else {
+                    WalkState::Continue
+                };
+            }
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }

@@ -27,6 +27,8 @@ pub mod grep;
 pub mod kill_shell;
 pub mod ls;
 pub mod read;
+#[cfg(test)]
+mod read_filter_tests;
 pub mod sandbox;
 pub mod shells;
 pub mod sleep;
@@ -42,7 +44,7 @@ pub mod write;
 
 pub use sandbox::{Sandbox, SandboxMode};
 pub use shells::Shells;
-pub use workspace::{Workspace, normalize};
+pub use workspace::{ReadFilter, Workspace, hidden_note, normalize};
 
 use std::path::Path;
 use std::sync::Arc;

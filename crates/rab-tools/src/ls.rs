@@ -52,7 +52,8 @@ impl Tool for Ls {
             .ws
             .resolve_checked(args.path.as_deref().unwrap_or("."), crate::sandbox::Access::Read)?;
         let shown = self.ws.display(&path);
-        tokio::task::spawn_blocking(move || list(&path, &shown))
+        let hidden = self.ws.read_filter().clone();
+        tokio::task::spawn_blocking(move || list(&path, &shown, &hidden))
             .await
             .map_err(|e| ToolError::Model(format!("ls failed: {e}")))?
     }
@@ -78,7 +79,7 @@ impl Entry {
     }
 }
 
-fn list(path: &Path, shown: &str) -> Result<ToolOutput, ToolError> {
+fn list(path: &Path, shown: &str, hidden: &crate::ReadFilter) -> Result<ToolOutput, ToolError> {
     let err = |e: io::Error| ToolError::Model(format!("cannot list {shown}: {e}"));
     match fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -93,11 +94,19 @@ fn list(path: &Path, shown: &str) -> Result<ToolOutput, ToolError> {
         Ok(_) => {}
     }
     let mut entries = Vec::new();
+    let mut left_out = 0;
     for item in fs::read_dir(path).map_err(err)? {
-        entries.push(entry(&item.map_err(err)?));
+        let item = item.map_err(err)?;
+        if hidden.hides(&item.path(), item.file_type().is_ok_and(|t| t.is_symlink())) {
+            left_out += 1;
+            continue;
+        }
+        entries.push(entry(&item));
     }
+    let note = crate::hidden_note(left_out);
     if entries.is_empty() {
-        return Ok(ToolOutput::text(format!("{shown} is empty")));
+        let empty = format!("{shown} is empty");
+        return Ok(ToolOutput::text(note.map_or(empty.clone(), |n| format!("{empty}\n{n}"))));
     }
     entries.sort_by_cached_key(|e| (!e.is_dir, e.name.to_lowercase(), e.name.clone()));
     let total = entries.len();
@@ -108,6 +117,7 @@ fn list(path: &Path, shown: &str) -> Result<ToolOutput, ToolError> {
             total - MAX_ENTRIES
         ));
     }
+    lines.extend(note);
     Ok(ToolOutput::text(lines.join("\n")))
 }
 

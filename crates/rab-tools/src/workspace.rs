@@ -21,6 +21,42 @@ pub struct Workspace {
     home: Option<PathBuf>,
     temp_dir: PathBuf,
     sandbox: Sandbox,
+    hidden: ReadFilter,
+}
+
+/// Which paths the read deny rules cover: grep, glob and ls leave them out of their
+/// results (and say how many).
+#[derive(Clone, Default)]
+pub struct ReadFilter(Option<Arc<PathPredicate>>);
+
+/// A yes/no question about a path.
+type PathPredicate = dyn Fn(&Path) -> bool + Send + Sync;
+
+impl ReadFilter {
+    /// A filter that hides the paths `denied` says yes to.
+    pub fn new(denied: impl Fn(&Path) -> bool + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(denied)))
+    }
+
+    /// Whether `path` is hidden; a symbolic link also when its target is.
+    pub fn hides(&self, path: &Path, is_symlink: bool) -> bool {
+        let Some(f) = &self.0 else { return false };
+        f(path) || (is_symlink && std::fs::canonicalize(path).is_ok_and(|real| f(&real)))
+    }
+}
+
+impl std::fmt::Debug for ReadFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "ReadFilter(set)" } else { "ReadFilter(none)" })
+    }
+}
+
+/// The line a result ends with when `n` paths were left out.
+pub fn hidden_note(n: usize) -> Option<String> {
+    (n > 0).then(|| {
+        let what = if n == 1 { "path" } else { "paths" };
+        format!("[{n} {what} under read deny rules left out]")
+    })
 }
 
 impl Workspace {
@@ -38,7 +74,19 @@ impl Workspace {
             home: None,
             temp_dir: PathBuf::from("/tmp"),
             sandbox: Sandbox::default(),
+            hidden: ReadFilter::default(),
         }
+    }
+
+    /// Hides from grep, glob and ls what the read deny rules cover.
+    pub fn with_read_filter(mut self, filter: ReadFilter) -> Self {
+        self.hidden = filter;
+        self
+    }
+
+    /// What grep, glob and ls leave out.
+    pub fn read_filter(&self) -> &ReadFilter {
+        &self.hidden
     }
 
     /// Sets the directory for temporary files (full bash output).

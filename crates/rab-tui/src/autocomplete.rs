@@ -57,15 +57,29 @@ pub struct CommandInfo {
 }
 
 /// Completes `/commands` and `@file` paths.
-#[derive(Debug)]
 pub struct PromptCompleter {
     commands: Vec<CommandInfo>,
+    /// Paths `@` completion never offers (what the read deny rules cover).
+    hidden: Option<Hidden>,
     root: PathBuf,
     /// Most entries the walk collects (large trees stay responsive).
     max_files: usize,
     /// Most items returned.
     max_items: usize,
     files: Mutex<Option<(Instant, Arc<Vec<String>>)>>,
+}
+
+/// A predicate over absolute paths.
+pub type Hidden = Arc<dyn Fn(&Path) -> bool + Send + Sync>;
+
+impl std::fmt::Debug for PromptCompleter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PromptCompleter")
+            .field("commands", &self.commands.len())
+            .field("root", &self.root)
+            .field("hidden", &self.hidden.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// How long a file walk is reused; files the agent writes show up after this.
@@ -76,11 +90,18 @@ impl PromptCompleter {
     pub fn new(commands: Vec<CommandInfo>, root: impl Into<PathBuf>) -> PromptCompleter {
         PromptCompleter {
             commands,
+            hidden: None,
             root: root.into(),
             max_files: 20_000,
             max_items: 30,
             files: Mutex::new(None),
         }
+    }
+
+    /// Never offers paths `hidden` says yes to (nor anything under such a directory).
+    pub fn with_hidden(mut self, hidden: Hidden) -> PromptCompleter {
+        self.hidden = Some(hidden);
+        self
     }
 
     /// Caps the walk at `n` entries.
@@ -163,7 +184,7 @@ impl PromptCompleter {
         {
             return Arc::clone(files);
         }
-        let files = Arc::new(walk(&self.root, self.max_files));
+        let files = Arc::new(walk(&self.root, self.max_files, self.hidden.as_ref()));
         *guard = Some((Instant::now(), Arc::clone(&files)));
         files
     }
@@ -188,12 +209,16 @@ fn depth(path: &str) -> usize {
 /// Paths under `root`, relative, `/`-separated, directories with a trailing `/`;
 /// `.gitignore` (also outside a git repository), `.ignore` and global git excludes
 /// apply, hidden files are included but `.git` is not.
-fn walk(root: &Path, max: usize) -> Vec<String> {
+fn walk(root: &Path, max: usize, hidden: Option<&Hidden>) -> Vec<String> {
+    let hidden = hidden.cloned();
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)
         .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| e.file_name() != ".git")
+        .filter_entry(move |e| {
+            e.file_name() != ".git"
+                && !hidden.as_ref().is_some_and(|h| e.depth() > 0 && h(e.path()))
+        })
         .build();
     let mut out = Vec::new();
     for entry in walker.flatten() {
@@ -259,6 +284,17 @@ mod tests {
         assert_eq!(labels(&c.complete("/").unwrap()).len(), 3);
         assert_eq!(c.complete("/model gpt"), None);
         assert_eq!(c.complete("see /mod"), None);
+    }
+
+    #[test]
+    fn hidden_paths_are_never_offered() {
+        let dir = tree();
+        let src = dir.path().join("src");
+        let c = PromptCompleter::new(commands(), dir.path())
+            .with_hidden(Arc::new(move |p: &Path| p.starts_with(&src)));
+        let all = c.complete("@").unwrap();
+        assert!(labels(&all).iter().all(|l| !l.starts_with("src")), "{:?}", labels(&all));
+        assert!(labels(&all).contains(&"README.md"));
     }
 
     #[test]

@@ -153,7 +153,8 @@ impl Launch {
             target.api_key.as_deref(),
             &mut warnings,
         )?;
-        let workspace = setup::workspace(&env, &cwd, safety.sandbox);
+        let workspace = setup::workspace(&env, &cwd, safety.sandbox)
+            .with_read_filter(safety.gate.read_filter());
         let inbox = rab_core::inbox::Inbox::default();
         let (enter_plan, exit_plan) =
             rab_core::plan_tools(safety.gate.mode().clone(), safety.approver.clone());

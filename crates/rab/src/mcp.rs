@@ -127,7 +127,8 @@ pub fn serve(cli: &Cli, env: Env, paths: Paths, cwd: PathBuf) -> u8 {
     for w in &warnings {
         eprintln!("rab: warning: {w}");
     }
-    let workspace = crate::setup::workspace(&env, &cwd, safety.sandbox);
+    let workspace = crate::setup::workspace(&env, &cwd, safety.sandbox)
+        .with_read_filter(safety.gate.read_filter());
     let tools: Vec<Arc<dyn AgentTool>> = rab_tools::builtin_in(&workspace)
         .into_iter()
         .filter(|t| SERVED.contains(&t.spec().name.as_str()))

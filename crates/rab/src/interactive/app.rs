@@ -102,7 +102,9 @@ impl App {
         bindings: Keybindings,
         session: &AgentSession,
     ) -> Self {
-        let completer = PromptCompleter::new(command_infos(&launch), launch.cwd.clone());
+        let gate = launch.gate.clone();
+        let completer = PromptCompleter::new(command_infos(&launch), launch.cwd.clone())
+            .with_hidden(Arc::new(move |p: &std::path::Path| gate.read_denied(p)));
         let mut editor = Editor::new();
         for m in session.agent().messages() {
             if let Message::User(u) = m

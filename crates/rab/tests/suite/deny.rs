@@ -96,8 +96,9 @@ fn a_word_rm_that_is_not_the_command_is_not_denied() {
     let llm = FakeLlm::start();
     llm.script([
         Turn::tool_call("bash", json!({"command": "echo rm"}))
-            .and_tool_call("bash", json!({"command": "git rm -q --cached f1"}))
-            .and_tool_call("bash", json!({"command": "git status --short f1"})),
+            .and_tool_call("bash", json!({"command": "git rm -q --cached f1"})),
+        // Calls of one message may run at once: the check comes after.
+        Turn::tool_call("bash", json!({"command": "git status --short f1"})),
         Turn::text("ok"),
     ]);
     // Default mode: the allow rules decide, the deny rule only sees `rm` as a command.
@@ -111,6 +112,41 @@ fn a_word_rm_that_is_not_the_command_is_not_denied() {
     let results = llm.requests()[1].tool_results();
     assert_eq!(results[0].1, "rm");
     assert!(!results[1].1.contains("denied"), "{}", results[1].1);
-    assert_eq!(results[2].1, "?? f1", "git rm --cached ran and kept the file");
+    let status = &llm.requests()[2].tool_results().last().unwrap().1.clone();
+    assert_eq!(status, "?? f1", "git rm --cached ran and kept the file");
     assert!(dir.join("f1").exists());
+}
+
+#[test]
+fn a_read_deny_rule_hides_files_from_grep_glob_and_ls() {
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(dir.join("secrets")).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("secrets/prod.env"), "KEY=do-not-leak\n").unwrap();
+    std::fs::write(dir.join("src/app.rs"), "let k = env(\"KEY\");\n").unwrap();
+    let global = home.dir.path().join("rab/agent");
+    std::fs::create_dir_all(&global).unwrap();
+    std::fs::write(
+        global.join("settings.json"),
+        r#"{"permissions": {"deny": ["read(secrets/**)"]}}"#,
+    )
+    .unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("grep", json!({"pattern": "KEY", "path": "."}))
+            .and_tool_call("glob", json!({"pattern": "**/*"}))
+            .and_tool_call("ls", json!({}))
+            .and_tool_call("read", json!({"path": "secrets/prod.env"})),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["look for keys"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    for (name, text) in &results[..3] {
+        assert!(!text.contains("do-not-leak") && !text.contains("prod.env"), "{name}: {text}");
+        assert!(text.contains("under read deny rules left out"), "{name}: {text}");
+    }
+    assert!(results[0].1.contains("src/app.rs:1:"), "{}", results[0].1);
+    assert!(results[3].1.starts_with("permission denied"), "{}", results[3].1);
 }
