@@ -108,7 +108,10 @@ impl Tool for Glob {
             text.push(format!("[{rest} more files not shown; narrow the pattern or path]"));
         }
         text.extend(crate::hidden_note(hidden));
-        let details = json!({ "files": total, "truncated": total > MAX_PATHS, "hidden": hidden });
+        let mut details = json!({ "files": total, "truncated": total > MAX_PATHS });
+        if hidden > 0 {
+            details["hidden"] = json!(hidden);
+        }
         Ok(ToolOutput::text(text.join("\n")).with_details(details))
     }
 }

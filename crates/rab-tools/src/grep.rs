@@ -94,12 +94,15 @@ impl Tool for Grep {
             rendered.text.push('\n');
             rendered.text.push_str(&note);
         }
-        Ok(ToolOutput::text(rendered.text).with_details(json!({
+        let mut details = json!({
             "matches": rendered.total,
             "files": rendered.files,
             "truncated": rendered.is_truncated,
-            "hidden": hidden,
-        })))
+        });
+        if hidden > 0 {
+            details["hidden"] = json!(hidden);
+        }
+        Ok(ToolOutput::text(rendered.text).with_details(details))
     }
 }
 
