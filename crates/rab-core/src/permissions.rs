@@ -535,10 +535,12 @@ fn parse_pattern(tool: &str, p: &str, cx: &PolicyContext<'_>) -> Result<Pattern,
         let Some(domain) = p.strip_prefix("domain:") else {
             return Err("web_fetch patterns are domain:HOST".into());
         };
-        if domain.is_empty() || domain.contains(['/', ' ', '*']) {
-            return Err("domain:HOST takes a plain host name".into());
+        if domain.is_empty()
+            || domain.contains(['/', ' ', '*', '@', '\\', ':']) && !domain.starts_with('[')
+        {
+            return Err("domain:HOST takes a plain host name (no scheme, port or path)".into());
         }
-        return Ok(Pattern::Domain(domain.to_ascii_lowercase()));
+        return rule_host(domain).map(Pattern::Domain);
     }
     if names::is_path_tool(tool) {
         return path_glob(p, cx).map(Pattern::Path);
@@ -572,16 +574,25 @@ fn path_glob(p: &str, cx: &PolicyContext<'_>) -> Result<GlobMatcher, String> {
         .map_err(|e| format!("bad path pattern: {e}"))
 }
 
+/// The host a fetch of `url` reaches, parsed as the fetch parses it (WHATWG rules:
+/// `\\` is `/`, userinfo is dropped, IDN hosts in punycode, lowercase).
 fn host_of(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit('@').next()?;
-    let host = if host.starts_with('[') {
-        host.split(']').next().map(|h| format!("{h}]"))?
-    } else {
-        host.split(':').next()?.to_owned()
-    };
-    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+    let parsed = url::Url::parse(url.trim()).ok()?;
+    match parsed.host()? {
+        url::Host::Domain(d) => Some(d.trim_end_matches('.').to_ascii_lowercase()),
+        url::Host::Ipv4(ip) => Some(ip.to_string()),
+        url::Host::Ipv6(ip) => Some(format!("[{ip}]")),
+    }
+}
+
+/// A rule's `domain:HOST` in the form [`host_of`] gives.
+fn rule_host(domain: &str) -> Result<String, String> {
+    let host = url::Host::parse(domain).map_err(|e| format!("domain:{domain}: {e}"))?;
+    Ok(match host {
+        url::Host::Domain(d) => d.trim_end_matches('.').to_ascii_lowercase(),
+        url::Host::Ipv4(ip) => ip.to_string(),
+        url::Host::Ipv6(ip) => format!("[{ip}]"),
+    })
 }
 
 /// Whether one command's text matches a rule's glob, or its prefix (`cmd:*`: the

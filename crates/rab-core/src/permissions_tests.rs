@@ -123,6 +123,35 @@ fn domain_rules_match_the_host_and_its_subdomains_only() {
 }
 
 #[test]
+fn domain_rules_see_the_host_the_fetch_reaches() {
+    let p = policy(
+        &["web_fetch(domain:docs.rs)", "web_fetch(domain:bücher.de)", "web_fetch(domain:[::1])"],
+        &[],
+        &["web_fetch(domain:evil.com)", "web_fetch(domain:10.0.0.1)"],
+    )
+    .unwrap();
+    let check = |url: &str| p.check(Default, "web_fetch", Network, &json!({"url": url}));
+    // A backslash ends the host for http(s): this reaches evil.com, and is denied.
+    assert!(matches!(check("https://evil.com\\@docs.rs/"), Verdict::Deny(_)));
+    // Userinfo is not the host, in either direction.
+    assert!(matches!(check("https://docs.rs@evil.com/"), Verdict::Deny(_)));
+    assert_eq!(check("https://evil.com@docs.rs/"), Verdict::Allow);
+    assert_eq!(check("https://user:pw@docs.rs:8443/x"), Verdict::Allow);
+    // IDN hosts compare in punycode, whichever way they are written.
+    assert_eq!(check("https://xn--bcher-kva.de/"), Verdict::Allow);
+    assert_eq!(check("https://BÜCHER.de/"), Verdict::Allow);
+    // IP literals, however spelled.
+    assert!(matches!(check("http://10.0.0.1/"), Verdict::Deny(_)));
+    assert!(matches!(check("http://0x0a.0.0.1/"), Verdict::Deny(_)));
+    assert!(matches!(check("http://167772161/"), Verdict::Deny(_)));
+    assert_eq!(check("http://[0:0::1]:8080/"), Verdict::Allow);
+    // Ports do not matter; a trailing dot does not escape.
+    assert!(matches!(check("https://evil.com.:443/"), Verdict::Deny(_)));
+    assert!(matches!(check("  https://EVIL.com/  "), Verdict::Deny(_)));
+    assert!(matches!(check("not a url"), Verdict::Ask(_)));
+}
+
+#[test]
 fn unknown_or_malformed_rules_fail_with_the_file_and_the_rule() {
     let err = policy(&["bsh(ls)"], &[], &[]).unwrap_err().to_string();
     assert!(err.starts_with("/home/u/.rab/agent/settings.json: permissions.allow:"), "{err}");

@@ -23,25 +23,45 @@ pub(crate) fn is_private(ip: IpAddr) -> bool {
 }
 
 fn is_private_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
+    let [a, b, c, _] = ip.octets();
     ip.is_loopback()
         || ip.is_private()
         || ip.is_link_local()
         || ip.is_unspecified()
         || ip.is_broadcast()
+        || ip.is_multicast()
         // 0.0.0.0/8 reaches the local host on Linux; 100.64.0.0/10 is carrier-grade NAT.
         || a == 0
         || (a == 100 && (64..128).contains(&b))
+        // 192.0.0.0/24 protocol assignments; 192.0.2.0/24, 198.51.100.0/24 and
+        // 203.0.113.0/24 documentation; 198.18.0.0/15 benchmarking; 240.0.0.0/4 reserved.
+        || (a == 192 && b == 0 && (c == 0 || c == 2))
+        || (a == 198 && b == 51 && c == 100)
+        || (a == 203 && b == 0 && c == 113)
+        || (a == 198 && (b == 18 || b == 19))
+        || a >= 240
 }
 
 fn is_private_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
+    let s = ip.segments();
+    let first = s[0];
+    // IPv4 carried inside IPv6 reaches what that IPv4 address reaches: NAT64
+    // (64:ff9b::/96), 6to4 (2002::/16) and the old IPv4-compatible form (::/96).
+    let embedded =
+        |hi: u16, lo: u16| is_private_v4(Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo)));
     ip.is_loopback()
         || ip.is_unspecified()
+        || ip.is_multicast()
         // fc00::/7 unique local, fe80::/10 link-local, fec0::/10 the old site-local.
         || (first & 0xfe00) == 0xfc00
         || (first & 0xffc0) == 0xfe80
         || (first & 0xffc0) == 0xfec0
+        // 64:ff9b:1::/48 local-use NAT64; 2001::/32 Teredo; 2001:db8::/32 documentation.
+        || (first == 0x64 && s[1] == 0xff9b && s[2] == 1)
+        || (first == 0x2001 && (s[1] == 0 || s[1] == 0xdb8))
+        || (first == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] && embedded(s[6], s[7]))
+        || (first == 0x2002 && embedded(s[1], s[2]))
+        || (s[..6] == [0, 0, 0, 0, 0, 0] && embedded(s[6], s[7]))
 }
 
 /// Why a URL may not be fetched.
@@ -125,10 +145,40 @@ mod tests {
             "fe80::1",
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
+            "64:ff9b::7f00:1",
+            "64:ff9b::a00:1",
+            "64:ff9b:1::1",
+            "2002:7f00:1::",
+            "2002:c0a8:101::1",
+            "::127.0.0.1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001:db8::1",
+            "198.18.0.1",
+            "198.19.255.255",
+            "240.0.0.1",
+            "255.255.255.254",
+            "224.0.0.1",
+            "239.255.255.250",
+            "ff02::1",
+            "ff0e::1",
+            "192.0.2.1",
+            "192.0.0.8",
+            "203.0.113.9",
+            "198.51.100.1",
         ] {
             assert!(is_private(ip.parse().unwrap()), "{ip} should be private");
         }
-        for ip in ["93.184.216.34", "8.8.8.8", "100.128.0.1", "2606:4700::1111", "::ffff:1.1.1.1"] {
+        for ip in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "100.128.0.1",
+            "2606:4700::1111",
+            "::ffff:1.1.1.1",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
+            "198.20.0.1",
+            "223.255.255.255",
+        ] {
             assert!(!is_private(ip.parse().unwrap()), "{ip} should be public");
         }
     }

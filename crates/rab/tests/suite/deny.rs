@@ -150,3 +150,23 @@ fn a_read_deny_rule_hides_files_from_grep_glob_and_ls() {
     assert!(results[0].1.contains("src/app.rs:1:"), "{}", results[0].1);
     assert!(results[3].1.starts_with("permission denied"), "{}", results[3].1);
 }
+
+#[test]
+fn a_domain_rule_sees_the_host_the_fetch_would_reach() {
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let llm = FakeLlm::start();
+    // To a hand-rolled parser the host is docs.rs (after the last '@'); to the fetch,
+    // which parses as browsers do, it is 127.0.0.1.
+    llm.script([
+        Turn::tool_call("web_fetch", json!({"url": "http://127.0.0.1:9\\@docs.rs/"})),
+        Turn::text("ok"),
+    ]);
+    let out =
+        run(&home, &llm, &dir, &["--allowed-tools", "web_fetch(domain:docs.rs)", "fetch the docs"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = &llm.requests()[1].tool_results()[0].1;
+    assert!(result.starts_with("permission denied"), "{result}");
+    assert!(result.contains("no rule allows it"), "{result}");
+}
