@@ -47,9 +47,10 @@ pub struct AgentConfig {
     pub steering_mode: DrainMode,
     /// How follow-up messages are drained.
     pub follow_up_mode: DrainMode,
-    /// Stop before a request that would take spending (this agent's, in US dollars)
-    /// past this.
-    pub max_budget_usd: Option<f64>,
+    /// The session's spending ledger (and its limit), shared with sub-agents: a request
+    /// whose estimate would take the spending of every agent past the limit is not
+    /// sent.
+    pub spend: Option<crate::ledger::Spend>,
 }
 
 /// The conversation, the tools and the provider.
@@ -182,6 +183,9 @@ impl Agent {
     /// summary) against the budget.
     pub fn add_spent(&mut self, dollars: f64) {
         self.spent += dollars;
+        if let Some(spend) = &self.config.spend {
+            spend.record(&rab_ai::Usage::default(), dollars, 0.0);
+        }
     }
 
     /// Compacts the conversation now (`/compact`); emits the compaction events.
@@ -295,10 +299,13 @@ impl Agent {
                 turn += 1;
                 sink.emit(AgentEvent::TurnStart { turn })?;
                 self.compact_if_needed(sink, cancel).await?;
-                if let Some(stop) = self.over_budget() {
-                    sink.emit(AgentEvent::TurnEnd { turn })?;
-                    return Ok(stop);
-                }
+                let reserved = match self.reserve_request() {
+                    Ok(reserved) => reserved,
+                    Err(stop) => {
+                        sink.emit(AgentEvent::TurnEnd { turn })?;
+                        return Ok(stop);
+                    }
+                };
                 let (mut assistant, mut error) = self.stream_reply(sink, cancel).await?;
                 if error.as_ref().is_some_and(rab_ai::Error::is_context_overflow)
                     && assistant.content.is_empty()
@@ -308,7 +315,7 @@ impl Agent {
                     // Compacted after the provider said the request does not fit: one retry.
                     (assistant, error) = self.stream_reply(sink, cancel).await?;
                 }
-                self.spent += self.config.model.cost.of(&assistant.usage);
+                self.record_spend(&assistant.usage, reserved);
                 let error = error.map(|e| e.to_string());
                 let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
                 let stop_reason = assistant.stop_reason;
@@ -386,7 +393,7 @@ impl Agent {
                     is_fallback: done.is_fallback,
                     usage: done.usage,
                 })?;
-                self.spent += self.config.model.cost.of(&done.usage);
+                self.record_spend(&done.usage, 0.0);
                 let old = std::mem::replace(&mut self.messages, done.messages);
                 self.frame.carry_notes(&old, &self.messages);
                 Ok(true)

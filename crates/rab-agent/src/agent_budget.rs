@@ -4,17 +4,42 @@
 use rab_ai::Message;
 
 use super::Agent;
-use crate::compaction::estimate_context_tokens;
+use crate::compaction::{estimate_context_tokens, estimate_text_tokens};
+
+/// Output tokens assumed for a request before any response reported its own (or the
+/// model's maximum, if smaller).
+pub(super) const FIRST_OUTPUT: u64 = 1_000;
 use crate::event::StopCause;
 
 impl Agent {
-    /// Stops before a request whose estimated cost would take spending past the
-    /// limit. The estimate: the input the last response reported plus an estimate of
-    /// what came after it, priced as the provider charged the last request (the part
-    /// it read from cache at the cache-read price only if it did read from cache), and
-    /// the mean output of the requests so far.
-    pub(super) fn over_budget(&self) -> Option<StopCause> {
-        let limit = self.config.max_budget_usd?;
+    /// Reserves the estimated cost of the next request in the session's ledger, or
+    /// stops when that would take the spending of every agent past the limit. The
+    /// estimate: the input the last response reported plus an estimate of what came
+    /// after it (before any response: the system prompt and the tool schemas too, as
+    /// they are sent), priced as the provider charged the last request (the part it read
+    /// from cache at the cache-read price only if it did read from cache), and the mean
+    /// output of the requests so far ([`FIRST_OUTPUT`] before any).
+    pub(super) fn reserve_request(&self) -> Result<f64, StopCause> {
+        let Some(spend) = &self.config.spend else { return Ok(0.0) };
+        if spend.ledger().limit().is_none() {
+            return Ok(0.0);
+        }
+        let next = self.next_request_cost();
+        spend.reserve(next).map_err(|o| StopCause::Budget { limit: o.limit, spent: o.spent })
+    }
+
+    /// Adds a response's cost to this agent's and the session's spending, releasing
+    /// what its request reserved.
+    pub(super) fn record_spend(&mut self, usage: &rab_ai::Usage, reserved: f64) {
+        let cost = self.config.model.cost.of(usage);
+        self.spent += cost;
+        if let Some(spend) = &self.config.spend {
+            spend.record(usage, cost, reserved);
+        }
+    }
+
+    /// The estimated dollars of the next request.
+    pub(super) fn next_request_cost(&self) -> f64 {
         let cost = &self.config.model.cost;
         let assistants = || {
             self.messages.iter().filter_map(|m| match m {
@@ -25,7 +50,12 @@ impl Agent {
                 | Message::System(_) => None,
             })
         };
-        let tokens = estimate_context_tokens(&self.messages);
+        let mut tokens = estimate_context_tokens(&self.messages);
+        if assistants().next().is_none() {
+            // Nothing reported yet: what is sent besides the messages counts too.
+            let schemas = serde_json::to_string(&self.request_specs()).map_or(0, |s| s.len());
+            tokens += estimate_text_tokens(self.system_prompt.len() + schemas);
+        }
         let (cached, fresh) = match assistants().next_back() {
             Some(u) if u.cache_read + u.cache_write > 0 => {
                 let prefix = u.total_input() + u.output;
@@ -34,15 +64,13 @@ impl Agent {
             Some(_) | None => (0, tokens),
         };
         let (n, output) = assistants().fold((0u64, 0u64), |(n, o), u| (n + 1, o + u.output));
-        let output = output.checked_div(n).unwrap_or(0);
+        let first = FIRST_OUTPUT.min(self.config.model.max_output.max(1));
+        let output = output.checked_div(n).unwrap_or(first);
         // Priced at the tier the prompt's size falls in (Haiku 5.5 above 100k tokens).
         let rates = cost.rates(tokens);
         let cached_price = if rates.cache_read > 0.0 { rates.cache_read } else { rates.input };
-        let next = (cached as f64 * cached_price
-            + fresh as f64 * rates.input
-            + output as f64 * rates.output)
-            / 1_000_000.0;
-        (self.spent + next > limit).then_some(StopCause::Budget { limit, spent: self.spent })
+        (cached as f64 * cached_price + fresh as f64 * rates.input + output as f64 * rates.output)
+            / 1_000_000.0
     }
 
     pub(super) fn last_usage(&self) -> rab_ai::Usage {

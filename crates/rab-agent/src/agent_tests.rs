@@ -83,7 +83,7 @@ fn agent(llm: &FakeLlm, tools: Vec<Arc<dyn AgentTool>>) -> Agent {
         max_turns: None,
         steering_mode: DrainMode::OneAtATime,
         follow_up_mode: DrainMode::OneAtATime,
-        max_budget_usd: None,
+        spend: None,
     };
     Agent::new(Arc::new(Client::new()), config, "system".into(), tools)
 }
@@ -472,7 +472,7 @@ async fn issue_13_the_budget_prices_a_large_prompt_at_its_tier() {
         above: 1_000,
         rates: rab_ai::Rates { input: 1_000.0, output: 1_000.0, ..Default::default() },
     }];
-    a.config_mut().max_budget_usd = Some(0.5);
+    a.config_mut().spend = Some(crate::Spend::new(crate::Ledger::new(Some(0.5))));
     // About 2,500 tokens: a few cents at the base rate, dollars at the tier's.
     let mut rec = Recorder::default();
     let stop = a

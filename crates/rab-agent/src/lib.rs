@@ -10,7 +10,7 @@
 //! # use std::sync::Arc;
 //! # use rab_agent::{Agent, AgentConfig, AgentEvent, DrainMode};
 //! # async fn demo(model: rab_ai::Model) {
-//! let config = AgentConfig { model, options: Default::default(), max_turns: Some(20), max_budget_usd: None,
+//! let config = AgentConfig { model, options: Default::default(), max_turns: Some(20), spend: None,
 //!     steering_mode: DrainMode::OneAtATime, follow_up_mode: DrainMode::OneAtATime };
 //! let mut agent = Agent::new(Arc::new(rab_ai::Client::new()), config, "Be brief.".into(), vec![]);
 //! let mut print = |e: AgentEvent| { if let AgentEvent::TextDelta { delta } = e { print!("{delta}") } Ok(()) };
@@ -24,6 +24,7 @@ mod agent;
 mod compaction;
 mod event;
 mod hooks;
+mod ledger;
 mod queue;
 mod tool;
 mod tool_view;
@@ -35,6 +36,7 @@ pub use compaction::{
 };
 pub use event::{AgentEvent, EventSink, StopCause};
 pub use hooks::{HookDecision, ToolHook};
+pub use ledger::{Ledger, OverBudget, Spend, Spending};
 pub use queue::{DrainMode, Queues};
 pub use tool::{
     AgentTool, BoxFuture, ExecutionMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput,

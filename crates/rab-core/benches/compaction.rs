@@ -92,7 +92,7 @@ fn session(path: &Path) -> AgentSession {
         max_turns: None,
         steering_mode: DrainMode::OneAtATime,
         follow_up_mode: DrainMode::OneAtATime,
-        max_budget_usd: None,
+        spend: None,
     };
     let (mut s, _) =
         AgentSession::new(Arc::new(Instant_), config, "system".into(), vec![], tape).unwrap();

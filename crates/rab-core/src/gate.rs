@@ -109,7 +109,31 @@ pub struct Gate {
     redactor: Option<Arc<Redactor>>,
     project_settings: PathBuf,
     session: Mutex<SessionRef>,
+    /// Calls refused so far, for the headless result.
+    denials: Mutex<Denials>,
 }
+
+/// A tool call the gate refused.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Denial {
+    /// The tool's name.
+    pub tool: String,
+    /// What it was asked to do, in short: the command, path or URL, else the arguments.
+    pub input: String,
+    /// Why: the rule, the mode, a hook, the user, or nobody to ask.
+    pub reason: String,
+}
+
+/// The refusals kept (the first [`MAX_DENIALS`]) and how many there were.
+#[derive(Debug, Default)]
+struct Denials {
+    kept: Vec<Denial>,
+    count: usize,
+}
+
+/// Refusals kept for the result; the rest are counted.
+const MAX_DENIALS: usize = 100;
 
 impl Gate {
     /// A gate with these parts; "always" rules are written to `project_settings`.
@@ -129,6 +153,27 @@ impl Gate {
             redactor,
             project_settings,
             session: Mutex::new(SessionRef::default()),
+            denials: Mutex::new(Denials::default()),
+        }
+    }
+
+    /// The calls refused so far (the first 100) and how many there were in all.
+    pub fn denials(&self) -> (Vec<Denial>, usize) {
+        let d = self.denials.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        (d.kept.clone(), d.count)
+    }
+
+    fn record_denial(&self, call: &ToolCall, reason: &str) {
+        let a = &call.arguments;
+        let input = ["command", "path", "url", "pattern"]
+            .iter()
+            .find_map(|k| a.get(*k).and_then(Value::as_str))
+            .map_or_else(|| a.to_string(), str::to_owned);
+        let input: String = input.chars().take(200).collect();
+        let mut d = self.denials.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        d.count += 1;
+        if d.kept.len() < MAX_DENIALS {
+            d.kept.push(Denial { tool: call.name.clone(), input, reason: reason.to_owned() });
         }
     }
 
@@ -372,7 +417,13 @@ impl ToolHook for Gate {
         tool: &'a dyn AgentTool,
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, HookDecision> {
-        Box::pin(self.decide(call, tool, cancel))
+        Box::pin(async move {
+            let decision = self.decide(call, tool, cancel).await;
+            if let HookDecision::Block(reason) = &decision {
+                self.record_denial(call, reason);
+            }
+            decision
+        })
     }
 
     fn after<'a>(

@@ -282,9 +282,14 @@ impl AgentSession {
         &self.agent
     }
 
-    /// Usage and cost so far.
+    /// Usage and cost so far (the main agent's: see [`AgentSession::sub_agents`]).
     pub fn totals(&self) -> Totals {
         self.totals
+    }
+
+    /// What sub-agents spent, all together (from the session's ledger).
+    pub fn sub_agents(&self) -> rab_agent::Spending {
+        self.agent.config().spend.as_ref().map(|s| s.ledger().sub_agents()).unwrap_or_default()
     }
 
     /// Switches the model (and its key) for the next run; the tape records the change

@@ -36,7 +36,7 @@ fn config(llm: &FakeLlm) -> AgentConfig {
         max_turns: None,
         steering_mode: DrainMode::OneAtATime,
         follow_up_mode: DrainMode::OneAtATime,
-        max_budget_usd: None,
+        spend: None,
     }
 }
 

@@ -235,6 +235,9 @@ impl Tool for TaskTool {
         };
         let tools = self.subset(def)?;
         let mut config = self.config.clone();
+        // The session's ledger: one budget for every agent, the spending marked as a
+        // sub-agent's.
+        config.spend = config.spend.as_ref().map(rab_agent::Spend::for_sub_agent);
         if let Some(id) = &def.model {
             config.model = self.models.iter().find(|m| m.id == *id).cloned().ok_or_else(|| {
                 ToolError::Model(format!("agent {} wants model {id}, which is not known", def.name))

@@ -361,6 +361,18 @@ fn cost_info(session: &AgentSession) -> String {
         t.cost,
         t.turns
     );
+    let sub = session.sub_agents();
+    if sub.requests > 0 || sub.cost > 0.0 {
+        out.push_str(&format!(
+            "\nsub-agents: {} in ({} cached), {} out; ${:.4} over {} requests\ntotal: ${:.4}",
+            sub.usage.total_input(),
+            sub.usage.cache_read,
+            sub.usage.output,
+            sub.cost,
+            sub.requests,
+            t.cost + sub.cost
+        ));
+    }
     for (i, turn) in session.turn_costs().iter().enumerate() {
         let u = &turn.usage;
         out.push_str(&format!(

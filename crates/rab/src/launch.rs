@@ -235,6 +235,18 @@ impl Launch {
                 message: format!("--max-budget-usd must be a number of dollars ≥ 0, not {b}"),
             });
         }
+        let cost = &target.model.cost;
+        if max_budget_usd.is_some() && cost.input == 0.0 && cost.output == 0.0 {
+            return Err(SetupError {
+                code: crate::EXIT_USAGE,
+                message: format!(
+                    "a budget (--max-budget-usd or maxBudgetUsd) needs the model's prices, and \
+                     rab has none for {}/{}: give them in models.json (\"cost\": {{\"input\": \
+                     …, \"output\": …}} in dollars per million tokens) or run without a budget",
+                    target.model.provider, target.model.id
+                ),
+            });
+        }
         Ok(Self {
             env,
             paths,
@@ -299,7 +311,7 @@ impl Launch {
             max_turns: self.max_turns,
             steering_mode: queue_mode(self.settings.steering_mode),
             follow_up_mode: queue_mode(self.settings.follow_up_mode),
-            max_budget_usd: self.max_budget_usd,
+            spend: Some(rab_agent::Spend::new(rab_agent::Ledger::new(self.max_budget_usd))),
         };
         let provider: Arc<dyn rab_ai::Provider> = Arc::new(Client::new());
         let (tools, view) = self.session_tools(&provider, &config);

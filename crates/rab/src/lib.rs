@@ -58,6 +58,9 @@ pub const EXIT_USAGE: u8 = 2;
 pub const EXIT_MAX_TURNS: u8 = 3;
 /// The next request would have crossed `--max-budget-usd`.
 pub const EXIT_BUDGET: u8 = 4;
+/// The model finished, but tool calls were refused (permissions, a hook, nobody to
+/// approve): the json result's `permissionDenials` lists them.
+pub const EXIT_DENIED: u8 = 5;
 /// SIGINT / Ctrl+C.
 pub const EXIT_INTERRUPTED: u8 = 130;
 

@@ -13,7 +13,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::OutputFormat;
-use crate::{EXIT_BUDGET, EXIT_INTERRUPTED, EXIT_MAX_TURNS, EXIT_OK, EXIT_PROVIDER};
+use crate::{EXIT_BUDGET, EXIT_DENIED, EXIT_INTERRUPTED, EXIT_MAX_TURNS, EXIT_OK, EXIT_PROVIDER};
 
 /// How to print.
 pub struct PrintOptions {
@@ -252,7 +252,11 @@ fn finish(
     opts: &PrintOptions,
     duration_ms: u64,
 ) -> u8 {
-    let code = exit_code(stop);
+    let (denials, denied) = session.gate().map(|g| g.denials()).unwrap_or_default();
+    let code = match exit_code(stop) {
+        EXIT_OK if denied > 0 => EXIT_DENIED,
+        code => code,
+    };
     let mut out = std::io::stdout();
     match opts.format {
         OutputFormat::Text => {
@@ -265,12 +269,17 @@ fn finish(
             }
         }
         OutputFormat::Json | OutputFormat::StreamJson => {
-            let line = result_json(session, stop, seen, code, duration_ms);
+            let line = result_json(session, stop, seen, code, duration_ms, (&denials, denied));
             let _ = writeln!(out, "{line}");
         }
     }
     let _ = out.flush();
     match stop {
+        StopCause::Done if denied > 0 => eprintln!(
+            "rab: finished, but {denied} tool call{} refused (exit {EXIT_DENIED}; \
+             --output-format json lists them in permissionDenials)",
+            if denied == 1 { " was" } else { "s were" }
+        ),
         StopCause::Done => {}
         StopCause::MaxTurns { limit } => eprintln!(
             "rab: stopped after {limit} turns (--max-turns); continue with `rab -c -p \"go on\"`"
@@ -291,16 +300,25 @@ fn result_json(
     seen: &Seen,
     code: u8,
     duration_ms: u64,
+    (denials, denied): (&[rab_core::Denial], usize),
 ) -> String {
     let totals = session.totals();
+    let sub = session.sub_agents();
     let model = &session.agent().config().model;
     let status = match stop {
+        StopCause::Done if denied > 0 => "success_with_denials",
         StopCause::Done => "success",
         StopCause::MaxTurns { .. } => "error_max_turns",
         StopCause::Budget { .. } => "error_budget",
         StopCause::Error { .. } => "error",
         StopCause::Aborted => "interrupted",
     };
+    let mut usage = totals.usage;
+    usage.input += sub.usage.input;
+    usage.output += sub.usage.output;
+    usage.cache_read += sub.usage.cache_read;
+    usage.cache_write += sub.usage.cache_write;
+    usage.reasoning += sub.usage.reasoning;
     json!({
         "type": "result",
         "status": status,
@@ -314,9 +332,12 @@ fn result_json(
         "provider": model.provider,
         "turns": totals.turns,
         "durationMs": duration_ms,
-        "usage": totals.usage,
-        "costUsd": totals.cost,
+        "usage": usage,
+        "costUsd": totals.cost + sub.cost,
+        "subAgents": {"usage": sub.usage, "costUsd": sub.cost, "requests": sub.requests},
         "perTurn": session.turn_costs(),
+        "permissionDenials": denials,
+        "permissionDenialCount": denied,
     })
     .to_string()
 }

@@ -151,6 +151,8 @@ impl App {
     pub fn update_footer(&mut self, session: &AgentSession) {
         let model = &session.agent().config().model;
         let totals = session.totals();
+        // Sub-agents' spending counts in the footer's cost, as in /cost's total.
+        let sub = session.sub_agents();
         self.footer = FooterInfo {
             cwd: chrome::tilde(&self.launch.cwd, self.launch.env.get("HOME")),
             branch: chrome::git_branch(&self.launch.cwd),
@@ -159,7 +161,7 @@ impl App {
             input: totals.usage.total_input(),
             output: totals.usage.output,
             cache_read: totals.usage.cache_read,
-            cost: totals.cost,
+            cost: totals.cost + sub.cost,
             context: session.context_tokens(),
             window: model.context_window,
             mode: self.launch.gate.mode().get().as_str().to_owned(),

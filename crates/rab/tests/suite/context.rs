@@ -230,9 +230,11 @@ fn the_budget_stops_before_the_request_that_would_cross_it() {
     let home = Home::new();
     let llm = FakeLlm::start();
     small_model(&home, &llm, tight());
-    llm.script([Turn::tool_call("ls", json!({})).with_usage(usage(1000)), Turn::text("never")]);
+    // The first estimate (system prompt, tool schemas, 500 tokens of output: about $3 at
+    // $1000 per million) fits; after a $6 reply, the second does not.
+    llm.script([Turn::tool_call("ls", json!({})).with_usage(usage(6000)), Turn::text("never")]);
     let out =
-        rab(&home, &["-p", "--yolo", "--max-budget-usd", "1.5", "--output-format", "json", "go"]);
+        rab(&home, &["-p", "--yolo", "--max-budget-usd", "8", "--output-format", "json", "go"]);
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     assert!(stderr(&out).contains("budget"), "{}", stderr(&out));
     assert_eq!(llm.requests().len(), 1, "the second request was not sent");

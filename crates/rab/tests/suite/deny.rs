@@ -63,7 +63,7 @@ fn every_spelling_of_a_denied_command_is_refused_in_yolo_and_the_files_survive()
     }
     llm.script([turn, Turn::text("ok")]);
     let out = run(&home, &llm, &dir, &["--yolo", "clean up"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let results = llm.requests()[1].tool_results();
     assert_eq!(results.len(), SPELLINGS.len());
     for (i, (cmd, (_, result))) in SPELLINGS.iter().zip(&results).enumerate() {
@@ -141,7 +141,7 @@ fn a_read_deny_rule_hides_files_from_grep_glob_and_ls() {
         Turn::text("ok"),
     ]);
     let out = run(&home, &llm, &dir, &["look for keys"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let results = llm.requests()[1].tool_results();
     for (name, text) in &results[..3] {
         assert!(!text.contains("do-not-leak") && !text.contains("prod.env"), "{name}: {text}");
@@ -165,7 +165,7 @@ fn a_domain_rule_sees_the_host_the_fetch_would_reach() {
     ]);
     let out =
         run(&home, &llm, &dir, &["--allowed-tools", "web_fetch(domain:docs.rs)", "fetch the docs"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let result = &llm.requests()[1].tool_results()[0].1;
     assert!(result.starts_with("permission denied"), "{result}");
     assert!(result.contains("no rule allows it"), "{result}");

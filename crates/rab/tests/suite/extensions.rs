@@ -135,7 +135,7 @@ fn a_prompt_commands_allowed_tools_let_its_run_use_them_without_asking() {
         .args(["-p", "run echo granted"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(5));
     let refused = &llm.requests()[3].tool_results()[0].1;
     assert!(refused.contains("not allowed") || refused.contains("denied"), "{refused}");
 }

@@ -84,12 +84,12 @@ fn without_a_rule_headless_refuses_mcp_tools_and_a_deny_rule_holds_in_yolo() {
         Turn::text("b"),
     ]);
     let out = rab_p(&home, &llm, &["go"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(5));
     assert!(stderr(&out).contains("rab: denied"), "{}", stderr(&out));
     let refused = &llm.requests()[1].tool_results()[0].1;
     assert!(refused.contains("mcp__test__echo"), "{refused}");
     let out = rab_p(&home, &llm, &["--yolo", "--disallowed-tools", "mcp__test__echo", "go"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(5));
     let refused = &llm.requests()[3].tool_results().last().unwrap().1.clone();
     assert!(refused.contains("denied by the rule"), "{refused}");
 }

@@ -1,5 +1,6 @@
 mod agent;
 mod binding;
+mod budget;
 mod context;
 mod deny;
 mod extensions;

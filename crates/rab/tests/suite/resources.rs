@@ -142,7 +142,7 @@ fn assistant_routing_is_off_by_default_and_when_on_passes_the_deny_rules() {
     let llm = FakeLlm::start();
     llm.script([Turn::text(answer), Turn::text("done")]);
     let out = run(&llm);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert_eq!(stdout(&out), "done\n");
     let fed = llm.requests()[1].last_user_text().unwrap();
     assert!(fed.starts_with("Results of the comma commands in your answer:"), "{fed}");

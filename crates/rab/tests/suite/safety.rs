@@ -63,7 +63,9 @@ fn each_mode_allows_or_denies_a_read_an_edit_and_a_bash_call() {
         let started = Instant::now();
         let out = run(&home, &llm, &dir, &["--permission-mode", mode, "go"]);
         assert!(started.elapsed() < Duration::from_secs(20), "{mode}: no hang");
-        assert_eq!(out.status.code(), Some(0), "{mode}: {}", stderr(&out));
+        // A run with refused calls finishes with exit 5.
+        let code = if expected.contains(&"denied") { 5 } else { 0 };
+        assert_eq!(out.status.code(), Some(code), "{mode}: {}", stderr(&out));
         assert_eq!(stdout(&out), "done\n");
         let results = llm.requests()[1].tool_results();
         let got: Vec<&str> = results.iter().map(|(_, t)| outcome(t)).collect();
@@ -87,7 +89,7 @@ fn headless_asking_is_a_denial_with_advice_for_the_model_and_a_note_on_stderr() 
         Turn::text("ok"),
     ]);
     let out = run(&home, &llm, &dir, &["check git"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(5));
     let result = &llm.requests()[1].tool_results()[0].1;
     assert!(result.contains("running headless with nobody to approve it"), "{result}");
     assert!(result.contains("--allowed-tools 'bash(git status:*)'"), "{result}");
@@ -110,7 +112,7 @@ fn a_deny_rule_beats_an_allow_rule_and_an_allow_rule_lets_a_call_run() {
         Turn::text("ok"),
     ]);
     let out = run(&home, &llm, &dir, &["--allowed-tools", "read,bash(echo secret*)", "go"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let results = llm.requests()[1].tool_results();
     assert_eq!(results[0].1, "public");
     assert!(results[1].1.contains("denied by the rule \"bash(echo secret*)\""), "{results:?}");
@@ -155,7 +157,7 @@ fn a_pre_tool_use_hook_blocks_with_exit_2_and_another_rewrites_the_input() {
         Turn::text("ok"),
     ]);
     let out = run(&home, &llm, &dir, &["--yolo", "go"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let results = llm.requests()[1].tool_results();
     assert_eq!(results[0].1, "blocked by a PreToolUse hook: destructive commands are not allowed");
     assert_eq!(results[1].1, "rewritten");
@@ -263,7 +265,7 @@ fn plan_mode_entered_by_the_model_refuses_an_edit_and_headless_cannot_approve_th
         Turn::text("Plan: change alpha to beta."),
     ]);
     let out = run(&home, &llm, &dir, &["--permission-mode", "accept-edits", "plan it"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let reqs = llm.requests();
     assert!(reqs[1].tool_results()[0].1.starts_with("Plan mode"), "{:?}", reqs[1].tool_results());
     let edit = &reqs[2].tool_results()[1].1;

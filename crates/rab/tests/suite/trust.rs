@@ -49,7 +49,7 @@ fn issue_14_an_untrusted_checkout_runs_no_hook_server_or_allow_rule_headless() {
     let llm = FakeLlm::start();
     llm.script(bash_then_done());
     let out = rab_p(&home, &llm, &dir, &["hi"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     std::thread::sleep(Duration::from_millis(300));
     for marker in ["hook-ran", "server-ran", "bash-ran"] {
         assert!(!dir.join(marker).exists(), "{marker}: ran in an untrusted folder");
