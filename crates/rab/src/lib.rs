@@ -34,6 +34,7 @@ mod resources;
 mod safety;
 mod sessions;
 mod setup;
+mod term;
 mod trust;
 
 use std::process::ExitCode;

@@ -133,10 +133,10 @@ pub async fn comma(
         return Comma::Ask(crate::bang::context(&line.command, &result));
     }
     if result.is_error {
-        eprintln!("{}", result.output.trim_end());
+        eprintln!("{}", crate::term::safe(result.output.trim_end()));
         return Comma::Done(EXIT_PROVIDER);
     }
-    println!("{}", result.output.trim_end());
+    println!("{}", crate::term::for_stdout(result.output.trim_end()));
     Comma::Done(EXIT_OK)
 }
 
@@ -172,8 +172,9 @@ fn show(
         OutputFormat::Json => {}
         OutputFormat::Text => {
             if let (true, AgentEvent::TextDelta { delta }) = (live, event) {
+                let shown = crate::term::for_stdout(delta);
                 seen.stdout_closed |=
-                    out.write_all(delta.as_bytes()).and_then(|()| out.flush()).is_err();
+                    out.write_all(shown.as_bytes()).and_then(|()| out.flush()).is_err();
                 seen.streamed = true;
                 seen.ends_with_newline = delta.ends_with('\n');
             }
@@ -197,7 +198,7 @@ fn notice(event: &AgentEvent) {
             eprintln!("rab: compacted ({how}): ~{tokens_before} → ~{tokens_after} tokens");
         }
         AgentEvent::CompactionFailed { message, .. } => {
-            eprintln!("rab: compaction failed: {message}")
+            eprintln!("rab: compaction failed: {}", crate::term::safe(message))
         }
         _ => {}
     }
@@ -205,19 +206,23 @@ fn notice(event: &AgentEvent) {
 
 fn verbose(event: &AgentEvent) {
     match event {
-        AgentEvent::ThinkingDelta { delta } => eprint!("\x1b[2m{delta}\x1b[0m"),
+        AgentEvent::ThinkingDelta { delta } => {
+            eprint!("\x1b[2m{}\x1b[0m", crate::term::safe(delta))
+        }
         AgentEvent::ToolCall { call } => {
             let args = call.arguments.to_string();
             let shown: String = args.chars().take(200).collect();
-            eprintln!("\n● {} {shown}", call.name);
+            eprintln!("\n● {} {}", crate::term::safe(&call.name), crate::term::safe(&shown));
         }
         AgentEvent::ToolResult { result, duration_ms, .. } => {
             let text = result.text();
             let first = text.lines().next().unwrap_or_default();
             let mark = if result.is_error { "✗" } else { "✓" };
+            let first = crate::term::safe(first);
             eprintln!("  {mark} {first} ({} lines, {duration_ms} ms)", text.lines().count());
         }
         AgentEvent::Retry { attempt, delay, message } => {
+            let message = crate::term::safe(message);
             eprintln!("rab: {message}; retrying in {:.1}s (attempt {attempt})", delay.as_secs_f64())
         }
         AgentEvent::AgentStart
@@ -265,7 +270,7 @@ fn finish(
                     let _ = writeln!(out);
                 }
             } else if !seen.final_text.is_empty() && *stop == StopCause::Done {
-                let _ = writeln!(out, "{}", seen.final_text.trim_end());
+                let _ = writeln!(out, "{}", crate::term::for_stdout(seen.final_text.trim_end()));
             }
         }
         OutputFormat::Json | OutputFormat::StreamJson => {
@@ -288,7 +293,7 @@ fn finish(
             "rab: stopped before the next request: it would take spending past the ${limit:.4} budget \
              (spent ${spent:.4}); raise --max-budget-usd to go on"
         ),
-        StopCause::Error { message } => eprintln!("rab: {message}"),
+        StopCause::Error { message } => eprintln!("rab: {}", crate::term::safe(message)),
         StopCause::Aborted => eprintln!("rab: interrupted"),
     }
     code

@@ -2,6 +2,7 @@
 //! stdout not a terminal) or with `--repl`. Same commands as the UI: `/help`, `!cmd`, …
 //! Ctrl+C interrupts a run; Ctrl+D (end of input) quits.
 
+use crate::term::safe;
 use std::io::Write;
 
 use rab_agent::{AgentEvent, StopCause};
@@ -65,8 +66,8 @@ pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<St
                 outcome = work.await;
             }
             match outcome {
-                Outcome::Info(text) => println!("{}", text.trim_end()),
-                Outcome::Error(text) => eprintln!("rab: {text}"),
+                Outcome::Info(text) => println!("{}", safe(text.trim_end())),
+                Outcome::Error(text) => eprintln!("rab: {}", safe(&text)),
                 Outcome::Quit => {
                     session.session_end("exit").await;
                     return EXIT_OK;
@@ -172,7 +173,7 @@ pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<St
             let (sink, mut rx) = rab_agent::UpdateSink::channel("bang");
             let printer = tokio::spawn(async move {
                 while let Some((_, chunk)) = rx.recv().await {
-                    print!("{chunk}");
+                    print!("{}", safe(&chunk));
                     let _ = std::io::stdout().flush();
                 }
             });
@@ -180,7 +181,7 @@ pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<St
             let _ = printer.await;
             if b.is_comma {
                 // A comma line shows its result (a refusal streams nothing).
-                println!("{}", result.output.trim_end());
+                println!("{}", safe(result.output.trim_end()));
             }
             println!("{}", if result.is_error { "(command failed)" } else { "" });
             match (b.share, b.is_comma) {
@@ -318,7 +319,7 @@ async fn run_prompt(
                 "rab: stopped: the next request would pass the ${limit:.4} budget (spent ${spent:.4})"
             )
         }
-        StopCause::Error { message } => eprintln!("rab: {message}"),
+        StopCause::Error { message } => eprintln!("rab: {}", safe(&message)),
         StopCause::Aborted => eprintln!("rab: interrupted"),
     }
 }
@@ -326,10 +327,10 @@ async fn run_prompt(
 /// Shows a permission question and reads the answer line.
 async fn ask(r: &rab_core::ApprovalRequest, lines: &mut Lines<BufReader<Stdin>>) -> Approval {
     if r.tool == "ask_user" {
-        println!("\n? {}", r.preview.as_deref().unwrap_or_default());
+        println!("\n? {}", safe(r.preview.as_deref().unwrap_or_default()));
         let options = r.arguments.get("options").and_then(serde_json::Value::as_array);
         for (i, o) in options.into_iter().flatten().enumerate() {
-            println!("  {}. {}", i + 1, o.as_str().unwrap_or_default());
+            println!("  {}. {}", i + 1, safe(o.as_str().unwrap_or_default()));
         }
         print!("  answer (a number or your own words) > ");
         let _ = std::io::stdout().flush();
@@ -344,16 +345,16 @@ async fn ask(r: &rab_core::ApprovalRequest, lines: &mut Lines<BufReader<Stdin>>)
     }
     if r.tool == "exit_plan_mode" {
         println!("\n? Start with this plan?");
-        r.preview.iter().flat_map(|p| p.lines()).for_each(|l| println!("  {l}"));
+        r.preview.iter().flat_map(|p| p.lines()).for_each(|l| println!("  {}", safe(l)));
         print!("  [y]es · [a]ccept edits too · [n]o [what to change] > ");
     } else {
-        println!("\n? Allow {} ({})", r.tool, r.reason);
+        println!("\n? Allow {} ({})", safe(&r.tool), safe(&r.reason));
         match (&r.preview, r.arguments.get("command").and_then(serde_json::Value::as_str)) {
-            (Some(p), _) => p.lines().take(40).for_each(|l| println!("  {l}")),
-            (None, Some(cmd)) => println!("  $ {cmd}"),
+            (Some(p), _) => p.lines().take(40).for_each(|l| println!("  {}", safe(l))),
+            (None, Some(cmd)) => println!("  $ {}", safe(cmd)),
             (None, None) => println!("  {}", r.arguments),
         }
-        print!("  [y]es once · [a]lways ({}) · [n]o [reason] > ", r.rule);
+        print!("  [y]es once · [a]lways ({}) · [n]o [reason] > ", safe(&r.rule));
     }
     let _ = std::io::stdout().flush();
     let line = lines.next_line().await.ok().flatten().unwrap_or_default();
@@ -372,7 +373,7 @@ async fn print_events(rx: &mut mpsc::UnboundedReceiver<AgentEvent>) {
     while let Some(event) = rx.recv().await {
         match &event {
             AgentEvent::TextDelta { delta } => {
-                let _ = out.write_all(delta.as_bytes());
+                let _ = out.write_all(safe(delta).as_bytes());
                 let _ = out.flush();
                 at_line_start = delta.ends_with('\n');
             }
@@ -381,7 +382,7 @@ async fn print_events(rx: &mut mpsc::UnboundedReceiver<AgentEvent>) {
                     println!();
                 }
                 let args: String = call.arguments.to_string().chars().take(160).collect();
-                println!("● {} {args}", call.name);
+                println!("● {} {}", safe(&call.name), safe(&args));
                 at_line_start = true;
             }
             AgentEvent::ToolResult { result, .. } => {
@@ -389,7 +390,7 @@ async fn print_events(rx: &mut mpsc::UnboundedReceiver<AgentEvent>) {
                 let mark = if result.is_error { "✗" } else { "✓" };
                 println!(
                     "  {mark} {} ({} lines)",
-                    text.lines().next().unwrap_or_default(),
+                    safe(text.lines().next().unwrap_or_default()),
                     text.lines().count()
                 );
             }
@@ -409,7 +410,7 @@ async fn print_events(rx: &mut mpsc::UnboundedReceiver<AgentEvent>) {
                 );
             }
             AgentEvent::CompactionFailed { message, .. } => {
-                eprintln!("rab: compaction failed: {message}")
+                eprintln!("rab: compaction failed: {}", safe(message))
             }
             AgentEvent::AgentStart
             | AgentEvent::TurnStart { .. }

@@ -196,7 +196,9 @@ impl Approver for SwitchApprover {
                 // the output gets this note.
                 eprintln!(
                     "rab: denied {} ({}); allow it with --allowed-tools '{}' or --yolo",
-                    request.tool, request.reason, request.rule
+                    crate::term::safe(&request.tool),
+                    crate::term::safe(&request.reason),
+                    crate::term::safe(&request.rule)
                 );
                 Box::pin(async { Approval::Unavailable })
             }

@@ -27,15 +27,17 @@ pub fn list(sessions_root: &Path, cwd: &Path, all: bool) -> u8 {
     println!("{:<36}  {:>9}  {:>8}  first message", "session", "modified", "size");
     for s in sessions.drain(..) {
         let cwd_note = if all { format!("  [{}]", s.cwd) } else { String::new() };
+        let first = match &s.name {
+            Some(n) => format!("[{n}] {}", s.first_message),
+            None => s.first_message.clone(),
+        };
+        // A session's text is anybody's: shown, never obeyed by the terminal.
         println!(
-            "{:<36}  {:>9}  {:>8}  {}{cwd_note}",
-            s.id,
+            "{:<36}  {:>9}  {:>8}  {}",
+            crate::term::safe(&s.id),
             ago(s.modified),
             rab_tools::truncate::format_size(s.size as usize),
-            match &s.name {
-                Some(n) => format!("[{n}] {}", s.first_message),
-                None => s.first_message.clone(),
-            }
+            crate::term::safe(&format!("{first}{cwd_note}"))
         );
     }
     EXIT_OK
@@ -89,13 +91,14 @@ pub fn search(sessions_root: &Path, home: &Path, query: &str, limit: usize, json
         return EXIT_OK;
     }
     if hits.is_empty() {
-        println!("no matches for \"{query}\"");
+        println!("no matches for \"{}\"", crate::term::safe(query));
         return EXIT_OK;
     }
     for h in &hits {
         let when = h.timestamp.get(..16).unwrap_or(&h.timestamp).replace('T', " ");
-        println!("{}  {when}  {}  [{} {}]", &h.session_id, h.cwd, h.role, h.entry_id);
-        println!("    {}", h.snippet);
+        let line = format!("{}  {when}  {}  [{} {}]", &h.session_id, h.cwd, h.role, h.entry_id);
+        println!("{}", crate::term::safe(&line));
+        println!("    {}", crate::term::safe(&h.snippet));
     }
     EXIT_OK
 }
@@ -150,7 +153,7 @@ pub fn export(sessions_root: &Path, key: &str, kind: ExportKind, output: Option<
             Err(e) => fail(crate::EXIT_PROVIDER, &format!("cannot write {}: {e}", file.display())),
         },
         None => {
-            print!("{text}");
+            print!("{}", crate::term::for_stdout(&text));
             EXIT_OK
         }
     }

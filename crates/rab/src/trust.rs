@@ -100,7 +100,8 @@ fn listing(cwd: &Path, offers: &[String]) -> String {
         canonical_dir(cwd).display()
     );
     for o in offers {
-        text.push_str(&format!("  {o}\n"));
+        // A checkout wrote these: shown, never obeyed by the terminal.
+        text.push_str(&format!("  {}\n", crate::term::safe(o)));
     }
     text
 }

@@ -172,3 +172,28 @@ fn fork_copies_the_branch_into_a_new_linked_session() {
     assert_eq!(new.messages()[..2], old.messages()[..]);
     assert_eq!(llm.requests()[1].transcript().items.len(), 3);
 }
+
+#[test]
+fn control_characters_from_sessions_and_models_reach_the_terminal_inert() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let dir = home.dir.path().join("proj");
+    // A prompt that would set the terminal's title, clear the screen and ring the bell,
+    // with a C1 control and a right-to-left override.
+    llm.script([Turn::text("ok")]);
+    let hostile = "\x1b]0;pwned\x07\x1b[2J\u{9b}31m evil\u{202e}txt";
+    let out = prompt_in(&home, &llm, &dir, hostile);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let list = home.rab().current_dir(&dir).args(["sessions", "list"]).output().unwrap();
+    let text = stdout(&list);
+    for raw in ['\x1b', '\x07', '\u{9b}', '\u{202e}'] {
+        assert!(!text.contains(raw), "{raw:?} printed raw: {text:?}");
+    }
+    assert!(text.contains("^[]0;pwned^G^[[2J\\u{9b}31m evil\\u{202e}txt"), "{text:?}");
+    // The REPL shows a reply's escapes instead of obeying them.
+    llm.script([Turn::text("before\x1b[2J\x1b]52;c;aGk=\x07after\0end")]);
+    let out = repl_in(&home, &llm, &dir, "hi\n");
+    let text = stdout(&out);
+    assert!(!text.contains('\x1b') && !text.contains('\0'), "{text:?}");
+    assert!(text.contains("before^[[2J^[]52;c;aGk=^Gafter^@end"), "{text:?}");
+}
