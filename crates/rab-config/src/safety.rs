@@ -76,8 +76,8 @@ pub type HookSettings = BTreeMap<String, Vec<HookGroup>>;
 pub struct SandboxSettings {
     /// `off`, `read-only` or `workspace-write`.
     pub mode: Option<String>,
-    /// Let sandboxed programs use the network.
-    pub network: bool,
+    /// Let sandboxed programs use the network (allowed unless set to false).
+    pub network: Option<bool>,
     /// Environment variables kept for spawned programs although they hold keys.
     pub allow_env: Vec<String>,
     /// Let `web_fetch` reach loopback and private-network addresses.

@@ -491,7 +491,7 @@ mod tests {
         assert!(s.permissions.additional_directories.is_empty());
         assert!(s.hooks.is_empty());
         assert_eq!(s.sandbox.mode.as_deref(), Some("read-only"));
-        assert!(s.sandbox.allow_env.is_empty() && !s.sandbox.network);
+        assert!(s.sandbox.allow_env.is_empty() && s.sandbox.network.is_none());
         assert!(s.secret_firewall.enabled && !s.route_assistant_commands);
         assert_eq!(s.max_turns, Some(7), "settings that widen nothing still apply");
         let ignored = loaded.ignored.join("\n");

@@ -395,11 +395,15 @@ pub fn tool_event(
     call_id: &str,
     args: &Value,
 ) -> Value {
+    // Claude Code's name where the tool has one (`Bash`), so its hooks, which test
+    // `tool_name == "Bash"`, work as written; rab's own name alongside.
+    let name = crate::permissions::claude_alias(tool).unwrap_or(tool);
     json!({
         "session_id": session_id,
         "transcript_path": transcript,
         "permission_mode": mode,
-        "tool_name": tool,
+        "tool_name": name,
+        "rab_tool_name": tool,
         "tool_use_id": call_id,
         "tool_input": hook_tool_input(args),
     })

@@ -77,3 +77,14 @@ fn unknown_events_and_bad_matchers_fail_at_load() {
     assert!(matches_tool(&parse_matcher("Write|Edit").unwrap(), "edit"));
     assert!(!matches_tool(&parse_matcher("Write|Edit").unwrap(), "bash"));
 }
+
+#[test]
+fn hook_input_names_tools_as_claude_code_does_with_rabs_name_alongside() {
+    let v = tool_event("s", "t", "default", "bash", "c1", &serde_json::json!({"command": "ls"}));
+    assert_eq!(v["tool_name"], "Bash");
+    assert_eq!(v["rab_tool_name"], "bash");
+    let v = tool_event("s", "t", "default", "edit", "c1", &serde_json::json!({"path": "a"}));
+    assert_eq!(v["tool_name"], "Edit");
+    let v = tool_event("s", "t", "default", "mcp__gh__x", "c1", &serde_json::json!({}));
+    assert_eq!(v["tool_name"], "mcp__gh__x");
+}

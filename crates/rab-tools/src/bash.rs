@@ -131,7 +131,10 @@ impl Tool for Bash {
             None => Captured::lost(),
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        report(end, secs, &captured, duration_ms)
+        report(end, secs, &captured, duration_ms).map_err(|e| match e {
+            ToolError::Model(text) => ToolError::Model(sandbox_note(&self.ws, text)),
+            other => other,
+        })
     }
 }
 
@@ -184,6 +187,31 @@ fn report(
         },
     };
     Err(ToolError::Model(format!("{status}\n{body}")))
+}
+
+/// A failed command that hit the sandbox says so, and how to allow what it tried: the
+/// program itself only says "Permission denied".
+fn sandbox_note(ws: &Workspace, text: String) -> String {
+    let sandbox = ws.sandbox();
+    let refused = ["Permission denied", "Read-only file system", "Operation not permitted"];
+    if !sandbox.is_confined() || !refused.iter().any(|r| text.contains(r)) {
+        return text;
+    }
+    let writable: Vec<String> = sandbox.roots().iter().map(|r| r.display().to_string()).collect();
+    let network = if sandbox.is_network_allowed() {
+        String::new()
+    } else {
+        " Network connections are blocked too (sandbox.network: false).".to_owned()
+    };
+    format!(
+        "{text}\n[rab: this may be the sandbox ({}): commands may write only under {}, the \
+         temp directory and the tool caches (~/.cargo, ~/.npm, ~/.cache, …).{network} To \
+         allow a directory, run rab with --add-dir DIR or add it to \
+         permissions.additionalDirectories in settings; --sandbox off turns the sandbox off. \
+         Tell the user if the command needs that.]",
+        sandbox.mode().as_str(),
+        writable.join(", ")
+    )
 }
 
 #[cfg(unix)]

@@ -68,6 +68,9 @@ pub struct Sandbox {
     roots: Vec<PathBuf>,
     /// Canonical temp directories.
     temp_dirs: Vec<PathBuf>,
+    /// Canonical tool caches (`~/.cargo`, `~/.npm`, …): writable by confined programs
+    /// under workspace-write, readable by the file tools.
+    caches: Vec<PathBuf>,
     is_network_allowed: bool,
     /// rab's executable, when Landlock confinement is available.
     helper: Option<PathBuf>,
@@ -86,6 +89,33 @@ impl Sandbox {
             temp_dirs: temp_dirs.iter().map(canon).collect(),
             ..Self::default()
         }
+    }
+
+    /// Lets confined programs write these tool caches (and the file tools read them);
+    /// directories that do not exist are left out.
+    pub fn with_caches(mut self, caches: &[PathBuf]) -> Self {
+        self.caches = caches.iter().filter(|c| c.is_dir()).map(|c| real_path(c)).collect();
+        self
+    }
+
+    /// The tool caches confined programs may write.
+    pub fn caches(&self) -> &[PathBuf] {
+        &self.caches
+    }
+
+    /// The workspace roots.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Whether spawned programs run confined by Landlock.
+    pub fn is_confined(&self) -> bool {
+        self.helper.is_some() && self.mode != SandboxMode::Off
+    }
+
+    /// Whether confined programs may use the network.
+    pub fn is_network_allowed(&self) -> bool {
+        self.is_network_allowed
     }
 
     /// Lets spawned programs use the network.
@@ -135,7 +165,8 @@ impl Sandbox {
                  (run with --sandbox workspace-write to allow edits in the workspace)"
             ));
         }
-        let inside = self.roots.iter().any(|r| real.starts_with(r));
+        let inside = self.roots.iter().any(|r| real.starts_with(r))
+            || (access == Access::Read && self.caches.iter().any(|c| real.starts_with(c)));
         // The bash tool's full-output files are the one thing outside the roots the
         // model is told to read.
         let is_bash_output = access == Access::Read
@@ -164,7 +195,9 @@ impl Sandbox {
         let writable: Vec<&PathBuf> = match self.mode {
             SandboxMode::Off => return direct(),
             SandboxMode::ReadOnly => self.temp_dirs.iter().collect(),
-            SandboxMode::WorkspaceWrite => self.roots.iter().chain(&self.temp_dirs).collect(),
+            SandboxMode::WorkspaceWrite => {
+                self.roots.iter().chain(&self.temp_dirs).chain(&self.caches).collect()
+            }
         };
         for dir in writable {
             out.push("--write".into());
@@ -205,7 +238,83 @@ pub fn real_path(path: &Path) -> PathBuf {
 mod landlock_helper;
 
 #[cfg(target_os = "linux")]
-pub use landlock_helper::{is_landlock_available, run_helper};
+pub use landlock_helper::{is_landlock_available, landlock_support, run_helper};
+
+/// What the kernel's Landlock enforces of what the sandbox asks for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LandlockSupport {
+    /// File reads and writes (ABI 1): without it nothing is confined.
+    pub files: bool,
+    /// Truncating files (ABI 3): without it a confined program may still truncate a
+    /// file it can open for reading only through `truncate(2)`.
+    pub truncate: bool,
+    /// TCP bind and connect (ABI 4): without it `sandbox.network: false` is not enforced.
+    pub network: bool,
+    /// ioctl on devices (ABI 5).
+    pub ioctl: bool,
+}
+
+/// The tool caches under `home` that builds write (the documented list in
+/// docs/sandbox.md), plus the cache directories the environment names
+/// (`CARGO_HOME`, `RUSTUP_HOME`, `GOPATH`, `GOMODCACHE`, `XDG_CACHE_HOME`,
+/// `npm_config_cache`); whether they exist is checked later.
+pub fn tool_caches(home: Option<&Path>, env: impl Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+    const UNDER_HOME: [&str; 16] = [
+        ".cache",
+        ".cargo",
+        ".rustup",
+        ".npm",
+        ".pnpm-store",
+        ".yarn",
+        ".bun",
+        ".deno",
+        "go",
+        ".gradle",
+        ".m2",
+        ".nuget",
+        ".ivy2",
+        ".sbt",
+        ".cabal",
+        ".stack",
+    ];
+    let mut out: Vec<PathBuf> =
+        home.map(|h| UNDER_HOME.iter().map(|d| h.join(d)).collect()).unwrap_or_default();
+    for var in
+        ["CARGO_HOME", "RUSTUP_HOME", "GOPATH", "GOMODCACHE", "XDG_CACHE_HOME", "npm_config_cache"]
+    {
+        if let Some(dir) = env(var).filter(|d| Path::new(d).is_absolute()) {
+            out.push(PathBuf::from(dir));
+        }
+    }
+    out
+}
+
+impl LandlockSupport {
+    /// What the sandbox asks for and this kernel does not enforce (`network`: whether
+    /// network is to be blocked), in words.
+    pub fn missing(&self, block_network: bool) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if !self.files {
+            return vec!["all file confinement (Landlock is off or missing)"];
+        }
+        if !self.truncate {
+            out.push("truncate (Linux 6.2+)");
+        }
+        if block_network && !self.network {
+            out.push("network blocking (Linux 6.7+)");
+        }
+        if !self.ioctl {
+            out.push("device ioctl (Linux 6.10+)");
+        }
+        out
+    }
+}
+
+/// Landlock exists only on Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn landlock_support() -> LandlockSupport {
+    LandlockSupport::default()
+}
 
 /// Without Landlock the helper only runs the program.
 #[cfg(not(target_os = "linux"))]

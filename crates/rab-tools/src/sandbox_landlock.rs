@@ -19,11 +19,32 @@ const NET_ABI: ABI = ABI::V4;
 
 /// Whether the running kernel enforces Landlock (creates a ruleset without using it).
 pub fn is_landlock_available() -> bool {
+    enforces_fs(AccessFs::from_all(ABI::V1))
+}
+
+/// Whether the kernel enforces rules over `access` (a ruleset that must handle it is
+/// created and dropped).
+fn enforces_fs(access: landlock::BitFlags<AccessFs>) -> bool {
     Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(AccessFs::from_all(ABI::V1))
+        .handle_access(access)
         .and_then(|r| r.create())
         .is_ok()
+}
+
+/// What this kernel's Landlock enforces of what the sandbox asks for.
+pub fn landlock_support() -> super::LandlockSupport {
+    let net = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessNet::from_all(NET_ABI))
+        .and_then(|r| r.create())
+        .is_ok();
+    super::LandlockSupport {
+        files: is_landlock_available(),
+        truncate: enforces_fs(AccessFs::Truncate.into()),
+        network: net,
+        ioctl: enforces_fs(AccessFs::IoctlDev.into()),
+    }
 }
 
 struct HelperArgs {

@@ -189,6 +189,10 @@ pub enum Command {
         /// The folder.
         dir: Option<PathBuf>,
     },
+    /// What protects and configures this folder: the sandbox and what Landlock enforces
+    /// here, whether the folder is trusted, the settings files in effect and what was
+    /// ignored in them.
+    Doctor,
 }
 
 /// `rab mcp …`.

@@ -21,6 +21,7 @@
 mod bang;
 mod cli;
 mod commands;
+mod doctor;
 mod input;
 mod interactive;
 mod launch;
@@ -115,6 +116,7 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         Some(cli::Command::Untrust { dir }) => {
             return trust::command(&env, &paths, &cwd, dir.as_deref(), false);
         }
+        Some(cli::Command::Doctor) => return doctor::run(&cli, &env, &paths, &cwd),
         Some(cli::Command::Sessions { .. } | cli::Command::Mcp { .. }) | None => {}
     }
     if let Some(cli::Command::Mcp { action: cli::McpCommand::Serve(args) }) = &cli.command {

@@ -109,8 +109,16 @@ pub fn build(
     )
     .map_err(|e| SetupError::usage(e.to_string()))?;
     warnings.extend(policy.skipped().iter().cloned());
+    let chosen = cli.sandbox.clone().or_else(|| settings.sandbox.mode.clone());
+    // Asked once: which of what the sandbox asks for this kernel enforces.
+    let landlock = if chosen.as_deref() == Some("off") {
+        rab_tools::sandbox::LandlockSupport::default()
+    } else {
+        rab_tools::sandbox::landlock_support()
+    };
+    // On by default where Landlock confines commands; off where it cannot.
     let sandbox_name =
-        cli.sandbox.clone().or_else(|| settings.sandbox.mode.clone()).unwrap_or("off".into());
+        chosen.unwrap_or_else(|| if landlock.files { "workspace-write" } else { "off" }.to_owned());
     let sandbox_mode = SandboxMode::parse(&sandbox_name).ok_or_else(|| {
         SetupError::usage(format!(
             "unknown sandbox '{sandbox_name}'; use read-only, workspace-write or off"
@@ -126,9 +134,20 @@ pub fn build(
         }
     }));
     let temp = PathBuf::from(env.get("TMPDIR").unwrap_or("/tmp"));
+    let is_network_allowed = settings.sandbox.network.unwrap_or(true);
     let helper = if sandbox_mode == SandboxMode::Off {
         None
-    } else if rab_tools::sandbox::is_landlock_available() {
+    } else if landlock.files {
+        let missing = landlock.missing(!is_network_allowed);
+        if !missing.is_empty() {
+            let message = format!(
+                "this kernel's Landlock does not enforce {}: the sandbox confines commands \
+                 without it",
+                missing.join(", ")
+            );
+            tracing::warn!("{message}");
+            warnings.push(message);
+        }
         std::env::current_exe().ok()
     } else {
         warnings.push(
@@ -138,8 +157,11 @@ pub fn build(
         );
         None
     };
+    let caches =
+        rab_tools::sandbox::tool_caches(home.as_deref(), |v| env.get(v).map(str::to_owned));
     let sandbox = Sandbox::new(sandbox_mode, &roots, &[temp])
-        .with_network(settings.sandbox.network)
+        .with_caches(&caches)
+        .with_network(is_network_allowed)
         .with_helper(helper)
         .with_scrubbed_env(scrubbed_env(env, &auth, &settings.sandbox.allow_env));
     let hooks = HookRunner::new(&settings.hooks, cwd.to_path_buf(), sandbox.clone(), warnings)

@@ -502,3 +502,39 @@ fn sandboxed_commands_have_no_network_unless_allowed() {
         assert_eq!(llm.requests()[1].tool_results()[0].1, expected, "network {network}");
     }
 }
+
+#[test]
+fn the_sandbox_is_on_by_default_and_says_so_when_it_refuses_a_write() {
+    if !rab_tools::sandbox::is_landlock_available() {
+        eprintln!("skipped: Landlock is not available here (the sandbox is then off by default)");
+        return;
+    }
+    let home = Home::new();
+    let dir = project(&home);
+    std::fs::create_dir_all(home.dir.path().join(".cache")).unwrap();
+    // Outside the project, the temp directory (/tmp, where the test's home is) and caches.
+    let outside = PathBuf::from(format!("/var/tmp/rab-sandbox-test-{}", std::process::id()));
+    let _ = std::fs::remove_file(&outside);
+    let llm = FakeLlm::start();
+    let write_outside = format!("echo x > {}", outside.display());
+    llm.script([
+        Turn::tool_call("bash", json!({"command": write_outside}))
+            .and_tool_call("bash", json!({"command": "echo in > in.txt && cat in.txt"}))
+            .and_tool_call("bash", json!({"command": "echo c > ~/.cache/c && cat ~/.cache/c"})),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["--yolo", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert!(results[0].1.contains("this may be the sandbox (workspace-write)"), "{results:?}");
+    assert!(results[0].1.contains("--add-dir"), "{results:?}");
+    assert!(!outside.exists());
+    assert_eq!(results[1].1, "in");
+    assert_eq!(results[2].1, "c", "tool caches are writable");
+    // Opting out.
+    llm.script([Turn::tool_call("bash", json!({"command": write_outside})), Turn::text("ok")]);
+    let out = run(&home, &llm, &dir, &["--yolo", "--sandbox", "off", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(outside.exists());
+    let _ = std::fs::remove_file(&outside);
+}

@@ -169,3 +169,25 @@ fn issue_14_the_ui_asks_once_and_a_refusal_runs_nothing() {
     pty.wait_exit(T);
     assert!(other.join("hook-ran").exists(), "trusted: the hook runs again");
 }
+
+#[test]
+fn doctor_names_the_sandbox_the_trust_state_and_the_settings_in_effect() {
+    let home = Home::new();
+    let dir = hostile_checkout(&home);
+    let out = home.rab().current_dir(&dir).arg("doctor").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("trust: not trusted; ignored until `rab trust`:"), "{text}");
+    assert!(text.contains("hooks (SessionStart)"), "{text}");
+    assert!(text.contains(".rab/settings.json"), "{text}");
+    assert!(text.contains("sandbox: "), "{text}");
+    assert!(text.contains("network: allowed") || text.contains("sandbox: off"), "{text}");
+    let out =
+        home.rab().current_dir(&dir).env("RAB_TRUST_PROJECT", "1").arg("doctor").output().unwrap();
+    assert!(stdout(&out).contains("trust: trusted (for this run)"), "{}", stdout(&out));
+    // A broken settings file is named, with exit 2.
+    std::fs::write(dir.join(".rab/settings.json"), r#"{"permisions": {}}"#).unwrap();
+    let out = home.rab().current_dir(&dir).arg("doctor").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).contains("permissions"), "{}", stdout(&out));
+}
