@@ -154,6 +154,18 @@ pub trait AgentTool: Send + Sync {
     fn level(&self) -> ToolLevel {
         ToolLevel::Execute
     }
+    /// What this call can do, when it depends on the arguments (`config` reads with
+    /// `get` and writes with `set`); the tool's [`AgentTool::level`] otherwise.
+    fn level_of(&self, arguments: &Value) -> ToolLevel {
+        let _ = arguments;
+        self.level()
+    }
+    /// The file this call writes when no `path` argument names it (`config set` writes
+    /// the settings file), so path rules apply to it.
+    fn written_path(&self, arguments: &Value) -> Option<String> {
+        let _ = arguments;
+        None
+    }
     /// What the call would do, for a person deciding whether to allow it (a diff for
     /// an edit); `None` shows the arguments.
     fn preview(&self, arguments: &Value) -> Option<String> {
@@ -198,6 +210,17 @@ pub trait Tool: Send + Sync + 'static {
         let _ = args;
         None
     }
+    /// What this call can do, when it depends on the arguments ([`Tool::LEVEL`] by
+    /// default).
+    fn level_of(&self, args: &Self::Args) -> ToolLevel {
+        let _ = args;
+        Self::LEVEL
+    }
+    /// The file this call writes when no `path` argument names it.
+    fn written_path(&self, args: &Self::Args) -> Option<String> {
+        let _ = args;
+        None
+    }
     /// Runs the call.
     fn run(
         &self,
@@ -226,6 +249,19 @@ impl<T: Tool> AgentTool for T {
     fn preview(&self, arguments: &Value) -> Option<String> {
         let args: T::Args = serde_json::from_value(arguments.clone()).ok()?;
         Tool::preview(self, &args)
+    }
+
+    fn level_of(&self, arguments: &Value) -> ToolLevel {
+        // Arguments that do not parse fail at run time; until then, the tool's level.
+        match serde_json::from_value::<T::Args>(arguments.clone()) {
+            Ok(args) => Tool::level_of(self, &args),
+            Err(_) => T::LEVEL,
+        }
+    }
+
+    fn written_path(&self, arguments: &Value) -> Option<String> {
+        let args: T::Args = serde_json::from_value(arguments.clone()).ok()?;
+        Tool::written_path(self, &args)
     }
 
     fn execute(

@@ -185,6 +185,8 @@ impl ToolSearch {
 pub struct Args {
     /// "select:a,b" or keywords.
     pub query: String,
+    /// Default 5, max 20.
+    pub max_results: Option<usize>,
 }
 
 impl Tool for ToolSearch {
@@ -199,7 +201,7 @@ impl Tool for ToolSearch {
     }
 
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let max = 5;
+        let max = args.max_results.unwrap_or(5).clamp(1, 20);
         let specs = self.view.all();
         let found: Vec<&ToolSpec> = match args.query.trim().strip_prefix("select:") {
             Some(names) => {
@@ -284,6 +286,25 @@ mod tests {
 
     fn names(specs: &[ToolSpec]) -> Vec<&str> {
         specs.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn max_results_caps_what_a_keyword_search_returns() {
+        let specs: Vec<ToolSpec> =
+            (0..30).map(|i| spec(&format!("fetch_{i}"), "Fetch a thing from the store.")).collect();
+        let view = Arc::new(ToolView::new(2, &[], &specs));
+        let search = ToolSearch::new(view);
+        let found = |args: Value| {
+            let search = &search;
+            async move {
+                let out = search.execute(args, ToolContext::detached("c")).await.unwrap();
+                let Some(rab_ai::Content::Text { text }) = out.content.first() else { panic!() };
+                serde_json::from_str::<Value>(text).unwrap()["tools"].as_array().unwrap().len()
+            }
+        };
+        assert_eq!(found(json!({"query": "fetch"})).await, 5);
+        assert_eq!(found(json!({"query": "fetch", "max_results": 2})).await, 2);
+        assert_eq!(found(json!({"query": "fetch", "max_results": 100})).await, 20);
     }
 
     #[tokio::test]

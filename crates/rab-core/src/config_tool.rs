@@ -73,7 +73,17 @@ pub struct Args {
 impl Tool for ConfigTool {
     type Args = Args;
     const NAME: &'static str = "config";
-    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
+    const LEVEL: ToolLevel = ToolLevel::Edit;
+
+    // `set` writes the global settings file: an edit, asked for in default mode and
+    // refused in plan mode; `get` only reads.
+    fn level_of(&self, args: &Args) -> ToolLevel {
+        if args.action == "get" { ToolLevel::ReadOnly } else { ToolLevel::Edit }
+    }
+
+    fn written_path(&self, args: &Args) -> Option<String> {
+        (args.action != "get").then(|| self.global_file.display().to_string())
+    }
 
     fn description(&self) -> String {
         format!(

@@ -277,8 +277,17 @@ impl Gate {
             hook_asks = out.ask;
         }
         let mode = self.mode.get();
+        // A tool that writes a file it does not take as `path` is checked as writing it.
+        let checked = match (tool.written_path(&args), &args) {
+            (Some(path), Value::Object(map)) if !map.contains_key("path") => {
+                let mut with = map.clone();
+                with.insert("path".into(), Value::String(path));
+                Value::Object(with)
+            }
+            _ => args.clone(),
+        };
         let verdict = match self.policy.read() {
-            Ok(p) => p.check(mode, &call.name, tool.level(), &args),
+            Ok(p) => p.check(mode, &call.name, tool.level_of(&args), &checked),
             Err(_) => Verdict::Deny("the permission rules are unavailable".into()),
         };
         let verdict = match verdict {

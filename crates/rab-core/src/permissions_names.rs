@@ -38,8 +38,8 @@ pub(crate) fn is_path_tool(tool: &str) -> bool {
 /// and a `read` rule every tool that reads them.
 pub(crate) fn rule_covers(rule_tool: &str, tool: &str) -> bool {
     match rule_tool {
-        "edit" => tool == "write",
-        "write" => tool == "edit",
+        "edit" => matches!(tool, "write" | "config"),
+        "write" => matches!(tool, "edit" | "config"),
         "read" => matches!(tool, "grep" | "glob" | "ls"),
         _ => false,
     }

@@ -262,15 +262,19 @@ impl Tool for ExitWorktree {
         // The worktree is gone: whatever happens to the branch, the tools go back.
         self.ws.set_root(&session.original_root);
         *active = None;
-        let deleted =
-            git.run(&session.repo_root, &["branch", "-D", branch]).await.map_err(|e| {
-                ToolError::Model(format!(
-                    "removed worktree {path} and went back to {back}, but could not delete \
-                 branch {branch}: {e}"
-                ))
-            })?;
-        let deleted = deleted.trim().trim_end_matches('.');
-        let text = format!("removed worktree {path}; {deleted}; back in {back}");
+        // `-d`, never `-D`: commits that are on no other branch are not thrown away.
+        let text = match git.run(&session.repo_root, &["branch", "-d", branch]).await {
+            Ok(deleted) => {
+                let deleted = deleted.trim().trim_end_matches('.');
+                format!("removed worktree {path}; {deleted}; back in {back}")
+            }
+            Err(e) => format!(
+                "removed worktree {path} and went back to {back}; kept branch {branch}: it has \
+                 commits not merged into the current branch ({}). Merge it, or delete it with \
+                 `git branch -D {branch}` if its work is not wanted (ask the user first).",
+                e.trim()
+            ),
+        };
         Ok(ToolOutput::text(text).with_details(details))
     }
 }

@@ -126,6 +126,22 @@ async fn remove_refuses_uncommitted_changes_unless_told_to_discard_them() {
 }
 
 #[tokio::test]
+async fn remove_keeps_a_branch_with_commits_merged_nowhere() {
+    let f = fixture();
+    call(&f.enter, json!({"branch": "feat"})).await.unwrap();
+    let wt = f.ws.root();
+    call(&f.write, json!({"path": "new.txt", "content": "x"})).await.unwrap();
+    git(&wt, &["add", "."]);
+    git(&wt, &["commit", "-q", "-m", "work"]);
+    let out = call(&f.exit, json!({"action": "remove"})).await.unwrap();
+    let text = text(&out);
+    assert!(text.contains("kept branch feat: it has commits not merged"), "{text}");
+    assert!(!wt.exists());
+    assert!(branches(&f.repo).contains("feat"), "the commit is still reachable");
+    assert_eq!(f.ws.root(), f.repo);
+}
+
+#[tokio::test]
 async fn keep_leaves_the_worktree_and_branch_and_goes_back() {
     let f = fixture_at("sub");
     call(&f.enter, json!({"branch": "keepme"})).await.unwrap();

@@ -119,6 +119,21 @@ impl Launch {
         user: Vec<Arc<dyn Extension>>,
         trusted: bool,
     ) -> Result<Self, SetupError> {
+        Self::build(cli, env, paths, cwd, is_long_running, user, trusted, None)
+    }
+
+    /// [`Launch::new`], keeping `scheduler` (its cron jobs) when given.
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        cli: &Cli,
+        env: Env,
+        paths: Paths,
+        cwd: PathBuf,
+        is_long_running: bool,
+        user: Vec<Arc<dyn Extension>>,
+        trusted: bool,
+        scheduler: Option<Arc<rab_core::cron::Scheduler>>,
+    ) -> Result<Self, SetupError> {
         let registry = setup::registry(&env, &paths)?;
         let loaded = rab_config::load_settings(&paths.settings_file(), &cwd, &env, trusted)
             .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })?;
@@ -169,7 +184,8 @@ impl Launch {
             )),
             Arc::new(rab_core::inbox::SendMessage::new(inbox.clone(), rab_core::inbox::MAIN)),
         ];
-        let scheduler = rab_core::cron::Scheduler::new(rab_session::time::now_millis());
+        let scheduler = scheduler
+            .unwrap_or_else(|| rab_core::cron::Scheduler::new(rab_session::time::now_millis()));
         if is_long_running {
             let (create, list, delete) = rab_core::cron::cron_tools(&scheduler);
             extra.extend([
@@ -273,10 +289,10 @@ impl Launch {
         })
     }
 
-    /// The same launch made again from the files (`/reload`).
+    /// The same launch made again from the files (`/reload`); scheduled cron jobs stay.
     pub fn reload(&self) -> Result<Self, SetupError> {
         let o = &self.origin;
-        Self::new(
+        Self::build(
             &o.cli,
             self.env.clone(),
             self.paths.clone(),
@@ -284,6 +300,7 @@ impl Launch {
             o.is_long_running,
             o.user.clone(),
             o.trusted,
+            Some(self.scheduler.clone()),
         )
     }
 

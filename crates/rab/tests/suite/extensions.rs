@@ -183,3 +183,22 @@ fn reload_picks_up_a_prompt_command_added_while_running_and_keeps_the_session() 
         "same session: {items}"
     );
 }
+
+#[test]
+fn reload_keeps_the_scheduled_cron_jobs() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("cron_create", json!({"cron": "0 0 1 1 *", "prompt": "new year"})),
+        Turn::text("scheduled"),
+        Turn::tool_call("cron_list", json!({})),
+        Turn::text("listed"),
+    ]);
+    let mut c = home.rab_for("anthropic-messages", &llm, Some("k"));
+    c.args(["--repl", "--yolo"]);
+    let out = super::harness::with_stdin(c, "schedule it\n/reload\nwhat is scheduled\n");
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(text.contains("reloaded:"), "{text}\n{err}");
+    let listed = llm.requests()[3].tool_results().last().unwrap().1.clone();
+    assert!(listed.contains("new year"), "the job survived the reload: {listed}");
+}

@@ -538,3 +538,33 @@ fn the_sandbox_is_on_by_default_and_says_so_when_it_refuses_a_write() {
     assert!(outside.exists());
     let _ = std::fs::remove_file(&outside);
 }
+
+#[test]
+fn config_set_is_an_edit_refused_in_plan_mode_while_get_runs() {
+    let home = Home::new();
+    let dir = project(&home);
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("config", json!({"action": "get", "key": "theme"}))
+            .and_tool_call("config", json!({"action": "set", "key": "theme", "value": "light"})),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["--permission-mode", "plan", "look"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert!(results[0].1.starts_with("theme = "), "{results:?}");
+    assert!(results[1].1.contains("plan mode allows read-only tools only"), "{results:?}");
+    let global = home.dir.path().join("rab/agent/settings.json");
+    assert!(!std::fs::read_to_string(&global).unwrap_or_default().contains("light"));
+    // An edit deny rule over the settings file covers config set, even in yolo.
+    std::fs::create_dir_all(global.parent().unwrap()).unwrap();
+    std::fs::write(&global, r#"{"permissions": {"deny": ["edit(~/rab/**)"]}}"#).unwrap();
+    llm.script([
+        Turn::tool_call("config", json!({"action": "set", "key": "theme", "value": "light"})),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["--yolo", "look"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let result = &llm.requests()[3].tool_results().last().unwrap().1.clone();
+    assert!(result.contains("denied by the rule \"edit(~/rab/**)\""), "{result}");
+}
