@@ -69,3 +69,13 @@ fn spawned_programs_go_through_the_helper_only_when_confined() {
     assert!(args.contains(&real_path(&ws).display().to_string()), "{args:?}");
     assert_eq!(&args[args.len() - 5..], ["--net", "--", "sh", "-c", "true"]);
 }
+
+#[test]
+fn missing_landlock_features_are_named_only_when_asked_for() {
+    let all = LandlockSupport { files: true, truncate: true, network: true, ioctl: true };
+    assert!(all.missing(true).is_empty());
+    let old = LandlockSupport { files: true, truncate: true, network: false, ioctl: false };
+    assert_eq!(old.missing(true), ["network blocking (Linux 6.7+)", "device ioctl (Linux 6.10+)"]);
+    assert_eq!(old.missing(false), ["device ioctl (Linux 6.10+)"], "network allowed: not needed");
+    assert_eq!(LandlockSupport::default().missing(false).len(), 1);
+}

@@ -170,3 +170,41 @@ fn a_domain_rule_sees_the_host_the_fetch_would_reach() {
     assert!(result.starts_with("permission denied"), "{result}");
     assert!(result.contains("no rule allows it"), "{result}");
 }
+
+#[test]
+fn a_misspelled_settings_key_stops_rab_naming_the_file_and_the_key_meant() {
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    let global = home.dir.path().join("rab/agent");
+    std::fs::create_dir_all(&global).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(global.join("settings.json"), r#"{"permisions": {"deny": ["bash(rm *)"]}}"#)
+        .unwrap();
+    let llm = FakeLlm::start();
+    let out = run(&home, &llm, &dir, &["hi"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("settings.json") && err.contains("did you mean \"permissions\""), "{err}");
+    assert!(llm.requests().is_empty());
+}
+
+#[test]
+fn an_allow_rule_does_not_allow_output_to_a_file_or_a_longer_command_word() {
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("bash", json!({"command": "echo hi > out.txt"}))
+            .and_tool_call("bash", json!({"command": "lsof -v"}))
+            .and_tool_call("bash", json!({"command": "echo fine"})),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["--allowed-tools", "bash(echo*),bash(ls:*)", "go"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert!(results[0].1.starts_with("permission denied"), "{results:?}");
+    assert!(!dir.join("out.txt").exists());
+    assert!(results[1].1.starts_with("permission denied"), "{results:?}");
+    assert_eq!(results[2].1, "fine");
+}

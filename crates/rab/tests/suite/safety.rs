@@ -568,3 +568,23 @@ fn config_set_is_an_edit_refused_in_plan_mode_while_get_runs() {
     let result = &llm.requests()[3].tool_results().last().unwrap().1.clone();
     assert!(result.contains("denied by the rule \"edit(~/rab/**)\""), "{result}");
 }
+
+#[test]
+fn a_claude_code_hook_that_tests_tool_name_bash_sees_bash() {
+    let home = Home::new();
+    let dir = project(&home);
+    // A Claude Code hook as people write them: blocks when tool_name is "Bash".
+    let hook = r#"grep -q '"tool_name":"Bash"' && { echo 'no shell today' >&2; exit 2; }; exit 0"#;
+    std::fs::write(
+        dir.join(".rab/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("bash", json!({"command": "echo ran"})), Turn::text("ok")]);
+    let out = run(&home, &llm, &dir, &["--yolo", "go"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let result = &llm.requests()[1].tool_results()[0].1;
+    assert!(result.contains("no shell today"), "{result}");
+}
