@@ -392,7 +392,8 @@ mod deny_matcher {
                 // A delimiter of its own per level (the outer text is always longer).
                 inner.clone().prop_map(|(a, x)| {
                     let end = format!("E{}", a.len());
-                    (format!("bash <<'{end}'\n{a}\n{end}"), x)
+                    // In a group, so what follows starts on a line of its own.
+                    (format!("{{ bash <<'{end}'\n{a}\n{end}\n}}"), x)
                 }),
             ]
         })
@@ -413,4 +414,33 @@ mod deny_matcher {
             }
         }
     }
+}
+
+#[test]
+fn every_reviewed_bypass_is_denied() {
+    let p = policy(&[], &[], &["bash(rm:*)"]).unwrap();
+    let unescape = |line: &str| {
+        let mut out = String::new();
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match (c, c == '\\') {
+                (_, true) => match chars.next() {
+                    Some('n') => out.push('\n'),
+                    Some(other) => out.push(other),
+                    None => out.push('\\'),
+                },
+                (c, false) => out.push(c),
+            }
+        }
+        out
+    };
+    let lines = include_str!("fixtures/deny_bypasses.txt").lines();
+    let mut n = 0;
+    for line in lines.filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let cmd = unescape(line);
+        let verdict = p.check(Yolo, "bash", Execute, &json!({"command": cmd}));
+        assert!(matches!(verdict, Verdict::Deny(_)), "{cmd:?} -> {verdict:?}");
+        n += 1;
+    }
+    assert!(n >= 90, "{n} cases");
 }

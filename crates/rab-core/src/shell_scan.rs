@@ -23,7 +23,7 @@ const MAX_LEN: usize = 64 * 1024;
 /// Bash's reserved words.
 const RESERVED: &[&str] = &[
     "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
-    "select", "function", "in", "{", "}", "!", "[[", "]]", "time", "coproc",
+    "select", "function", "in", "{", "}", "!", "[[", "]]", "coproc",
 ];
 
 /// How long one check may spend parsing, all nested commands together.
@@ -88,6 +88,8 @@ pub(crate) fn scan(cmd: &str) -> Scan {
     out
 }
 
+#[path = "shell_commands.rs"]
+mod commands;
 #[path = "shell_words.rs"]
 mod words;
 use words::{WordText, text, word_text};
@@ -139,6 +141,7 @@ impl Scanner<'_> {
         let mut adopted: Vec<(usize, Node<'_>)> = Vec::new();
         while let Some(visit) = stack.pop() {
             let node = visit.node;
+            self.check_node(node, src, depth);
             match node.kind() {
                 "command" => self.command(&visit, &adopted, src, depth),
                 "declaration_command" | "unset_command" => {
@@ -175,6 +178,64 @@ impl Scanner<'_> {
                 grandparent: visit.parent,
             }));
             stack[first..].reverse();
+        }
+    }
+
+    /// What the parser may have read differently from bash, or what bash runs from
+    /// text later: each makes the command unknown.
+    fn check_node(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+        let raw = text(node, src);
+        let kind = node.kind();
+        match kind {
+            // `$'\\'` ends after the escaped backslash; a parser that reads on hides
+            // the rest of the line in the string.
+            "ansi_c_string" if !words::ansi_c_is_sound(raw) => {
+                self.unknown("a $'…' string rab's parser reads differently from bash");
+            }
+            // `${x@P}` expands the value as a prompt, running its substitutions.
+            "expansion" if raw.ends_with("@P}") => {
+                self.unknown(format!("{raw} runs the substitutions in a variable's value"));
+            }
+            "variable_assignment" => {
+                let name = node.child_by_field_name("name").map(|n| text(n, src)).unwrap_or("");
+                if commands::is_hook_variable(name) {
+                    self.unknown(format!("setting {name}, whose value bash runs later"));
+                }
+            }
+            // Bash removes `\\`, `\$` and `` \` `` inside backticks before it parses
+            // them, which can make a command (`r\\m`) or a nested substitution: read
+            // the text as bash does too.
+            "command_substitution" if raw.starts_with('`') && raw.contains('\\') => {
+                let inner = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
+                self.program(&words::unescape_backquoted(inner), depth + 1);
+            }
+            _ => {}
+        }
+        // A quoted array subscript with a substitution is run when bash evaluates it
+        // (`let 'a[$(…)]'`, `x='a[$(…)]'; $((x))`).
+        if matches!(kind, "raw_string" | "string_content" | "word")
+            && (raw.contains("[$(") || raw.contains("[`"))
+        {
+            self.unknown("a quoted array subscript holding a substitution");
+        }
+        // A substitution the parser left inside a leaf (a pattern, a regex, a default
+        // value) is run by bash all the same.
+        if node.named_child_count() == 0 {
+            let hidden = match kind {
+                "raw_string"
+                | "ansi_c_string"
+                | "comment"
+                | "heredoc_start"
+                | "heredoc_end"
+                | "heredoc_content"
+                | "heredoc_body"
+                | "command_substitution" => false,
+                "string_content" => words::has_live_substitution(raw, false),
+                _ => words::has_live_substitution(raw, true),
+            };
+            if hidden {
+                self.unknown(format!("a substitution rab's parser did not read ({raw})"));
+            }
         }
     }
 
@@ -230,54 +291,101 @@ impl Scanner<'_> {
                 }
             }
             "herestring_redirect" => {
-                input.fed = true;
                 let mut cursor = node.walk();
                 let body = node.named_children(&mut cursor).find(|c| c.kind() != "file_descriptor");
                 if let Some(body) = body {
                     let t = word_text(body, src);
-                    input.stdin = t.fixed.then_some(t.text);
-                }
-            }
-            "heredoc_redirect" => {
-                input.fed = true;
-                let mut cursor = node.walk();
-                let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
-                let start = children.iter().find(|c| c.kind() == "heredoc_start");
-                let end = children.iter().find(|c| c.kind() == "heredoc_end");
-                let quoted = start.is_some_and(|s| text(*s, src).contains(['\'', '"', '\\']));
-                // The body is read from the source, from the line after the operator to
-                // the delimiter: the parser's body node misses some (a body line that
-                // starts with `\`).
-                let body = match (start, end) {
-                    (Some(s), Some(e)) => src
-                        .get(s.end_byte()..)
-                        .and_then(|rest| rest.iter().position(|b| *b == b'\n'))
-                        .and_then(|nl| src.get(s.end_byte() + nl + 1..e.start_byte()))
-                        .and_then(|b| std::str::from_utf8(b).ok()),
-                    _ => None,
-                };
-                let Some(body) = body else {
-                    input.stdin = None;
-                    self.unknown("a heredoc rab cannot read");
-                    return;
-                };
-                let substitutes = !quoted && (body.contains("$(") || body.contains('`'));
-                let seen = children.iter().filter(|c| c.kind() == "heredoc_body").any(|b| {
-                    let mut cursor = b.walk();
-                    b.named_children(&mut cursor).any(|c| c.kind() == "command_substitution")
-                });
-                if substitutes && !seen {
-                    self.unknown("a heredoc whose substitutions rab cannot read");
-                }
-                let expands = !quoted && (body.contains('$') || body.contains('`'));
-                input.stdin = (!expands).then(|| body.to_owned());
-                for child in children {
-                    if child.kind() == "file_redirect" {
-                        self.redirect(child, src, writes, input);
+                    if t.fixed {
+                        input.stdin.push(t.text);
+                    } else {
+                        input.unknown = true;
                     }
                 }
             }
+            "heredoc_redirect" => self.heredoc(node, src, writes, input),
             _ => {}
+        }
+    }
+
+    /// A heredoc: checked against where bash ends it, its body kept for a shell it
+    /// feeds (unescaped as bash does for an unquoted delimiter).
+    fn heredoc(&mut self, node: Node<'_>, src: &[u8], writes: &mut Vec<String>, input: &mut Input) {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        let start = children.iter().find(|c| c.kind() == "heredoc_start");
+        let end = children.iter().find(|c| c.kind() == "heredoc_end");
+        let strip_tabs = {
+            let mut cursor = node.walk();
+            node.children(&mut cursor).any(|c| c.kind() == "<<-")
+        };
+        let (delimiter, quoted) =
+            words::heredoc_delimiter(start.map(|s| text(*s, src)).unwrap_or_default());
+        // The body is read from the source, from the line after the operator to the
+        // delimiter; the parser's own body node misses some (a line starting with `\`).
+        let body = match (start, end) {
+            (Some(s), Some(e)) => src
+                .get(s.end_byte()..)
+                .and_then(|rest| rest.iter().position(|b| *b == b'\n'))
+                .and_then(|nl| src.get(s.end_byte() + nl + 1..e.start_byte()))
+                .and_then(|b| std::str::from_utf8(b).ok()),
+            _ => None,
+        };
+        let end_line = end.and_then(|e| {
+            let rest = src.get(e.start_byte()..)?;
+            let len = rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
+            std::str::from_utf8(&rest[..len]).ok()
+        });
+        let Some((body, end_line)) = body.zip(end_line) else {
+            input.unknown = true;
+            self.unknown("a heredoc rab cannot read");
+            return;
+        };
+        // Bash ends the heredoc at the first line that is the delimiter (quotes removed,
+        // backslash-newlines joined when unquoted): the parser must agree.
+        if !words::heredoc_agrees(body, end_line, &delimiter, quoted, strip_tabs) {
+            input.unknown = true;
+            self.unknown(format!(
+                "a heredoc whose end (\"{delimiter}\") rab's parser places differently from bash"
+            ));
+            return;
+        }
+        if !quoted && words::has_live_substitution(body, true) {
+            // Substitutions in an unquoted heredoc run in the shell that reads the line;
+            // the parser does not always read them (backticks): every one must be
+            // inside a substitution it read.
+            let mut read: Vec<std::ops::Range<usize>> = Vec::new();
+            for b in children.iter().filter(|c| c.kind() == "heredoc_body") {
+                let mut cursor = b.walk();
+                read.extend(
+                    b.named_children(&mut cursor)
+                        .filter(|c| c.kind() == "command_substitution")
+                        .map(|c| c.byte_range()),
+                );
+            }
+            let base = start.map_or(0, |s| s.end_byte());
+            let offset = src
+                .get(base..)
+                .and_then(|r| r.iter().position(|b| *b == b'\n'))
+                .map_or(base, |nl| base + nl + 1);
+            let unread = words::substitution_starts(body)
+                .into_iter()
+                .any(|at| !read.iter().any(|r| r.contains(&(offset + at))));
+            if unread {
+                self.unknown("a heredoc with substitutions rab's parser does not read");
+            }
+        }
+        let expands = !quoted && (body.contains('$') || body.contains('`'));
+        if expands {
+            input.unknown = true;
+        } else if quoted {
+            input.stdin.push(body.to_owned());
+        } else {
+            input.stdin.push(words::heredoc_unescape(body));
+        }
+        for child in children {
+            if matches!(child.kind(), "file_redirect" | "herestring_redirect") {
+                self.redirect(child, src, writes, input);
+            }
         }
     }
 
@@ -352,164 +460,6 @@ impl Scanner<'_> {
         simple.forms.dedup();
         self.out.commands.push(simple);
     }
-
-    /// Adds the forms of the command `words` runs, seeing through wrappers, and walks
-    /// what shells and `eval` run.
-    fn resolve(&mut self, words: &[WordText], simple: &mut Simple, input: &Input, depth: usize) {
-        let Some(first) = words.first() else { return };
-        // A reserved word as a command word: the parser read the line differently from
-        // bash (`! if …`, `! { …; }`). What follows it is what bash runs.
-        if RESERVED.contains(&first.text.as_str()) {
-            if words.len() > 1 {
-                self.resolve(&words[1..], simple, input, depth + 1);
-            }
-            return;
-        }
-        if !first.fixed {
-            self.unknown(format!(
-                "the command word {} is only known when the command runs",
-                first.text
-            ));
-            return;
-        }
-        let base = basename(&first.text);
-        let rest = &words[1..];
-        let mut form = base.to_owned();
-        for w in rest {
-            form.push(' ');
-            form.push_str(&w.text);
-        }
-        simple.forms.push(form);
-        if depth > MAX_DEPTH {
-            self.unknown(format!("wrappers nest more than {MAX_DEPTH} levels deep"));
-            return;
-        }
-        match base {
-            "eval" => {
-                if rest.iter().all(|w| w.fixed) {
-                    let text = rest.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
-                    self.program(&text, depth + 1);
-                } else {
-                    self.unknown("eval runs text that is only known when the command runs");
-                }
-            }
-            "source" | "." => {
-                self.unknown(format!("{base} runs the commands of a file rab cannot see"));
-            }
-
-            "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "busybox" => {
-                self.shell(base, rest, input, depth);
-            }
-            "find" => {
-                let mut i = 0;
-                while i < rest.len() {
-                    if matches!(rest[i].text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
-                        let start = i + 1;
-                        let end = rest[start..]
-                            .iter()
-                            .position(|w| w.text == ";" || w.text == "+")
-                            .map_or(rest.len(), |p| start + p);
-                        let inner = &rest[start..end];
-                        if !inner.is_empty() {
-                            self.resolve(inner, simple, &Input::default(), depth + 1);
-                        }
-                        i = end;
-                    }
-                    i += 1;
-                }
-            }
-            "watch" => {
-                let skip = skip_options(rest, &["-n", "--interval"]);
-                let inner = &rest[skip..];
-                if inner.iter().all(|w| w.fixed) {
-                    let text = inner.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
-                    self.program(&text, depth + 1);
-                } else {
-                    self.unknown("watch runs text that is only known when the command runs");
-                }
-            }
-            _ => {
-                if let Some(start) = wrapped_command(base, rest, self, depth) {
-                    let inner = &rest[start..];
-                    if base == "xargs" {
-                        // xargs adds the words it reads to the command: `xargs rm` is
-                        // `rm …`.
-                        let mut with_input: Vec<WordText> = inner
-                            .iter()
-                            .map(|w| WordText { text: w.text.clone(), fixed: w.fixed })
-                            .collect();
-                        if with_input.is_empty() {
-                            with_input.push(WordText::literal("echo"));
-                        }
-                        with_input.push(WordText { text: "…".into(), fixed: false });
-                        self.resolve(&with_input, simple, &Input::default(), depth + 1);
-                    } else if !inner.is_empty() {
-                        self.resolve(inner, simple, &Input::default(), depth + 1);
-                    }
-                }
-            }
-        }
-    }
-
-    /// `sh -c '…'`, `sh <<EOF`, `echo … | sh`, `sh script`.
-    fn shell(&mut self, base: &str, rest: &[WordText], input: &Input, depth: usize) {
-        let rest = if base == "busybox" {
-            match rest.first().map(|w| basename(&w.text)) {
-                Some("sh" | "ash" | "bash") => &rest[1..],
-                _ => return,
-            }
-        } else {
-            rest
-        };
-        let mut i = 0;
-        let mut script_from_c = false;
-        while i < rest.len() {
-            let t = rest[i].text.as_str();
-            if t == "--" {
-                i += 1;
-                break;
-            }
-            if t.starts_with("--") {
-                i += 1;
-                continue;
-            }
-            if (t.starts_with('-') || t.starts_with('+')) && t.len() > 1 {
-                if t[1..].contains('c') {
-                    script_from_c = true;
-                }
-                // `-o opt` / `-O opt` take a value.
-                let takes = t.ends_with('o') || t.ends_with('O');
-                i += if takes { 2 } else { 1 };
-                continue;
-            }
-            break;
-        }
-        if script_from_c {
-            match rest.get(i) {
-                Some(w) if w.fixed => self.program(&w.text, depth + 1),
-                Some(w) => self.unknown(format!(
-                    "{base} -c runs {} which is only known when the command runs",
-                    w.text
-                )),
-                None => {}
-            }
-            return;
-        }
-        if i < rest.len() {
-            // A script file: like ./script, its commands are the sandbox's business.
-            return;
-        }
-        match &input.stdin {
-            Some(text) => self.program(text, depth + 1),
-            None if input.fed => {
-                self.unknown(format!("{base} reads commands from text only known when it runs"));
-            }
-            None if input.piped => {
-                self.unknown(format!("{base} reads commands from a pipe"));
-            }
-            None => self.unknown(format!("{base} reads commands from its input")),
-        }
-    }
 }
 
 /// A node to walk, with where it sits.
@@ -521,120 +471,13 @@ struct Visit<'t> {
 
 /// What feeds a command's standard input.
 #[derive(Default)]
-struct Input {
-    /// The text of a heredoc or here-string.
-    stdin: Option<String>,
+pub(crate) struct Input {
+    /// The texts of its heredocs and here-strings.
+    stdin: Vec<String>,
+    /// A heredoc or here-string whose text is only known when it runs.
+    unknown: bool,
     /// It is fed by a pipe.
     piped: bool,
-    /// A heredoc or here-string feeds it (its text is in `stdin` when it can be known).
-    fed: bool,
-}
-
-/// Where the wrapped command of a wrapper starts (`env X=1 rm` → the index of `rm` in
-/// `rest`), or `None` when `base` is no wrapper.
-fn wrapped_command(
-    base: &str,
-    rest: &[WordText],
-    sc: &mut Scanner<'_>,
-    depth: usize,
-) -> Option<usize> {
-    let valued: &[&str] = match base {
-        "env" => &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
-        "command" | "builtin" | "nohup" | "setsid" => &[],
-        "exec" => &["-a"],
-        "nice" => &["-n", "--adjustment"],
-        "time" => &["-f", "--format", "-o", "--output"],
-        "timeout" => &["-s", "--signal", "-k", "--kill-after"],
-        "sudo" | "doas" => &[
-            "-u",
-            "--user",
-            "-g",
-            "--group",
-            "-h",
-            "--host",
-            "-p",
-            "--prompt",
-            "-C",
-            "--close-from",
-            "-D",
-            "--chdir",
-            "-r",
-            "--role",
-            "-t",
-            "--type",
-            "-U",
-            "--other-user",
-            "-T",
-            "--command-timeout",
-        ],
-        "xargs" => &[
-            "-I",
-            "-n",
-            "--max-args",
-            "-L",
-            "--max-lines",
-            "-P",
-            "--max-procs",
-            "-d",
-            "--delimiter",
-            "-E",
-            "-s",
-            "--max-chars",
-            "-a",
-            "--arg-file",
-            "--process-slot-var",
-        ],
-        "stdbuf" => &["-i", "--input", "-o", "--output", "-e", "--error"],
-        "ionice" => &["-c", "--class", "-n", "--classdata", "-p", "--pid"],
-        _ => return None,
-    };
-    // `env -S 'rm f'` splits its argument into a command.
-    if base == "env"
-        && let Some(pos) = rest.iter().position(|w| w.text == "-S" || w.text == "--split-string")
-        && let Some(s) = rest.get(pos + 1)
-    {
-        if s.fixed {
-            sc.program(&s.text, depth + 1);
-        } else {
-            sc.unknown("env -S runs text that is only known when the command runs");
-        }
-    }
-    let mut i = skip_options(rest, valued);
-    if base == "env" {
-        while rest.get(i).is_some_and(|w| is_assignment(&w.text)) {
-            i += 1;
-        }
-    }
-    if base == "timeout" && i < rest.len() {
-        i += 1; // the duration
-    }
-    Some(i)
-}
-
-/// Skips leading options (`-x`, `--long`, `--long=v`, and the value of those in
-/// `valued` written apart); returns the index of the first operand.
-fn skip_options(rest: &[WordText], valued: &[&str]) -> usize {
-    let mut i = 0;
-    while let Some(w) = rest.get(i) {
-        let t = w.text.as_str();
-        if t == "--" {
-            return i + 1;
-        }
-        if !t.starts_with('-') || t == "-" {
-            break;
-        }
-        // `nice -5`: a number is the option itself.
-        i += if valued.contains(&t) { 2 } else { 1 };
-    }
-    i
-}
-
-fn is_assignment(t: &str) -> bool {
-    t.split_once('=').is_some_and(|(name, _)| {
-        !name.is_empty()
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && !name.starts_with(|c: char| c.is_ascii_digit())
-    })
 }
 
 /// The command word without its directory.

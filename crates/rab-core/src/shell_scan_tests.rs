@@ -161,3 +161,48 @@ fn sexp() {
     eprintln!("{}", t.root_node().to_sexp());
     eprintln!("{:#?}", scan(&cmd));
 }
+
+#[test]
+fn everyday_commands_are_read_in_full() {
+    for cmd in [
+        "cargo test 2>&1 | tail -20",
+        "git log --oneline -5",
+        "cat > src/main.rs <<'EOF'\nfn main() { println!(\"hi\"); }\nEOF",
+        "python3 - <<'EOF'\nimport os\nprint(os.getcwd())\nEOF",
+        "cat <<EOF > config.toml\nname = \"$USER\"\nEOF",
+        "find . -name '*.rs' | xargs grep -n 'TODO'",
+        "for f in *.rs; do echo \"$f\"; done",
+        "echo \"Result: $(date +%s)\"",
+        "sed -i 's/foo/bar/g' file.txt",
+        "awk '{print $1}' file",
+        "export PATH=\"$HOME/.cargo/bin:$PATH\" && cargo build",
+        "cd crates/x && cargo test",
+        "[ -f Cargo.toml ] && echo yes",
+        "if [[ -d target ]]; then du -sh target; fi",
+        "echo 'it'\\''s'",
+        "jq '.items[] | .name' data.json",
+        "python -c 'import sys; print(sys.argv)'",
+        "echo $((1+2))",
+        "time cargo build",
+        "timeout 60 cargo test",
+        "env RUST_LOG=debug cargo run",
+        "sudo apt-get install -y jq",
+        "make -j4 2>&1 | tee build.log",
+        "git commit -m \"Fix: handle \\`foo\\` case\"",
+        "echo \"price: \\$5\"",
+        "bash scripts/test.sh",
+        "sh -c 'echo hi'",
+        "git log --format='%H %s' | head",
+        "grep -E '^\\s*fn\\s+\\w+\\(' src/*.rs",
+        "echo \"$(git rev-parse HEAD)\"",
+        "awk 'BEGIN{x[$1]++}' f",
+        "npm test -- --watch=false",
+        "ls -la && pwd",
+        "cat <<-EOF\n\tindented\n\tEOF",
+        "docker run --rm alpine echo hi",
+        "git diff HEAD~1 -- src/lib.rs",
+    ] {
+        let s = scan(cmd);
+        assert!(s.unknown.is_none(), "{cmd}: {:?}", s.unknown);
+    }
+}

@@ -3,7 +3,7 @@
 use tree_sitter::Node;
 
 /// What a word says once quotes are removed.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct WordText {
     /// The text: literal parts unquoted, expansions as written (`$x`).
     pub text: String,
@@ -50,7 +50,13 @@ pub(super) fn word_text(node: Node<'_>, src: &[u8]) -> WordText {
             let inner = raw.strip_prefix("$'").and_then(|r| r.strip_suffix('\'')).unwrap_or(raw);
             WordText::literal(unescape_ansi_c(inner))
         }
-        "string" | "translated_string" | "concatenation" | "command_name" => {
+        // `$"…"`: the string, translated (the same text here).
+        "translated_string" => {
+            let mut cursor = node.walk();
+            let inner = node.named_children(&mut cursor).find(|c| c.kind() == "string");
+            inner.map_or(WordText { text: raw.to_owned(), fixed: false }, |s| word_text(s, src))
+        }
+        "string" | "concatenation" | "command_name" => {
             let (open, close) = match node.kind() {
                 "string" => (1, 1),
                 _ => (0, 0),
@@ -63,6 +69,9 @@ pub(super) fn word_text(node: Node<'_>, src: &[u8]) -> WordText {
             for child in node.named_children(&mut cursor) {
                 let gap = std::str::from_utf8(src.get(at..child.start_byte()).unwrap_or_default())
                     .unwrap_or_default();
+                // Between the pieces of a word there is nothing but tokens the parser
+                // did not name (an empty `` `` ``, a `$`): not plain text.
+                out.fixed &= quiet_gap(gap, open == 1);
                 out.text.push_str(&unescape_dq(gap, open == 1));
                 let piece = if child.kind() == "string_content" {
                     WordText::literal(unescape_dq(text(child, src), true))
@@ -74,6 +83,7 @@ pub(super) fn word_text(node: Node<'_>, src: &[u8]) -> WordText {
                 at = child.end_byte();
             }
             let gap = std::str::from_utf8(src.get(at..end).unwrap_or_default()).unwrap_or_default();
+            out.fixed &= quiet_gap(gap, open == 1);
             out.text.push_str(&unescape_dq(gap, open == 1));
             out
         }
@@ -81,6 +91,12 @@ pub(super) fn word_text(node: Node<'_>, src: &[u8]) -> WordText {
         // Expansions, substitutions, globs: only known when the command runs.
         _ => WordText { text: raw.to_owned(), fixed: false },
     }
+}
+
+/// Whether text the parser left between a word's pieces is plain: inside double quotes,
+/// text without `$` or a backtick; outside, nothing at all.
+fn quiet_gap(gap: &str, quoted: bool) -> bool {
+    if quoted { !gap.contains(['$', '`']) } else { gap.is_empty() }
 }
 
 /// Removes the backslashes bash removes: inside double quotes only before `$`, `` ` ``,
@@ -140,9 +156,156 @@ fn unescape_ansi_c(s: &str) -> String {
             'u' => number(16, 4, None),
             'U' => number(16, 8, None),
             '0'..='7' => number(8, 3, Some(e)),
+            // `\cX`: the control character X & 0x1f.
+            'c' => chars.next().and_then(|x| char::from_u32(u32::from(x) & 0x1f)),
             other => Some(other),
         };
+        // Bash cuts a `$'…'` string at a NUL.
+        if decoded == Some('\0') {
+            break;
+        }
         out.extend(decoded);
+    }
+    out
+}
+
+/// Whether `text` holds a command substitution bash would run: an unescaped `$(` or a
+/// backtick (`escaped_backticks`: an escaped one too, as inside backticks it nests).
+pub(super) fn has_live_substitution(text: &str, escaped_backticks: bool) -> bool {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.next() == Some('`') && escaped_backticks => return true,
+            '`' => return true,
+            '$' if chars.peek() == Some(&'(') => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Where in `text` each command substitution bash would run starts (`$(` or a
+/// backtick, escaped backticks included).
+pub(super) fn substitution_starts(text: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some((_, '`')) = chars.next() {
+                    out.push(i);
+                }
+            }
+            '`' => out.push(i),
+            '$' if chars.peek().is_some_and(|(_, n)| *n == '(') => out.push(i),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Whether a `$'…'` node ends where bash ends it: no unescaped `'` inside.
+pub(super) fn ansi_c_is_sound(raw: &str) -> bool {
+    let Some(inner) = raw.strip_prefix("$'").and_then(|r| r.strip_suffix('\'')) else {
+        return false;
+    };
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '\'' => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+/// A heredoc's delimiter as bash compares it (quotes and backslashes removed), and
+/// whether it was quoted (then the body is literal).
+pub(super) fn heredoc_delimiter(word: &str) -> (String, bool) {
+    let mut out = String::with_capacity(word.len());
+    let mut quoted = false;
+    let mut chars = word.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' | '"' => quoted = true,
+            '\\' => {
+                quoted = true;
+                out.extend(chars.next());
+            }
+            _ => out.push(c),
+        }
+    }
+    (out, quoted)
+}
+
+/// Whether bash ends the heredoc whose `body` the parser read, at `end_line`: no
+/// earlier line is the delimiter, and the end line is it.
+pub(super) fn heredoc_agrees(
+    body: &str,
+    end_line: &str,
+    delimiter: &str,
+    quoted: bool,
+    strip_tabs: bool,
+) -> bool {
+    fn norm(line: &str, strip_tabs: bool) -> &str {
+        if strip_tabs { line.trim_start_matches('\t') } else { line }
+    }
+    // Unquoted, bash joins backslash-newline before it compares lines.
+    let joined;
+    let body = if quoted {
+        body
+    } else {
+        joined = body.replace("\\\n", "");
+        &joined
+    };
+    // Inside `$( … )` bash also ends it at the delimiter followed by the `)`.
+    let ends = |line: &str| {
+        let line = norm(line, strip_tabs);
+        line == delimiter
+            || line.strip_prefix(delimiter).is_some_and(|r| r.trim_start().starts_with(')'))
+    };
+    ends(end_line) && !body.lines().any(ends)
+}
+
+/// An unquoted heredoc's body as the command reads it: `\\`, `\$` and `` \` `` lose
+/// their backslash and a backslash-newline is removed.
+pub(super) fn heredoc_unescape(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some('\n') => {
+                    chars.next();
+                    continue;
+                }
+                Some(&n @ ('\\' | '$' | '`')) => {
+                    chars.next();
+                    out.push(n);
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The text between backticks as bash parses it: `\\`, `\$` and `` \` `` lose their
+/// backslash.
+pub(super) fn unescape_backquoted(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && matches!(chars.peek(), Some('$' | '`' | '\\')) {
+            out.extend(chars.next());
+        } else {
+            out.push(c);
+        }
     }
     out
 }
