@@ -81,4 +81,22 @@ fn main() {
         "trust check at start-up (200 remembered folders): {:.1} µs",
         trust.as_secs_f64() * 1e6
     );
+    // An untrusted folder that brings settings: what it would enable is read once more
+    // (the project's settings loaded without trust) to name it.
+    std::fs::create_dir_all(cwd.join(".rab")).unwrap();
+    let project = serde_json::json!({
+        "permissions": {"allow": ["bash"]},
+        "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "true"}]}]},
+    });
+    std::fs::write(cwd.join(".rab/settings.json"), project.to_string()).unwrap();
+    let env = rab_config::Env::from_pairs(Vec::<(String, String)>::new());
+    let global = dir.path().join("settings.json");
+    let offers = time(300, || {
+        let l = rab_config::load_settings(&global, &cwd, &env, false).unwrap();
+        std::hint::black_box(l.ignored.len());
+    });
+    println!(
+        "naming what an untrusted folder brings (its settings read again): {:.1} µs",
+        offers.as_secs_f64() * 1e6
+    );
 }
