@@ -436,11 +436,15 @@ fn every_reviewed_bypass_is_denied() {
     };
     let lines = include_str!("fixtures/deny_bypasses.txt").lines();
     let mut n = 0;
+    let mut missed = Vec::new();
     for line in lines.filter(|l| !l.starts_with('#') && !l.is_empty()) {
         let cmd = unescape(line);
         let verdict = p.check(Yolo, "bash", Execute, &json!({"command": cmd}));
-        assert!(matches!(verdict, Verdict::Deny(_)), "{cmd:?} -> {verdict:?}");
+        if !matches!(verdict, Verdict::Deny(_)) {
+            missed.push(format!("{cmd:?} -> {verdict:?}"));
+        }
         n += 1;
     }
-    assert!(n >= 90, "{n} cases");
+    assert!(missed.is_empty(), "{} not denied:\n{}", missed.len(), missed.join("\n"));
+    assert!(n >= 150, "{n} cases");
 }

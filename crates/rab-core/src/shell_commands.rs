@@ -4,144 +4,164 @@
 
 use super::{Input, MAX_DEPTH, RESERVED, Scanner, Simple, WordText, basename};
 
-/// How a wrapper's arguments are laid out before the command it runs.
+#[path = "shell_options.rs"]
+mod options;
+
+use options::Spec;
+
+/// A wrapper: its options, and the operands before the command it runs.
 struct Wrapper {
-    /// Short options that take a value (written apart, or attached: `-n5`, `-vs KILL`).
-    short: &'static str,
-    /// Long options that take a value written apart (`--signal KILL`).
-    long: &'static [&'static str],
+    spec: Spec,
     /// Operands before the command (`timeout DURATION`, `flock FILE`).
     operands: usize,
 }
 
-const fn w(short: &'static str, long: &'static [&'static str], operands: usize) -> Wrapper {
-    Wrapper { short, long, operands }
+const fn w(short: &'static str, long: &'static [(&'static str, char)], operands: usize) -> Wrapper {
+    Wrapper { spec: Spec { short, long }, operands }
 }
 
 /// The wrappers rab sees through: each runs the command given after its options.
 fn wrapper(base: &str) -> Option<Wrapper> {
     Some(match base {
-        "env" => w("uCS", &["--unset", "--chdir", "--split-string"], 0),
-        "command" | "builtin" | "nohup" | "setsid" | "fakeroot" | "chronic" => w("", &[], 0),
+        "env" => w("uCS", &[("--unset", 'u'), ("--chdir", 'C'), ("--split-string", 'S')], 0),
+        "command" | "builtin" | "nohup" | "setsid" | "chronic" => w("", &[], 0),
+        "fakeroot" => w("sil", &[("--lib", 'l'), ("--faked", '\0')], 0),
         "exec" => w("a", &[], 0),
-        "nice" => w("n", &["--adjustment"], 0),
-        "time" => w("fo", &["--format", "--output"], 0),
-        "timeout" => w("sk", &["--signal", "--kill-after"], 1),
+        "nice" => w("n", &[("--adjustment", 'n')], 0),
+        "time" => w("fo", &[("--format", 'f'), ("--output", 'o')], 0),
+        "timeout" => w("sk", &[("--signal", 's'), ("--kill-after", 'k')], 1),
         "sudo" | "doas" => w(
             "ughpCDrtUT",
             &[
-                "--user",
-                "--group",
-                "--host",
-                "--prompt",
-                "--close-from",
-                "--chdir",
-                "--role",
-                "--type",
-                "--other-user",
-                "--command-timeout",
+                ("--user", 'u'),
+                ("--group", 'g'),
+                ("--host", 'h'),
+                ("--prompt", 'p'),
+                ("--close-from", 'C'),
+                ("--chdir", 'D'),
+                ("--role", 'r'),
+                ("--type", 't'),
+                ("--other-user", 'U'),
+                ("--command-timeout", 'T'),
             ],
             0,
         ),
         "xargs" => w(
             "InLPdEsa",
             &[
-                "--max-args",
-                "--max-lines",
-                "--max-procs",
-                "--delimiter",
-                "--max-chars",
-                "--arg-file",
-                "--process-slot-var",
+                ("--max-args", 'n'),
+                ("--max-lines", 'L'),
+                ("--max-procs", 'P'),
+                ("--delimiter", 'd'),
+                ("--max-chars", 's'),
+                ("--arg-file", 'a'),
+                ("--process-slot-var", '\0'),
             ],
             0,
         ),
-        "stdbuf" => w("ioe", &["--input", "--output", "--error"], 0),
-        "ionice" => w("cnp", &["--class", "--classdata", "--pid"], 0),
-        "flock" => w("wEc", &["--timeout", "--conflict-exit-code", "--command"], 1),
+        "stdbuf" => w("ioe", &[("--input", 'i'), ("--output", 'o'), ("--error", 'e')], 0),
+        "ionice" => w("cnp", &[("--class", 'c'), ("--classdata", 'n'), ("--pid", 'p')], 0),
+        "flock" => w(
+            "wEc",
+            &[
+                ("--timeout", 'w'),
+                ("--wait", 'w'),
+                ("--conflict-exit-code", 'E'),
+                ("--command", 'c'),
+            ],
+            1,
+        ),
         "taskset" => w("", &[], 1),
-        "chrt" => w("TPD", &["--sched-runtime", "--sched-period", "--sched-deadline"], 1),
-        "setarch" | "linux32" | "linux64" => w("", &[], usize::from(base == "setarch")),
-        "numactl" => w("mNCpP", &["--membind", "--cpunodebind", "--physcpubind"], 0),
+        "chrt" => w(
+            "TPD",
+            &[("--sched-runtime", 'T'), ("--sched-period", 'P'), ("--sched-deadline", 'D')],
+            1,
+        ),
+        "setarch" => w("", &[], 1),
+        "linux32" | "linux64" | "x86_64" | "i386" | "i686" | "aarch64" | "arm64" => w("", &[], 0),
+        "numactl" => w(
+            "mNCpP",
+            &[
+                ("--membind", 'm'),
+                ("--cpunodebind", 'N'),
+                ("--physcpubind", 'C'),
+                ("--preferred", 'p'),
+            ],
+            0,
+        ),
+        "prlimit" => w("po", &[("--pid", 'p'), ("--output", 'o')], 0),
+        "setpriv" => w(
+            "",
+            &[
+                ("--reuid", '\0'),
+                ("--regid", '\0'),
+                ("--ruid", '\0'),
+                ("--euid", '\0'),
+                ("--rgid", '\0'),
+                ("--egid", '\0'),
+                ("--groups", '\0'),
+                ("--inh-caps", '\0'),
+                ("--ambient-caps", '\0'),
+                ("--bounding-set", '\0'),
+                ("--securebits", '\0'),
+                ("--pdeathsig", '\0'),
+                ("--selinux-label", '\0'),
+                ("--apparmor-profile", '\0'),
+                ("--landlock-access", '\0'),
+                ("--landlock-rule", '\0'),
+            ],
+            0,
+        ),
+        "unshare" => {
+            w("SGRw", &[("--setuid", 'S'), ("--setgid", 'G'), ("--root", 'R'), ("--wd", 'w')], 0)
+        }
+        "strace" | "ltrace" => w(
+            "abeEoOpPsSuXI",
+            &[("--output", 'o'), ("--attach", 'p'), ("--user", 'u'), ("--env", 'E')],
+            0,
+        ),
         _ => return None,
     })
 }
 
-/// Skips leading options; returns the index of the first operand. A short-option cluster
-/// whose letter takes a value takes the rest of the cluster, or the next word when the
-/// letter ends it (`-vs KILL`, `-tn 1`, `-n5`).
-fn skip_options(rest: &[WordText], short: &str, long: &[&str]) -> usize {
-    let mut i = 0;
-    while let Some(word) = rest.get(i) {
-        let t = word.text.as_str();
-        if t == "--" {
-            return i + 1;
-        }
-        if let Some(name) = t.strip_prefix("--") {
-            let takes = !name.contains('=') && long.contains(&t);
-            i += if takes { 2 } else { 1 };
-            continue;
-        }
-        let Some(cluster) = t.strip_prefix('-').filter(|c| !c.is_empty()) else { break };
-        i += 1;
-        // `nice -5`: a number is the option itself.
-        for (k, c) in cluster.char_indices() {
-            if short.contains(c) {
-                if k + c.len_utf8() == cluster.len() {
-                    i += 1;
-                }
-                break;
-            }
-        }
-    }
-    i
-}
-
-/// The value of a short option `-X` (apart or attached) or a long one among `rest`'s
-/// leading options.
-fn option_value<'w>(rest: &'w [WordText], short: char, long: &str) -> Option<&'w WordText> {
-    for (i, word) in rest.iter().enumerate() {
-        let t = word.text.as_str();
-        if t == "--" || !t.starts_with('-') {
-            return None;
-        }
-        if t == long {
-            return rest.get(i + 1);
-        }
-        if let Some(cluster) = t.strip_prefix('-').filter(|c| !c.starts_with('-'))
-            && let Some(at) = cluster.find(short)
-        {
-            // An attached value is not a separate word: the caller reads it itself.
-            return if at + 1 == cluster.len() { rest.get(i + 1) } else { None };
-        }
-    }
-    None
-}
-
-/// An attached value (`-S'rm f'`, `--split-string=rm f`) of `-X`/`--long=`.
-fn attached_value(rest: &[WordText], short: char, long: &str) -> Option<WordText> {
-    for word in rest {
-        let t = word.text.as_str();
-        if t == "--" || !t.starts_with('-') {
-            return None;
-        }
-        if let Some(v) = t.strip_prefix(long).and_then(|r| r.strip_prefix('=')) {
-            return Some(WordText { text: v.to_owned(), fixed: word.fixed });
-        }
-        if let Some(cluster) = t.strip_prefix('-').filter(|c| !c.starts_with('-'))
-            && let Some(at) = cluster.find(short)
-            && at + 1 < cluster.len()
-        {
-            return Some(WordText { text: cluster[at + 1..].to_owned(), fixed: word.fixed });
-        }
-    }
-    None
-}
+/// `watch`'s options.
+const WATCH: Spec = Spec { short: "nq", long: &[("--interval", 'n'), ("--equexit", 'q')] };
+/// The options of programs that run `-c TEXT`: script, su, runuser.
+const DASH_C: Spec = Spec {
+    short: "cEIOBTmo",
+    long: &[("--command", 'c'), ("--echo", 'E'), ("--log-in", 'I'), ("--log-out", 'O')],
+};
+/// `mapfile`'s and `compgen`'s options that take a value.
+const CALLBACK: Spec = Spec { short: "dnOscCuAGWFPSX", long: &[] };
 
 /// Variables whose value bash runs or sources later: setting one hides a command.
 pub(super) fn is_hook_variable(name: &str) -> bool {
-    matches!(name, "PS0" | "PS1" | "PS2" | "PS3" | "PS4" | "PROMPT_COMMAND" | "BASH_ENV" | "ENV")
-        || name.starts_with("BASH_FUNC_")
+    name == "ENV" || is_bash_hook_variable(name)
+}
+
+/// The variables bash itself runs or follows (prompts, the startup file, exported
+/// functions, the alias and command hash tables).
+fn is_bash_hook_variable(name: &str) -> bool {
+    matches!(
+        name,
+        "PS0"
+            | "PS1"
+            | "PS2"
+            | "PS3"
+            | "PS4"
+            | "PROMPT_COMMAND"
+            | "BASH_ENV"
+            | "BASH_ALIASES"
+            | "BASH_CMDS"
+    ) || name.starts_with("BASH_FUNC_")
+}
+
+/// The first name in `source` of a variable bash runs or follows (`ENV`, read only by
+/// interactive `sh`, is left to assignments: it is a common word).
+pub(super) fn hook_variable_named(source: &str) -> Option<&str> {
+    source
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .find(|word| is_bash_hook_variable(word))
 }
 
 fn joined(words: &[WordText]) -> Option<String> {
@@ -210,8 +230,8 @@ impl Scanner<'_> {
             }
             "find" => self.find(rest, simple, depth),
             "watch" => {
-                let at = skip_options(rest, "nd", &["--interval"]);
-                match joined(&rest[at..]) {
+                let parsed = options::parse(rest, &WATCH);
+                match joined(&rest[parsed.end..]).filter(|_| !parsed.unsure) {
                     Some(text) => self.program(&text, depth + 1),
                     None => {
                         self.unknown("watch runs text that is only known when the command runs")
@@ -219,8 +239,11 @@ impl Scanner<'_> {
                 }
             }
             "trap" => {
-                let at = skip_options(rest, "", &[]);
-                let listing = rest.iter().any(|w| matches!(w.text.as_str(), "-p" | "-l" | "-P"));
+                // `trap -p`, `trap -l`: a listing; otherwise the first operand is the
+                // action, whatever options follow it.
+                let listing =
+                    rest.first().is_some_and(|w| matches!(w.text.as_str(), "-p" | "-l" | "-P"));
+                let at = usize::from(rest.first().is_some_and(|w| w.text == "--"));
                 if let Some(action) = rest.get(at).filter(|_| !listing && rest.len() > at + 1) {
                     self.text_program(action, "trap", depth);
                 }
@@ -234,28 +257,24 @@ impl Scanner<'_> {
                     }
                 }
             }
-            "mapfile" | "readarray" => {
-                if let Some(callback) = option_value(rest, 'C', "--callback")
-                    .cloned()
-                    .or_else(|| attached_value(rest, 'C', "--callback"))
-                {
+            "mapfile" | "readarray" | "compgen" | "complete" => {
+                if let Some(callback) = options::anywhere(rest, &CALLBACK, 'C') {
                     let call =
                         WordText { text: format!("{} …", callback.text), fixed: callback.fixed };
-                    self.text_program(&call, "mapfile -C", depth);
+                    self.text_program(&call, &format!("{base} -C"), depth);
                 }
             }
-            "script" | "su" | "runuser" => {
-                let command = option_value(rest, 'c', "--command")
-                    .cloned()
-                    .or_else(|| attached_value(rest, 'c', "--command"));
-                match command {
-                    Some(c) => self.text_program(&c, base, depth),
-                    None if base != "script" => {
-                        self.unknown(format!("{base} without -c runs a shell reading its input"));
-                    }
-                    None => {}
-                }
+            // Commands that run what the history, the hash table or a loaded builtin
+            // says: nothing rab can see.
+            "fc" | "hash" | "enable" if rest.iter().any(|w| w.text.starts_with('-')) => {
+                self.unknown(format!("{base} with options runs commands rab cannot see"));
             }
+            "script" | "su" | "runuser" | "sg" => match options::anywhere(rest, &DASH_C, 'c') {
+                Some(c) => self.text_program(&c, base, depth),
+                None => {
+                    self.unknown(format!("{base} without -c runs a shell reading its input"));
+                }
+            },
             _ => self.wrapped(base, rest, simple, depth),
         }
     }
@@ -271,6 +290,12 @@ impl Scanner<'_> {
 
     /// `find … -exec CMD {} ;` and its kin.
     fn find(&mut self, rest: &[WordText], simple: &mut Simple, depth: usize) {
+        // A word only known when it runs may be `-exec` itself.
+        let terminated = rest.iter().any(|w| w.text == ";" || w.text == "+");
+        if terminated && rest.iter().any(|w| !w.fixed) {
+            self.unknown("find's arguments are only known when it runs, so what it runs is too");
+            return;
+        }
         let mut i = 0;
         while i < rest.len() {
             if matches!(rest[i].text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
@@ -290,26 +315,16 @@ impl Scanner<'_> {
 
     /// A wrapper's command, resolved in turn.
     fn wrapped(&mut self, base: &str, rest: &[WordText], simple: &mut Simple, depth: usize) {
-        let Some(spec) = wrapper(base) else { return };
+        let Some(wrapper) = wrapper(base) else { return };
+        let mut parsed = options::parse(rest, &wrapper.spec);
         if base == "env"
-            && let Some(split) = option_value(rest, 'S', "--split-string")
-                .cloned()
-                .or_else(|| attached_value(rest, 'S', "--split-string"))
+            && let Some(split) = parsed.value('S')
         {
             // env -S splits its argument, `\_` being a space.
             let text = split.text.replace("\\_", " ");
             self.text_program(&WordText { text, fixed: split.fixed }, "env -S", depth);
         }
-        // `flock FILE -c CMD`: the option may follow the file.
-        if base == "flock"
-            && let Some(at) = rest.iter().position(|w| w.text == "-c" || w.text == "--command")
-        {
-            if let Some(c) = rest.get(at + 1) {
-                self.text_program(c, "flock -c", depth);
-            }
-            return;
-        }
-        let mut i = skip_options(rest, spec.short, spec.long);
+        let mut i = parsed.end;
         if base == "env" {
             // env takes NAME=VALUE for any NAME, and `-` for -i.
             while let Some(word) = rest.get(i) {
@@ -324,20 +339,55 @@ impl Scanner<'_> {
                 if is_hook_variable(name) {
                     self.unknown(format!("env sets {name}, whose value bash runs later"));
                 }
+                parsed.unsure |= !word.fixed;
                 i += 1;
             }
         }
-        if matches!(base, "taskset" | "chrt") && rest.iter().any(|w| w.text == "-p") {
+        if matches!(base, "taskset" | "chrt") && parsed.flags.contains(&'p') {
             return; // an existing process, no command
         }
-        i += spec.operands;
-        // flock's options may also follow its file: `flock FILE -c CMD` is handled above.
+        // Operands (a duration, a lock file, an architecture), then, for the programs
+        // whose options may follow them, options again.
+        // setarch takes its architecture only when options do not come first.
+        let operands = if base == "setarch" && parsed.end > 0 { 0 } else { wrapper.operands };
+        for _ in 0..operands {
+            parsed.unsure |= rest.get(i).is_some_and(|w| !w.fixed);
+            i += 1;
+        }
+        if operands > 0 && i < rest.len() {
+            let again = options::parse(&rest[i..], &wrapper.spec);
+            parsed.unsure |= again.unsure;
+            parsed.values.extend(again.values);
+            i += again.end;
+        }
+        if base == "flock"
+            && let Some(c) = parsed.value('c').cloned()
+        {
+            self.text_program(&c, "flock -c", depth);
+            return;
+        }
+        if parsed.unsure {
+            self.unknown(format!(
+                "{base}'s arguments are only known when it runs, so its command is too"
+            ));
+            return;
+        }
         // Nothing after the options: no command (xargs alone runs echo).
         let Some(inner) = rest.get(i..).filter(|r| !r.is_empty()) else { return };
         if base == "xargs" {
-            // xargs adds the words it reads to the command: `xargs rm` is `rm …`.
-            let mut with_input: Vec<WordText> =
-                inner.iter().map(|w| WordText { text: w.text.clone(), fixed: w.fixed }).collect();
+            // xargs adds the words it reads to the command (`xargs rm` is `rm …`), and
+            // with -I puts them in place of the replacement string.
+            let replace = parsed
+                .value('I')
+                .map(|r| r.text.clone())
+                .or_else(|| parsed.flags.contains(&'i').then(|| "{}".to_owned()));
+            let mut with_input: Vec<WordText> = inner
+                .iter()
+                .map(|w| WordText {
+                    text: w.text.clone(),
+                    fixed: w.fixed && replace.as_ref().is_none_or(|r| !w.text.contains(r.as_str())),
+                })
+                .collect();
             with_input.push(WordText { text: "…".into(), fixed: false });
             self.resolve(&with_input, simple, &Input::default(), depth + 1);
         } else {
@@ -372,13 +422,23 @@ impl Scanner<'_> {
             let Some(cluster) = t.strip_prefix(['-', '+']).filter(|c| !c.is_empty()) else {
                 break;
             };
+            if !word.fixed {
+                self.unknown(format!("{base}'s options are only known when it runs"));
+                return;
+            }
             i += 1;
             for c in cluster.chars() {
                 match c {
                     'c' => from_c = true,
                     's' => from_stdin = true,
                     // `-o errexit`, `-O extglob`: each takes the next word.
-                    'o' | 'O' => i += 1,
+                    'o' | 'O' => {
+                        if rest.get(i).is_some_and(|v| !v.fixed) {
+                            self.unknown(format!("{base}'s options are only known when it runs"));
+                            return;
+                        }
+                        i += 1;
+                    }
                     _ => {}
                 }
             }
@@ -389,9 +449,25 @@ impl Scanner<'_> {
             }
             return;
         }
-        let script = rest.get(i).map(|w| w.text.as_str());
-        let reads_input = from_stdin
-            || matches!(script, None | Some("/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0"));
+        // `//dev/stdin`, `/dev/./fd/0`: the path as the kernel reads it.
+        let script = rest
+            .get(i)
+            .map(|w| std::path::Path::new(&w.text).components().collect::<std::path::PathBuf>());
+        let script = script.as_ref().and_then(|p| p.to_str());
+        let reads_fd = script.is_some_and(|p| {
+            p.starts_with("/dev/fd/") || p.starts_with("/proc/") || p == "/dev/stdin"
+        });
+        if reads_fd && script.is_some_and(|p| !matches!(p, "/dev/stdin" | "/dev/fd/0")) {
+            // Another descriptor: whatever feeds it, read it too, or refuse.
+            if input.other.is_empty() {
+                self.unknown(format!("{base} runs a script from a file descriptor"));
+            }
+            for text in input.other.clone() {
+                self.program(&text, depth + 1);
+            }
+            return;
+        }
+        let reads_input = from_stdin || script.is_none() || reads_fd;
         if !reads_input {
             if rest.get(i).is_some_and(|w| !w.fixed) {
                 self.unknown(format!("{base} runs a script that is only known when it runs"));

@@ -127,6 +127,23 @@ impl Scanner<'_> {
             self.unknown(format!("parsing it took longer than {PARSE_BUDGET:?}"));
             return;
         };
+        // Bash joins backslash-newline before it reads `$(`, `<(`, `${`: a substitution
+        // split over two lines is one the parser may not see.
+        if source.contains("\\\n") {
+            let joined = source.replace("\\\n", "");
+            let split = ["$(", "<(", ">(", "${", "$["]
+                .iter()
+                .find(|op| joined.matches(*op).count() > source.matches(*op).count());
+            if let Some(op) = split {
+                self.unknown(format!("a `{op}` split over two lines"));
+            }
+        }
+        // Variables whose values bash runs later can be set in more ways than an
+        // assignment (`printf -v`, `read`, `declare -n`, `${PS4=…}`): any mention is
+        // enough.
+        if let Some(name) = commands::hook_variable_named(source) {
+            self.unknown(format!("it names {name}, whose value bash runs later"));
+        }
         let root = tree.root_node();
         if root.has_error() {
             let at = first_error(root).map_or(0, |n| n.start_byte());
@@ -136,12 +153,12 @@ impl Scanner<'_> {
         // Walk with an explicit stack: nesting depth costs heap, not the call stack.
         // Each node comes with its parent and grandparent (tree-sitter's own parent
         // lookup walks down from the root, which is quadratic in the depth).
-        let mut stack = vec![Visit { node: root, parent: None, grandparent: None }];
+        let mut stack = vec![Visit { node: root, parent: None, grandparent: None, in_expr: false }];
         // Commands (by node id) that take the redirections of a statement around a list.
         let mut adopted: Vec<(usize, Node<'_>)> = Vec::new();
         while let Some(visit) = stack.pop() {
             let node = visit.node;
-            self.check_node(node, src, depth);
+            self.check_node(&visit, src, depth);
             match node.kind() {
                 "command" => self.command(&visit, &adopted, src, depth),
                 "declaration_command" | "unset_command" => {
@@ -172,10 +189,12 @@ impl Scanner<'_> {
             }
             let mut cursor = node.walk();
             let first = stack.len();
+            let in_expr = visit.in_expr || is_expression(node);
             stack.extend(node.named_children(&mut cursor).map(|child| Visit {
                 node: child,
                 parent: Some(node),
                 grandparent: visit.parent,
+                in_expr,
             }));
             stack[first..].reverse();
         }
@@ -183,7 +202,8 @@ impl Scanner<'_> {
 
     /// What the parser may have read differently from bash, or what bash runs from
     /// text later: each makes the command unknown.
-    fn check_node(&mut self, node: Node<'_>, src: &[u8], depth: usize) {
+    fn check_node(&mut self, visit: &Visit<'_>, src: &[u8], depth: usize) {
+        let node = visit.node;
         let raw = text(node, src);
         let kind = node.kind();
         match kind {
@@ -198,9 +218,18 @@ impl Scanner<'_> {
             }
             "variable_assignment" => {
                 let name = node.child_by_field_name("name").map(|n| text(n, src)).unwrap_or("");
+                let name = name.split('[').next().unwrap_or(name);
                 if commands::is_hook_variable(name) {
                     self.unknown(format!("setting {name}, whose value bash runs later"));
                 }
+            }
+            // Quotes do not stop bash from running a substitution in an arithmetic
+            // expression, an array subscript or a `${…}` inside double quotes.
+            "raw_string" | "ansi_c_string"
+                if (visit.in_expr || visit.parent.is_some_and(is_arithmetic_command))
+                    && words::has_live_substitution(raw, false) =>
+            {
+                self.unknown(format!("a quoted substitution bash runs in an expression ({raw})"));
             }
             // Bash removes `\\`, `\$` and `` \` `` inside backticks before it parses
             // them, which can make a command (`r\\m`) or a nested substitution: read
@@ -211,12 +240,17 @@ impl Scanner<'_> {
             }
             _ => {}
         }
-        // A quoted array subscript with a substitution is run when bash evaluates it
-        // (`let 'a[$(…)]'`, `x='a[$(…)]'; $((x))`).
-        if matches!(kind, "raw_string" | "string_content" | "word")
-            && (raw.contains("[$(") || raw.contains("[`"))
+        // A word whose text names an array element with a substitution in its subscript
+        // runs it when bash evaluates the name (`let 'a[$(…)]'`, `x='a[ $(…)]'; $((x))`,
+        // `read "a[\$(…)]"`), however the word is quoted or pieced together.
+        if matches!(kind, "word" | "string" | "raw_string" | "ansi_c_string" | "concatenation")
+            && visit.parent.is_none_or(|p| !matches!(p.kind(), "concatenation" | "string"))
+            && (raw.contains('[') || raw.contains("$'"))
         {
-            self.unknown("a quoted array subscript holding a substitution");
+            let plain = words::plain_text(node, src);
+            if plain.contains('[') && words::has_live_substitution(&plain, false) {
+                self.unknown(format!("an array subscript holding a substitution ({raw})"));
+            }
         }
         // A substitution the parser left inside a leaf (a pattern, a regex, a default
         // value) is run by bash all the same.
@@ -295,10 +329,12 @@ impl Scanner<'_> {
                 let body = node.named_children(&mut cursor).find(|c| c.kind() != "file_descriptor");
                 if let Some(body) = body {
                     let t = word_text(body, src);
-                    if t.fixed {
+                    if !t.fixed {
+                        input.unknown = true;
+                    } else if on_stdin(node, src) {
                         input.stdin.push(t.text);
                     } else {
-                        input.unknown = true;
+                        input.other.push(t.text);
                     }
                 }
             }
@@ -349,7 +385,10 @@ impl Scanner<'_> {
             ));
             return;
         }
-        if !quoted && words::has_live_substitution(body, true) {
+        if !quoted && body.contains("\\\n") && words::has_live_substitution(body, true) {
+            input.unknown = true;
+            self.unknown("a heredoc with substitutions and joined lines");
+        } else if !quoted && words::has_live_substitution(body, true) {
             // Substitutions in an unquoted heredoc run in the shell that reads the line;
             // the parser does not always read them (backticks): every one must be
             // inside a substitution it read.
@@ -375,12 +414,13 @@ impl Scanner<'_> {
             }
         }
         let expands = !quoted && (body.contains('$') || body.contains('`'));
+        let text = if quoted { body.to_owned() } else { words::heredoc_unescape(body) };
         if expands {
             input.unknown = true;
-        } else if quoted {
-            input.stdin.push(body.to_owned());
+        } else if on_stdin(node, src) {
+            input.stdin.push(text);
         } else {
-            input.stdin.push(words::heredoc_unescape(body));
+            input.other.push(text);
         }
         for child in children {
             if matches!(child.kind(), "file_redirect" | "herestring_redirect") {
@@ -402,9 +442,20 @@ impl Scanner<'_> {
         let mut input = Input::default();
         let mut cursor = node.walk();
         let mut last_end = None;
+        // Two pieces of a command with nothing between them are one word to bash
+        // (`x='a['\\$'…'`): the parser read it differently.
+        let mut piece_end: Option<usize> = None;
         if cursor.goto_first_child() {
             loop {
                 let child = cursor.node();
+                if child.is_named() && !child.kind().ends_with("redirect") {
+                    if piece_end == Some(child.start_byte()) {
+                        self.unknown("words rab's parser splits where bash does not");
+                    }
+                    piece_end = Some(child.end_byte());
+                } else {
+                    piece_end = None;
+                }
                 match cursor.field_name() {
                     Some("name" | "argument") => {
                         let word = word_text(child, src);
@@ -467,17 +518,47 @@ struct Visit<'t> {
     node: Node<'t>,
     parent: Option<Node<'t>>,
     grandparent: Option<Node<'t>>,
+    /// Inside an arithmetic expression, a subscript or a `${…}`.
+    in_expr: bool,
+}
+
+/// Whether bash evaluates what is inside `node` as an expression (where quotes do not
+/// keep a substitution from running).
+fn is_expression(node: Node<'_>) -> bool {
+    matches!(
+        node.kind(),
+        "expansion"
+            | "arithmetic_expansion"
+            | "subscript"
+            | "binary_expression"
+            | "unary_expression"
+            | "ternary_expression"
+            | "postfix_expression"
+            | "parenthesized_expression"
+    ) || is_arithmetic_command(node)
+}
+
+/// `(( … ))` (the parser's compound statement, which `{ …; }` also is).
+fn is_arithmetic_command(node: Node<'_>) -> bool {
+    node.kind() == "compound_statement" && node.child(0).is_some_and(|c| c.kind() == "((")
 }
 
 /// What feeds a command's standard input.
 #[derive(Default)]
 pub(crate) struct Input {
-    /// The texts of its heredocs and here-strings.
+    /// The texts of its heredocs and here-strings on standard input.
     stdin: Vec<String>,
+    /// The texts of its heredocs and here-strings on other descriptors (`3<<EOF`).
+    other: Vec<String>,
     /// A heredoc or here-string whose text is only known when it runs.
     unknown: bool,
     /// It is fed by a pipe.
     piped: bool,
+}
+
+/// Whether a heredoc or here-string feeds standard input (no descriptor, or 0).
+fn on_stdin(node: Node<'_>, src: &[u8]) -> bool {
+    node.child_by_field_name("descriptor").is_none_or(|d| text(d, src) == "0")
 }
 
 /// The command word without its directory.

@@ -201,6 +201,18 @@ fn everyday_commands_are_read_in_full() {
         "cat <<-EOF\n\tindented\n\tEOF",
         "docker run --rm alpine echo hi",
         "git diff HEAD~1 -- src/lib.rs",
+        "echo \"[$(date +%T)] starting\"",
+        "find . -name '*.rs' -exec grep -l foo {} \\;",
+        "ls *.txt | xargs -I {} cp {} backup/",
+        "arr=(a b); echo \"${arr[0]}\" \"${arr[@]:-none}\"",
+        "git log --format='[%h] %s' -3",
+        "cargo build 2>&1 | grep -E 'error\\[E[0-9]+\\]'",
+        "echo $(( x[1] + 2 ))",
+        "docker run \\\n  --rm \\\n  -v \"$(pwd):/w\" \\\n  alpine ls /w",
+        "x=1 y=2 make -j2",
+        "echo \"${HOME:-/tmp}\"",
+        "mkdir -p {src,tests}/unit",
+        "PS_FORMAT=x ps aux | head",
     ] {
         let s = scan(cmd);
         assert!(s.unknown.is_none(), "{cmd}: {:?}", s.unknown);

@@ -29,15 +29,21 @@ pub(super) fn word_text(node: Node<'_>, src: &[u8]) -> WordText {
     match node.kind() {
         "word" => {
             let mut out = WordText::literal(String::with_capacity(raw.len()));
-            let mut chars = raw.chars();
-            while let Some(c) = chars.next() {
+            let mut chars = raw.char_indices();
+            while let Some((at, c)) = chars.next() {
                 match c {
                     '\\' => match chars.next() {
-                        Some('\n') | None => {}
-                        Some(next) => out.text.push(next),
+                        Some((_, '\n')) | None => {}
+                        Some((_, next)) => out.text.push(next),
                     },
-                    '*' | '?' | '[' | '{' => {
+                    '*' | '?' | '[' => {
                         out.fixed = false;
+                        out.text.push(c);
+                    }
+                    // A brace expands only with a `,` or `..` after it (`{}` stays).
+                    '{' => {
+                        let after = &raw[at..];
+                        out.fixed &= !(after.contains(',') || after.contains(".."));
                         out.text.push(c);
                     }
                     _ => out.text.push(c),
@@ -85,11 +91,57 @@ pub(super) fn word_text(node: Node<'_>, src: &[u8]) -> WordText {
             let gap = std::str::from_utf8(src.get(at..end).unwrap_or_default()).unwrap_or_default();
             out.fixed &= quiet_gap(gap, open == 1);
             out.text.push_str(&unescape_dq(gap, open == 1));
+            // The parser splits `{a,b}` into pieces: a brace with a `,` or `..` after it
+            // may expand (a quoted one too, here: stricter than bash).
+            if open == 0
+                && let Some(at) = raw.find('{')
+            {
+                out.fixed &= !(raw[at..].contains(',') || raw[at..].contains(".."));
+            }
             out
         }
         "number" if node.named_child_count() == 0 => WordText::literal(raw),
         // Expansions, substitutions, globs: only known when the command runs.
         _ => WordText { text: raw.to_owned(), fixed: false },
+    }
+}
+
+/// The literal text of a word once quotes are removed, each expansion or substitution
+/// the parser read standing as U+0001: what is left is text bash does not expand here
+/// but may evaluate later (as an array subscript).
+pub(super) fn plain_text(node: Node<'_>, src: &[u8]) -> String {
+    match node.kind() {
+        "word" | "raw_string" | "ansi_c_string" | "number" => word_text(node, src).text,
+        "translated_string" => {
+            let mut cursor = node.walk();
+            let inner = node.named_children(&mut cursor).find(|c| c.kind() == "string");
+            inner.map_or_else(|| "\u{1}".to_owned(), |s| plain_text(s, src))
+        }
+        "string" | "concatenation" => {
+            let quoted = node.kind() == "string";
+            let open = usize::from(quoted);
+            let start = node.start_byte() + open;
+            let end = node.end_byte().saturating_sub(open).max(start);
+            let gap = |from: usize, to: usize| {
+                let raw = std::str::from_utf8(src.get(from..to).unwrap_or_default());
+                unescape_dq(raw.unwrap_or_default(), quoted)
+            };
+            let mut out = String::new();
+            let mut at = start;
+            let mut cursor = node.walk();
+            for child in node.named_children(&mut cursor) {
+                out.push_str(&gap(at, child.start_byte()));
+                if child.kind() == "string_content" {
+                    out.push_str(&unescape_dq(text(child, src), true));
+                } else {
+                    out.push_str(&plain_text(child, src));
+                }
+                at = child.end_byte();
+            }
+            out.push_str(&gap(at, end));
+            out
+        }
+        _ => "\u{1}".to_owned(),
     }
 }
 
@@ -172,6 +224,14 @@ fn unescape_ansi_c(s: &str) -> String {
 /// Whether `text` holds a command substitution bash would run: an unescaped `$(` or a
 /// backtick (`escaped_backticks`: an escaped one too, as inside backticks it nests).
 pub(super) fn has_live_substitution(text: &str, escaped_backticks: bool) -> bool {
+    // Bash joins backslash-newline first: `$\<newline>(` is `$(`.
+    let joined;
+    let text = if text.contains("\\\n") {
+        joined = text.replace("\\\n", "");
+        &joined
+    } else {
+        text
+    };
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
@@ -296,12 +356,13 @@ pub(super) fn heredoc_unescape(body: &str) -> String {
 }
 
 /// The text between backticks as bash parses it: `\\`, `\$` and `` \` `` lose their
-/// backslash.
+/// backslash (and `\"`, as it does inside double quotes; outside them this reading
+/// sees a command bash does not run, which only makes the check stricter).
 pub(super) fn unescape_backquoted(body: &str) -> String {
     let mut out = String::with_capacity(body.len());
     let mut chars = body.chars().peekable();
     while let Some(c) = chars.next() {
-        if c == '\\' && matches!(chars.peek(), Some('$' | '`' | '\\')) {
+        if c == '\\' && matches!(chars.peek(), Some('$' | '`' | '\\' | '"')) {
             out.extend(chars.next());
         } else {
             out.push(c);
