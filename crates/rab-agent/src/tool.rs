@@ -166,6 +166,11 @@ pub trait AgentTool: Send + Sync {
         let _ = arguments;
         None
     }
+    /// Every file this call writes when it writes several, so path rules apply to each
+    /// ([`AgentTool::written_path`] by default).
+    fn written_paths(&self, arguments: &Value) -> Vec<String> {
+        self.written_path(arguments).into_iter().collect()
+    }
     /// What the call would do, for a person deciding whether to allow it (a diff for
     /// an edit); `None` shows the arguments.
     fn preview(&self, arguments: &Value) -> Option<String> {
@@ -221,6 +226,16 @@ pub trait Tool: Send + Sync + 'static {
         let _ = args;
         None
     }
+    /// Every file this call writes, when it writes several (`apply_patch`); the one of
+    /// [`Tool::written_path`] by default.
+    fn written_paths(&self, args: &Self::Args) -> Vec<String> {
+        self.written_path(args).into_iter().collect()
+    }
+    /// A free-form tool's Lark grammar (see [`ToolSpec::grammar`]); `None` for a tool
+    /// with JSON arguments.
+    fn grammar(&self) -> Option<String> {
+        None
+    }
     /// Runs the call.
     fn run(
         &self,
@@ -235,6 +250,7 @@ impl<T: Tool> AgentTool for T {
             name: T::NAME.to_owned(),
             description: self.description(),
             parameters: schema_of::<T::Args>(),
+            grammar: self.grammar(),
         }
     }
 
@@ -262,6 +278,13 @@ impl<T: Tool> AgentTool for T {
     fn written_path(&self, arguments: &Value) -> Option<String> {
         let args: T::Args = serde_json::from_value(arguments.clone()).ok()?;
         Tool::written_path(self, &args)
+    }
+
+    fn written_paths(&self, arguments: &Value) -> Vec<String> {
+        match serde_json::from_value::<T::Args>(arguments.clone()) {
+            Ok(args) => Tool::written_paths(self, &args),
+            Err(_) => Vec::new(),
+        }
     }
 
     fn execute(

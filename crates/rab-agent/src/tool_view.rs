@@ -281,6 +281,7 @@ mod tests {
             name: name.into(),
             description: desc.into(),
             parameters: json!({"type": "object", "properties": {"x": {"type": "string"}}}),
+            grammar: None,
         }
     }
 
@@ -317,11 +318,13 @@ mod tests {
             name: "sleep".into(),
             description: "Wait.".into(),
             parameters: json!({"type": "object"}),
+            grammar: None,
         };
         let search_spec = ToolSpec {
             name: TOOL_SEARCH.into(),
             description: "Load deferred tools.".into(),
             parameters: json!({"type": "object"}),
+            grammar: None,
         };
         let specs = vec![spec("read", "Read a file. More."), cron, sleep, search_spec];
         let view = Arc::new(ToolView::new(2, &["read"], &specs));

@@ -36,6 +36,7 @@ fn conversation(api: Api, turns: usize) -> Context {
             description: "Does one thing well; the description is as long as a real one. "
                 .repeat(4),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            grammar: None,
         })
         .collect();
     let mut ctx = Context {

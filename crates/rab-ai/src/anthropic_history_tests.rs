@@ -12,7 +12,12 @@ fn model(id: &str, system_messages: bool, tool_changes: bool) -> Model {
 }
 
 fn spec(name: &str) -> ToolSpec {
-    ToolSpec { name: name.into(), description: format!("{name} tool"), parameters: json!({}) }
+    ToolSpec {
+        name: name.into(),
+        description: format!("{name} tool"),
+        parameters: json!({}),
+        grammar: None,
+    }
 }
 
 fn reply(thinking: &str, prefix_hash: Option<String>) -> Message {

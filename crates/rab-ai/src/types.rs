@@ -370,6 +370,12 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON Schema of the arguments object.
     pub parameters: Value,
+    /// A free-form tool: the model writes its input as text in this Lark grammar (the
+    /// OpenAI Responses API's custom tools). Where custom tools are not supported the
+    /// tool is a function whose one string argument, `input`, holds the text
+    /// (`parameters` says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grammar: Option<String>,
 }
 
 /// Everything a request carries besides the options: system prompt, history, tools.

@@ -35,7 +35,12 @@ impl Approver for Never {
 struct Fake(ToolLevel);
 impl AgentTool for Fake {
     fn spec(&self) -> rab_ai::ToolSpec {
-        rab_ai::ToolSpec { name: "fake".into(), description: String::new(), parameters: json!({}) }
+        rab_ai::ToolSpec {
+            name: "fake".into(),
+            description: String::new(),
+            parameters: json!({}),
+            grammar: None,
+        }
     }
     fn level(&self) -> ToolLevel {
         self.0

@@ -277,6 +277,7 @@ impl rab_agent::AgentTool for SkillAsTool {
             name: format!("skill_{}", self.0.name.replace('-', "_")),
             description: self.0.description.clone(),
             parameters: rab_agent::schema_of::<AsToolArgs>(),
+            grammar: None,
         }
     }
 

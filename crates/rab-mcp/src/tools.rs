@@ -62,6 +62,7 @@ fn build(shared: &Arc<Shared>) -> Vec<Arc<dyn AgentTool>> {
                 name,
                 description: tool.description.as_deref().unwrap_or_default().to_owned(),
                 parameters: object_schema(Value::Object((*tool.input_schema).clone())),
+                grammar: None,
             };
             out.push(Arc::new(McpTool {
                 shared: Arc::clone(shared),

@@ -31,6 +31,56 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// A file written next to its target and not yet renamed over it: several can be
+/// staged and then committed together (`apply_patch`), so a failure while writing any
+/// of them changes none. Dropped without [`Staged::commit`], the temporary file goes.
+#[derive(Debug)]
+pub struct Staged {
+    tmp: PathBuf,
+    target: PathBuf,
+    committed: bool,
+}
+
+/// Writes `bytes` to a temporary file next to `path` (creating missing parent
+/// directories), flushed to disk, with an existing file's permissions.
+pub fn stage(path: &Path, bytes: &[u8]) -> io::Result<Staged> {
+    let target = through_symlink(path);
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "path has no parent"))?;
+    fs::create_dir_all(dir)?;
+    let existing = fs::metadata(&target).ok();
+    let (tmp, mut file) = create_temp(dir, &target)?;
+    let staged = Staged { tmp, target, committed: false };
+    file.write_all(bytes)?;
+    if let Some(meta) = &existing {
+        file.set_permissions(meta.permissions())?;
+    }
+    file.sync_all()?;
+    Ok(staged)
+}
+
+impl Staged {
+    /// Renames the staged file over its target.
+    pub fn commit(mut self) -> io::Result<()> {
+        fs::rename(&self.tmp, &self.target)?;
+        self.committed = true;
+        if let Some(dir) = self.target.parent() {
+            sync_dir(dir);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
 fn fill_and_rename(
     mut file: File,
     tmp_path: &Path,

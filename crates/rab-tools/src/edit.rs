@@ -107,35 +107,33 @@ impl Tool for Edit {
 }
 
 /// The edits applied in memory: what would be written and the diff.
-struct Applied {
+pub(crate) struct Applied {
     shown: String,
     diff: String,
-    on_disk: String,
-    loose: Vec<String>,
+    /// The bytes to write.
+    pub(crate) on_disk: String,
+    /// Per edit that needed tolerance: its number and what was tolerated.
+    notes: Vec<(usize, Vec<String>)>,
 }
 
-fn apply_edits(ws: &Workspace, path: &Path, edits: &[Replacement]) -> Result<Applied, ToolError> {
+pub(crate) fn apply_edits(
+    ws: &Workspace,
+    path: &Path,
+    edits: &[Replacement],
+) -> Result<Applied, ToolError> {
     let shown = ws.display(path);
     check_edits(edits)?;
     let content = read_text(ws, path, &shown)?;
-    let (bom, body) = match content.strip_prefix('\u{feff}') {
-        Some(rest) => ("\u{feff}", rest),
-        None => ("", content.as_str()),
-    };
-    // Only a file with CRLF on every line is converted; a mixed file is edited as is,
-    // where the tolerant pass still matches its lines.
-    let is_crlf =
-        body.contains("\r\n") && body.matches('\n').count() == body.matches("\r\n").count();
-    let original = if is_crlf { body.replace("\r\n", "\n") } else { body.to_owned() };
+    let (encoding, original) = Encoding::decode(&content);
     let mut text = original.clone();
-    let mut loose = Vec::new();
+    let mut notes = Vec::new();
     for (i, e) in edits.iter().enumerate() {
         let old = e.old_text.replace("\r\n", "\n");
         let new = e.new_text.replace("\r\n", "\n");
         let applied = edit_match::apply(&text, &old, &new, e.replace_all.unwrap_or(false))
             .map_err(|miss| ToolError::Model(miss_message(&miss, &shown, i, edits.len())))?;
-        if applied.kind == MatchKind::Tolerant {
-            loose.push((i + 1).to_string());
+        if applied.kind == MatchKind::Tolerant || !applied.notes.is_empty() {
+            notes.push((i + 1, applied.notes));
         }
         text = applied.text;
     }
@@ -143,22 +141,53 @@ fn apply_edits(ws: &Workspace, path: &Path, edits: &[Replacement]) -> Result<App
         return Err(ToolError::Model(format!("the edits leave {shown} unchanged")));
     }
     let diff = text_diff::unified(&original, &text, &shown, 3);
-    let on_disk = if is_crlf { text.replace('\n', "\r\n") } else { text };
-    Ok(Applied { shown, diff, on_disk: format!("{bom}{on_disk}"), loose })
+    Ok(Applied { shown, diff, on_disk: encoding.encode(&text), notes })
+}
+
+/// How a text file is stored: with a BOM, with CRLF endings. The edit tools change it
+/// as LF text and store it as it was.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Encoding {
+    bom: bool,
+    crlf: bool,
+}
+
+impl Encoding {
+    /// The file's encoding and its text as LF lines. Only a file with CRLF on every
+    /// line is converted; a mixed file is edited as is, where the tolerant pass still
+    /// matches its lines.
+    pub(crate) fn decode(content: &str) -> (Self, String) {
+        let (bom, body) = match content.strip_prefix('\u{feff}') {
+            Some(rest) => (true, rest),
+            None => (false, content),
+        };
+        let crlf =
+            body.contains("\r\n") && body.matches('\n').count() == body.matches("\r\n").count();
+        let text = if crlf { body.replace("\r\n", "\n") } else { body.to_owned() };
+        (Self { bom, crlf }, text)
+    }
+
+    /// `text` (LF) as the file stores it.
+    pub(crate) fn encode(self, text: &str) -> String {
+        let body = if self.crlf { text.replace('\n', "\r\n") } else { text.to_owned() };
+        if self.bom { format!("\u{feff}{body}") } else { body }
+    }
 }
 
 fn edit_file(ws: &Workspace, path: &Path, edits: &[Replacement]) -> Result<ToolOutput, ToolError> {
-    let Applied { shown, diff, on_disk, loose } = apply_edits(ws, path, edits)?;
+    let Applied { shown, diff, on_disk, notes } = apply_edits(ws, path, edits)?;
     write_atomic(path, on_disk.as_bytes())
         .map_err(|e| ToolError::Model(format!("cannot write {shown}: {e}")))?;
     let count = edits.len();
     let plural = if count == 1 { "" } else { "s" };
-    let note = match loose.as_slice() {
-        [] => String::new(),
-        [_] if count == 1 => "; matched ignoring whitespace/quote differences".to_owned(),
-        _ => format!("; edit {} matched ignoring whitespace/quote differences", loose.join(", ")),
-    };
-    let text = format!("edited {shown} ({count} edit{plural}{note})\n{}", diff.trim_end());
+    let note: String = notes
+        .iter()
+        .map(|(i, n)| {
+            let which = if count == 1 { String::new() } else { format!("edit {i}: ") };
+            format!("\n{which}{}", n.join("; "))
+        })
+        .collect();
+    let text = format!("edited {shown} ({count} edit{plural}){note}\n{}", diff.trim_end());
     Ok(ToolOutput::text(text).with_details(json!({"path": shown, "diff": diff})))
 }
 
@@ -184,7 +213,7 @@ fn check_edits(edits: &[Replacement]) -> Result<(), ToolError> {
     Ok(())
 }
 
-fn read_text(ws: &Workspace, path: &Path, shown: &str) -> Result<String, ToolError> {
+pub(crate) fn read_text(ws: &Workspace, path: &Path, shown: &str) -> Result<String, ToolError> {
     let cannot = |e: io::Error| ToolError::Model(format!("cannot read {shown}: {e}"));
     match fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -215,7 +244,7 @@ fn label(i: usize, count: usize) -> String {
     if count > 1 { format!("edit {} of {count}: ", i + 1) } else { String::new() }
 }
 
-fn miss_message(miss: &Miss, shown: &str, i: usize, count: usize) -> String {
+pub(crate) fn miss_message(miss: &Miss, shown: &str, i: usize, count: usize) -> String {
     let label = label(i, count);
     let after = if i > 0 { " (line numbers are after the earlier edits)" } else { "" };
     let none = if count > 1 { " No edits were applied." } else { "" };
@@ -246,6 +275,13 @@ fn miss_message(miss: &Miss, shown: &str, i: usize, count: usize) -> String {
                 c.numbered
             )
         }
+        Miss::Unclear { region, why } => format!(
+            "{label}old_text matches lines {}-{} of {shown}{after} only once whitespace, quotes \
+             or Unicode form are ignored, and rab cannot tell which of the file's characters \
+             to keep: {why}. The file has:\n{}\nCopy old_text and the parts of new_text you \
+             keep exactly from these lines.{none}",
+            region.first_line, region.last_line, region.numbered
+        ),
         Miss::NotFound { closest: None } => format!(
             "{label}old_text not found in {shown}, and nothing similar is there; read the file \
              to see its current content.{none}"

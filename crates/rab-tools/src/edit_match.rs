@@ -2,11 +2,14 @@
 //!
 //! 1. **Exact**: `old_text` as a substring; it must occur once (or `replace_all`).
 //! 2. **Tolerant**, on a miss: line by line, comparing lines with indentation, trailing
-//!    whitespace and whitespace runs ignored and typographic quotes, dashes, ellipses and
-//!    odd spaces folded to ASCII ([`normalize`]). A unique matching run of whole lines is
-//!    replaced by `new_text` re-indented to the file's style ([`reindent`]): models often
-//!    retype a tab-indented file with spaces, or "fix" quotes while copying.
-//! 3. **Closest**, on a second miss: the window of lines most similar to `old_text`, so
+//!    whitespace and whitespace runs ignored, typographic quotes, dashes, ellipses and
+//!    odd spaces folded to ASCII and letters in NFC ([`normalize`]). A unique matching
+//!    run of whole lines is replaced faithfully (`edit_faithful`): what the model kept is
+//!    written with the file's bytes, what it changed in the file's style.
+//! 3. **Forms**, on a miss: `old_text` as the model may have garbled it — line numbers
+//!    pasted from `read`, a final newline on both texts, over- or under-escaped — tried
+//!    in turn (`edit_forms`); one that matches is used, with a note saying so.
+//! 4. **Closest**, on a last miss: the window of lines most similar to `old_text`, so
 //!    the error can show the model what the file really says there.
 //!
 //! Content here is LF-only; `edit` converts CRLF files before and after.
@@ -14,6 +17,10 @@
 use std::time::Duration;
 
 use similar::TextDiff;
+
+use crate::edit_faithful::{Differences, rewrite};
+use crate::edit_indent::detect_style;
+pub(crate) use crate::edit_tokens::normalize;
 
 /// How an edit matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +40,9 @@ pub(crate) struct Applied {
     pub count: usize,
     /// How the match was found.
     pub kind: MatchKind,
+    /// What had to be tolerated or converted, for the model ("matched ignoring
+    /// indentation; kept the file's tabs").
+    pub notes: Vec<String>,
 }
 
 /// Why an edit could not be applied.
@@ -42,6 +52,9 @@ pub(crate) enum Miss {
     Ambiguous { lines: Vec<usize> },
     /// `old_text` does not occur; the most similar region, if any is close enough.
     NotFound { closest: Option<Candidate> },
+    /// `old_text` matched tolerantly, but which of the file's bytes to keep is unclear:
+    /// the region as it is, and why.
+    Unclear { region: Candidate, why: String },
 }
 
 /// The region of the file most like `old_text`.
@@ -57,8 +70,6 @@ pub(crate) struct Candidate {
     pub numbered: String,
 }
 
-/// Columns a tab counts for when comparing indentation.
-const TAB_COLS: usize = 4;
 /// Below this similarity a region is not worth showing.
 const MIN_SIMILARITY: f32 = 0.4;
 /// Line comparisons the closest-region scan may spend before it samples.
@@ -73,6 +84,25 @@ pub(crate) fn apply(
     new: &str,
     replace_all: bool,
 ) -> Result<Applied, Miss> {
+    let miss = match apply_as_given(content, old, new, replace_all) {
+        Err(miss @ Miss::NotFound { .. }) => miss,
+        other => return other,
+    };
+    for form in crate::edit_forms::forms(old, new) {
+        match apply_as_given(content, &form.old, &form.new, replace_all) {
+            Ok(mut applied) => {
+                applied.notes.insert(0, form.note);
+                return Ok(applied);
+            }
+            Err(Miss::NotFound { .. }) => {}
+            Err(other) => return Err(other),
+        }
+    }
+    Err(miss)
+}
+
+/// Exact, then tolerant.
+fn apply_as_given(content: &str, old: &str, new: &str, replace_all: bool) -> Result<Applied, Miss> {
     let starts = exact_starts(content, old);
     if starts.is_empty() {
         return apply_tolerant(content, old, new, replace_all);
@@ -85,6 +115,7 @@ pub(crate) fn apply(
         text: content.replace(old, new),
         count: content.matches(old).count(),
         kind: MatchKind::Exact,
+        notes: Vec::new(),
     })
 }
 
@@ -141,22 +172,15 @@ fn apply_tolerant(content: &str, old: &str, new: &str, replace_all: bool) -> Res
     let spans = spans(content);
     let raw: Vec<&str> = spans.iter().map(|s| &content[s.start..s.end]).collect();
     let norm_file: Vec<String> = raw.iter().map(|l| normalize(l)).collect();
-    let mut old_lines = split_lines(old);
-    let mut new_lines = split_lines(new);
-    // Models sometimes paste `read` output, line numbers and all.
-    if has_line_numbers(&old_lines) {
-        old_lines = strip_line_numbers(&old_lines);
-        if has_line_numbers(&new_lines) {
-            new_lines = strip_line_numbers(&new_lines);
-        }
-    }
+    let old_lines = split_lines(old);
+    let new_lines = split_lines(new);
     let norm_old: Vec<String> = old_lines.iter().map(|l| normalize(l)).collect();
     if norm_old.iter().all(String::is_empty) {
         return Err(Miss::NotFound { closest: None });
     }
     let regions = find_regions(&norm_file, &norm_old);
     if regions.is_empty() {
-        return Err(Miss::NotFound { closest: closest(&raw, &norm_file, &norm_old) });
+        return Err(Miss::NotFound { closest: closest_in(&raw, &norm_file, &norm_old) });
     }
     if regions.len() > 1 && !replace_all {
         return Err(Miss::Ambiguous { lines: regions.iter().map(|r| r + 1).collect() });
@@ -165,6 +189,7 @@ fn apply_tolerant(content: &str, old: &str, new: &str, replace_all: bool) -> Res
     let m = norm_old.len();
     let mut text = String::with_capacity(content.len());
     let mut copied = 0;
+    let mut seen = Differences::default();
     for &s in &regions {
         let (first, last) = (spans[s], spans[s + m - 1]);
         let mut range = first.start..last.end;
@@ -177,20 +202,111 @@ fn apply_tolerant(content: &str, old: &str, new: &str, replace_all: bool) -> Res
                 range.start = spans[s - 1].end;
             }
         }
-        let region = &raw[s..s + m];
         // In a file with mixed endings, a region of CRLF lines stays CRLF.
-        let is_crlf = region.iter().all(|l| l.ends_with('\r'));
-        let mut replacement = reindent(region, &old_lines, &new_lines, file_style)
-            .join(if is_crlf { "\r\n" } else { "\n" });
-        if is_crlf && !new_lines.is_empty() {
-            replacement.push('\r');
+        let is_crlf = raw[s..s + m].iter().all(|l| l.ends_with('\r'));
+        let region: Vec<&str> =
+            raw[s..s + m].iter().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
+        let (mut replacement, diffs) = rewrite(&region, &old_lines, &new_lines, file_style)
+            .map_err(|unclear| Miss::Unclear {
+                region: Candidate {
+                    first_line: s + 1,
+                    last_line: s + m,
+                    similarity: 1.0,
+                    numbered: numbered(&raw, s, m),
+                },
+                why: unclear.0,
+            })?;
+        if is_crlf {
+            replacement = replacement.replace('\n', "\r\n");
+            if !new_lines.is_empty() {
+                replacement.push('\r');
+            }
         }
+        merge(&mut seen, diffs);
         text.push_str(&content[copied..range.start]);
         text.push_str(&replacement);
         copied = range.end;
     }
     text.push_str(&content[copied..]);
-    Ok(Applied { text, count: regions.len(), kind: MatchKind::Tolerant })
+    Ok(Applied {
+        text,
+        count: regions.len(),
+        kind: MatchKind::Tolerant,
+        notes: describe_differences(&seen),
+    })
+}
+
+fn merge(into: &mut Differences, d: Differences) {
+    into.indentation = into.indentation.or(d.indentation);
+    into.spacing |= d.spacing;
+    into.typography |= d.typography;
+    into.unicode_form |= d.unicode_form;
+    into.invisible |= d.invisible;
+    for c in d.converted {
+        if !into.converted.contains(&c) {
+            into.converted.push(c);
+        }
+    }
+}
+
+/// What a tolerant match tolerated, in words.
+pub(crate) fn describe_differences(d: &Differences) -> Vec<String> {
+    let mut ignored = Vec::new();
+    if d.indentation.is_some() {
+        ignored.push("indentation");
+    }
+    if d.spacing {
+        ignored.push("whitespace");
+    }
+    if d.typography {
+        ignored.push("quotes, dashes and spaces");
+    }
+    if d.unicode_form {
+        ignored.push("Unicode form (NFC/NFD)");
+    }
+    if d.invisible {
+        ignored.push("zero-width characters");
+    }
+    let mut kept = Vec::new();
+    if let Some(style) = d.indentation {
+        kept.push(format!("the file's {}", style.describe()));
+    }
+    if d.typography || d.spacing || d.unicode_form {
+        kept.push("its characters in the lines you kept".to_owned());
+    }
+    let mut notes = Vec::new();
+    if ignored.is_empty() {
+        notes.push("matched line by line".to_owned());
+    } else {
+        let mut note = format!("matched ignoring {}", ignored.join(", "));
+        if !kept.is_empty() {
+            note.push_str(&format!("; kept {}", kept.join(" and ")));
+        }
+        notes.push(note);
+    }
+    if !d.converted.is_empty() {
+        let list: Vec<String> = d
+            .converted
+            .iter()
+            .take(5)
+            .map(|(from, to)| format!("{} as {}", shown(from), shown(to)))
+            .collect();
+        notes.push(format!("wrote {} in your new text, as the file does", list.join(", ")));
+    }
+    notes
+}
+
+/// A character for a note: visible, with its code point when it is a space.
+fn shown(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '\t' => "TAB".to_owned(),
+            ' ' => "a space".to_owned(),
+            c if c.is_whitespace() => format!("U+{:04X}", c as u32),
+            c => format!("\"{c}\""),
+        })
+        .collect::<Vec<_>>()
+        .join("")
 }
 
 /// Starts of the non-overlapping runs of `file` lines equal to `old`.
@@ -209,161 +325,9 @@ fn find_regions(file: &[String], old: &[String]) -> Vec<usize> {
     out
 }
 
-fn line_number_prefix(line: &str) -> Option<usize> {
-    let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    (digits > 0 && line[digits..].starts_with('\t')).then_some(digits + 1)
-}
-
-fn has_line_numbers(lines: &[&str]) -> bool {
-    !lines.is_empty() && lines.iter().all(|l| line_number_prefix(l).is_some())
-}
-
-fn strip_line_numbers<'a>(lines: &[&'a str]) -> Vec<&'a str> {
-    lines.iter().map(|l| line_number_prefix(l).map_or(*l, |n| &l[n..])).collect()
-}
-
-/// A line as the tolerant pass compares it: no leading or trailing whitespace, inner
-/// whitespace runs as one space, typographic punctuation as ASCII, no BOM or zero-width
-/// space.
-pub(crate) fn normalize(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut is_in_space = false;
-    for c in line.chars() {
-        if matches!(c, '\u{feff}' | '\u{200b}') {
-            continue;
-        }
-        if c.is_whitespace() {
-            is_in_space = !out.is_empty();
-            continue;
-        }
-        if is_in_space {
-            out.push(' ');
-            is_in_space = false;
-        }
-        match c {
-            '“' | '”' | '„' | '‟' | '″' => out.push('"'),
-            '‘' | '’' | '‚' | '‛' | '′' => out.push('\''),
-            '‐' | '‑' | '‒' | '–' | '—' | '―' | '−' => out.push('-'),
-            '…' => out.push_str("..."),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// How a text indents: with tabs, or with `width` spaces per level.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Style {
-    uses_tabs: bool,
-    width: usize,
-}
-
-impl Style {
-    fn render(self, cols: usize) -> String {
-        if self.uses_tabs {
-            format!("{}{}", "\t".repeat(cols / TAB_COLS), " ".repeat(cols % TAB_COLS))
-        } else {
-            " ".repeat(cols)
-        }
-    }
-}
-
-fn indent_of(line: &str) -> &str {
-    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
-}
-
-fn columns(indent: &str) -> usize {
-    indent.chars().map(|c| if c == '\t' { TAB_COLS } else { 1 }).sum()
-}
-
-/// The indentation style of `lines`: tabs if more lines start with a tab than with a
-/// space, else spaces with the most common increase between consecutive lines as the
-/// level width. `None` when nothing is indented.
-pub(crate) fn detect_style<'a>(lines: impl Iterator<Item = &'a str>) -> Option<Style> {
-    let (mut tabs, mut spaces) = (0usize, 0usize);
-    let mut steps = [0usize; 9];
-    let mut prev = 0;
-    for line in lines.filter(|l| !l.trim().is_empty()) {
-        let indent = indent_of(line);
-        if indent.starts_with('\t') {
-            tabs += 1;
-            continue;
-        }
-        if indent.starts_with(' ') {
-            spaces += 1;
-        }
-        let width = indent.len();
-        if width > prev && width - prev < steps.len() {
-            steps[width - prev] += 1;
-        }
-        prev = width;
-    }
-    if tabs == 0 && spaces == 0 {
-        return None;
-    }
-    if tabs > spaces {
-        return Some(Style { uses_tabs: true, width: TAB_COLS });
-    }
-    // Ties go to the larger step: 4 over 2 when a file has both.
-    let width = (1..steps.len()).rev().max_by_key(|&w| steps[w]).filter(|&w| steps[w] > 0);
-    Some(Style { uses_tabs: false, width: width.unwrap_or(TAB_COLS) })
-}
-
-/// `new` re-indented to match the file: the matched `region` lines pair up with the
-/// `old` lines, which shows how the model's indentation maps to the file's. A `new` line
-/// indented like some `old` line gets that line's file indentation; any other line is
-/// placed relative to the nearest such level, converting levels between the model's and
-/// the file's style. Relative indentation within `new` is kept.
-fn reindent(region: &[&str], old: &[&str], new: &[&str], file_style: Option<Style>) -> Vec<String> {
-    let pairs: Vec<(&str, &str)> = old
-        .iter()
-        .zip(region)
-        .filter(|(o, f)| !o.trim().is_empty() && !f.trim().is_empty())
-        .map(|(o, f)| (indent_of(o), indent_of(f)))
-        .collect();
-    if pairs.iter().all(|(o, f)| o == f) {
-        return new.iter().map(|l| (*l).to_owned()).collect();
-    }
-    let model = detect_style(old.iter().chain(new).copied()).or(file_style);
-    let model = model.unwrap_or(Style { uses_tabs: false, width: TAB_COLS });
-    let file = file_style.or_else(|| detect_style(region.iter().copied())).unwrap_or(model);
-    let mut anchors: Vec<(usize, &str)> = Vec::new();
-    for (o, f) in &pairs {
-        let cols = columns(o);
-        if !anchors.iter().any(|(c, _)| *c == cols) {
-            anchors.push((cols, f));
-        }
-    }
-    new.iter()
-        .map(|line| {
-            if line.trim().is_empty() {
-                return String::new();
-            }
-            let indent = indent_of(line);
-            let rest = &line[indent.len()..];
-            format!("{}{rest}", map_indent(columns(indent), &anchors, model, file))
-        })
-        .collect()
-}
-
-fn map_indent(cols: usize, anchors: &[(usize, &str)], model: Style, file: Style) -> String {
-    if let Some((_, f)) = anchors.iter().find(|(c, _)| *c == cols) {
-        return (*f).to_owned();
-    }
-    let below = anchors.iter().filter(|(c, _)| *c <= cols).max_by_key(|(c, _)| *c);
-    let Some(&(anchor, f)) = below.or_else(|| anchors.iter().min_by_key(|(c, _)| *c)) else {
-        return file.render(cols);
-    };
-    let base = columns(f);
-    let (levels, rest) = (cols.abs_diff(anchor) / model.width, cols.abs_diff(anchor) % model.width);
-    let shift = levels * file.width + rest;
-    let target = if cols >= anchor { base + shift } else { base.saturating_sub(shift) };
-    file.render(target)
-}
-
 /// The window of `old.len()` lines most similar to `old`: a cheap character-overlap score
 /// over every window picks a few, and a character diff ranks those.
-fn closest(raw: &[&str], file: &[String], old: &[String]) -> Option<Candidate> {
+pub(crate) fn closest_in(raw: &[&str], file: &[String], old: &[String]) -> Option<Candidate> {
     let n = file.len();
     let m = old.len().min(n);
     if m == 0 {
@@ -429,7 +393,7 @@ fn overlap(a: &[char], b: &[char]) -> usize {
     n
 }
 
-fn numbered(raw: &[&str], s: usize, m: usize) -> String {
+pub(crate) fn numbered(raw: &[&str], s: usize, m: usize) -> String {
     let mut lines: Vec<String> = raw[s..s + m.min(MAX_CANDIDATE_LINES)]
         .iter()
         .enumerate()

@@ -96,7 +96,9 @@ async fn tab_file_edited_with_space_indented_old_text_keeps_tabs() {
     );
     let rab_ai::Content::Text { text } = &out.content[0] else { panic!() };
     assert!(
-        text.starts_with("edited main.go (1 edit; matched ignoring whitespace/quote differences)"),
+        text.starts_with(
+            "edited main.go (1 edit)\nmatched ignoring indentation; kept the file's tabs\n"
+        ),
         "{text}"
     );
 }

@@ -16,16 +16,25 @@
 //! ]);
 //! ```
 
+pub mod apply_patch;
 pub mod atomic_write;
 pub mod bash;
 pub mod bash_output;
 pub mod brief;
 pub mod edit;
+#[cfg(test)]
+mod edit_corpus_tests;
+mod edit_faithful;
+mod edit_forms;
+mod edit_indent;
+mod edit_lines;
 mod edit_match;
+mod edit_tokens;
 pub mod glob;
 pub mod grep;
 pub mod kill_shell;
 pub mod ls;
+mod patch_parse;
 pub mod read;
 #[cfg(test)]
 mod read_filter_tests;

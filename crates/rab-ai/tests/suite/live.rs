@@ -45,6 +45,7 @@ async fn round_trip(provider: &str, env: &str) {
         parameters: json!({"type": "object",
             "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
             "required": ["a", "b"]}),
+        grammar: None,
     };
     let mut ctx = Context {
         system_prompt: "You are a careful assistant. Use the add tool for arithmetic.".into(),

@@ -107,6 +107,7 @@ async fn sent_body(api: Api, model_id: &str) -> (Value, rab_fake_llm::RecordedRe
                 "properties": {"path": {"type": "string"}},
                 "required": ["path"]
             }),
+            grammar: None,
         }],
     };
     let mut opts = options();

@@ -118,6 +118,7 @@ async fn a_tool_round_trip_replays_calls_results_and_thinking() {
             name: "read".into(),
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+            grammar: None,
         }];
         let mut opts = options();
         opts.thinking = ThinkingLevel::Medium;

@@ -110,6 +110,7 @@ fn read_tool() -> ToolSpec {
         name: "read".into(),
         description: "Read a file".into(),
         parameters: serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        grammar: None,
     }
 }
 
