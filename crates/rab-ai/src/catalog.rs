@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 
 use crate::model::{
-    Api, Compat, MaxTokensField, Model, ModelCost, PriceTier, ProviderDef, Rates, Registry,
-    ThinkingFormat,
+    Api, Compat, EditTool, MaxTokensField, Model, ModelCost, PriceTier, ProviderDef, Rates,
+    Registry, ThinkingFormat,
 };
 
 struct Entry {
@@ -43,6 +43,8 @@ const EFFORT_UPDATES: u8 = 4;
 const PRESERVED: u8 = 8;
 /// OpenAI assistant-message `phase`.
 const PHASES: u8 = 16;
+/// The model edits with `apply_patch`, offered as a custom (free-form) tool.
+const APPLY_PATCH: u8 = 32;
 
 const fn e(
     id: &'static str,
@@ -222,7 +224,8 @@ const ANTHROPIC: &[Entry] = &[
     ),
 ];
 
-const GPT_FLAGS: u8 = EFFORT_UPDATES | PHASES;
+const GPT_FLAGS: u8 = EFFORT_UPDATES | PHASES | APPLY_PATCH;
+const GPT_5_FLAGS: u8 = PHASES | APPLY_PATCH;
 
 const OPENAI: &[Entry] = &[
     flags(
@@ -272,21 +275,21 @@ const OPENAI: &[Entry] = &[
             e("gpt-5.6-sol", "GPT-5.6 Sol", 1_050_000, K128, GPT_5_6_SOL, OE, GPT_EFFORTS),
             &GPT_5_6_SOL_LONG,
         ),
-        PHASES,
+        GPT_5_FLAGS,
     ),
     flags(
         tiered(
             e("gpt-5.6-terra", "GPT-5.6 Terra", 1_050_000, K128, GPT_5_6_TERRA, OE, GPT_EFFORTS),
             &GPT_5_6_TERRA_LONG,
         ),
-        PHASES,
+        GPT_5_FLAGS,
     ),
     flags(
         tiered(
             e("gpt-5.6-luna", "GPT-5.6 Luna", 1_050_000, K128, GPT_5_6_LUNA, OE, GPT_EFFORTS),
             &GPT_5_6_LUNA_LONG,
         ),
-        PHASES,
+        GPT_5_FLAGS,
     ),
 ];
 
@@ -752,7 +755,13 @@ pub(crate) fn builtin() -> Registry {
                     effort_updates: m.flags & EFFORT_UPDATES != 0,
                     preserved_thinking: m.flags & PRESERVED != 0,
                     phases: m.flags & PHASES != 0,
+                    custom_tools: m.flags & APPLY_PATCH != 0 || compat.custom_tools,
                     ..compat.clone()
+                },
+                edit_tool: if m.flags & APPLY_PATCH != 0 {
+                    EditTool::ApplyPatch
+                } else {
+                    EditTool::Edit
                 },
             })
             .collect::<Vec<_>>();

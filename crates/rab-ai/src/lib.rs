@@ -58,9 +58,9 @@ pub use event::StreamEvent;
 pub use gemini::stream_url as gemini_stream_url;
 pub use http::Client;
 pub use model::{
-    Api, Compat, DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, EFFORT_LADDER, MaxTokensField, Model,
-    ModelCost, ModelQuery, PriceTier, ProviderDef, Rates, Registry, ResolveError, Resolved,
-    ThinkingFormat, custom_provider, infer_provider,
+    Api, Compat, DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT, EFFORT_LADDER, EditTool,
+    MaxTokensField, Model, ModelCost, ModelQuery, PriceTier, ProviderDef, Rates, Registry,
+    ResolveError, Resolved, ThinkingFormat, custom_provider, infer_provider,
 };
 pub use openai_chat::chat_url;
 pub use openai_responses::responses_url;

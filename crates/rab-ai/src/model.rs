@@ -206,6 +206,9 @@ pub struct Compat {
     /// one back on each (a message that lacks one gets `commentary` before tool calls,
     /// else `final_answer`).
     pub phases: bool,
+    /// OpenAI Responses: the server takes custom (free-form) tools, `{"type": "custom"}`
+    /// with a grammar; without, a free-form tool goes as a function with one string.
+    pub custom_tools: bool,
 }
 
 impl Compat {
@@ -264,6 +267,7 @@ impl Default for Compat {
             tool_changes: false,
             effort_updates: false,
             phases: false,
+            custom_tools: false,
         }
     }
 }
@@ -301,6 +305,31 @@ pub struct Model {
     pub headers: BTreeMap<String, String>,
     /// Server quirks.
     pub compat: Compat,
+    /// The tool the model edits files with: the one it was trained on.
+    #[serde(default)]
+    pub edit_tool: EditTool,
+}
+
+/// Which tool a model changes files with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditTool {
+    /// `edit` (exact text replacement) and `write`.
+    #[default]
+    Edit,
+    /// `apply_patch` (the Begin/End Patch envelope), instead of `edit` and `write`: the
+    /// OpenAI models of the GPT-5 family and later are trained on it.
+    ApplyPatch,
+}
+
+impl EditTool {
+    /// The name used in settings and models.json.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EditTool::Edit => "edit",
+            EditTool::ApplyPatch => "apply_patch",
+        }
+    }
 }
 
 impl Model {
@@ -319,6 +348,7 @@ impl Model {
             cost: ModelCost::default(),
             headers: BTreeMap::new(),
             compat: Compat::default(),
+            edit_tool: EditTool::Edit,
         }
     }
 }

@@ -80,7 +80,7 @@ fn first_level(messages: &[Message], now: ThinkingLevel) -> ThinkingLevel {
         .unwrap_or(now)
 }
 
-fn push_assistant(input: &mut Vec<Value>, a: &AssistantMessage, model: &Model) {
+fn push_assistant(input: &mut Vec<Value>, a: &AssistantMessage, model: &Model, free: &[&str]) {
     // Reasoning items (and the item ids that refer to them) are only valid for the
     // model that produced them; a call's item id goes back only with its reasoning
     // (the API refuses an item whose reasoning is missing).
@@ -126,16 +126,28 @@ fn push_assistant(input: &mut Vec<Value>, a: &AssistantMessage, model: &Model) {
                 }
             }
             AssistantBlock::ToolCall(call) => {
-                let arguments = match &call.invalid_arguments {
-                    Some(raw) => raw.clone(),
-                    None => call.arguments.to_string(),
+                let free_input = call.arguments.get("input").and_then(Value::as_str);
+                let mut item = match free_input {
+                    // A free-form call goes back as the model wrote it.
+                    Some(text) if free.contains(&call.name.as_str()) => json!({
+                        "type": "custom_tool_call",
+                        "call_id": call.id,
+                        "name": call.name,
+                        "input": text,
+                    }),
+                    _ => {
+                        let arguments = match &call.invalid_arguments {
+                            Some(raw) => raw.clone(),
+                            None => call.arguments.to_string(),
+                        };
+                        json!({
+                            "type": "function_call",
+                            "call_id": call.id,
+                            "name": call.name,
+                            "arguments": arguments,
+                        })
+                    }
                 };
-                let mut item = json!({
-                    "type": "function_call",
-                    "call_id": call.id,
-                    "name": call.name,
-                    "arguments": arguments,
-                });
                 if let (true, Some(id)) = (has_reasoning, &call.item_id) {
                     item["id"] = json!(id);
                 }
@@ -145,7 +157,14 @@ fn push_assistant(input: &mut Vec<Value>, a: &AssistantMessage, model: &Model) {
     }
 }
 
-fn convert_input(messages: &[Message], model: &Model, effort_updates: bool) -> Vec<Value> {
+/// The history as input items; `free`: the free-form tools, whose calls and results go
+/// as custom tool items.
+fn convert_input(
+    messages: &[Message],
+    model: &Model,
+    effort_updates: bool,
+    free: &[&str],
+) -> Vec<Value> {
     let mut input: Vec<Value> = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
@@ -154,7 +173,7 @@ fn convert_input(messages: &[Message], model: &Model, effort_updates: bool) -> V
                     input.push(json!({"role": "user", "content": user_content(&u.content)}));
                 }
             }
-            Message::Assistant(a) => push_assistant(&mut input, a, model),
+            Message::Assistant(a) => push_assistant(&mut input, a, model, free),
             Message::ToolResult(r) => {
                 let has_image = r.content.iter().any(|c| matches!(c, Content::Image { .. }));
                 let output = if has_image {
@@ -162,11 +181,12 @@ fn convert_input(messages: &[Message], model: &Model, effort_updates: bool) -> V
                 } else {
                     Value::String(r.text())
                 };
-                input.push(json!({
-                    "type": "function_call_output",
-                    "call_id": r.tool_call_id,
-                    "output": output,
-                }));
+                let kind = if free.contains(&r.tool_name.as_str()) {
+                    "custom_tool_call_output"
+                } else {
+                    "function_call_output"
+                };
+                input.push(json!({"type": kind, "call_id": r.tool_call_id, "output": output}));
             }
             Message::System(s) => {
                 let note = s.note();
@@ -215,21 +235,34 @@ impl Wire for ResponsesWire {
         // level or by an update.
         let now = thinks.then(|| model.compat.effort(options.thinking));
         let samples = effort.is_none_or(|e| e == "none") && now.is_none_or(|e| e == "none");
+        let tools = context.current_tools();
+        // Free-form tools go as custom tools where the server takes them; their calls
+        // and results in the history too.
+        let free: Vec<&str> = tools
+            .iter()
+            .filter(|t| t.grammar.is_some() && model.compat.custom_tools)
+            .map(|t| t.name.as_str())
+            .collect();
         let body = Body {
             model: &model.id,
             instructions: &context.system_prompt,
-            input: convert_input(&context.messages, model, effort_updates),
-            tools: context
-                .current_tools()
-                .into_iter()
-                .map(|t| {
-                    json!({
+            input: convert_input(&context.messages, model, effort_updates, &free),
+            tools: tools
+                .iter()
+                .map(|t| match &t.grammar {
+                    Some(grammar) if model.compat.custom_tools => json!({
+                        "type": "custom",
+                        "name": t.name,
+                        "description": t.description,
+                        "format": {"type": "grammar", "syntax": "lark", "definition": grammar},
+                    }),
+                    _ => json!({
                         "type": "function",
                         "name": t.name,
                         "description": t.description,
                         "parameters": t.parameters,
                         "strict": false,
-                    })
+                    }),
                 })
                 .collect(),
             stream: true,
@@ -265,6 +298,8 @@ impl Wire for ResponsesWire {
 pub(crate) struct ResponsesDecoder {
     /// `output_index` → builder block index.
     items: Vec<Option<usize>>,
+    /// Free-form calls under way: block index and the input so far.
+    custom: Vec<(usize, String)>,
     finished: bool,
 }
 
@@ -299,6 +334,8 @@ struct Item<'a> {
     #[serde(borrow, default)]
     arguments: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
+    input: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
     encrypted_content: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     summary: Vec<SummaryPart<'a>>,
@@ -318,6 +355,14 @@ struct ArgsDone<'a> {
     output_index: usize,
     #[serde(borrow, default)]
     arguments: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct InputDone<'a> {
+    #[serde(default)]
+    output_index: usize,
+    #[serde(borrow, default)]
+    input: Cow<'a, str>,
 }
 
 #[derive(Deserialize)]
@@ -451,7 +496,24 @@ impl ResponsesDecoder {
                 }
                 out.end_tool(i);
             }
+            "custom_tool_call" => {
+                let so_far = self.custom.iter().position(|(b, _)| *b == i);
+                let streamed = so_far.map(|p| self.custom.swap_remove(p).1).unwrap_or_default();
+                let text = item.input.as_deref().map_or(streamed, str::to_owned);
+                out.tool_args_final(i, &json!({"input": text}).to_string());
+                out.end_tool(i);
+            }
             _ => {}
+        }
+    }
+
+    /// Input text of a free-form call under way.
+    fn custom_input(&mut self, output_index: usize, text: &str, whole: bool) {
+        let Some(i) = self.item(output_index) else { return };
+        match self.custom.iter_mut().find(|(b, _)| *b == i) {
+            Some((_, so_far)) if whole => *so_far = text.to_owned(),
+            Some((_, so_far)) => so_far.push_str(text),
+            None => self.custom.push((i, text.to_owned())),
         }
     }
 
@@ -502,6 +564,14 @@ impl Decoder for ResponsesDecoder {
                     out.tool_args(i, &d.delta);
                 }
             }
+            "response.custom_tool_call_input.delta" => {
+                let d: Delta<'_> = parse_json(kind, event.data)?;
+                self.custom_input(d.output_index, &d.delta, false);
+            }
+            "response.custom_tool_call_input.done" => {
+                let d: InputDone<'_> = parse_json(kind, event.data)?;
+                self.custom_input(d.output_index, &d.input, true);
+            }
             "response.function_call_arguments.done" => {
                 let d: ArgsDone<'_> = parse_json(kind, event.data)?;
                 if let Some(i) = self.item(d.output_index) {
@@ -517,7 +587,7 @@ impl Decoder for ResponsesDecoder {
                         out.thinking_meta(i, Some(&item.id), false);
                         self.set_item(e.output_index, i);
                     }
-                    "function_call" => {
+                    "function_call" | "custom_tool_call" => {
                         let i = out.start_tool(&item.call_id, &item.name);
                         if !item.id.is_empty() {
                             out.tool_item_id(i, &item.id);

@@ -66,11 +66,50 @@ fn reasoning_items_of_another_model_are_not_sent() {
         signature: None,
         item_id: Some("fc".into()),
     }));
-    let input = convert_input(&[Message::Assistant(old)], &model, false);
+    let input = convert_input(&[Message::Assistant(old)], &model, false, &[]);
     assert_eq!(
         input,
         vec![
             serde_json::json!({"type": "function_call", "call_id": "c", "name": "ls", "arguments": "{}"})
         ]
     );
+}
+
+#[test]
+fn a_custom_tool_call_streams_its_input_as_raw_text() {
+    let sse = [
+        ev("response.created", r#"{"response":{"id":"r1"}}"#),
+        ev("response.output_item.added", r#"{"output_index":0,"item":{"type":"custom_tool_call","id":"ctc_1","call_id":"c1","name":"apply_patch","input":""}}"#),
+        ev("response.custom_tool_call_input.delta", r#"{"output_index":0,"item_id":"ctc_1","delta":"*** Begin Patch\n"}"#),
+        ev("response.custom_tool_call_input.delta", r#"{"output_index":0,"item_id":"ctc_1","delta":"*** End Patch\n"}"#),
+        ev("response.custom_tool_call_input.done", r#"{"output_index":0,"item_id":"ctc_1","input":"*** Begin Patch\n*** End Patch\n"}"#),
+        ev("response.output_item.done", r#"{"output_index":0,"item":{"type":"custom_tool_call","id":"ctc_1","call_id":"c1","name":"apply_patch","input":"*** Begin Patch\n*** End Patch\n"}}"#),
+        ev("response.completed", r#"{"response":{"id":"r1"}}"#),
+    ]
+    .concat();
+    let (msg, _) = decode(Api::OpenaiResponses, sse.as_bytes(), 17).unwrap();
+    let call = msg.tool_calls().next().unwrap();
+    assert_eq!(call.name, "apply_patch");
+    assert_eq!(call.arguments, serde_json::json!({"input": "*** Begin Patch\n*** End Patch\n"}));
+    assert_eq!(call.invalid_arguments, None);
+    // Replayed as the custom call it was, with its result as a custom output.
+    let model = Model::custom("gpt-x", "openai", Api::OpenaiResponses, "http://h/v1");
+    let result = crate::types::ToolResultMessage {
+        tool_call_id: "c1".into(),
+        tool_name: "apply_patch".into(),
+        content: vec![Content::Text { text: "ok".into() }],
+        is_error: false,
+    };
+    let history = [Message::Assistant(msg), Message::ToolResult(result)];
+    let input = convert_input(&history, &model, false, &["apply_patch"]);
+    assert_eq!(input[0]["type"], "custom_tool_call");
+    assert_eq!(input[0]["input"], "*** Begin Patch\n*** End Patch\n");
+    assert_eq!(
+        input[1],
+        serde_json::json!({"type": "custom_tool_call_output", "call_id": "c1", "output": "ok"})
+    );
+    // Without custom tools it is an ordinary function call.
+    let input = convert_input(&history, &model, false, &[]);
+    assert_eq!(input[0]["type"], "function_call");
+    assert_eq!(input[1]["type"], "function_call_output");
 }

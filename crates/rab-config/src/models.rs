@@ -7,13 +7,14 @@
 //!   "apiKey": "MY_PROXY_KEY", "headers": {"x-team": "a"},
 //!   "models": [{"id": "qwen3-coder", "contextWindow": 262144, "maxTokens": 32768,
 //!               "reasoning": false, "input": ["text"],
-//!               "cost": {"input": 0.4, "output": 1.6, "cacheRead": 0, "cacheWrite": 0}}]}}}
+//!               "cost": {"input": 0.4, "output": 1.6, "cacheRead": 0, "cacheWrite": 0},
+//!               "editTool": "edit"}]}}}
 //! ```
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rab_ai::{Api, Compat, Model, ModelCost, ProviderDef, Registry};
+use rab_ai::{Api, Compat, EditTool, Model, ModelCost, ProviderDef, Registry};
 use serde::Deserialize;
 
 use crate::error::read_optional;
@@ -56,6 +57,8 @@ struct ModelEntry {
     #[serde(default)]
     headers: BTreeMap<String, String>,
     compat: Option<Compat>,
+    /// `edit` or `apply_patch`: the tool the model changes files with.
+    edit_tool: Option<EditTool>,
 }
 
 fn api_of(path: &Path, name: &str, what: &str) -> Result<Api, Error> {
@@ -140,6 +143,9 @@ fn model_of(path: &Path, def: &ProviderDef, m: &ModelEntry) -> Result<Model, Err
     model.cost = m.cost.clone();
     model.headers = m.headers.clone();
     model.compat = m.compat.clone().unwrap_or_else(|| def.compat.clone());
+    if let Some(tool) = m.edit_tool {
+        model.edit_tool = tool;
+    }
     Ok(model)
 }
 

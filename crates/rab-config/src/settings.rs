@@ -14,6 +14,7 @@
 //! ```json
 //! {"defaultProvider": "anthropic", "defaultModel": "claude-sonnet-5-5",
 //!  "defaultThinkingLevel": "medium", "tools": ["read", "grep"], "excludeTools": ["bash"],
+//!  "editTool": "apply_patch",
 //!  "maxTurns": 50, "steeringMode": "one-at-a-time", "followUpMode": "all"}
 //! ```
 
@@ -89,6 +90,10 @@ pub struct Settings {
     pub tools: Option<Vec<String>>,
     /// Tools left out.
     pub exclude_tools: Vec<String>,
+    /// The tool models change files with, for every model: `edit` (with `write`) or
+    /// `apply_patch`; unset, each model's own (apply_patch for OpenAI's GPT-5 family and
+    /// later, edit for the rest).
+    pub edit_tool: Option<rab_ai::EditTool>,
     /// Stop a run after this many model requests.
     pub max_turns: Option<u32>,
     /// Stop before a request that would take this session's spending past this many
@@ -123,12 +128,13 @@ pub struct Settings {
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 19] = [
+const KNOWN_KEYS: [&str; 20] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
     "tools",
     "excludeTools",
+    "editTool",
     "maxTurns",
     "maxBudgetUsd",
     "steeringMode",

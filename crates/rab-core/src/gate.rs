@@ -277,17 +277,23 @@ impl Gate {
             hook_asks = out.ask;
         }
         let mode = self.mode.get();
-        // A tool that writes a file it does not take as `path` is checked as writing it.
-        let checked = match (tool.written_path(&args), &args) {
-            (Some(path), Value::Object(map)) if !map.contains_key("path") => {
-                let mut with = map.clone();
-                with.insert("path".into(), Value::String(path));
-                Value::Object(with)
-            }
-            _ => args.clone(),
+        // A tool that writes files it does not take as `path` is checked as writing each
+        // of them (`config set`, every file of a patch): the strictest verdict stands.
+        let checked: Vec<Value> = match (tool.written_paths(&args), &args) {
+            (paths, Value::Object(map)) if !paths.is_empty() && !map.contains_key("path") => paths
+                .into_iter()
+                .map(|path| {
+                    let mut with = map.clone();
+                    with.insert("path".into(), Value::String(path));
+                    Value::Object(with)
+                })
+                .collect(),
+            _ => vec![args.clone()],
         };
         let verdict = match self.policy.read() {
-            Ok(p) => p.check(mode, &call.name, tool.level_of(&args), &checked),
+            Ok(p) => strictest(
+                checked.iter().map(|c| p.check(mode, &call.name, tool.level_of(&args), c)),
+            ),
             Err(_) => Verdict::Deny("the permission rules are unavailable".into()),
         };
         let verdict = match verdict {
@@ -443,4 +449,18 @@ impl ToolHook for Gate {
     ) -> BoxFuture<'a, Option<ToolResultMessage>> {
         Box::pin(self.finish(call, result, cancel))
     }
+}
+
+/// The strictest of several verdicts: a denial, else a question, else allowed.
+fn strictest(verdicts: impl Iterator<Item = Verdict>) -> Verdict {
+    let mut out = Verdict::Allow;
+    for v in verdicts {
+        match (&out, v) {
+            (Verdict::Deny(_), _) => {}
+            (_, deny @ Verdict::Deny(_)) => out = deny,
+            (Verdict::Allow, ask @ Verdict::Ask(_)) => out = ask,
+            _ => {}
+        }
+    }
+    out
 }

@@ -357,10 +357,13 @@ fn matches_tool(alts: &[String], tool: &str) -> bool {
         return true;
     }
     let alias = claude_alias(tool);
+    // apply_patch is how some models edit: hooks for edits see it too.
+    let edits: &[&str] = if tool == "apply_patch" { &["edit", "Edit"] } else { &[] };
     alts.iter().any(|alt| {
         let pattern = alt.replace(".*", "*");
         crate::permissions::wildcard(&pattern, tool)
             || alias.is_some_and(|a| crate::permissions::wildcard(&pattern, a))
+            || edits.iter().any(|e| crate::permissions::wildcard(&pattern, e))
     })
 }
 

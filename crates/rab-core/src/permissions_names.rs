@@ -31,15 +31,15 @@ pub fn claude_alias(tool: &str) -> Option<&'static str> {
 
 /// Tools whose rule pattern is a path (their `path` argument).
 pub(crate) fn is_path_tool(tool: &str) -> bool {
-    matches!(tool, "read" | "write" | "edit" | "ls" | "grep" | "glob")
+    matches!(tool, "read" | "write" | "edit" | "apply_patch" | "ls" | "grep" | "glob")
 }
 
 /// As in Claude Code, an `edit` (or `write`) rule covers every tool that changes files
 /// and a `read` rule every tool that reads them.
 pub(crate) fn rule_covers(rule_tool: &str, tool: &str) -> bool {
     match rule_tool {
-        "edit" => matches!(tool, "write" | "config"),
-        "write" => matches!(tool, "edit" | "config"),
+        "edit" => matches!(tool, "write" | "config" | "apply_patch"),
+        "write" => matches!(tool, "edit" | "config" | "apply_patch"),
         "read" => matches!(tool, "grep" | "glob" | "ls"),
         _ => false,
     }

@@ -110,7 +110,8 @@ fn parse_agent(path: &Path) -> Result<AgentDef, String> {
 /// With more tools than this, a sub-agent's other tools are deferred.
 const SUB_VIEW_THRESHOLD: usize = 8;
 /// Tools a sub-agent always gets in full.
-const SUB_ALWAYS_FULL: [&str; 7] = ["read", "write", "edit", "bash", "grep", "glob", "ls"];
+const SUB_ALWAYS_FULL: [&str; 8] =
+    ["read", "write", "edit", "apply_patch", "bash", "grep", "glob", "ls"];
 
 /// Everything a sub-agent is built from.
 pub struct TaskTool {

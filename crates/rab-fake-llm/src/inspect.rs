@@ -202,12 +202,20 @@ fn parse_responses(body: &Value) -> Result<Transcript, String> {
                     thinking.push((summary.join("\n\n"), enc));
                 }
             }
-            ("function_call_output", _) => t.items.push(Item::ToolResult {
-                id: s(it, "call_id"),
-                name: String::new(),
-                text: text_of(it.get("output").unwrap_or(&Value::Null)),
-                is_error: false,
-            }),
+            ("custom_tool_call", _) => {
+                if let Item::Assistant { calls, .. } = push_assistant(&mut t) {
+                    let input = serde_json::json!({"input": s(it, "input")});
+                    calls.push((s(it, "call_id"), s(it, "name"), input));
+                }
+            }
+            ("function_call_output" | "custom_tool_call_output", _) => {
+                t.items.push(Item::ToolResult {
+                    id: s(it, "call_id"),
+                    name: String::new(),
+                    text: text_of(it.get("output").unwrap_or(&Value::Null)),
+                    is_error: false,
+                })
+            }
             ("message", "assistant") => {
                 let content = text_of(it.get("content").unwrap_or(&Value::Null));
                 if let Item::Assistant { text, .. } = push_assistant(&mut t) {

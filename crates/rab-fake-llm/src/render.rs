@@ -250,8 +250,35 @@ fn responses(turn: &Turn, n: usize, model: &str, phase: bool) -> Vec<Frame> {
     }
     for (k, call) in turn.tool_calls.iter().enumerate() {
         let oi = output.len();
-        let item_id = format!("fc_fake_{n}_{k}");
         let cid = call_id(call, "call_", n, k);
+        if let Some(input) = &call.input {
+            // A custom (free-form) tool call: its input streams as raw text.
+            let item_id = format!("ctc_fake_{n}_{k}");
+            ev(
+                &mut out,
+                "response.output_item.added",
+                json!({"output_index": oi, "item": {"id": item_id, "type": "custom_tool_call",
+                      "status": "in_progress", "call_id": cid, "name": call.name, "input": ""}}),
+            );
+            for p in split_n(input, fragments(turn)) {
+                ev(
+                    &mut out,
+                    "response.custom_tool_call_input.delta",
+                    json!({"item_id": item_id, "output_index": oi, "delta": p}),
+                );
+            }
+            ev(
+                &mut out,
+                "response.custom_tool_call_input.done",
+                json!({"item_id": item_id, "output_index": oi, "input": input}),
+            );
+            let item = json!({"id": item_id, "type": "custom_tool_call", "status": "completed",
+                              "call_id": cid, "name": call.name, "input": input});
+            ev(&mut out, "response.output_item.done", json!({"output_index": oi, "item": item}));
+            output.push(item);
+            continue;
+        }
+        let item_id = format!("fc_fake_{n}_{k}");
         let args = call.argument_text();
         ev(
             &mut out,

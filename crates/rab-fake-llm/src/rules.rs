@@ -231,9 +231,63 @@ fn labels_phase(model: &str) -> bool {
     major > 5 || (major == 5 && minor >= 3)
 }
 
+/// Custom (free-form) tools: each call in the input must be of a custom tool the
+/// request offers, and answered by a `custom_tool_call_output`; a function call's
+/// output must not be one (OpenAI refuses a mismatched pair).
+fn responses_custom_tools(req: &RecordedRequest) -> Result<(), String> {
+    let empty = Vec::new();
+    let tools = req.body["tools"].as_array().unwrap_or(&empty);
+    for t in tools.iter().filter(|t| t["type"] == "custom") {
+        let format = &t["format"];
+        if format["type"] == "grammar"
+            && !(matches!(format["syntax"].as_str(), Some("lark" | "regex"))
+                && format["definition"].is_string())
+        {
+            return Err(format!(
+                "tools: custom tool '{}' has a grammar format without syntax lark|regex and a                  definition",
+                t["name"].as_str().unwrap_or_default()
+            ));
+        }
+    }
+    let items = req.body["input"].as_array().unwrap_or(&empty);
+    let mut custom_calls: Vec<&str> = Vec::new();
+    let mut function_calls: Vec<&str> = Vec::new();
+    for (i, it) in items.iter().enumerate() {
+        let call_id = it["call_id"].as_str().unwrap_or_default();
+        match it["type"].as_str() {
+            Some("custom_tool_call") => {
+                let name = it["name"].as_str().unwrap_or_default();
+                if !it["input"].is_string() {
+                    return Err(format!("input[{i}]: a custom_tool_call needs a string `input`"));
+                }
+                if !tools.iter().any(|t| t["type"] == "custom" && t["name"] == name) {
+                    return Err(format!(
+                        "input[{i}]: custom_tool_call of '{name}', which is not a custom tool of                          this request"
+                    ));
+                }
+                custom_calls.push(call_id);
+            }
+            Some("function_call") => function_calls.push(call_id),
+            Some("custom_tool_call_output") if !custom_calls.contains(&call_id) => {
+                return Err(format!(
+                    "No tool call found for custom tool call output with call_id {call_id}."
+                ));
+            }
+            Some("function_call_output") if !function_calls.contains(&call_id) => {
+                return Err(format!(
+                    "No tool call found for function call output with call_id {call_id}."
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn responses(req: &RecordedRequest, reply: &mut Reply) -> Result<(), String> {
     let model = reply.model.clone();
     reply.phase = labels_phase(&model);
+    responses_custom_tools(req)?;
     let empty = Vec::new();
     let items = req.body["input"].as_array().unwrap_or(&empty);
     for (i, it) in items.iter().enumerate() {
@@ -264,8 +318,10 @@ fn responses(req: &RecordedRequest, reply: &mut Reply) -> Result<(), String> {
         if kind == "reasoning" {
             let next = items.get(i + 1);
             let follows = next.is_some_and(|n| {
-                matches!(n["type"].as_str(), Some("function_call" | "reasoning"))
-                    || (n["role"] == "assistant")
+                matches!(
+                    n["type"].as_str(),
+                    Some("function_call" | "custom_tool_call" | "reasoning")
+                ) || (n["role"] == "assistant")
             });
             if !follows {
                 let id = it["id"].as_str().unwrap_or_default();

@@ -64,6 +64,9 @@ pub struct ScriptedCall {
     pub arguments: Value,
     /// Raw argument text sent instead of `arguments` (for invalid-JSON tests).
     pub raw_arguments: Option<String>,
+    /// Free-form input: the call goes out as a custom tool call (OpenAI Responses), its
+    /// input this text.
+    pub input: Option<String>,
 }
 
 /// Scripted token usage.

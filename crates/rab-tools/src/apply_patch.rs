@@ -44,6 +44,9 @@ eof_line: "*** End of File" LF
 %import common.LF
 "#;
 
+/// The tool's name.
+pub const NAME: &str = "apply_patch";
+
 /// Adds, deletes, moves and changes files with one patch.
 pub struct ApplyPatch {
     ws: Workspace,
@@ -67,7 +70,7 @@ pub struct Args {
 
 impl Tool for ApplyPatch {
     type Args = Args;
-    const NAME: &'static str = "apply_patch";
+    const NAME: &'static str = NAME;
     const LEVEL: ToolLevel = ToolLevel::Edit;
 
     fn description(&self) -> String {

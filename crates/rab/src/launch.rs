@@ -96,7 +96,8 @@ impl Extension for ToolList {
 /// `tool_search` fetches their schemas.
 pub const TOOL_VIEW_THRESHOLD: usize = 8;
 /// Tools always sent with their full schema.
-pub const ALWAYS_FULL: [&str; 8] = ["read", "write", "edit", "bash", "grep", "glob", "ls", "task"];
+pub const ALWAYS_FULL: [&str; 9] =
+    ["read", "write", "edit", "apply_patch", "bash", "grep", "glob", "ls", "task"];
 
 fn queue_mode(m: QueueMode) -> DrainMode {
     match m {
@@ -197,7 +198,8 @@ impl Launch {
         let has_builtin_tools = !cli.no_builtin_tools && !cli.no_extensions;
         let mut list: Vec<Arc<dyn Extension>> = vec![Arc::new(crate::commands::BuiltinCommands)];
         if has_builtin_tools {
-            let tools = setup::builtin_tools(&settings, &workspace, extra);
+            let edit_tool = setup::edit_tool(&settings, &target.model);
+            let tools = setup::builtin_tools(&settings, &workspace, extra, edit_tool);
             list.push(Arc::new(ToolList { name: "builtin-tools", tools }));
         }
         #[cfg(feature = "mcp")]

@@ -239,17 +239,33 @@ pub const SESSION_TOOLS: [&str; 11] = [
 /// Every built-in tool name (rules may name tools that are not enabled).
 pub fn known_tools(cwd: &Path) -> Vec<String> {
     let mut names: Vec<String> = rab_tools::builtin(cwd).iter().map(|t| t.spec().name).collect();
+    names.push(rab_tools::apply_patch::NAME.to_owned());
     names.extend(SESSION_TOOLS.map(String::from));
     names
 }
 
-/// rab's built-in tools: rab-tools' and `extra` (the session-level ones).
+/// The tool the model changes files with: the settings' `editTool`, else the model's.
+pub fn edit_tool(settings: &Settings, model: &rab_ai::Model) -> rab_ai::EditTool {
+    settings.edit_tool.unwrap_or(model.edit_tool)
+}
+
+/// rab's built-in tools: rab-tools' and `extra` (the session-level ones), with
+/// `apply_patch` in place of `write` and `edit` for models that edit with it.
 pub fn builtin_tools(
     settings: &Settings,
     ws: &rab_tools::Workspace,
     extra: Vec<Arc<dyn AgentTool>>,
+    edit_tool: rab_ai::EditTool,
 ) -> Vec<Arc<dyn AgentTool>> {
     let mut all = rab_tools::builtin_in(ws);
+    if edit_tool == rab_ai::EditTool::ApplyPatch {
+        let at = all.iter().position(|t| t.spec().name == "write").unwrap_or(all.len());
+        all.retain(|t| !matches!(t.spec().name.as_str(), "write" | "edit"));
+        all.insert(
+            at.min(all.len()),
+            Arc::new(rab_tools::apply_patch::ApplyPatch::new(ws.clone())),
+        );
+    }
     if settings.sandbox.allow_private_network {
         for t in &mut all {
             if t.spec().name == "web_fetch" {
@@ -272,10 +288,11 @@ pub fn tools(
         return Ok(Vec::new());
     }
     let mut names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
-    // Tools added per session or only in some modes can be named all the same.
-    for name in SESSION_TOOLS {
-        if !names.iter().any(|n| n == name) {
-            names.push(name.to_owned());
+    // Tools added per session or only in some modes, and the file-editing tools of
+    // other models, can be named all the same.
+    for name in SESSION_TOOLS.iter().chain(&["edit", "write", rab_tools::apply_patch::NAME]) {
+        if !names.iter().any(|n| n == *name) {
+            names.push((*name).to_owned());
         }
     }
     let check = |list: &[String], what: &str| -> Result<(), SetupError> {

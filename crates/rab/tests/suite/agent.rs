@@ -31,12 +31,25 @@ fn read_edit_bash_answer_on_a_real_repo_for_every_wire_format() {
         let home = Home::new();
         let repo = git_repo(&home);
         let llm = FakeLlm::start();
-        llm.script([
-            Turn::tool_call("read", json!({"path": "hello.sh"})),
-            Turn::tool_call(
+        // OpenAI's default model edits with apply_patch: a custom tool on the Responses
+        // API, a function with one `input` string on Chat Completions.
+        let patch = "*** Begin Patch\n*** Update File: hello.sh\n-echo \"hello, world\"\n\
+                     +echo \"hello, rab\"\n*** End Patch\n";
+        let edit = match wire {
+            "openai-responses" => {
+                let mut turn = Turn::tool_call("apply_patch", json!({}));
+                turn.tool_calls[0].input = Some(patch.into());
+                turn
+            }
+            "openai-completions" => Turn::tool_call("apply_patch", json!({"input": patch})),
+            _ => Turn::tool_call(
                 "edit",
                 json!({"path": "hello.sh", "edits": [{"old_text": "hello, world", "new_text": "hello, rab"}]}),
             ),
+        };
+        llm.script([
+            Turn::tool_call("read", json!({"path": "hello.sh"})),
+            edit,
             Turn::tool_call("bash", json!({"command": "sh hello.sh"})),
             Turn::text("The script now greets rab."),
         ]);
@@ -107,7 +120,9 @@ fn an_unknown_tool_and_invalid_arguments_are_reported_to_the_model_and_the_run_c
     assert_eq!(stdout(&out), "recovered\n", "{}", stderr(&out));
     let results = llm.requests()[2].tool_results();
     assert!(
-        results[0].1.starts_with("unknown tool 'teleport'; available tools: read, write, edit"),
+        results[0]
+            .1
+            .starts_with("unknown tool 'teleport'; available tools: read, apply_patch, bash"),
         "{results:?}"
     );
     assert!(

@@ -6,6 +6,7 @@ mod deny;
 mod extensions;
 mod harness;
 mod mcp;
+mod patch;
 mod print;
 mod pty;
 mod repl;
