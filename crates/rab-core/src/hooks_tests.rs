@@ -76,6 +76,10 @@ fn unknown_events_and_bad_matchers_fail_at_load() {
     assert!(matches_tool(&parse_matcher("mcp__mem.*").unwrap(), "mcp__memory__put"));
     assert!(matches_tool(&parse_matcher("Write|Edit").unwrap(), "edit"));
     assert!(!matches_tool(&parse_matcher("Write|Edit").unwrap(), "bash"));
+    // apply_patch is how some models edit: edit hooks see it.
+    assert!(matches_tool(&parse_matcher("Write|Edit").unwrap(), "apply_patch"));
+    assert!(matches_tool(&parse_matcher("edit").unwrap(), "apply_patch"));
+    assert!(!matches_tool(&parse_matcher("Bash").unwrap(), "apply_patch"));
 }
 
 #[test]

@@ -74,12 +74,10 @@ impl Tool for ApplyPatch {
     const LEVEL: ToolLevel = ToolLevel::Edit;
 
     fn description(&self) -> String {
-        "Edit files with a patch: *** Begin Patch, then per file *** Add File: PATH (lines \
-         prefixed +), *** Delete File: PATH, or *** Update File: PATH (optionally *** Move to: \
-         PATH) with chunks: @@ and an optional line that locates the chunk (a class, a \
-         function), then the lines: ' ' kept, '-' removed, '+' added; about 3 kept lines \
-         around each change; *** End of File when the chunk ends the file. End with *** End \
-         Patch. Relative paths. All files change or none. Do not wrap the patch in JSON."
+        "Edit files with a patch: *** Begin Patch, then per file *** Add File: PATH (+ lines), \
+         *** Delete File: PATH, or *** Update File: PATH (optionally *** Move to: PATH) with \
+         chunks: @@ [a line locating it], then ' ' kept, '-' removed, '+' added lines (about 3 \
+         kept around each change); *** End Patch. Relative paths; all files change or none."
             .to_owned()
     }
 
@@ -334,9 +332,11 @@ fn replace_chunk(text: &str, from: usize, chunk: &Chunk) -> Result<Replaced, Mis
 /// pass compares lines, or starting with it).
 fn locate_header(text: &str, from: usize, header: &str) -> Option<usize> {
     let wanted = crate::edit_tokens::normalize(header);
+    let needle = crate::edit_match::needle(&wanted);
     text.split('\n')
         .enumerate()
         .skip(from)
+        .filter(|(_, line)| needle.is_none_or(|n| line.contains(n)))
         .find(|(_, line)| {
             let line = crate::edit_tokens::normalize(line);
             line == wanted || (!wanted.is_empty() && line.starts_with(&wanted))

@@ -4,7 +4,9 @@
 
 use crate::edit_faithful::rewrite;
 use crate::edit_indent::detect_style;
-use crate::edit_match::{Candidate, Miss, closest_in, describe_differences, numbered};
+use crate::edit_match::{
+    Candidate, Miss, closest_in, describe_differences, find_regions, numbered,
+};
 use crate::edit_tokens::normalize;
 
 /// A chunk applied: the new content, the line after the replaced ones, notes.
@@ -51,12 +53,19 @@ pub(crate) fn replace_lines(
         [_, _, ..] => return Err(Miss::Ambiguous { lines: exact.iter().map(|s| s + 1).collect() }),
         [] => {
             let norm_old: Vec<String> = old.iter().map(|l| normalize(l)).collect();
-            let norm: Vec<String> = lines.iter().map(|l| normalize(l)).collect();
-            let found: Vec<usize> =
-                starts.iter().copied().filter(|&s| norm[s..s + m] == norm_old[..]).collect();
+            let found: Vec<usize> = if at_end {
+                starts
+                    .iter()
+                    .copied()
+                    .filter(|&s| (0..m).all(|k| normalize(lines[s + k]) == norm_old[k]))
+                    .collect()
+            } else {
+                find_regions(&lines, &norm_old, from)
+            };
             match found.as_slice() {
                 [one] => (*one, true),
                 [] => {
+                    let norm: Vec<String> = lines.iter().map(|l| normalize(l)).collect();
                     let closest = closest_in(&lines, &norm, &norm_old);
                     return Err(Miss::NotFound { closest });
                 }

@@ -171,15 +171,15 @@ fn split_lines(text: &str) -> Vec<&str> {
 fn apply_tolerant(content: &str, old: &str, new: &str, replace_all: bool) -> Result<Applied, Miss> {
     let spans = spans(content);
     let raw: Vec<&str> = spans.iter().map(|s| &content[s.start..s.end]).collect();
-    let norm_file: Vec<String> = raw.iter().map(|l| normalize(l)).collect();
     let old_lines = split_lines(old);
     let new_lines = split_lines(new);
     let norm_old: Vec<String> = old_lines.iter().map(|l| normalize(l)).collect();
     if norm_old.iter().all(String::is_empty) {
         return Err(Miss::NotFound { closest: None });
     }
-    let regions = find_regions(&norm_file, &norm_old);
+    let regions = find_regions(&raw, &norm_old, 0);
     if regions.is_empty() {
+        let norm_file: Vec<String> = raw.iter().map(|l| normalize(l)).collect();
         return Err(Miss::NotFound { closest: closest_in(&raw, &norm_file, &norm_old) });
     }
     if regions.len() > 1 && !replace_all {
@@ -309,13 +309,19 @@ fn shown(s: &str) -> String {
         .join("")
 }
 
-/// Starts of the non-overlapping runs of `file` lines equal to `old`.
-fn find_regions(file: &[String], old: &[String]) -> Vec<usize> {
+/// Starts (from line `from` on) of the non-overlapping runs of `raw` lines that equal
+/// `old` once normalised. Only lines holding a word of `old`'s first line are
+/// normalised (a word survives normalisation as written), so a big file costs a scan
+/// for that word, not a normalisation of every line.
+pub(crate) fn find_regions(raw: &[&str], old: &[String], from: usize) -> Vec<usize> {
     let m = old.len();
+    let needle = needle(&old[0]);
     let mut out = Vec::new();
-    let mut s = 0;
-    while s + m <= file.len() {
-        if file[s..s + m] == *old {
+    let mut s = from;
+    while s + m <= raw.len() {
+        let maybe =
+            needle.is_none_or(|n| raw[s].contains(n) || raw[s].contains(['\u{200b}', '\u{feff}']));
+        if maybe && (0..m).all(|k| normalize(raw[s + k]) == old[k]) {
             out.push(s);
             s += m;
         } else {
@@ -323,6 +329,14 @@ fn find_regions(file: &[String], old: &[String]) -> Vec<usize> {
         }
     }
     out
+}
+
+/// The longest run of ASCII letters, digits and `_` in a normalised line, if it has 3
+/// or more characters: a raw line that normalises to it contains it.
+pub(crate) fn needle(norm: &str) -> Option<&str> {
+    norm.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .max_by_key(|w| w.len())
+        .filter(|w| w.len() >= 3)
 }
 
 /// The window of `old.len()` lines most similar to `old`: a cheap character-overlap score

@@ -30,6 +30,11 @@ enum Run {
     Repl {
         tool_search: bool,
     },
+    /// Print mode with `--model` and settings `editTool` as given.
+    EditTool {
+        model: &'static str,
+        edit_tool: &'static str,
+    },
 }
 
 fn first_request(wire: &str, run: Run) -> (usize, usize, usize) {
@@ -67,6 +72,12 @@ fn first_request(wire: &str, run: Run) -> (usize, usize, usize) {
             }}});
             std::fs::write(home.path().join(".rab/mcp.json"), server.to_string()).unwrap();
             cmd.arg("-p").arg("hi").output().unwrap()
+        }
+        Run::EditTool { model, edit_tool } => {
+            let settings = home.path().join(".rab/settings.json");
+            std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+            std::fs::write(&settings, format!("{{\"editTool\": \"{edit_tool}\"}}")).unwrap();
+            cmd.args(["--model", model, "-p", "hi"]).output().unwrap()
         }
         Run::Repl { tool_search } => {
             settings(tool_search);
@@ -111,6 +122,19 @@ fn main() {
             "{wire:<22} {core:>10} B {:>22} {:>22} {none:>8} B",
             format!("{view} B ({n} tools)"),
             format!("{full} B ({n_full} tools)")
+        );
+    }
+    println!("\nThe file-editing tools of a GPT model (print mode, gpt-6.1-sol):");
+    println!("{:<22} {:>28} {:>28}", "wire", "apply_patch", "edit + write");
+    for wire in ["openai-responses", "openai-completions"] {
+        let model = "gpt-6.1-sol";
+        let (patch, patch_tools, _) =
+            first_request(wire, Run::EditTool { model, edit_tool: "apply_patch" });
+        let (edit, edit_tools, _) = first_request(wire, Run::EditTool { model, edit_tool: "edit" });
+        println!(
+            "{wire:<22} {:>28} {:>28}",
+            format!("{patch} B (tools {patch_tools} B)"),
+            format!("{edit} B (tools {edit_tools} B)")
         );
     }
     println!("\nWith an MCP server offering 50 tools (print mode, whose built-in tools are 22):");

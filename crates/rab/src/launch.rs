@@ -198,7 +198,7 @@ impl Launch {
         let has_builtin_tools = !cli.no_builtin_tools && !cli.no_extensions;
         let mut list: Vec<Arc<dyn Extension>> = vec![Arc::new(crate::commands::BuiltinCommands)];
         if has_builtin_tools {
-            let edit_tool = setup::edit_tool(&settings, &target.model);
+            let edit_tool = setup::edit_tool(cli, &settings, &target.model);
             let tools = setup::builtin_tools(&settings, &workspace, extra, edit_tool);
             list.push(Arc::new(ToolList { name: "builtin-tools", tools }));
         }

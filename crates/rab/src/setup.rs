@@ -244,9 +244,19 @@ pub fn known_tools(cwd: &Path) -> Vec<String> {
     names
 }
 
-/// The tool the model changes files with: the settings' `editTool`, else the model's.
-pub fn edit_tool(settings: &Settings, model: &rab_ai::Model) -> rab_ai::EditTool {
-    settings.edit_tool.unwrap_or(model.edit_tool)
+/// The tool the model changes files with: the one a tool list (`--tools`, settings
+/// `tools`) names when it names only one kind, else the settings' `editTool`, else the
+/// model's.
+pub fn edit_tool(cli: &Cli, settings: &Settings, model: &rab_ai::Model) -> rab_ai::EditTool {
+    use rab_ai::EditTool;
+    let list = cli.tools.as_ref().or(settings.tools.as_ref());
+    let names =
+        |wanted: &[&str]| list.is_some_and(|l| l.iter().any(|n| wanted.contains(&n.as_str())));
+    match (names(&["edit", "write"]), names(&[rab_tools::apply_patch::NAME])) {
+        (true, false) => EditTool::Edit,
+        (false, true) => EditTool::ApplyPatch,
+        _ => settings.edit_tool.unwrap_or(model.edit_tool),
+    }
 }
 
 /// rab's built-in tools: rab-tools' and `extra` (the session-level ones), with
