@@ -17,7 +17,7 @@ use crate::atomic_write::{Staged, stage};
 use crate::edit::{Encoding, read_text};
 use crate::edit_forms::forms;
 use crate::edit_lines::{Replaced, replace_lines};
-use crate::edit_match::Miss;
+use crate::edit_match::{Hints, Miss};
 use crate::patch_parse::{Chunk, FileOp, parse};
 use crate::text_diff;
 
@@ -168,7 +168,9 @@ fn plan(ws: &Workspace, input: &str) -> Result<Vec<Change>, ToolError> {
             };
             ToolError::Model(format!("{which}{what}. Nothing was changed."))
         };
-        let path = ws.resolve_checked(op.path(), crate::sandbox::Access::Write)?;
+        // A file reached through a symbolic link is the file: two names of it see
+        // each other's changes.
+        let path = real(ws.resolve_checked(op.path(), crate::sandbox::Access::Write)?);
         let shown = ws.display(&path);
         let current = load(ws, &path, &shown, &mut state, &mut originals, &mut order)?;
         match op {
@@ -180,7 +182,9 @@ fn plan(ws: &Workspace, input: &str) -> Result<Vec<Change>, ToolError> {
                     )));
                 }
                 let mut text = lines.join("\n");
-                text.push('\n');
+                if !lines.is_empty() {
+                    text.push('\n');
+                }
                 state.insert(path, Some(text));
             }
             FileOp::Delete { .. } => {
@@ -204,17 +208,34 @@ fn plan(ws: &Workspace, input: &str) -> Result<Vec<Change>, ToolError> {
                             n + 1
                         )));
                     }
+                    // Each `@@` line is found after the one before; the chunk is looked
+                    // for from the last one's line (its first kept line may be it).
                     let mut from = cursor;
-                    for header in &chunk.headers {
-                        from = locate_header(&text, from, header).ok_or_else(|| {
+                    for (h, header) in chunk.headers.iter().enumerate() {
+                        let after = if h == 0 { from } else { from + 1 };
+                        from = locate_header(&text, after, header).ok_or_else(|| {
                             failed(format!(
-                                "chunk {} of {shown}: no line after line {} reads \"@@ {header}\"",
-                                n + 1,
-                                from
+                                "chunk {} of {shown}: no line after line {after} reads \"@@ \
+                                 {header}\"",
+                                n + 1
                             ))
                         })?;
                     }
-                    let replaced = replace_chunk(&text, from, chunk)
+                    if chunk.old.is_empty() && !chunk.headers.is_empty() {
+                        return Err(failed(format!(
+                            "chunk {} of {shown} only adds lines: add the kept lines around \
+                             the place (with ' ') so rab knows where under \"@@ {}\" they go",
+                            n + 1,
+                            chunk.headers.join(" / ")
+                        )));
+                    }
+                    // Under a header, the chunk is looked for before the header's text
+                    // comes again (`def save` of the next class).
+                    let to = match chunk.headers.last() {
+                        Some(h) => locate_header(&text, from + 1, h).unwrap_or(usize::MAX),
+                        None => usize::MAX,
+                    };
+                    let replaced = replace_chunk(&text, (from, to), chunk, Hints::for_path(&path))
                         .map_err(|miss| failed(miss_text(&miss, &shown, n + 1, chunks.len())))?;
                     text = replaced.text;
                     cursor = replaced.next_line;
@@ -227,7 +248,7 @@ fn plan(ws: &Workspace, input: &str) -> Result<Vec<Change>, ToolError> {
                 }
                 match move_to {
                     Some(dest) => {
-                        let dest = ws.resolve_checked(dest, crate::sandbox::Access::Write)?;
+                        let dest = real(ws.resolve_checked(dest, crate::sandbox::Access::Write)?);
                         let dest_shown = ws.display(&dest);
                         let at_dest =
                             load(ws, &dest, &dest_shown, &mut state, &mut originals, &mut order)?;
@@ -235,6 +256,13 @@ fn plan(ws: &Workspace, input: &str) -> Result<Vec<Change>, ToolError> {
                             return Err(failed(format!(
                                 "*** Move to: {dest_shown} already exists"
                             )));
+                        }
+                        // The moved file keeps its line endings and BOM.
+                        let encoding = originals.get(&path).map(|(_, e)| *e);
+                        if let (Some(e), Some((None, dest_encoding))) =
+                            (encoding, originals.get_mut(&dest))
+                        {
+                            *dest_encoding = e;
                         }
                         state.insert(path, None);
                         state.insert(dest, Some(text));
@@ -308,15 +336,20 @@ fn load(
 
 /// Applies a chunk as written or, when its lines are nowhere, in the forms `edit` also
 /// tries (line numbers pasted from `read`, over- or under-escaped text).
-fn replace_chunk(text: &str, from: usize, chunk: &Chunk) -> Result<Replaced, Miss> {
-    let miss = match replace_lines(text, from, &chunk.old, &chunk.new, chunk.at_end) {
+fn replace_chunk(
+    text: &str,
+    (from, to): (usize, usize),
+    chunk: &Chunk,
+    hints: Hints,
+) -> Result<Replaced, Miss> {
+    let miss = match replace_lines(text, from, to, &chunk.old, &chunk.new, chunk.at_end, hints) {
         Err(miss @ Miss::NotFound { .. }) => miss,
         other => return other,
     };
     let lines = |t: &str| t.split('\n').map(str::to_owned).collect::<Vec<String>>();
-    for form in forms(&chunk.old.join("\n"), &chunk.new.join("\n")) {
+    for form in forms(&chunk.old.join("\n"), &chunk.new.join("\n"), hints.python) {
         let new = if chunk.new.is_empty() { Vec::new() } else { lines(&form.new) };
-        match replace_lines(text, from, &lines(&form.old), &new, chunk.at_end) {
+        match replace_lines(text, from, to, &lines(&form.old), &new, chunk.at_end, hints) {
             Ok(mut replaced) => {
                 replaced.notes.insert(0, form.note);
                 return Ok(replaced);
@@ -328,20 +361,27 @@ fn replace_chunk(text: &str, from: usize, chunk: &Chunk) -> Result<Replaced, Mis
     Err(miss)
 }
 
-/// The line after the first one from `from` on that reads `header` (as the tolerant
-/// pass compares lines, or starting with it).
+/// A path with its symbolic links resolved, when it exists.
+fn real(path: PathBuf) -> PathBuf {
+    fs::canonicalize(&path).unwrap_or(path)
+}
+
+/// The first line from `from` on that reads `header` (as the tolerant pass compares
+/// lines, or starting with it).
 fn locate_header(text: &str, from: usize, header: &str) -> Option<usize> {
     let wanted = crate::edit_tokens::normalize(header);
     let needle = crate::edit_match::needle(&wanted);
     text.split('\n')
         .enumerate()
         .skip(from)
-        .filter(|(_, line)| needle.is_none_or(|n| line.contains(n)))
+        .filter(|(_, line)| {
+            needle.is_none_or(|n| line.contains(n) || crate::edit_tokens::has_invisible(line))
+        })
         .find(|(_, line)| {
             let line = crate::edit_tokens::normalize(line);
             line == wanted || (!wanted.is_empty() && line.starts_with(&wanted))
         })
-        .map(|(i, _)| i + 1)
+        .map(|(i, _)| i)
 }
 
 /// Why a chunk did not apply, for the model.

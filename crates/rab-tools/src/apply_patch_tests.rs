@@ -104,3 +104,68 @@ fn written_paths_name_every_file() {
     };
     assert_eq!(Tool::written_paths(&tool, &args), ["a", "b", "c"]);
 }
+
+/// A case of `fixtures/patch_corpus.json`: files (and symbolic links) before, a patch,
+/// and the files after or a refusal (every file as it was).
+#[derive(serde::Deserialize)]
+struct PatchCase {
+    name: String,
+    files: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    symlinks: std::collections::BTreeMap<String, String>,
+    patch: String,
+    #[serde(default)]
+    expect_files: Option<std::collections::BTreeMap<String, String>>,
+    #[serde(default)]
+    refuse: Option<serde_json::Value>,
+}
+
+#[test]
+fn patch_corpus() {
+    let cases: Vec<PatchCase> =
+        serde_json::from_str(include_str!("fixtures/patch_corpus.json")).unwrap();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, content) in &case.files {
+            let p = dir.path().join(path);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, content).unwrap();
+        }
+        for (link, target) in &case.symlinks {
+            std::os::unix::fs::symlink(target, dir.path().join(link)).unwrap();
+        }
+        let result = run(dir.path(), &case.patch);
+        let read = |path: &str| fs::read_to_string(dir.path().join(path)).ok();
+        match (&result, &case.expect_files, &case.refuse) {
+            (Ok(_), Some(expect), _) => {
+                for (path, want) in expect {
+                    if read(path).as_deref() != Some(want.as_str()) {
+                        failures.push(format!(
+                            "{}: {path} is {:?}, want {want:?}",
+                            case.name,
+                            read(path)
+                        ));
+                    }
+                }
+            }
+            (Err(e), Some(_), _) => failures.push(format!("{}: refused: {e}", case.name)),
+            (Ok(out), None, _) => failures.push(format!("{}: applied: {out}", case.name)),
+            (Err(_), None, refuse) => {
+                assert!(refuse.is_some(), "{}: give expect_files or refuse", case.name);
+                for (path, before) in &case.files {
+                    if read(path).as_deref() != Some(before.as_str()) {
+                        failures.push(format!("{}: refused but changed {path}", case.name));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}

@@ -127,10 +127,19 @@ pub(crate) fn apply_edits(
     let (encoding, original) = Encoding::decode(&content);
     let mut text = original.clone();
     let mut notes = Vec::new();
+    let hints = edit_match::Hints::for_path(path);
     for (i, e) in edits.iter().enumerate() {
-        let old = e.old_text.replace("\r\n", "\n");
-        let new = e.new_text.replace("\r\n", "\n");
-        let applied = edit_match::apply(&text, &old, &new, e.replace_all.unwrap_or(false))
+        let mut old = e.old_text.replace("\r\n", "\n");
+        let mut new = e.new_text.replace("\r\n", "\n");
+        // The file's BOM is its own, not text: a model that copied it is not doubled.
+        if encoding.has_bom() && old.starts_with('\u{feff}') == new.starts_with('\u{feff}') {
+            old = old.trim_start_matches('\u{feff}').to_owned();
+            new = new.trim_start_matches('\u{feff}').to_owned();
+        } else if encoding.has_bom() {
+            new = new.trim_start_matches('\u{feff}').to_owned();
+        }
+        let replace_all = e.replace_all.unwrap_or(false);
+        let applied = edit_match::apply_with(&text, &old, &new, replace_all, hints)
             .map_err(|miss| ToolError::Model(miss_message(&miss, &shown, i, edits.len())))?;
         if applied.kind == MatchKind::Tolerant || !applied.notes.is_empty() {
             notes.push((i + 1, applied.notes));
@@ -165,6 +174,11 @@ impl Encoding {
             body.contains("\r\n") && body.matches('\n').count() == body.matches("\r\n").count();
         let text = if crlf { body.replace("\r\n", "\n") } else { body.to_owned() };
         (Self { bom, crlf }, text)
+    }
+
+    /// Whether the file starts with a BOM.
+    pub(crate) fn has_bom(self) -> bool {
+        self.bom
     }
 
     /// `text` (LF) as the file stores it.

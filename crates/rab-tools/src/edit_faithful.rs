@@ -5,17 +5,19 @@
 //! `new_text` the model kept from `old_text` is written with the file's bytes; only what
 //! the model changed is new, and that takes the region's style: its indentation, the
 //! whitespace it uses where the model typed other whitespace, its quotes, dashes and
-//! spaces, its Unicode form. Where the alignments cannot say which bytes to write, the
-//! edit is refused rather than guessed.
+//! spaces, its Unicode form (`edit_typography`). Each line of `new_text` is written as
+//! the line of the region it came from, when it came from one: its indentation and
+//! trailing whitespace are that line's. Where the alignments cannot say which bytes to
+//! write, the edit is refused rather than guessed.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use similar::{Algorithm, DiffOp, capture_diff_deadline};
-use unicode_normalization::UnicodeNormalization;
 
 use crate::edit_indent::{IndentMap, Style, indent_of};
-use crate::edit_tokens::{Kind, Token, fold, line_tokens, text_tokens};
+use crate::edit_tokens::{Kind, Token, line_tokens, text_tokens};
+use crate::edit_typography::{Ctx, Learned, Typography};
 
 /// What the tolerant match had to ignore, and what it kept of the file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -38,20 +40,22 @@ pub(crate) struct Differences {
 #[derive(Debug, PartialEq)]
 pub(crate) struct Unclear(pub String);
 
-/// The replacement for a matched region (lines without their newline; `\r` removed),
-/// joined with `\n`.
+/// The replacement for a matched region (its lines without `\n`), joined with `\n`.
+/// `prose`: the file is prose, where typed quotes and dashes follow the file's
+/// typography on added lines too.
 pub(crate) fn rewrite(
     region: &[&str],
     old: &[&str],
     new: &[&str],
     file_style: Option<Style>,
+    prose: bool,
 ) -> Result<(String, Differences), Unclear> {
     let mut diffs = Differences::default();
     let mut old_stream: Vec<Token<'_>> = Vec::new();
     let mut origin: Vec<Origin> = Vec::new();
     let mut lines: Vec<Line<'_>> = Vec::with_capacity(region.len());
-    let mut learned: HashMap<&str, Vec<&str>> = HashMap::new();
-    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    let mut learned: Learned<'_> = HashMap::new();
+    let mut pairs: Vec<(usize, &str, &str)> = Vec::new();
     for (k, (o, f)) in old.iter().zip(region).enumerate() {
         if k > 0 {
             old_stream.push(Token { kind: Kind::Newline, raw: "\n" });
@@ -60,11 +64,11 @@ pub(crate) fn rewrite(
         let line = align(o, f, k, &mut old_stream, &mut origin, &mut diffs)?;
         for g in &line.groups {
             if let (Some(model), Some(file)) = (g.model, g.file) {
-                learned.entry(model).or_default().push(file);
+                learned.entry(model).or_default().push((file, g.around));
             }
         }
         if !o.trim().is_empty() && !f.trim().is_empty() {
-            pairs.push((indent_of(o), indent_of(f)));
+            pairs.push((k, indent_of(o), indent_of(f)));
         }
         lines.push(line);
     }
@@ -85,41 +89,30 @@ pub(crate) fn rewrite(
         0..new_stream.len(),
         Some(deadline),
     );
+    // For each token of the new text, the old token it was kept as.
+    let mut kept: Vec<Option<usize>> = vec![None; new_stream.len()];
+    for op in ops {
+        if let DiffOp::Equal { old_index, new_index, len } = op {
+            for i in 0..len {
+                kept[new_index + i] = Some(old_index + i);
+            }
+        }
+    }
     let mut out = String::new();
     let mut seen: HashMap<(usize, usize), usize> = HashMap::new();
-    for op in ops {
-        match op {
-            DiffOp::Equal { old_index, len, .. } => {
-                for o in &origin[old_index..old_index + len] {
-                    match *o {
-                        Origin::Indent(k) => out.push_str(lines[k].indent),
-                        Origin::Trail(k) => out.push_str(lines[k].trail),
-                        Origin::Newline => out.push('\n'),
-                        Origin::Content { line, group } => {
-                            let g = &lines[line].groups[group];
-                            let n = seen.entry((line, group)).or_default();
-                            *n += 1;
-                            if *n == g.model_len {
-                                out.push_str(&g.file_raw);
-                            }
-                        }
-                    }
-                }
-            }
-            DiffOp::Insert { new_index, new_len, .. }
-            | DiffOp::Replace { new_index, new_len, .. } => {
-                for t in &new_stream[new_index..new_index + new_len] {
-                    let text = match t.kind {
-                        Kind::Indent => indents.map(t.raw),
-                        Kind::Newline => "\n".to_owned(),
-                        Kind::Trail => t.raw.to_owned(),
-                        _ => style.convert(t, &out, &mut diffs)?,
-                    };
-                    out.push_str(&text);
-                }
-            }
-            DiffOp::Delete { .. } => {}
+    let mut near: Option<usize> = None;
+    let mut start = 0;
+    while start <= new_stream.len() {
+        let end = new_stream[start..]
+            .iter()
+            .position(|t| t.kind == Kind::Newline)
+            .map_or(new_stream.len(), |p| start + p);
+        if start > 0 {
+            out.push('\n');
         }
+        let emit = Emit { lines: &lines, origin: &origin, style: &style, indents: &indents, prose };
+        emit.line(&new_stream, &kept, start..end, &mut near, &mut seen, &mut out, &mut diffs)?;
+        start = end + 1;
     }
     // A group the model kept only part of (`…` in the file, `...` typed, one dot
     // changed) has no bytes of the file to write.
@@ -137,11 +130,132 @@ pub(crate) fn rewrite(
     Ok((out, diffs))
 }
 
+/// What writing a line of the new text needs.
+struct Emit<'r, 'a> {
+    lines: &'r [Line<'a>],
+    origin: &'r [Origin],
+    style: &'r Typography<'r>,
+    indents: &'r IndentMap,
+    prose: bool,
+}
+
+impl Emit<'_, '_> {
+    /// Writes the new text's tokens `range` (one line) to `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn line(
+        &self,
+        tokens: &[Token<'_>],
+        kept: &[Option<usize>],
+        range: std::ops::Range<usize>,
+        near: &mut Option<usize>,
+        seen: &mut HashMap<(usize, usize), usize>,
+        out: &mut String,
+        diffs: &mut Differences,
+    ) -> Result<(), Unclear> {
+        let toks = &tokens[range.clone()];
+        let kept = &kept[range];
+        // The region line this line came from: where most of its kept words are.
+        let mut votes: Vec<(usize, usize)> = Vec::new();
+        for o in kept.iter().flatten() {
+            if let Origin::Content { line, .. } = self.origin[*o] {
+                match votes.iter_mut().find(|(l, _)| *l == line) {
+                    Some((_, n)) => *n += 1,
+                    None => votes.push((line, 1)),
+                }
+            }
+        }
+        let source = votes.iter().max_by_key(|(_, n)| *n).map(|(l, _)| *l);
+        if source.is_some() {
+            *near = source;
+        }
+        let has_content = toks.iter().any(|t| !matches!(t.kind, Kind::Indent | Kind::Trail));
+        let line_start = out.len();
+        for (i, t) in toks.iter().enumerate() {
+            let from = kept[i].map(|o| self.origin[o]);
+            match t.kind {
+                Kind::Indent => {
+                    let text = match (from, source) {
+                        // A blank line the model kept keeps the file's whitespace: the
+                        // blank line it was paired with, or the one after the last line
+                        // written.
+                        (_, None) if !has_content => {
+                            let paired = match from {
+                                Some(Origin::Indent(k)) => Some(k),
+                                _ => None,
+                            };
+                            let next_blank = near.map_or(0, |n| n + 1);
+                            paired
+                                .into_iter()
+                                .chain([next_blank])
+                                .find(|k| self.lines.get(*k).is_some_and(|l| l.blank))
+                                .map(|k| self.lines[k].indent.to_owned())
+                                .unwrap_or_default()
+                        }
+                        (Some(Origin::Indent(k)), Some(s)) if k == s => {
+                            self.lines[k].indent.to_owned()
+                        }
+                        (_, Some(s)) if t.raw == self.lines[s].model_indent => {
+                            self.lines[s].indent.to_owned()
+                        }
+                        _ => self.indents.map(t.raw, *near).map_err(Unclear)?,
+                    };
+                    out.push_str(&text);
+                }
+                Kind::Trail => match source {
+                    Some(s) if t.raw == self.lines[s].model_trail => {
+                        out.push_str(self.lines[s].trail);
+                    }
+                    // An added line's trailing whitespace is noise.
+                    _ => {}
+                },
+                _ => {
+                    let ctx = || Ctx {
+                        prev: out[line_start..].chars().last(),
+                        next: toks.get(i + 1).and_then(|n| n.raw.chars().next()),
+                        around: (
+                            i > 0 && toks[i - 1].kind == Kind::Word,
+                            toks.get(i + 1).is_some_and(|n| n.kind == Kind::Word),
+                        ),
+                        modified: source.is_some(),
+                        prose: self.prose,
+                    };
+                    match from {
+                        Some(Origin::Content { line, group }) => {
+                            let g = &self.lines[line].groups[group];
+                            // A changed spelling kept where its neighbours changed is
+                            // spelled for where it is now (a no-break space before `!`
+                            // that now stands between two words).
+                            let moved = g.file.is_some_and(|f| Some(f) != g.model)
+                                && ctx().around != g.around;
+                            if moved {
+                                *seen.entry((line, group)).or_default() += 1;
+                                let text = self.style.convert(t, &ctx(), diffs)?;
+                                out.push_str(&text);
+                                continue;
+                            }
+                            let n = seen.entry((line, group)).or_default();
+                            *n += 1;
+                            if *n == g.model_len {
+                                out.push_str(&g.file_raw);
+                            }
+                        }
+                        _ => {
+                            let text = self.style.convert(t, &ctx(), diffs)?;
+                            out.push_str(&text);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Where a token of the model's old text came from.
 #[derive(Clone, Copy)]
 enum Origin {
     Indent(usize),
-    Trail(usize),
+    Trail,
     Newline,
     Content { line: usize, group: usize },
 }
@@ -150,6 +264,11 @@ enum Origin {
 struct Line<'a> {
     indent: &'a str,
     trail: &'a str,
+    /// The model's indentation and trailing whitespace for it.
+    model_indent: &'a str,
+    model_trail: &'a str,
+    /// The model's line is blank.
+    blank: bool,
     groups: Vec<Group<'a>>,
 }
 
@@ -165,6 +284,8 @@ struct Group<'a> {
     /// (punctuation, whitespace): the model's and the file's.
     model: Option<&'a str>,
     file: Option<&'a str>,
+    /// Word tokens before and after the group in the model's line.
+    around: (bool, bool),
 }
 
 /// Pairs the tokens of the model's line `o` with the file's line `f` (equal once
@@ -210,6 +331,7 @@ fn align<'a>(
             file_raw: String::new(),
             model: None,
             file: None,
+            around: (false, false),
         })
         .collect();
     // The first model token of each group.
@@ -232,13 +354,20 @@ fn align<'a>(
     for (g, group) in groups.iter_mut().enumerate() {
         let one = group.model_len == 1 && file_counts[g] == 1;
         let m = first_of[g].and_then(|i| model.get(i)).copied();
+        if let Some(i) = first_of[g] {
+            let last = i + group.model_len.saturating_sub(1);
+            group.around = (
+                i > 0 && model[i - 1].kind == Kind::Word,
+                model.get(last + 1).is_some_and(|n| n.kind == Kind::Word),
+            );
+        }
         match m {
             Some(m) if one && matches!(m.kind, Kind::Punct | Kind::Space) => {
                 group.model = Some(m.raw)
             }
             _ => group.file = None,
         }
-        if group.model_text != group.file_raw.replace(['\u{feff}', '\u{200b}'], "") {
+        if group.model_text != group.file_raw.replace(crate::edit_tokens::is_invisible, "") {
             match m.map(|t| t.kind) {
                 Some(Kind::Space) => diffs.spacing = true,
                 Some(Kind::Word) => diffs.unicode_form = true,
@@ -254,191 +383,13 @@ fn align<'a>(
         origin.push(Origin::Content { line: k, group: group_of(end).min(groups.len() - 1) });
     }
     stream.push(o_trail);
-    origin.push(Origin::Trail(k));
-    Ok(Line { indent: f_indent.raw, trail: f_trail.raw, groups })
-}
-
-/// The classes of characters a model mistypes.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Class {
-    Double,
-    Single,
-    Dash,
-    Space,
-}
-
-fn class_of(c: char) -> Option<Class> {
-    match c {
-        '"' | '“' | '”' | '„' | '‟' | '″' => Some(Class::Double),
-        '\'' | '‘' | '’' | '‚' | '‛' | '′' => Some(Class::Single),
-        '-' | '‐' | '‑' | '‒' | '–' | '—' | '―' | '−' => Some(Class::Dash),
-        c if c != '\n' && c.is_whitespace() => Some(Class::Space),
-        _ => None,
-    }
-}
-
-/// The typography of a region: what it uses in each class, and what the model's typing
-/// stood for.
-struct Typography<'a> {
-    /// Characters of each class the region uses.
-    used: Vec<(Class, char)>,
-    /// The file's spellings of each model spelling, from the kept text.
-    learned: &'a HashMap<&'a str, Vec<&'a str>>,
-    /// The form of the region's non-ASCII words: NFD when any is decomposed.
-    nfd: Option<bool>,
-    /// Whether the region writes ellipses as three dots, and as `…`.
-    ellipses: (bool, bool),
-}
-
-impl<'a> Typography<'a> {
-    fn of(region: &[&str], learned: &'a HashMap<&'a str, Vec<&'a str>>) -> Self {
-        let mut used: Vec<(Class, char)> = Vec::new();
-        let mut nfd = None;
-        for line in region {
-            for c in line.chars() {
-                if let Some(k) = class_of(c)
-                    && !used.contains(&(k, c))
-                {
-                    used.push((k, c));
-                }
-            }
-            if !line.is_ascii() {
-                let decomposed = !line.chars().eq(line.nfc());
-                nfd = Some(nfd.unwrap_or(false) || decomposed);
-            }
-        }
-        let ellipses =
-            (region.iter().any(|l| l.contains("...")), region.iter().any(|l| l.contains('…')));
-        Self { used, learned, nfd, ellipses }
-    }
-
-    /// A token of the model's new text, in the region's typography.
-    fn convert(
-        &self,
-        t: &Token<'_>,
-        before: &str,
-        diffs: &mut Differences,
-    ) -> Result<String, Unclear> {
-        let out = match t.kind {
-            Kind::Word if !t.raw.is_ascii() => match self.nfd {
-                Some(true) => t.raw.nfd().collect(),
-                Some(false) => t.raw.nfc().collect(),
-                None => t.raw.to_owned(),
-            },
-            Kind::Space => self.space(t.raw)?,
-            Kind::Punct if matches!(t.raw, "..." | "…") => self.ellipsis(t.raw),
-            Kind::Punct => {
-                let mut chars = t.raw.chars();
-                match (chars.next(), chars.next()) {
-                    (Some(c), None) if class_of(c).is_some() => self.char(c, before)?.to_string(),
-                    _ => t.raw.to_owned(),
-                }
-            }
-            _ => t.raw.to_owned(),
-        };
-        if out != t.raw && !(t.kind == Kind::Word) {
-            diffs.converted.push((t.raw.to_owned(), out.clone()));
-        }
-        Ok(out)
-    }
-
-    /// An ellipsis: as the file spells it where the model kept one, else as the region
-    /// writes ellipses when it writes them one way only.
-    fn ellipsis(&self, raw: &str) -> String {
-        if let Some(seen) = self.learned.get(raw)
-            && let Some(first) = seen.first()
-            && seen.iter().all(|s| s == first)
-        {
-            return (*first).to_owned();
-        }
-        match (self.ellipses.0, self.ellipses.1) {
-            (true, false) => "...".to_owned(),
-            (false, true) => "…".to_owned(),
-            _ => raw.to_owned(),
-        }
-    }
-
-    /// A whitespace run: as the file spells the same run where the model kept one,
-    /// else with each odd space the region does not use made a plain space.
-    fn space(&self, raw: &str) -> Result<String, Unclear> {
-        if let Some(seen) = self.learned.get(raw) {
-            if seen.contains(&raw) {
-                return Ok(raw.to_owned());
-            }
-            if let Some(first) = seen.first()
-                && seen.iter().all(|s| s == first)
-            {
-                return Ok((*first).to_owned());
-            }
-        }
-        Ok(raw
-            .chars()
-            .map(|c| match c {
-                ' ' | '\t' => c,
-                c if self.used.contains(&(Class::Space, c)) => c,
-                _ => ' ',
-            })
-            .collect())
-    }
-
-    /// A quote or dash: as the file spells it where the model typed it in kept text,
-    /// else the region's own variant of its class.
-    fn char(&self, c: char, before: &str) -> Result<char, Unclear> {
-        let Some(class) = class_of(c) else { return Ok(c) };
-        let mut buf = [0u8; 4];
-        let spelled: &str = c.encode_utf8(&mut buf);
-        let learned: Vec<char> = self
-            .learned
-            .get(spelled)
-            .map(|v| v.iter().filter_map(|s| s.chars().next()).collect())
-            .unwrap_or_default();
-        let mut options: Vec<char> = Vec::new();
-        if !learned.is_empty() {
-            if learned.contains(&c) {
-                return Ok(c);
-            }
-            for l in learned {
-                if !options.contains(&l) {
-                    options.push(l);
-                }
-            }
-        } else {
-            let used: Vec<char> =
-                self.used.iter().filter(|(k, _)| *k == class).map(|(_, c)| *c).collect();
-            if used.is_empty() || used.contains(&c) {
-                return Ok(c);
-            }
-            let ascii = fold(c).is_none();
-            let typographic: Vec<char> =
-                used.iter().copied().filter(|u| fold(*u).is_some()).collect();
-            if ascii && typographic.len() < used.len() {
-                return Ok(c);
-            }
-            options = if ascii || typographic.is_empty() {
-                if typographic.is_empty() { used } else { typographic }
-            } else {
-                typographic
-            };
-        }
-        match options.as_slice() {
-            [one] => Ok(*one),
-            _ => quote_by_position(&options, before).ok_or_else(|| {
-                Unclear(format!(
-                    "\"{c}\" in the new text could be any of {} here",
-                    options.iter().map(|o| format!("\"{o}\"")).collect::<Vec<_>>().join(", ")
-                ))
-            }),
-        }
-    }
-}
-
-/// An opening or closing quote chosen by what precedes it, when the options are a pair.
-fn quote_by_position(options: &[char], before: &str) -> Option<char> {
-    let pair = |open: char, close: char| {
-        options.iter().all(|o| *o == open || *o == close).then_some((open, close))
-    };
-    let (open, close) = pair('“', '”').or_else(|| pair('‘', '’')).or_else(|| pair('„', '“'))?;
-    let prev = before.chars().last();
-    let opening = prev.is_none_or(|p| p.is_whitespace() || "([{<—–-/".contains(p));
-    Some(if opening { open } else { close })
+    origin.push(Origin::Trail);
+    Ok(Line {
+        indent: f_indent.raw,
+        trail: f_trail.raw,
+        model_indent: o_indent.raw,
+        model_trail: o_trail.raw,
+        blank: model.is_empty(),
+        groups,
+    })
 }

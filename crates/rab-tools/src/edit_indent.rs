@@ -46,6 +46,10 @@ pub(crate) fn detect_style<'a>(lines: impl Iterator<Item = &'a str>) -> Option<S
     let mut prev = 0;
     for line in lines.filter(|l| !l.trim().is_empty()) {
         let indent = indent_of(line);
+        // A comment's continuation (` * `) is aligned, not indented.
+        if line[indent.len()..].starts_with('*') {
+            continue;
+        }
         if let Some(unit) = indent.chars().find(|c| !is_invisible(*c)) {
             match counts.iter_mut().find(|(c, _)| *c == unit) {
                 Some((_, n)) => *n += 1,
@@ -62,9 +66,9 @@ pub(crate) fn detect_style<'a>(lines: impl Iterator<Item = &'a str>) -> Option<S
     let unit = counts.iter().rev().max_by_key(|(_, n)| *n).map(|(c, _)| *c)?;
     let width = match unit {
         '\t' => TAB_COLS,
-        // Ties go to the larger step: 4 over 2 when a file has both.
-        _ => (1..steps.len())
-            .rev()
+        // Steps of one column are alignment, not a level; ties go to the larger step
+        // (4 over 2 when a file has both).
+        _ => (2..steps.len())
             .max_by_key(|&w| steps[w])
             .filter(|&w| steps[w] > 0)
             .unwrap_or(if unit == '\u{3000}' { 2 } else { TAB_COLS }),
@@ -75,8 +79,9 @@ pub(crate) fn detect_style<'a>(lines: impl Iterator<Item = &'a str>) -> Option<S
 /// How the model's indentation maps to the file's, learned from the lines of the
 /// matched region and the model's old text.
 pub(crate) struct IndentMap {
-    /// (model columns, the file's indentation), one per model level seen.
-    anchors: Vec<(usize, String)>,
+    /// Per model indentation (in columns): the file's indentation on each line (by
+    /// index in the region) where the model wrote it.
+    anchors: Vec<(usize, Vec<(usize, String)>)>,
     model: Style,
     file: Style,
     /// The model indents as the file does: its indentation is kept as typed.
@@ -84,14 +89,14 @@ pub(crate) struct IndentMap {
 }
 
 impl IndentMap {
-    /// Learns the mapping from `(model indent, file indent)` pairs of non-blank lines.
+    /// Learns the mapping from `(region line, model indent, file indent)` of the
+    /// non-blank lines both have.
     pub fn new(
-        pairs: &[(&str, &str)],
+        pairs: &[(usize, &str, &str)],
         model_lines: &[&str],
         region: &[&str],
         file_style: Option<Style>,
     ) -> Self {
-        let same = pairs.iter().all(|(o, f)| o == f);
         let model = detect_style(model_lines.iter().copied()).or(file_style);
         let model = model.unwrap_or(Style { unit: ' ', width: TAB_COLS });
         let file = detect_style(region.iter().copied()).or(file_style).unwrap_or(model);
@@ -101,11 +106,16 @@ impl IndentMap {
             Some(f) if f.unit == file.unit => f,
             _ => file,
         };
-        let mut anchors: Vec<(usize, String)> = Vec::new();
-        for (o, f) in pairs {
+        // Kept lines without indentation say nothing: then the styles must agree.
+        let indented = pairs.iter().any(|(_, o, f)| !o.is_empty() || !f.is_empty());
+        let same = pairs.iter().all(|(_, o, f)| o == f)
+            && (indented || file_style.is_none_or(|f| f.unit == model.unit));
+        let mut anchors: Vec<(usize, Vec<(usize, String)>)> = Vec::new();
+        for (k, o, f) in pairs {
             let cols = columns(o);
-            if !anchors.iter().any(|(c, _)| *c == cols) {
-                anchors.push((cols, (*f).to_owned()));
+            match anchors.iter_mut().find(|(c, _)| *c == cols) {
+                Some((_, seen)) => seen.push((*k, (*f).to_owned())),
+                None => anchors.push((cols, vec![(*k, (*f).to_owned())])),
             }
         }
         Self { anchors, model, file, same }
@@ -121,29 +131,43 @@ impl IndentMap {
         self.file
     }
 
-    /// The file's indentation for a line the model indented with `indent`.
-    pub fn map(&self, indent: &str) -> String {
+    /// The file's indentation for a line the model indented with `indent`, near region
+    /// line `near`; an error when the file indents that model level at different depths.
+    pub fn map(&self, indent: &str, near: Option<usize>) -> Result<String, String> {
         if self.same {
-            return indent.to_owned();
+            return Ok(indent.to_owned());
         }
         let cols = columns(indent);
-        if let Some((_, f)) = self.anchors.iter().find(|(c, _)| *c == cols) {
-            return f.clone();
+        let pick = |seen: &[(usize, String)]| -> Result<String, String> {
+            let depth = columns(&seen[0].1);
+            if seen.iter().any(|(_, f)| columns(f) != depth) {
+                return Err(format!(
+                    "lines you indented alike ({cols} columns) are at different depths in the file"
+                ));
+            }
+            // The same depth spelled differently (tabs, spaces): the nearest line's.
+            let before = seen.iter().rev().find(|(k, _)| near.is_some_and(|n| *k <= n));
+            Ok(before.unwrap_or(&seen[0]).1.clone())
+        };
+        if let Some((_, seen)) = self.anchors.iter().find(|(c, _)| *c == cols) {
+            return pick(seen);
         }
         let below = self.anchors.iter().filter(|(c, _)| *c <= cols).max_by_key(|(c, _)| *c);
-        let Some((anchor, f)) = below.or_else(|| self.anchors.iter().min_by_key(|(c, _)| *c))
+        let Some((anchor, seen)) = below.or_else(|| self.anchors.iter().min_by_key(|(c, _)| *c))
         else {
-            return self.file.render(cols);
+            let levels = cols / self.model.width.max(1);
+            return Ok(self.file.render(levels * self.file.width + cols % self.model.width.max(1)));
         };
-        let base = columns(f);
+        let f = pick(seen)?;
+        let base = columns(&f);
         let width = self.model.width.max(1);
         let (levels, rest) = (cols.abs_diff(*anchor) / width, cols.abs_diff(*anchor) % width);
         let shift = levels * self.file.width + rest;
-        if cols >= *anchor {
+        Ok(if cols >= *anchor {
             // Deeper than the anchor: its indentation as is, then the file's levels.
             format!("{f}{}", self.file.render(shift))
         } else {
             self.file.render(base.saturating_sub(shift))
-        }
+        })
     }
 }

@@ -5,7 +5,7 @@
 use crate::edit_faithful::rewrite;
 use crate::edit_indent::detect_style;
 use crate::edit_match::{
-    Candidate, Miss, closest_in, describe_differences, find_regions, numbered,
+    Candidate, Hints, Miss, all_regions, closest_in, describe_differences, numbered,
 };
 use crate::edit_tokens::normalize;
 
@@ -16,15 +16,18 @@ pub(crate) struct Replaced {
     pub notes: Vec<String>,
 }
 
-/// Replaces the lines `old` with `new` in `content` (LF only), looking from line `from`
-/// (0-based) on; with `at_end`, only where they end the file. Empty `old` appends `new`
-/// at the end of the file.
+/// Replaces the lines `old` with `new` in `content` (LF only), looking for runs that
+/// start in lines `from..to` (0-based); with `at_end`, only where they end the file.
+/// Empty `old` appends `new` at the end of the file.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn replace_lines(
     content: &str,
     from: usize,
+    to: usize,
     old: &[String],
     new: &[String],
     at_end: bool,
+    hints: Hints,
 ) -> Result<Replaced, Miss> {
     let ends_with_newline = content.is_empty() || content.ends_with('\n');
     let lines: Vec<&str> = split(content);
@@ -42,10 +45,14 @@ pub(crate) fn replace_lines(
     let m = old.len();
     let from = from.min(lines.len());
     let starts: Vec<usize> = if at_end {
-        lines.len().checked_sub(m).filter(|s| *s >= from).into_iter().collect()
+        // The end of the text: blank lines after it do not count.
+        let len = lines.len() - lines.iter().rev().take_while(|l| l.trim().is_empty()).count();
+        let len = if old.last().is_some_and(|l| l.trim().is_empty()) { lines.len() } else { len };
+        len.checked_sub(m).filter(|s| *s >= from).into_iter().collect()
     } else {
         (from..=lines.len().saturating_sub(m)).filter(|s| s + m <= lines.len()).collect()
     };
+    let starts: Vec<usize> = starts.into_iter().filter(|s| *s < to).collect();
     let exact: Vec<usize> =
         starts.iter().copied().filter(|&s| lines[s..s + m].iter().eq(old.iter())).collect();
     let (start, tolerant) = match exact.as_slice() {
@@ -60,7 +67,7 @@ pub(crate) fn replace_lines(
                     .filter(|&s| (0..m).all(|k| normalize(lines[s + k]) == norm_old[k]))
                     .collect()
             } else {
-                find_regions(&lines, &norm_old, from)
+                all_regions(&lines, &norm_old, from).into_iter().filter(|s| *s < to).collect()
             };
             match found.as_slice() {
                 [one] => (*one, true),
@@ -75,26 +82,27 @@ pub(crate) fn replace_lines(
             }
         }
     };
-    let (replacement, notes): (Vec<String>, Vec<String>) = if tolerant {
-        let region: Vec<&str> = lines[start..start + m].to_vec();
-        let old_lines: Vec<&str> = old.iter().map(String::as_str).collect();
-        let new_lines: Vec<&str> = new.iter().map(String::as_str).collect();
-        let style = detect_style(lines.iter().copied());
-        let (text, diffs) =
-            rewrite(&region, &old_lines, &new_lines, style).map_err(|u| Miss::Unclear {
-                region: Candidate {
-                    first_line: start + 1,
-                    last_line: start + m,
-                    similarity: 1.0,
-                    numbered: numbered(&lines, start, m),
-                },
-                why: u.0,
-            })?;
-        let lines = if new.is_empty() { Vec::new() } else { split_owned(&text) };
-        (lines, describe_differences(&diffs))
-    } else {
-        (new.to_vec(), Vec::new())
-    };
+    let (replacement, notes): (Vec<String>, Vec<String>) =
+        if tolerant {
+            let region: Vec<&str> = lines[start..start + m].to_vec();
+            let old_lines: Vec<&str> = old.iter().map(String::as_str).collect();
+            let new_lines: Vec<&str> = new.iter().map(String::as_str).collect();
+            let style = detect_style(lines.iter().copied());
+            let (text, diffs) = rewrite(&region, &old_lines, &new_lines, style, hints.prose)
+                .map_err(|u| Miss::Unclear {
+                    region: Candidate {
+                        first_line: start + 1,
+                        last_line: start + m,
+                        similarity: 1.0,
+                        numbered: numbered(&lines, start, m),
+                    },
+                    why: u.0,
+                })?;
+            let lines = if new.is_empty() { Vec::new() } else { split_owned(&text) };
+            (lines, describe_differences(&diffs))
+        } else {
+            (new.to_vec(), Vec::new())
+        };
     let mut out: Vec<&str> = Vec::with_capacity(lines.len() + replacement.len());
     out.extend(&lines[..start]);
     out.extend(replacement.iter().map(String::as_str));
@@ -102,6 +110,9 @@ pub(crate) fn replace_lines(
     let mut text = out.join("\n");
     if ends_with_newline && !out.is_empty() {
         text.push('\n');
+    } else if start + m == lines.len() && text.ends_with('\r') {
+        // The last lines went: the line now last loses its ending, `\r` too.
+        text.pop();
     }
     Ok(Replaced { text, next_line: start + replacement.len(), notes })
 }
@@ -122,20 +133,25 @@ fn split_owned(text: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
+    const H: Hints = Hints { prose: false, python: false };
+
     fn v(lines: &[&str]) -> Vec<String> {
         lines.iter().map(|l| (*l).to_owned()).collect()
     }
 
     #[test]
     fn replaces_exactly_then_tolerantly_and_keeps_the_files_bytes() {
-        let r = replace_lines("a\nb\nc\n", 0, &v(&["b"]), &v(&["B", "b2"]), false).unwrap();
+        let r = replace_lines("a\nb\nc\n", 0, usize::MAX, &v(&["b"]), &v(&["B", "b2"]), false, H)
+            .unwrap();
         assert_eq!((r.text.as_str(), r.next_line), ("a\nB\nb2\nc\n", 3));
         let r = replace_lines(
             "x\n\tif (“a”) {\n",
             0,
+            usize::MAX,
             &v(&["    if (\"a\") {"]),
             &v(&["    if (\"a\") {", "        go();"]),
             false,
+            H,
         )
         .unwrap();
         assert_eq!(r.text, "x\n\tif (“a”) {\n\t\tgo();\n");
@@ -145,12 +161,12 @@ mod tests {
     fn searches_from_the_cursor_and_at_the_end() {
         let content = "k\nk\nk\n";
         assert!(matches!(
-            replace_lines(content, 0, &v(&["k"]), &v(&["z"]), false),
+            replace_lines(content, 0, usize::MAX, &v(&["k"]), &v(&["z"]), false, H),
             Err(Miss::Ambiguous { .. })
         ));
-        let r = replace_lines(content, 0, &v(&["k"]), &v(&["z"]), true).unwrap();
+        let r = replace_lines(content, 0, usize::MAX, &v(&["k"]), &v(&["z"]), true, H).unwrap();
         assert_eq!(r.text, "k\nk\nz\n");
-        let r = replace_lines("a\nb", 0, &[], &v(&["c"]), false).unwrap();
+        let r = replace_lines("a\nb", 0, usize::MAX, &[], &v(&["c"]), false, H).unwrap();
         assert_eq!(r.text, "a\nb\nc\n");
     }
 }

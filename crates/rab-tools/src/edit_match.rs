@@ -20,6 +20,7 @@ use similar::TextDiff;
 
 use crate::edit_faithful::{Differences, rewrite};
 use crate::edit_indent::detect_style;
+use crate::edit_tokens::has_invisible;
 pub(crate) use crate::edit_tokens::normalize;
 
 /// How an edit matched.
@@ -77,22 +78,85 @@ const SCAN_BUDGET: usize = 300_000;
 /// Most lines of a candidate shown.
 const MAX_CANDIDATE_LINES: usize = 30;
 
+/// What the file's name says about how to write into it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Hints {
+    /// Prose (Markdown, plain text): typed quotes and dashes follow the file's
+    /// typography on added lines too.
+    pub prose: bool,
+    /// Python: a character beyond the BMP is escaped `\U0001f600`, not as a UTF-16
+    /// surrogate pair.
+    pub python: bool,
+}
+
+impl Hints {
+    /// Hints from a file's extension.
+    pub fn for_path(path: &std::path::Path) -> Self {
+        let ext =
+            path.extension().and_then(|e| e.to_str()).unwrap_or_default().to_ascii_lowercase();
+        Self {
+            prose: matches!(
+                ext.as_str(),
+                "md" | "markdown"
+                    | "mdx"
+                    | "txt"
+                    | "text"
+                    | "rst"
+                    | "adoc"
+                    | "asciidoc"
+                    | "org"
+                    | "tex"
+            ),
+            python: matches!(ext.as_str(), "py" | "pyi"),
+        }
+    }
+}
+
 /// Replaces `old` with `new` in `content` (see the module docs for how it matches).
+#[cfg(test)]
 pub(crate) fn apply(
     content: &str,
     old: &str,
     new: &str,
     replace_all: bool,
 ) -> Result<Applied, Miss> {
-    let miss = match apply_as_given(content, old, new, replace_all) {
-        Err(miss @ Miss::NotFound { .. }) => miss,
-        other => return other,
+    apply_with(content, old, new, replace_all, Hints::default())
+}
+
+/// [`apply`] for a file with these hints.
+pub(crate) fn apply_with(
+    content: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    hints: Hints,
+) -> Result<Applied, Miss> {
+    // Text that ended a line and now does not would join two lines: the model meant
+    // the newline.
+    let mut added_newline = false;
+    let fixed;
+    let new = if old.ends_with('\n') && !new.is_empty() && !new.ends_with('\n') {
+        added_newline = true;
+        fixed = format!("{new}\n");
+        fixed.as_str()
+    } else {
+        new
     };
-    for form in crate::edit_forms::forms(old, new) {
-        match apply_as_given(content, &form.old, &form.new, replace_all) {
+    let note = |mut applied: Applied| {
+        if added_newline {
+            applied.notes.insert(0, "kept the newline old_text ends with".to_owned());
+        }
+        applied
+    };
+    let miss = match apply_as_given(content, old, new, replace_all, hints, false) {
+        Err(miss @ Miss::NotFound { .. }) => miss,
+        other => return other.map(note),
+    };
+    for form in crate::edit_forms::forms(old, new, hints.python) {
+        match apply_as_given(content, &form.old, &form.new, replace_all, hints, form.whole_lines) {
             Ok(mut applied) => {
                 applied.notes.insert(0, form.note);
-                return Ok(applied);
+                return Ok(note(applied));
             }
             Err(Miss::NotFound { .. }) => {}
             Err(other) => return Err(other),
@@ -101,22 +165,104 @@ pub(crate) fn apply(
     Err(miss)
 }
 
-/// Exact, then tolerant.
-fn apply_as_given(content: &str, old: &str, new: &str, replace_all: bool) -> Result<Applied, Miss> {
-    let starts = exact_starts(content, old);
-    if starts.is_empty() {
-        return apply_tolerant(content, old, new, replace_all);
+/// How an exact occurrence sits in its line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    /// At word and line boundaries as the text's own edges suggest.
+    Clean,
+    /// Starting or ending inside an identifier (`retries` in `max_retries`).
+    InWord,
+    /// Starting inside the line's indentation: the model's indentation differs.
+    InIndent,
+    /// Not whole lines, where whole lines are wanted.
+    MidLine,
+}
+
+fn fit(content: &str, at: usize, old: &str, whole_lines: bool) -> Fit {
+    let end = at + old.len();
+    let line_start = content[..at].rfind('\n').map_or(0, |i| i + 1);
+    let before = &content[line_start..at];
+    let at_line_start = before.is_empty();
+    let at_line_end =
+        old.ends_with('\n') || end == content.len() || content[end..].starts_with(['\n', '\r']);
+    if whole_lines && !(at_line_start && at_line_end) {
+        return Fit::MidLine;
     }
-    if starts.len() > 1 && !replace_all {
-        let lines = starts.iter().map(|&s| line_of(content, s)).collect();
+    if !at_line_start
+        && old.starts_with([' ', '\t'])
+        && before.chars().all(|c| c == ' ' || c == '\t')
+    {
+        return Fit::InIndent;
+    }
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let starts_inside = word(before.chars().last()) && word(old.chars().next());
+    let ends_inside = word(content[end..].chars().next()) && word(old.chars().last());
+    if starts_inside || ends_inside { Fit::InWord } else { Fit::Clean }
+}
+
+/// Exact, then tolerant. An occurrence inside the line's indentation does not count; one
+/// inside an identifier counts only when nothing else matches, tolerantly included.
+fn apply_as_given(
+    content: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    hints: Hints,
+    whole_lines: bool,
+) -> Result<Applied, Miss> {
+    let starts = exact_starts(content, old);
+    let fits: Vec<(usize, Fit)> =
+        starts.iter().map(|&s| (s, fit(content, s, old, whole_lines))).collect();
+    let clean: Vec<usize> =
+        fits.iter().filter(|(_, f)| *f == Fit::Clean).map(|(s, _)| *s).collect();
+    let in_word: Vec<usize> =
+        fits.iter().filter(|(_, f)| *f == Fit::InWord).map(|(s, _)| *s).collect();
+    let chosen = if !clean.is_empty() {
+        clean
+    } else {
+        let tolerant = apply_tolerant(content, old, new, replace_all, hints);
+        match (tolerant, in_word.is_empty()) {
+            (t, true) => return t,
+            (Err(Miss::NotFound { .. }), false) => in_word,
+            (Ok(_) | Err(Miss::Ambiguous { .. }), false) => {
+                let mut lines: Vec<usize> = in_word.iter().map(|&s| line_of(content, s)).collect();
+                lines.extend(tolerant_starts(content, old).iter().map(|s| s + 1));
+                lines.sort_unstable();
+                lines.dedup();
+                return Err(Miss::Ambiguous { lines });
+            }
+            (Err(other), false) => return Err(other),
+        }
+    };
+    if chosen.len() > 1 && !replace_all {
+        let lines = chosen.iter().map(|&s| line_of(content, s)).collect();
         return Err(Miss::Ambiguous { lines });
     }
-    Ok(Applied {
-        text: content.replace(old, new),
-        count: content.matches(old).count(),
-        kind: MatchKind::Exact,
-        notes: Vec::new(),
-    })
+    let mut text = String::with_capacity(content.len() + new.len());
+    let mut copied = 0;
+    let mut count = 0;
+    for s in chosen {
+        if s < copied {
+            continue; // overlaps the previous replacement
+        }
+        text.push_str(&content[copied..s]);
+        text.push_str(new);
+        copied = s + old.len();
+        count += 1;
+    }
+    text.push_str(&content[copied..]);
+    Ok(Applied { text, count, kind: MatchKind::Exact, notes: Vec::new() })
+}
+
+/// The first lines (0-based) of the runs `old` matches tolerantly, overlapping ones too.
+fn tolerant_starts(content: &str, old: &str) -> Vec<usize> {
+    let spans = spans(content);
+    let raw: Vec<&str> = spans.iter().map(|s| &content[s.start..s.end]).collect();
+    let norm_old: Vec<String> = split_lines(old).iter().map(|l| normalize(l)).collect();
+    if norm_old.iter().all(String::is_empty) {
+        return Vec::new();
+    }
+    all_regions(&raw, &norm_old, 0)
 }
 
 /// Byte offsets of every occurrence of `old`, overlapping ones included: "aa" in "aaa"
@@ -168,7 +314,13 @@ fn split_lines(text: &str) -> Vec<&str> {
     text.strip_suffix('\n').unwrap_or(text).split('\n').collect()
 }
 
-fn apply_tolerant(content: &str, old: &str, new: &str, replace_all: bool) -> Result<Applied, Miss> {
+fn apply_tolerant(
+    content: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    hints: Hints,
+) -> Result<Applied, Miss> {
     let spans = spans(content);
     let raw: Vec<&str> = spans.iter().map(|s| &content[s.start..s.end]).collect();
     let old_lines = split_lines(old);
@@ -182,8 +334,15 @@ fn apply_tolerant(content: &str, old: &str, new: &str, replace_all: bool) -> Res
         let norm_file: Vec<String> = raw.iter().map(|l| normalize(l)).collect();
         return Err(Miss::NotFound { closest: closest_in(&raw, &norm_file, &norm_old) });
     }
-    if regions.len() > 1 && !replace_all {
-        return Err(Miss::Ambiguous { lines: regions.iter().map(|r| r + 1).collect() });
+    if !replace_all {
+        // Overlapping runs are ambiguous too.
+        let all = all_regions(&raw, &norm_old, regions[0]);
+        if all.len() > 1 || regions.len() > 1 {
+            let mut lines: Vec<usize> = all.iter().chain(&regions).map(|r| r + 1).collect();
+            lines.sort_unstable();
+            lines.dedup();
+            return Err(Miss::Ambiguous { lines });
+        }
     }
     let file_style = detect_style(raw.iter().copied());
     let m = norm_old.len();
@@ -199,23 +358,31 @@ fn apply_tolerant(content: &str, old: &str, new: &str, replace_all: bool) -> Res
             if last.next > last.end {
                 range.end = last.next;
             } else if s > 0 {
-                range.start = spans[s - 1].end;
+                // The whole line ending before, `\r` included.
+                let before = spans[s - 1].end;
+                range.start = if content[..before].ends_with('\r') { before - 1 } else { before };
             }
         }
         // In a file with mixed endings, a region of CRLF lines stays CRLF.
+        // (A region of mixed endings keeps each line's `\r` as trailing whitespace.)
         let is_crlf = raw[s..s + m].iter().all(|l| l.ends_with('\r'));
-        let region: Vec<&str> =
-            raw[s..s + m].iter().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect();
-        let (mut replacement, diffs) = rewrite(&region, &old_lines, &new_lines, file_style)
-            .map_err(|unclear| Miss::Unclear {
-                region: Candidate {
-                    first_line: s + 1,
-                    last_line: s + m,
-                    similarity: 1.0,
-                    numbered: numbered(&raw, s, m),
+        let region: Vec<&str> = if is_crlf {
+            raw[s..s + m].iter().map(|l| l.strip_suffix('\r').unwrap_or(l)).collect()
+        } else {
+            raw[s..s + m].to_vec()
+        };
+        let (mut replacement, diffs) =
+            rewrite(&region, &old_lines, &new_lines, file_style, hints.prose).map_err(
+                |unclear| Miss::Unclear {
+                    region: Candidate {
+                        first_line: s + 1,
+                        last_line: s + m,
+                        similarity: 1.0,
+                        numbered: numbered(&raw, s, m),
+                    },
+                    why: unclear.0,
                 },
-                why: unclear.0,
-            })?;
+            )?;
         if is_crlf {
             replacement = replacement.replace('\n', "\r\n");
             if !new_lines.is_empty() {
@@ -309,6 +476,18 @@ fn shown(s: &str) -> String {
         .join("")
 }
 
+/// Starts (from line `from` on) of every run of `raw` lines that equals `old` once
+/// normalised, overlapping ones included.
+pub(crate) fn all_regions(raw: &[&str], old: &[String], from: usize) -> Vec<usize> {
+    let m = old.len();
+    let needle = needle(&old[0]);
+    (from..=raw.len().saturating_sub(m))
+        .filter(|&s| s + m <= raw.len())
+        .filter(|&s| needle.is_none_or(|n| raw[s].contains(n) || has_invisible(raw[s])))
+        .filter(|&s| (0..m).all(|k| normalize(raw[s + k]) == old[k]))
+        .collect()
+}
+
 /// Starts (from line `from` on) of the non-overlapping runs of `raw` lines that equal
 /// `old` once normalised. Only lines holding a word of `old`'s first line are
 /// normalised (a word survives normalisation as written), so a big file costs a scan
@@ -319,8 +498,7 @@ pub(crate) fn find_regions(raw: &[&str], old: &[String], from: usize) -> Vec<usi
     let mut out = Vec::new();
     let mut s = from;
     while s + m <= raw.len() {
-        let maybe =
-            needle.is_none_or(|n| raw[s].contains(n) || raw[s].contains(['\u{200b}', '\u{feff}']));
+        let maybe = needle.is_none_or(|n| raw[s].contains(n) || has_invisible(raw[s]));
         if maybe && (0..m).all(|k| normalize(raw[s + k]) == old[k]) {
             out.push(s);
             s += m;

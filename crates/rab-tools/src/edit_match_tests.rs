@@ -120,7 +120,7 @@ fn deleting_lines_takes_their_newline() {
 
 #[test]
 fn tolerant_replacement_keeps_the_missing_final_newline() {
-    assert_eq!(ok("a\n  b  ", "b\n", "c\n"), tolerant("a\n  c  ", 1));
+    assert_eq!(ok("a\n  b  ", "b\n", "c\n"), tolerant("a\n  c", 1));
 }
 
 #[test]

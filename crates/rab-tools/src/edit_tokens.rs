@@ -57,9 +57,15 @@ impl Token<'_> {
     }
 }
 
-/// Characters that are dropped when comparing.
+/// Characters that are dropped when comparing: a BOM, a zero-width space, a word
+/// joiner, a soft hyphen. (Not the zero-width joiner: emoji are built with it.)
 pub(crate) fn is_invisible(c: char) -> bool {
-    matches!(c, '\u{feff}' | '\u{200b}')
+    matches!(c, '\u{feff}' | '\u{200b}' | '\u{2060}' | '\u{ad}')
+}
+
+/// Whether a line holds a character [`is_invisible`] drops (a word may hide one).
+pub(crate) fn has_invisible(line: &str) -> bool {
+    !line.is_ascii() && line.contains(is_invisible)
 }
 
 /// Whitespace inside a line.

@@ -30,6 +30,7 @@ mod edit_indent;
 mod edit_lines;
 mod edit_match;
 mod edit_tokens;
+mod edit_typography;
 pub mod glob;
 pub mod grep;
 pub mod kill_shell;

@@ -148,16 +148,23 @@ fn chunks(body: &[&str], mut i: usize) -> Result<(Vec<Chunk>, usize), (usize, St
     let mut current = Chunk::default();
     let has_lines = |c: &Chunk| !c.old.is_empty() || !c.new.is_empty();
     while let Some(&line) = body.get(i) {
-        let trimmed = line.trim();
-        if trimmed.starts_with("*** ") && trimmed != "*** End of File" {
+        // Markers start a line; a kept line starts with a space, whatever follows it
+        // (`    *** Update File:` in a document, Ruby's `  @@count`).
+        let marker = line.trim_end();
+        if marker.starts_with("*** ") && marker != "*** End of File" {
             break;
         }
-        if trimmed == "*** End of File" {
+        if marker == "*** End of File" {
             current.at_end = true;
             i += 1;
             continue;
         }
-        if let Some(rest) = trimmed.strip_prefix("@@") {
+        // A blank line before a chunk's first line is the gap after a header.
+        if marker.is_empty() && !has_lines(&current) {
+            i += 1;
+            continue;
+        }
+        if let Some(rest) = marker.strip_prefix("@@") {
             if has_lines(&current) || current.at_end {
                 out.push(std::mem::take(&mut current));
             }
@@ -247,6 +254,14 @@ mod tests {
         assert_eq!(chunks[0].old, ["keep", "old"]);
         assert_eq!(chunks[0].new, ["keep", "new"]);
         assert!(chunks[1].at_end && chunks[1].old == ["x"]);
+    }
+
+    #[test]
+    fn markers_start_a_line_and_a_kept_line_may_look_like_one() {
+        let p = parse("*** Begin Patch\n*** Update File: a\n\n     *** Update File: b\n   @@x = 1\n-y\n+z\n*** End Patch").unwrap();
+        assert_eq!(p.ops.len(), 1);
+        let FileOp::Update { chunks, .. } = &p.ops[0] else { panic!() };
+        assert_eq!(chunks[0].old, ["    *** Update File: b", "  @@x = 1", "y"]);
     }
 
     #[test]
