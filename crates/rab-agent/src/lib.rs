@@ -42,4 +42,4 @@ pub use tool::{
     AgentTool, BoxFuture, ExecutionMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput,
     ToolSource, UpdateSink, schema_of,
 };
-pub use tool_view::{TOOL_SEARCH, ToolSearch, ToolView};
+pub use tool_view::{MIN_DEFER_BYTES, TOOL_SEARCH, ToolSearch, ToolView};

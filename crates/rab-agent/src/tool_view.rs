@@ -19,11 +19,18 @@ use crate::tool::{Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
 /// Name of the search tool.
 pub const TOOL_SEARCH: &str = "tool_search";
 
+/// Deferring must save at least this many bytes (about 500 tokens): below, the round
+/// trip through `tool_search` costs the model more than the schemas would.
+pub const MIN_DEFER_BYTES: usize = 2048;
+
 /// Which tools are sent in full.
 #[derive(Debug)]
 pub struct ToolView {
     threshold: usize,
     always: Vec<String>,
+    /// Deferring pays only when it saves more bytes than this (`tool_search`'s own
+    /// schema): below, every tool is sent in full and `tool_search` is left out.
+    min_saving: usize,
     state: Mutex<ViewState>,
 }
 
@@ -46,10 +53,24 @@ impl ToolView {
         let view = Self {
             threshold,
             always: always.iter().map(|s| (*s).to_owned()).collect(),
+            min_saving: 0,
             state: Mutex::new(ViewState::default()),
         };
         view.update(full);
         view
+    }
+
+    /// Defers only while that saves more than `bytes` (the size of `tool_search`'s
+    /// schema): tools that come later (MCP servers still starting) are deferred when
+    /// they are many or big, and sent in full when they are few and small.
+    pub fn with_min_saving(mut self, bytes: usize) -> Self {
+        self.min_saving = bytes.max(MIN_DEFER_BYTES);
+        self
+    }
+
+    /// Whether deferring is on now: more tools than the threshold, saving enough.
+    fn active(&self, state: &ViewState, total: usize) -> bool {
+        total > self.threshold && state.saved > self.min_saving
     }
 
     /// Replaces the tool list (tools that come and go, such as MCP servers' tools);
@@ -87,14 +108,15 @@ impl ToolView {
     /// Whether `name` is deferred (left out, named in `tool_search`) when there are
     /// `total` tools.
     pub fn is_deferred(&self, name: &str, total: usize) -> bool {
-        total > self.threshold && self.state.lock().is_ok_and(|s| s.is_deferred(name))
+        self.state.lock().is_ok_and(|s| self.active(&s, total) && s.is_deferred(name))
     }
 
-    /// The specs for the next request: deferred tools left out.
+    /// The specs for the next request: deferred tools left out; `tool_search` left
+    /// out too while nothing is deferred.
     pub fn specs(&self, full: &[ToolSpec]) -> Vec<ToolSpec> {
         let Ok(state) = self.state.lock() else { return full.to_vec() };
-        if full.len() <= self.threshold {
-            return full.to_vec();
+        if !self.active(&state, full.len()) {
+            return full.iter().filter(|s| s.name != TOOL_SEARCH).cloned().collect();
         }
         full.iter().filter(|s| !state.is_deferred(&s.name)).cloned().collect()
     }
@@ -102,7 +124,7 @@ impl ToolView {
     /// The names of the tools left out of [`ToolView::specs`], in order.
     pub fn deferred(&self, full: &[ToolSpec]) -> Vec<String> {
         let Ok(state) = self.state.lock() else { return Vec::new() };
-        if full.len() <= self.threshold {
+        if !self.active(&state, full.len()) {
             return Vec::new();
         }
         full.iter().filter(|s| state.is_deferred(&s.name)).map(|s| s.name.clone()).collect()
@@ -183,7 +205,8 @@ impl ToolSearch {
 #[derive(Deserialize, JsonSchema)]
 #[schemars(description = "")]
 pub struct Args {
-    /// "select:a,b" or keywords.
+    /// `select:` and tool names (`select:web_fetch,todo_write`), or keywords
+    /// (`create issue`).
     pub query: String,
     /// Default 5, max 20.
     pub max_results: Option<usize>,
@@ -195,8 +218,10 @@ impl Tool for ToolSearch {
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
     fn description(&self) -> String {
+        // Weak models copy examples literally: the examples are real tool names.
         "Load deferred tools (named below, or in later system updates): get their schemas \
-         here (select:a,b or keywords), then call them."
+         here, by name (\"select:web_fetch\", several comma-separated) or by keywords \
+         (\"fetch url\"), then call them."
             .to_owned()
     }
 

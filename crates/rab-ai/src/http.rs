@@ -51,6 +51,7 @@ impl Client {
 fn build_http() -> Http {
     // ring rather than aws-lc: quick to compile, small; roots load on first handshake.
     let (tls, verifier) = client_config()?;
+    // As `tls::http_client_builder`, keeping the verifier to warm up.
     let client = reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .user_agent(concat!("rab/", env!("CARGO_PKG_VERSION")))

@@ -92,3 +92,15 @@ pub(crate) fn client_config() -> Result<(rustls::ClientConfig, Arc<LazyVerifier>
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok((config, verifier))
 }
+
+/// A reqwest client builder on rab's one TLS stack (rustls with ring, the platform's
+/// roots loaded on the first handshake, HTTP/1.1), with rab's user agent and a 30 s
+/// connect timeout. Every HTTP client in rab starts here (providers, web_fetch, MCP);
+/// callers add what is theirs (redirect policy, DNS resolver, timeouts).
+pub fn http_client_builder() -> Result<reqwest::ClientBuilder, String> {
+    let (tls, _) = client_config()?;
+    Ok(reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .user_agent(concat!("rab/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(std::time::Duration::from_secs(30)))
+}

@@ -1,3 +1,5 @@
+#![deny(missing_docs)]
+
 //! rab-config: where rab keeps its files and what the environment says.
 //!
 //! It owns the `RAB_HOME` layout ([`Paths`]), the environment snapshot every other

@@ -1,9 +1,18 @@
+#![deny(missing_docs)]
+
 //! rab-core: what a session is, independent of how it is shown.
 //!
 //! It owns [`AgentSession`] (agent + tape + subscribers, recording every message before
 //! the loop acts on it), the system prompt builder with the `AGENTS.md`/`CLAUDE.md`
-//! walk, and — as later issues land — extensions, skills, compaction, permissions,
-//! hooks and commands. It must not render or print anything.
+//! walk, extensions and commands ([`extension`]), skills and prompt commands,
+//! compaction, permissions ([`permissions`], the gate and the shell reader), hooks,
+//! sub-agents ([`task`]), cron, the inbox and the secret firewall. It must not render or
+//! print anything.
+//!
+//! Where to start when embedding: [`AgentSession`] drives a conversation over a
+//! `rab_agent::Agent` and records it on a `rab_session::Tape`; [`extension::Extensions`]
+//! collects tools and commands; [`permissions::Policy`] and the gate decide what a tool
+//! call may do.
 
 pub mod ask_user;
 mod compaction;
@@ -18,6 +27,7 @@ mod plan_tools;
 mod prompt;
 pub mod prompt_commands;
 pub mod routing;
+pub mod rule_list;
 pub mod secrets;
 mod session;
 mod session_ops;

@@ -34,15 +34,7 @@ fn user_text(m: &Message) -> Option<(String, String)> {
     if m.is_summary() {
         return None;
     }
-    let text: Vec<&str> = u
-        .content
-        .iter()
-        .filter_map(|c| match c {
-            Content::Text { text } => Some(text.as_str()),
-            Content::Image { .. } => None,
-        })
-        .collect();
-    let full = text.join("\n");
+    let full = Content::join_text(&u.content);
     let first = full.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
     Some((first.chars().take(100).collect(), full))
 }

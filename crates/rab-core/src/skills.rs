@@ -136,15 +136,8 @@ fn parse(path: &Path) -> Result<Skill, String> {
             ));
         }
     };
-    let allowed_tools = get("allowed-tools")
-        .map(|v| {
-            v.trim_matches(['[', ']'])
-                .split([',', ' '])
-                .map(|t| t.trim().trim_matches(['"', '\'']).to_owned())
-                .filter(|t| !t.is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
+    let allowed_tools =
+        get("allowed-tools").map(|v| crate::rule_list::split_rule_list(&v)).unwrap_or_default();
     Ok(Skill {
         name,
         description,

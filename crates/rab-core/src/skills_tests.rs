@@ -69,3 +69,17 @@ fn a_malformed_skill_is_a_warning_naming_the_file_and_the_field() {
         std::fs::remove_dir_all(dir.path().join(name)).unwrap();
     }
 }
+
+#[test]
+fn allowed_tools_keep_the_spaces_inside_a_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "git",
+        "---\nname: git\ndescription: Git help\nallowed-tools: Bash(git status:*) Bash(git add:*), Read\n---\nGo.\n",
+    );
+    let mut warnings = Vec::new();
+    let skills = load_skills(&[dir.path().into()], &mut warnings);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(skills[0].allowed_tools, ["Bash(git status:*)", "Bash(git add:*)", "Read"]);
+}

@@ -83,15 +83,7 @@ fn parse_agent(path: &Path) -> Result<AgentDef, String> {
         match key.as_str() {
             "name" => def.name = value,
             "description" => def.description = value,
-            "tools" => {
-                let list = value.trim_matches(['[', ']']);
-                def.tools = Some(
-                    list.split(',')
-                        .map(|t| t.trim().trim_matches(['"', '\'']).to_owned())
-                        .filter(|t| !t.is_empty())
-                        .collect(),
-                );
-            }
+            "tools" => def.tools = Some(crate::rule_list::split_rule_list(&value)),
             "model" if value != "inherit" => def.model = Some(value),
             _ => {}
         }
@@ -255,12 +247,21 @@ impl Tool for TaskTool {
                  running sub-agents (task-N)."
             ));
         }
-        // MCP tools come to sub-agents as to the main agent: deferred, found with
-        // tool_search, so fifty of them cost their names.
+        // MCP tools come to sub-agents as to the main agent: deferred when that pays,
+        // found with tool_search, so fifty of them cost their names.
         let with_sources = def.tools.is_none() && !self.sources.is_empty();
         let view = with_sources.then(|| {
             let specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
-            Arc::new(rab_agent::ToolView::new(SUB_VIEW_THRESHOLD, &SUB_ALWAYS_FULL, &specs))
+            let view = rab_agent::ToolView::new(SUB_VIEW_THRESHOLD, &SUB_ALWAYS_FULL, &specs);
+            // Deferring must save more than tool_search's own schema.
+            let probe = rab_agent::ToolSearch::new(Arc::new(rab_agent::ToolView::new(
+                SUB_VIEW_THRESHOLD,
+                &SUB_ALWAYS_FULL,
+                &specs,
+            )));
+            let search_size =
+                serde_json::to_string(&rab_agent::AgentTool::spec(&probe)).map_or(0, |s| s.len());
+            Arc::new(view.with_min_saving(search_size))
         });
         if let Some(view) = &view {
             tools.push(Arc::new(rab_agent::ToolSearch::new(view.clone())));

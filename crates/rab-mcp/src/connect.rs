@@ -559,20 +559,9 @@ fn legacy_sse_message(url: &str, error: &str) -> String {
     )
 }
 
-/// A reqwest client on rustls with ring and the platform verifier, as rab-ai and
-/// web_fetch build theirs: one TLS stack in the binary.
+/// A reqwest client on rab's one TLS stack (see `rab_ai::http_client_builder`).
 fn http_client() -> Result<reqwest::Client, String> {
-    use rustls_platform_verifier::BuilderVerifierExt;
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|b| b.with_platform_verifier())
-        .map_err(|e| format!("cannot set up TLS: {e}"))?
-        .with_no_client_auth();
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .user_agent(concat!("rab/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(Duration::from_secs(30))
+    rab_ai::http_client_builder()?
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {}", causes(&e)))
 }

@@ -3,9 +3,10 @@
 //! It owns the MCP client — configuration ([`config`]), starting and following servers
 //! over stdio or streamable HTTP ([`McpManager`]), and offering their tools, resources
 //! and prompts to the agent — and `rab mcp serve` ([`mod@serve`]), which offers rab's tools
-//! to other MCP clients. It must not depend on rab-core, render anything, or read the
-//! environment itself: the caller passes files, an env lookup and a sandbox. It is
-//! built only with rab's `mcp` feature.
+//! to other MCP clients. It plugs into rab-core as an extension (so rab-core cannot
+//! name its types: what the core needs from it goes through the `Extension` trait). It
+//! must not render anything or read the environment itself: the caller passes files,
+//! an env lookup and a sandbox. It is built only with rab's `mcp` feature.
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), rab_mcp::Error> {

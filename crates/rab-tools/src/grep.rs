@@ -54,13 +54,21 @@ impl Grep {
 #[derive(Deserialize, JsonSchema)]
 #[schemars(description = "")]
 pub struct Args {
+    /// The regular expression.
+    #[schemars(description = "")]
     pub pattern: String,
+    /// A file or directory; the root by default.
+    #[schemars(description = "")]
     pub path: Option<String>,
     /// Filter, e.g. *.rs, src/**/*.ts
     pub glob: Option<String>,
+    /// Match regardless of case.
+    #[schemars(description = "")]
     pub ignore_case: Option<bool>,
     /// Lines around matches, max 10
     pub context: Option<usize>,
+    /// Only the names of matching files.
+    #[schemars(description = "")]
     pub files_only: Option<bool>,
 }
 

@@ -1,3 +1,5 @@
+#![deny(missing_docs)]
+
 //! rab-tools: the built-in tools, one file each.
 //!
 //! It owns `read`, `write`, `edit`, `bash` (with background shells, [`Shells`]), `grep`,

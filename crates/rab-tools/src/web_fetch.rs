@@ -5,8 +5,8 @@
 //! 50 KB. Loopback, private and link-local addresses are refused unless the tool is
 //! built to allow them (`web_fetch_guard.rs`).
 //!
-//! TLS is rustls over ring with the platform's roots, as in rab-ai; the client is built
-//! on the first fetch, which is when the roots are loaded. Proxy variables are ignored:
+//! TLS is rab-ai's one stack (`rab_ai::http_client_builder`); the client is built
+//! on the first fetch, and the roots load on its first TLS handshake. Proxy variables are ignored:
 //! this crate does not read the environment, and a proxy would resolve names past the
 //! address check.
 
@@ -164,18 +164,7 @@ impl WebFetch {
 }
 
 fn build_client(is_private_allowed: bool) -> Result<reqwest::Client, String> {
-    use rustls_platform_verifier::BuilderVerifierExt;
-    // ring, as rab-ai uses: one TLS stack in the binary.
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|b| b.with_platform_verifier())
-        .map_err(|e| format!("cannot set up TLS: {e}"))?
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .user_agent(concat!("rab/", env!("CARGO_PKG_VERSION")))
+    rab_ai::http_client_builder()?
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .dns_resolver(GuardedResolver { is_private_allowed })

@@ -385,11 +385,16 @@ impl Launch {
             return (tools, None);
         }
         let mut specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
-        let view = Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &ALWAYS_FULL, &specs));
-        let search = rab_agent::AgentTool::spec(&rab_agent::ToolSearch::new(view.clone()));
+        let probe = Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &ALWAYS_FULL, &specs));
+        let search = rab_agent::AgentTool::spec(&rab_agent::ToolSearch::new(probe));
         let search_size = serde_json::to_string(&search).map_or(0, |s| s.len());
-        // The view costs tool_search's own schema; it must save more than that.
-        if view.bytes_saved() <= search_size && !expects_more {
+        // The view costs tool_search's own schema; it must save more than that, now or
+        // once MCP servers bring their tools (a small server's are sent in full).
+        let view = Arc::new(
+            rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &ALWAYS_FULL, &specs)
+                .with_min_saving(search_size),
+        );
+        if view.bytes_saved() <= search_size.max(rab_agent::MIN_DEFER_BYTES) && !expects_more {
             return (tools, None);
         }
         specs.push(search);

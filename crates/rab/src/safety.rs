@@ -29,26 +29,10 @@ pub struct Safety {
     pub has_yolo: bool,
 }
 
-/// Splits `a,b(c,d),e` at top-level commas.
+/// The rules of `--allowed-tools`/`--disallowed-tools` values (`a,b(c d),e` or
+/// `a b(c,d)`).
 fn split_rules(values: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    for v in values {
-        let (mut depth, mut start) = (0i32, 0);
-        for (i, c) in v.char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => depth -= 1,
-                ',' if depth == 0 => {
-                    out.push(v[start..i].trim().to_owned());
-                    start = i + 1;
-                }
-                _ => {}
-            }
-        }
-        out.push(v[start..].trim().to_owned());
-    }
-    out.retain(|r| !r.is_empty());
-    out
+    values.iter().flat_map(|v| rab_core::rule_list::split_rule_list(v)).collect()
 }
 
 /// Environment variables the keys rab uses live in: `*_API_KEY`, and any whose value

@@ -497,14 +497,7 @@ impl App {
         let (w, t) = (self.width, &self.theme);
         match event {
             AgentEvent::MessageEnd { message: Message::User(u) } => {
-                let text: String = u
-                    .content
-                    .iter()
-                    .filter_map(|c| match c {
-                        rab_ai::Content::Text { text } => Some(text.as_str()),
-                        rab_ai::Content::Image { .. } => None,
-                    })
-                    .collect();
+                let text = rab_ai::Content::join_text(&u.content);
                 if !self.awaiting_prompt && !self.queued.is_empty() {
                     self.queued.remove(0);
                 }

@@ -467,14 +467,7 @@ impl Ui {
         for m in &messages[start..] {
             match m {
                 rab_ai::Message::User(u) => {
-                    let text: String = u
-                        .content
-                        .iter()
-                        .filter_map(|c| match c {
-                            rab_ai::Content::Text { text } => Some(text.as_str()),
-                            rab_ai::Content::Image { .. } => None,
-                        })
-                        .collect();
+                    let text = rab_ai::Content::join_text(&u.content);
                     self.app.commit.extend(chrome::user_message(
                         &text,
                         self.app.width,

@@ -259,3 +259,38 @@ async fn rab_mcp_serve_answers_initialize_tools_list_and_tools_call() {
     let status = tokio::time::timeout(limit, child.wait()).await.unwrap().unwrap();
     assert!(status.success(), "{status}");
 }
+
+#[test]
+fn a_small_server_is_sent_in_full_and_a_big_one_is_deferred() {
+    // With few built-in tools, deferring a small server's schemas would save less than
+    // tool_search costs, and cost the model a round trip: they are sent in full.
+    let names_sent = |body: &Value| -> Vec<String> {
+        body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let home = Home::new();
+    write_config(home.dir.path(), ".rab/mcp.json", json!({"test": test_server(json!({}))}));
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("a"), Turn::text("b")]);
+    let out = rab_p(&home, &llm, &["--tools", "read,bash", "--allowed-tools", "mcp__test", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sent = names_sent(&llm.requests()[0].body);
+    assert!(sent.contains(&"mcp__test__echo".to_owned()), "{sent:?}");
+    assert!(!sent.contains(&"tool_search".to_owned()), "{sent:?}");
+    // Fifty tools of realistic size are deferred.
+    write_config(
+        home.dir.path(),
+        ".rab/mcp.json",
+        json!({"test": test_server(json!({"RAB_MCP_TEST_TOOLS": "43"}))}),
+    );
+    let out = rab_p(&home, &llm, &["--tools", "read,bash", "--allowed-tools", "mcp__test", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let sent = names_sent(&llm.requests()[1].body);
+    assert!(sent.contains(&"tool_search".to_owned()), "{sent:?}");
+    assert!(!sent.contains(&"mcp__test__echo".to_owned()), "{sent:?}");
+    assert!(offered(&llm, 1).contains(&"mcp__test__echo".to_owned()));
+}
