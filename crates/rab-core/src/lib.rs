@@ -22,6 +22,7 @@ pub mod extension;
 mod gate;
 pub mod hooks;
 pub mod inbox;
+pub mod input;
 pub mod permissions;
 mod plan_tools;
 mod prompt;

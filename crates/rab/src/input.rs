@@ -11,8 +11,10 @@ use std::time::Duration;
 /// How long to wait for piped input to start when a prompt argument was given.
 const STDIN_GRACE: Duration = Duration::from_millis(250);
 
-/// The prompt from arguments and stdin; `None` when both are empty.
-pub fn prompt(args: &[String]) -> std::io::Result<Option<String>> {
+/// The prompt from arguments and stdin, and whether it was all typed as arguments (only
+/// then can it be a command or a shell line: piped text is data, never run); `None`
+/// when both are empty.
+pub fn prompt(args: &[String]) -> std::io::Result<Option<(String, bool)>> {
     let arg = args.join(" ");
     let stdin = std::io::stdin();
     let piped = if stdin.is_terminal() {
@@ -26,9 +28,9 @@ pub fn prompt(args: &[String]) -> std::io::Result<Option<String>> {
     };
     let piped = piped.map(|s| s.trim_end().to_owned()).filter(|s| !s.is_empty());
     Ok(match (piped, arg.trim().is_empty()) {
-        (Some(p), true) => Some(p),
-        (Some(p), false) => Some(format!("{p}\n\n{arg}")),
-        (None, false) => Some(arg),
+        (Some(p), true) => Some((p, false)),
+        (Some(p), false) => Some((format!("{p}\n\n{arg}"), false)),
+        (None, false) => Some((arg, true)),
         (None, true) => None,
     })
 }

@@ -18,7 +18,6 @@
 //! }
 //! ```
 
-mod bang;
 mod cli;
 mod commands;
 mod doctor;
@@ -35,6 +34,7 @@ mod resources;
 mod safety;
 mod sessions;
 mod setup;
+mod shell_line;
 mod term;
 mod trust;
 
@@ -138,9 +138,14 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         };
     }
     let mode = mode(&cli, &env);
+    // Only a prompt typed as arguments can be a command or shell line; piped text is data.
+    let mut typed = false;
     let prompt = match mode {
         Mode::Print => match input::prompt(&cli.prompt) {
-            Ok(Some(p)) => Some(p),
+            Ok(Some((p, all_typed))) => {
+                typed = all_typed;
+                Some(p)
+            }
             Ok(None) => {
                 return fail(
                     EXIT_USAGE,
@@ -205,7 +210,12 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
                 if let Some(m) = &launch.mcp {
                     mcp::wait_for_servers(m).await;
                 }
-                match print::comma(&launch, &mut session, &prompt).await {
+                let line = if typed {
+                    print::comma(&launch, &mut session, &prompt).await
+                } else {
+                    print::Comma::Prompt
+                };
+                match line {
                     print::Comma::Done(code) => code,
                     print::Comma::Ask(text) => print::run(session, text, opts).await,
                     print::Comma::Prompt => print::run(session, prompt, opts).await,

@@ -9,6 +9,7 @@ use std::time::Instant;
 use rab_agent::{AgentEvent, StopCause};
 use rab_ai::Message;
 use rab_core::AgentSession;
+use rab_core::input::ShellLine;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
@@ -71,18 +72,32 @@ pub enum Comma {
     Ask(String),
 }
 
-/// Comma routing in print mode: a known `,command` runs (commands that need the
-/// interactive UI say so), any other `,cmd` runs in the shell through the permission
-/// gate and sandbox, and `,,cmd` also sends the command and its output to the model.
+/// A command or shell line given to print mode, classified as everywhere
+/// (`rab_core::input`): a known `/command` or `,command` runs (commands that need the
+/// interactive UI say so); `,cmd` runs in the shell through the permission gate and
+/// sandbox and `!!cmd` as the user's own; `,,cmd` and `!cmd` also send the command and
+/// its output to the model.
 pub async fn comma(
     launch: &crate::launch::Launch,
     session: &mut AgentSession,
     prompt: &str,
 ) -> Comma {
+    use rab_core::input::{LineKind, classify};
+    let line = match classify(prompt, &launch.extensions) {
+        LineKind::Prompt => return Comma::Prompt,
+        LineKind::Shell(line) => line,
+        LineKind::Command => return command(launch, session, prompt).await,
+    };
+    shell(launch, &line).await
+}
+
+/// A command given to print mode.
+async fn command(
+    launch: &crate::launch::Launch,
+    session: &mut AgentSession,
+    prompt: &str,
+) -> Comma {
     use rab_core::CommandOutcome as Outcome;
-    if !prompt.trim_start().starts_with(',') {
-        return Comma::Prompt;
-    }
     if let Some(mut outcome) = launch.extensions.run(prompt, session, launch) {
         while let Outcome::Later(work) = outcome {
             outcome = work.await;
@@ -125,12 +140,20 @@ pub async fn comma(
             }
         };
     }
-    let Some(line) = crate::bang::parse_comma(prompt) else { return Comma::Prompt };
-    let result =
-        crate::bang::run(launch, &line, CancellationToken::new(), rab_agent::UpdateSink::none())
-            .await;
+    Comma::Prompt
+}
+
+/// A shell line given to print mode.
+async fn shell(launch: &crate::launch::Launch, line: &ShellLine) -> Comma {
+    let result = crate::shell_line::run(
+        launch,
+        line,
+        CancellationToken::new(),
+        rab_agent::UpdateSink::none(),
+    )
+    .await;
     if line.share {
-        return Comma::Ask(crate::bang::context(&line.command, &result));
+        return Comma::Ask(crate::shell_line::context(&line.command, &result));
     }
     if result.is_error {
         eprintln!("{}", crate::term::safe(result.output.trim_end()));

@@ -15,7 +15,8 @@ use rab_core::CommandOutcome as Outcome;
 
 use crate::commands;
 use crate::launch::Launch;
-use crate::{EXIT_OK, bang};
+use crate::{EXIT_OK, shell_line};
+use rab_core::input::{LineKind, classify};
 
 /// Runs the REPL until end of input or `/quit`.
 pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<String>) -> u8 {
@@ -57,7 +58,8 @@ pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<St
         if line.trim().is_empty() {
             continue;
         }
-        if launch.extensions.is_command_line(&line) {
+        let kind = classify(&line, &launch.extensions);
+        if kind == LineKind::Command {
             let Some(mut outcome) = launch.extensions.run(&line, &mut session, &launch) else {
                 continue;
             };
@@ -168,26 +170,26 @@ pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<St
             }
             continue;
         }
-        if let Some(b) = bang::parse_any(&line) {
+        if let LineKind::Shell(b) = kind {
             let cancel = CancellationToken::new();
-            let (sink, mut rx) = rab_agent::UpdateSink::channel("bang");
+            let (sink, mut rx) = rab_agent::UpdateSink::channel("shell");
             let printer = tokio::spawn(async move {
                 while let Some((_, chunk)) = rx.recv().await {
                     print!("{}", safe(&chunk));
                     let _ = std::io::stdout().flush();
                 }
             });
-            let result = bang::run(&launch, &b, cancel, sink).await;
+            let result = shell_line::run(&launch, &b, cancel, sink).await;
             let _ = printer.await;
-            if b.is_comma {
+            if b.gated {
                 // A comma line shows its result (a refusal streams nothing).
                 println!("{}", safe(result.output.trim_end()));
             }
             println!("{}", if result.is_error { "(command failed)" } else { "" });
-            match (b.share, b.is_comma) {
-                (true, false) => pending_context.push(bang::context(&b.command, &result)),
+            match (b.share, b.gated) {
+                (true, false) => pending_context.push(shell_line::context(&b.command, &result)),
                 (true, true) => {
-                    let text = bang::context(&b.command, &result);
+                    let text = shell_line::context(&b.command, &result);
                     run_prompt(&mut session, text, &mut ask_rx, &mut lines).await;
                 }
                 (false, _) => {}

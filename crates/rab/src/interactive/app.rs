@@ -29,7 +29,7 @@ pub enum Effect {
     /// Start a run with this prompt.
     Run(String),
     /// Run a shell line (`!cmd`, `!!cmd`, `,cmd`, `,,cmd`).
-    Bang(crate::bang::Bang),
+    Bang(rab_core::input::ShellLine),
     /// Run a slash command line.
     Command(String),
     /// Leave.
@@ -471,11 +471,10 @@ impl App {
             self.queued.push((text, follow_up));
             return Effect::None;
         }
-        if self.launch.extensions.is_command_line(&text) {
-            return Effect::Command(text);
-        }
-        if let Some(b) = crate::bang::parse_any(&text) {
-            return Effect::Bang(b);
+        match rab_core::input::classify(&text, &self.launch.extensions) {
+            rab_core::input::LineKind::Command => return Effect::Command(text),
+            rab_core::input::LineKind::Shell(line) => return Effect::Bang(line),
+            rab_core::input::LineKind::Prompt => {}
         }
         let mut prompt = self.pending_context.join("\n\n");
         self.pending_context.clear();

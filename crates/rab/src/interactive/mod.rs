@@ -44,7 +44,7 @@ pub fn render_diff(diff: &str, width: usize, theme: &Theme) -> Vec<String> {
 /// thread.
 enum BangMsg {
     Output(String),
-    Done(crate::bang::BangResult, crate::bang::Bang),
+    Done(crate::shell_line::ShellResult, rab_core::input::ShellLine),
     /// `/search` results (or why it failed).
     Note(Result<String, String>),
     /// A command's slow part finished (an MCP prompt fetched).

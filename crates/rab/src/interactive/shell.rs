@@ -5,10 +5,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::app::BangView;
 use super::{BangMsg, Ui};
-use crate::bang::Bang;
+use rab_core::input::ShellLine;
 
 impl Ui {
-    pub(super) fn start_bang(&mut self, bang: Bang) {
+    pub(super) fn start_bang(&mut self, bang: ShellLine) {
         self.app.bang = Some(BangView {
             command: bang.command.clone(),
             output: String::new(),
@@ -17,14 +17,15 @@ impl Ui {
         let launch = self.app.launch.clone();
         let tx = self.bang_tx.clone();
         tokio::spawn(async move {
-            let (sink, mut rx) = rab_agent::UpdateSink::channel("bang");
+            let (sink, mut rx) = rab_agent::UpdateSink::channel("shell");
             let forward_tx = tx.clone();
             let forward = tokio::spawn(async move {
                 while let Some((_, chunk)) = rx.recv().await {
                     let _ = forward_tx.send(BangMsg::Output(chunk));
                 }
             });
-            let result = crate::bang::run(&launch, &bang, CancellationToken::new(), sink).await;
+            let result =
+                crate::shell_line::run(&launch, &bang, CancellationToken::new(), sink).await;
             let _ = forward.await;
             let _ = tx.send(BangMsg::Done(result, bang));
         });
@@ -44,7 +45,7 @@ impl Ui {
         }
     }
 
-    fn bang_done(&mut self, result: &crate::bang::BangResult, bang: &Bang) {
+    fn bang_done(&mut self, result: &crate::shell_line::ShellResult, bang: &ShellLine) {
         self.app.bang = None;
         let t = &self.app.theme;
         let mut lines =
@@ -55,8 +56,8 @@ impl Ui {
             format!("  {l}")
         });
         lines.extend(body);
-        let context = crate::bang::context(&bang.command, result);
-        match (bang.share, bang.is_comma) {
+        let context = crate::shell_line::context(&bang.command, result);
+        match (bang.share, bang.gated) {
             (true, false) => self.app.pending_context.push(context),
             (true, true) => {
                 self.app.commit.extend(lines);

@@ -221,3 +221,41 @@ fn issue_13_keys_are_trimmed_and_a_rejected_or_bad_key_names_where_it_came_from(
     );
     assert_eq!(llm.requests().len(), 2, "nothing is sent with the bad key");
 }
+
+#[test]
+fn typed_lines_are_classified_as_everywhere_and_piped_text_is_never_run() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("summary"), Turn::text("summary 2"), Turn::text("saw it")]);
+    // Piped text that looks like a shell line is data: it goes to the model, even in yolo.
+    for (i, piped) in [",touch pwned1", "!touch pwned2"].into_iter().enumerate() {
+        let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+        cmd.args(["-p", "--yolo", "summarize"]);
+        let out = super::harness::with_stdin(cmd, piped);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(!home.dir.path().join(format!("pwned{}", i + 1)).exists(), "{piped} ran");
+        let sent = llm.requests()[i].last_user_text().unwrap_or_default();
+        assert!(sent.starts_with(piped), "{sent}");
+    }
+    // Typed as arguments: `/help` is the command (no request), `!!cmd` the user's own
+    // shell line, `!cmd` shares its output with the model.
+    let out =
+        home.rab_for("anthropic-messages", &llm, Some("k")).args(["-p", "/help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("/quit"), "{}", stdout(&out));
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "!!echo typed-line"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out).trim(), "typed-line", "{}", stderr(&out));
+    assert_eq!(llm.requests().len(), 2);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "!echo shared-line"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "saw it\n", "{}", stderr(&out));
+    let sent = llm.requests()[2].last_user_text().unwrap_or_default();
+    assert!(sent.contains("I ran `echo shared-line`") && sent.contains("shared-line"), "{sent}");
+}

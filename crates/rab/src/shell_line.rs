@@ -1,0 +1,47 @@
+//! Shell lines typed by the user (`rab_core::input::ShellLine`: `!cmd`, `!!cmd`,
+//! `,cmd`, `,,cmd`), run with the bash tool (same limits and process handling as the
+//! model's calls): comma lines through the same permission gate, sandbox and secret
+//! firewall as the model's bash calls.
+
+use rab_agent::{AgentTool, ToolContext};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use rab_core::input::ShellLine;
+
+use crate::launch::Launch;
+
+/// The outcome of a shell line.
+pub struct ShellResult {
+    /// Output as the user sees it (tail-truncated like the tool's).
+    pub output: String,
+    /// Whether the command failed (or was refused).
+    pub is_error: bool,
+}
+
+/// Runs the line with the bash tool; `updates` receives output as it arrives. Comma
+/// lines pass the permission gate first and the secret firewall after.
+pub async fn run(
+    launch: &Launch,
+    line: &ShellLine,
+    cancel: CancellationToken,
+    updates: rab_agent::UpdateSink,
+) -> ShellResult {
+    let bash = rab_tools::bash::Bash::new(launch.workspace.clone());
+    let cx = ToolContext { call_id: "shell".into(), cancel, updates };
+    let (output, is_error) = if line.gated {
+        rab_core::routing::run_gated(&bash, &launch.gate, &line.command, cx).await
+    } else {
+        match bash.execute(json!({"command": line.command}), cx).await {
+            Ok(out) => (rab_ai::Content::join_text(&out.content), false),
+            Err(e) => (e.to_string(), true),
+        }
+    };
+    ShellResult { output, is_error }
+}
+
+/// The context handed to the model for a shared `!cmd`, or the message a `,,cmd`
+/// sends.
+pub fn context(command: &str, result: &ShellResult) -> String {
+    rab_core::input::shell_context(command, &result.output, result.is_error)
+}
