@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::gate::{Approval, ApprovalRequest, Approver};
+use crate::gate::{Approval, ApprovalKind, ApprovalRequest, Approver};
 
 /// Most suggested answers shown.
 const MAX_OPTIONS: usize = 6;
@@ -50,6 +50,10 @@ impl Tool for AskUser {
         let options: Vec<String> =
             args.options.unwrap_or_default().into_iter().take(MAX_OPTIONS).collect();
         let request = ApprovalRequest {
+            kind: ApprovalKind::Question {
+                question: args.question.clone(),
+                options: options.clone(),
+            },
             tool: Self::NAME.to_owned(),
             level: Self::LEVEL,
             arguments: json!({"question": args.question, "options": options}),

@@ -15,9 +15,32 @@ use crate::hooks::{HookEvent, HookRunner, args_from_hook, tool_event};
 use crate::permissions::{PermissionMode, Policy, Verdict};
 use crate::secrets::Redactor;
 
+/// What the user is asked: front ends show each kind its own way and never look at the
+/// tool's name to decide.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ApprovalKind {
+    /// May this call run? (Once, always, no.)
+    Permission,
+    /// A question the agent asks (`ask_user`): free text, or one of the options.
+    Question {
+        /// The question.
+        question: String,
+        /// The answers offered (may be empty: any text).
+        options: Vec<String>,
+    },
+    /// A plan to approve (`exit_plan_mode`): start (keep asking for edits), start
+    /// accepting edits, or keep planning with a note.
+    Plan {
+        /// The plan, in markdown.
+        plan: String,
+    },
+}
+
 /// A call waiting for the user's decision.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApprovalRequest {
+    /// What is asked.
+    pub kind: ApprovalKind,
     /// The tool.
     pub tool: String,
     /// What it can do.
@@ -331,6 +354,7 @@ impl Gate {
     ) -> Option<String> {
         let rule = self.policy.read().map(|p| p.suggest_rule(&call.name, args)).unwrap_or_default();
         let request = ApprovalRequest {
+            kind: ApprovalKind::Permission,
             tool: call.name.clone(),
             level: tool.level(),
             arguments: args.clone(),

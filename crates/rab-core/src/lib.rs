@@ -41,7 +41,7 @@ pub use extension::{
     Command, CommandContext, CommandHandler, CommandOutcome, Completion, Extension, Extensions,
     Lifecycle, PromptRequest, command,
 };
-pub use gate::{Approval, ApprovalRequest, Approver, Denial, Gate, ModeSwitch};
+pub use gate::{Approval, ApprovalKind, ApprovalRequest, Approver, Denial, Gate, ModeSwitch};
 pub use plan_tools::{EnterPlanMode, ExitPlanMode, plan_tools};
 pub use prompt::{
     ContextFile, DEFAULT_SYSTEM_PROMPT, PromptSources, build_system_prompt, context_files,

@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::gate::{Approval, ApprovalRequest, Approver, ModeSwitch};
+use crate::gate::{Approval, ApprovalKind, ApprovalRequest, Approver, ModeSwitch};
 use crate::permissions::PermissionMode;
 
 /// Switches to plan mode.
@@ -92,6 +92,7 @@ impl Tool for ExitPlanMode {
             return Err(ToolError::Model("plan is empty: give the plan in markdown".into()));
         }
         let request = ApprovalRequest {
+            kind: ApprovalKind::Plan { plan: args.plan.clone() },
             tool: Self::NAME.to_owned(),
             level: Self::LEVEL,
             arguments: json!({"plan": args.plan}),

@@ -328,35 +328,38 @@ async fn run_prompt(
 
 /// Shows a permission question and reads the answer line.
 async fn ask(r: &rab_core::ApprovalRequest, lines: &mut Lines<BufReader<Stdin>>) -> Approval {
-    if r.tool == "ask_user" {
-        println!("\n? {}", safe(r.preview.as_deref().unwrap_or_default()));
-        let options = r.arguments.get("options").and_then(serde_json::Value::as_array);
-        for (i, o) in options.into_iter().flatten().enumerate() {
-            println!("  {}. {}", i + 1, safe(o.as_str().unwrap_or_default()));
+    use rab_core::ApprovalKind;
+    match &r.kind {
+        ApprovalKind::Question { question, options } => {
+            println!("\n? {}", safe(question));
+            for (i, o) in options.iter().enumerate() {
+                println!("  {}. {}", i + 1, safe(o));
+            }
+            print!("  answer (a number or your own words) > ");
+            let _ = std::io::stdout().flush();
+            let line = lines.next_line().await.ok().flatten().unwrap_or_default();
+            let line = line.trim();
+            let picked = line.parse::<usize>().ok().and_then(|n| options.get(n.checked_sub(1)?));
+            return match (picked, line.is_empty()) {
+                (Some(choice), _) => Approval::Answer(choice.clone()),
+                (None, true) => Approval::Deny(None),
+                (None, false) => Approval::Answer(line.to_owned()),
+            };
         }
-        print!("  answer (a number or your own words) > ");
-        let _ = std::io::stdout().flush();
-        let line = lines.next_line().await.ok().flatten().unwrap_or_default();
-        let line = line.trim();
-        let picked = line.parse::<usize>().ok().and_then(|n| options?.get(n.checked_sub(1)?));
-        return match (picked.and_then(serde_json::Value::as_str), line.is_empty()) {
-            (Some(choice), _) => Approval::Answer(choice.to_owned()),
-            (None, true) => Approval::Deny(None),
-            (None, false) => Approval::Answer(line.to_owned()),
-        };
-    }
-    if r.tool == "exit_plan_mode" {
-        println!("\n? Start with this plan?");
-        r.preview.iter().flat_map(|p| p.lines()).for_each(|l| println!("  {}", safe(l)));
-        print!("  [y]es · [a]ccept edits too · [n]o [what to change] > ");
-    } else {
-        println!("\n? Allow {} ({})", safe(&r.tool), safe(&r.reason));
-        match (&r.preview, r.arguments.get("command").and_then(serde_json::Value::as_str)) {
-            (Some(p), _) => p.lines().take(40).for_each(|l| println!("  {}", safe(l))),
-            (None, Some(cmd)) => println!("  $ {}", safe(cmd)),
-            (None, None) => println!("  {}", r.arguments),
+        ApprovalKind::Plan { plan } => {
+            println!("\n? Start with this plan?");
+            plan.lines().for_each(|l| println!("  {}", safe(l)));
+            print!("  [y]es · [a]ccept edits too · [n]o [what to change] > ");
         }
-        print!("  [y]es once · [a]lways ({}) · [n]o [reason] > ", safe(&r.rule));
+        ApprovalKind::Permission => {
+            println!("\n? Allow {} ({})", safe(&r.tool), safe(&r.reason));
+            match (&r.preview, r.arguments.get("command").and_then(serde_json::Value::as_str)) {
+                (Some(p), _) => p.lines().take(40).for_each(|l| println!("  {}", safe(l))),
+                (None, Some(cmd)) => println!("  $ {}", safe(cmd)),
+                (None, None) => println!("  {}", r.arguments),
+            }
+            print!("  [y]es once · [a]lways ({}) · [n]o [reason] > ", safe(&r.rule));
+        }
     }
     let _ = std::io::stdout().flush();
     let line = lines.next_line().await.ok().flatten().unwrap_or_default();

@@ -199,13 +199,16 @@ impl Approver for SwitchApprover {
             Some(a) => Box::pin(async move { a.approve(request, cancel).await }),
             None => {
                 // Headless: nobody to ask. The model gets the refusal; the person reading
-                // the output gets this note.
-                eprintln!(
-                    "rab: denied {} ({}); allow it with --allowed-tools '{}' or --yolo",
-                    crate::term::safe(&request.tool),
-                    crate::term::safe(&request.reason),
-                    crate::term::safe(&request.rule)
-                );
+                // the output gets this note for a call that needed permission (a question
+                // or a plan is the model's to settle: it is told so).
+                if request.kind == rab_core::ApprovalKind::Permission {
+                    eprintln!(
+                        "rab: denied {} ({}); allow it with --allowed-tools '{}' or --yolo",
+                        crate::term::safe(&request.tool),
+                        crate::term::safe(&request.reason),
+                        crate::term::safe(&request.rule)
+                    );
+                }
                 Box::pin(async { Approval::Unavailable })
             }
         }

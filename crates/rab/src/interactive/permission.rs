@@ -3,7 +3,7 @@
 //! deny, optionally with a reason typed right there that goes to the model.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use rab_core::{Approval, ApprovalRequest};
+use rab_core::{Approval, ApprovalKind, ApprovalRequest};
 use rab_tui::keys::{Action, Keybindings};
 use rab_tui::{Role, Theme, ansi};
 use serde_json::Value;
@@ -24,15 +24,20 @@ impl PermissionView {
         Self { request, selected: 0, reason: String::new() }
     }
 
-    /// The answers offered to `ask_user` (the model's options).
+    /// The answers offered to a question (the model's options).
     fn choices(&self) -> Vec<String> {
-        let list = self.request.arguments.get("options").and_then(Value::as_array);
-        list.map(|l| l.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-            .unwrap_or_default()
+        match &self.request.kind {
+            ApprovalKind::Question { options, .. } => options.clone(),
+            ApprovalKind::Permission | ApprovalKind::Plan { .. } => Vec::new(),
+        }
+    }
+
+    fn is_question(&self) -> bool {
+        matches!(self.request.kind, ApprovalKind::Question { .. })
     }
 
     fn options(&self) -> Vec<String> {
-        if self.request.tool == "ask_user" {
+        if self.is_question() {
             let mut out = self.choices();
             out.push(if self.reason.is_empty() {
                 "Type an answer".to_owned()
@@ -41,7 +46,7 @@ impl PermissionView {
             });
             return out;
         }
-        if self.request.tool == "exit_plan_mode" {
+        if matches!(self.request.kind, ApprovalKind::Plan { .. }) {
             let change = if self.reason.is_empty() {
                 "No, keep planning (type what to change)".to_owned()
             } else {
@@ -71,7 +76,7 @@ impl PermissionView {
             return Some(Approval::Deny(None));
         }
         let last = self.options().len() - 1;
-        if bindings.matches(Action::SelectConfirm, key) && self.request.tool == "ask_user" {
+        if bindings.matches(Action::SelectConfirm, key) && self.is_question() {
             let typed = self.reason.trim().to_owned();
             return match self.choices().get(self.selected) {
                 Some(choice) => Some(Approval::Answer(choice.clone())),
@@ -109,10 +114,10 @@ impl PermissionView {
             String::new(),
             theme.fg(
                 Role::Warning,
-                &theme.bold(&if r.tool == "exit_plan_mode" {
-                    "Start with this plan?".to_owned()
-                } else {
-                    format!("Allow {}?", r.tool)
+                &theme.bold(&match &r.kind {
+                    ApprovalKind::Plan { .. } => "Start with this plan?".to_owned(),
+                    ApprovalKind::Question { .. } => "The agent asks:".to_owned(),
+                    ApprovalKind::Permission => format!("Allow {}?", r.tool),
                 }),
             ),
             theme.dim(&format!("{} ({})", r.reason, r.level.as_str())),
@@ -142,11 +147,55 @@ impl PermissionView {
             };
             out.push(line);
         }
-        out.push(theme.dim(if r.tool == "ask_user" {
+        out.push(theme.dim(if self.is_question() {
             "↑↓ move · Enter answer · type your own answer · Esc decline"
         } else {
             "↑↓ move · Enter choose · type a reason to refuse · Esc deny"
         }));
         out.into_iter().map(|l| ansi::truncate(&l, width, "…")).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyEventKind;
+
+    fn request(kind: ApprovalKind) -> ApprovalRequest {
+        ApprovalRequest {
+            kind,
+            tool: "any_name".into(),
+            level: rab_agent::ToolLevel::ReadOnly,
+            arguments: serde_json::json!({}),
+            preview: None,
+            reason: "why".into(),
+            rule: "rule".into(),
+        }
+    }
+
+    fn enter() -> KeyEvent {
+        KeyEvent {
+            code: KeyCode::Enter,
+            modifiers: KeyModifiers::NONE,
+            kind: KeyEventKind::Press,
+            state: crossterm::event::KeyEventState::NONE,
+        }
+    }
+
+    #[test]
+    fn the_kind_not_the_tool_name_decides_how_to_ask() {
+        let keys = Keybindings::default();
+        let q = ApprovalKind::Question {
+            question: "Which?".into(),
+            options: vec!["a".into(), "b".into()],
+        };
+        let mut view = PermissionView::new(request(q));
+        assert_eq!(view.options(), ["a", "b", "Type an answer"]);
+        assert_eq!(view.key(&enter(), &keys), Some(Approval::Answer("a".into())));
+        let view = PermissionView::new(request(ApprovalKind::Plan { plan: "do it".into() }));
+        assert_eq!(view.options()[1], "Yes, and accept edits from now on");
+        let mut view = PermissionView::new(request(ApprovalKind::Permission));
+        assert_eq!(view.options()[1], "Yes, always allow rule in this project");
+        assert_eq!(view.key(&enter(), &keys), Some(Approval::Once));
     }
 }
