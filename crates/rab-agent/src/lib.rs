@@ -39,7 +39,7 @@ pub use hooks::{HookDecision, ToolHook};
 pub use ledger::{Ledger, OverBudget, Spend, Spending};
 pub use queue::{DrainMode, Queues};
 pub use tool::{
-    AgentTool, BoxFuture, ExecutionMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput,
-    ToolSource, UpdateSink, schema_of,
+    AgentTool, BoxFuture, ExecutionMode, RuleKind, Tool, ToolContext, ToolError, ToolFacts,
+    ToolLevel, ToolOutput, ToolSource, UpdateSink, schema_of,
 };
 pub use tool_view::{MIN_DEFER_BYTES, TOOL_SEARCH, ToolSearch, ToolView};

@@ -49,6 +49,49 @@ impl ToolLevel {
     }
 }
 
+/// What a permission rule's pattern matches in a tool's calls: `bash(git *)` a
+/// command, `edit(src/**)` a path, `web_fetch(domain:docs.rs)` a host.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RuleKind {
+    /// Rules name the tool only.
+    #[default]
+    None,
+    /// Its `path` argument (and the files it writes).
+    Path,
+    /// Its `command` argument, read as shell.
+    Command,
+    /// The host of its `url` argument.
+    Domain,
+}
+
+/// What permission rules, hooks and the tool view know about a tool, declared by the
+/// tool itself (not kept in lists of names elsewhere).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ToolFacts {
+    /// What its rules' patterns match.
+    pub rule: RuleKind,
+    /// Claude Code's names for it (`Bash`; `Edit` and `MultiEdit`), so rules and hook
+    /// matchers written for Claude Code work.
+    pub claude_names: &'static [&'static str],
+    /// Tools whose rules cover it too (`edit(…)` rules cover `write`; `read(…)` rules
+    /// cover `grep`), and whose hooks see it.
+    pub covered_by: &'static [&'static str],
+    /// Always sent with its full schema, never deferred by the tool view.
+    pub always_full: bool,
+}
+
+impl ToolFacts {
+    /// Nothing special: rules name the tool, no alias, may be deferred.
+    pub const NONE: ToolFacts =
+        ToolFacts { rule: RuleKind::None, claude_names: &[], covered_by: &[], always_full: false };
+}
+
+impl Default for ToolFacts {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
 /// What a tool produced.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolOutput {
@@ -154,6 +197,10 @@ pub trait AgentTool: Send + Sync {
     fn level(&self) -> ToolLevel {
         ToolLevel::Execute
     }
+    /// What rules, hooks and the tool view know about it.
+    fn facts(&self) -> ToolFacts {
+        ToolFacts::NONE
+    }
     /// What this call can do, when it depends on the arguments (`config` reads with
     /// `get` and writes with `set`); the tool's [`AgentTool::level`] otherwise.
     fn level_of(&self, arguments: &Value) -> ToolLevel {
@@ -204,6 +251,8 @@ pub trait Tool: Send + Sync + 'static {
     const NAME: &'static str;
     /// What the tool can do (for permissions).
     const LEVEL: ToolLevel;
+    /// What rules, hooks and the tool view know about it.
+    const FACTS: ToolFacts = ToolFacts::NONE;
     /// What the tool does and when to use it (shown to the model).
     fn description(&self) -> String;
     /// Whether the call may run alongside others.
@@ -260,6 +309,10 @@ impl<T: Tool> AgentTool for T {
 
     fn level(&self) -> ToolLevel {
         T::LEVEL
+    }
+
+    fn facts(&self) -> ToolFacts {
+        T::FACTS
     }
 
     fn preview(&self, arguments: &Value) -> Option<String> {

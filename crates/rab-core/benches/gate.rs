@@ -70,14 +70,9 @@ fn gate() -> Gate {
         },
         hooks: rab_config::HookSettings::new(),
     };
-    let known: Vec<String> = ["read", "write", "edit", "bash", "grep", "glob", "ls", "web_fetch"]
-        .map(String::from)
-        .to_vec();
-    let cx = PolicyContext {
-        known_tools: &known,
-        root: Path::new("/p"),
-        home: Some(Path::new("/home/u")),
-    };
+    let known = rab_core::tool_catalog::builtin(Path::new("/p"));
+    let cx =
+        PolicyContext { tools: &known, root: Path::new("/p"), home: Some(Path::new("/home/u")) };
     let policy = Policy::load(&[layer], &[], &[], &cx).unwrap();
     let secrets = (0..8).map(|i| (format!("KEY_{i}"), format!("secret-value-number-{i}-abcdef")));
     Gate::new(

@@ -17,9 +17,8 @@ use rab_core::permissions::{PermissionMode, Policy, PolicyContext};
 use serde_json::json;
 
 fn empty() -> Policy {
-    let known: Vec<String> = vec!["bash".into()];
-    let cx =
-        PolicyContext { known_tools: &known, root: Path::new("/p"), home: Some(Path::new("/h")) };
+    let known = rab_core::tool_catalog::builtin(Path::new("/p"));
+    let cx = PolicyContext { tools: &known, root: Path::new("/p"), home: Some(Path::new("/h")) };
     Policy::load(&[], &[], &[], &cx).unwrap()
 }
 
@@ -93,11 +92,8 @@ fn policy() -> Policy {
         permissions: PermissionSettings { allow, ask, deny, ..PermissionSettings::default() },
         hooks: rab_config::HookSettings::new(),
     };
-    let known: Vec<String> = ["read", "write", "edit", "bash", "grep", "glob", "ls", "web_fetch"]
-        .map(String::from)
-        .to_vec();
-    let cx =
-        PolicyContext { known_tools: &known, root: Path::new("/p"), home: Some(Path::new("/h")) };
+    let known = rab_core::tool_catalog::builtin(Path::new("/p"));
+    let cx = PolicyContext { tools: &known, root: Path::new("/p"), home: Some(Path::new("/h")) };
     Policy::load(&[layer], &[], &[], &cx).unwrap()
 }
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use rab_agent::{Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput};
 use rab_config::Settings;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -73,6 +73,13 @@ pub struct Args {
 impl Tool for ConfigTool {
     type Args = Args;
     const NAME: &'static str = "config";
+    // `config set` writes the settings file: edit and write rules cover it.
+    const FACTS: ToolFacts = ToolFacts {
+        rule: rab_agent::RuleKind::None,
+        claude_names: &[],
+        covered_by: &["edit", "write"],
+        always_full: false,
+    };
     const LEVEL: ToolLevel = ToolLevel::Edit;
 
     // `set` writes the global settings file: an edit, asked for in default mode and

@@ -259,13 +259,24 @@ impl Gate {
         v
     }
 
+    /// The names hooks may match a call's tool by (rab's, Claude Code's, the tools
+    /// whose rules cover it), from the tools' declared facts.
+    fn hook_names(&self, tool: &str) -> Vec<String> {
+        match self.policy.read() {
+            Ok(p) => p.tools().hook_names(tool).into_iter().map(str::to_owned).collect(),
+            Err(_) => vec![tool.to_owned()],
+        }
+    }
+
     fn tool_input(&self, call: &ToolCall, extra: Option<(&str, Value)>) -> Value {
         let s = self.session.lock().map(|s| s.clone()).unwrap_or_default();
+        let claude = self.policy.read().ok().and_then(|p| p.tools().claude_name(&call.name));
         let mut v = tool_event(
             &s.id,
             &s.transcript,
             self.mode.get().as_str(),
             &call.name,
+            claude,
             &call.id,
             &call.arguments,
         );
@@ -286,7 +297,9 @@ impl Gate {
         let mut hook_asks = false;
         if self.hooks.has(HookEvent::PreToolUse) {
             let input = self.tool_input(call, None);
-            let out = self.hooks.run(HookEvent::PreToolUse, Some(&call.name), input, cancel).await;
+            let names = self.hook_names(&call.name);
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let out = self.hooks.run(HookEvent::PreToolUse, Some(&names), input, cancel).await;
             for w in &out.warnings {
                 tracing::warn!("{w}");
             }
@@ -410,8 +423,9 @@ impl Gate {
         if self.hooks.has(HookEvent::PostToolUse) {
             let response = json!({"content": result.text(), "is_error": result.is_error});
             let input = self.tool_input(call, Some(("tool_response", response)));
-            let hook =
-                self.hooks.run(HookEvent::PostToolUse, Some(&call.name), input, cancel).await;
+            let names = self.hook_names(&call.name);
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let hook = self.hooks.run(HookEvent::PostToolUse, Some(&names), input, cancel).await;
             for w in &hook.warnings {
                 tracing::warn!("{w}");
             }

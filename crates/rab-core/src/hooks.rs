@@ -16,8 +16,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use crate::permissions::claude_alias;
-
 /// Seconds a hook may run when its `timeout` is not set (Claude Code's default).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 60;
 /// Bytes of a hook's stdout or stderr kept.
@@ -163,7 +161,7 @@ impl HookRunner {
     pub async fn run(
         &self,
         event: HookEvent,
-        tool: Option<&str>,
+        tool: Option<&[&str]>,
         mut input: Value,
         cancel: &CancellationToken,
     ) -> HookOutcome {
@@ -173,8 +171,8 @@ impl HookRunner {
             map.insert("cwd".into(), self.cwd.display().to_string().into());
         }
         for hook in self.hooks.iter().filter(|h| h.event == event) {
-            if let Some(tool) = tool
-                && !matches_tool(&hook.matcher, tool)
+            if let Some(names) = tool
+                && !matches_tool(&hook.matcher, names)
             {
                 continue;
             }
@@ -351,19 +349,15 @@ fn parse_matcher(m: &str) -> Result<Vec<String>, HookConfigError> {
     Ok(alts)
 }
 
-/// Whether a tool (by rab's name or Claude Code's) matches.
-fn matches_tool(alts: &[String], tool: &str) -> bool {
+/// Whether a tool matches, by any of its names (rab's, Claude Code's, those of the
+/// tools whose rules cover it: `ToolCatalog::hook_names`).
+fn matches_tool(alts: &[String], names: &[&str]) -> bool {
     if alts.is_empty() {
         return true;
     }
-    let alias = claude_alias(tool);
-    // apply_patch is how some models edit: hooks for edits see it too.
-    let edits: &[&str] = if tool == "apply_patch" { &["edit", "Edit"] } else { &[] };
     alts.iter().any(|alt| {
         let pattern = alt.replace(".*", "*");
-        crate::permissions::wildcard(&pattern, tool)
-            || alias.is_some_and(|a| crate::permissions::wildcard(&pattern, a))
-            || edits.iter().any(|e| crate::permissions::wildcard(&pattern, e))
+        names.iter().any(|n| crate::permissions::wildcard(&pattern, n))
     })
 }
 
@@ -395,12 +389,13 @@ pub fn tool_event(
     transcript: &str,
     mode: &str,
     tool: &str,
+    claude_name: Option<&str>,
     call_id: &str,
     args: &Value,
 ) -> Value {
     // Claude Code's name where the tool has one (`Bash`), so its hooks, which test
     // `tool_name == "Bash"`, work as written; rab's own name alongside.
-    let name = crate::permissions::claude_alias(tool).unwrap_or(tool);
+    let name = claude_name.unwrap_or(tool);
     json!({
         "session_id": session_id,
         "transcript_path": transcript,

@@ -21,8 +21,19 @@ fn runner(event: &str, matcher: &str, command: &str) -> (tempfile::TempDir, Hook
     (dir, r)
 }
 
+fn catalog() -> crate::ToolCatalog {
+    crate::tool_catalog::builtin(std::path::Path::new("."))
+}
+
 fn pre(tool: &str, args: Value) -> Value {
-    tool_event("s1", "/t.jsonl", "default", tool, "c1", &args)
+    tool_event("s1", "/t.jsonl", "default", tool, catalog().claude_name(tool), "c1", &args)
+}
+
+/// The names hooks may match `tool` by.
+fn names(tool: &str) -> Vec<&'static str> {
+    let catalog: &'static crate::ToolCatalog = Box::leak(Box::new(catalog()));
+    let tool: &'static str = Box::leak(tool.to_owned().into_boxed_str());
+    catalog.hook_names(tool)
 }
 
 #[tokio::test]
@@ -30,11 +41,21 @@ async fn exit_2_blocks_with_stderr_as_the_reason() {
     let (_d, r) = runner("PreToolUse", "Bash", "echo 'no rm here' >&2; exit 2");
     let cancel = CancellationToken::new();
     let out = r
-        .run(HookEvent::PreToolUse, Some("bash"), pre("bash", json!({"command": "rm x"})), &cancel)
+        .run(
+            HookEvent::PreToolUse,
+            Some(&names("bash")),
+            pre("bash", json!({"command": "rm x"})),
+            &cancel,
+        )
         .await;
     assert_eq!(out.block.as_deref(), Some("no rm here"));
     let out = r
-        .run(HookEvent::PreToolUse, Some("read"), pre("read", json!({"path": "a"})), &cancel)
+        .run(
+            HookEvent::PreToolUse,
+            Some(&names("read")),
+            pre("read", json!({"path": "a"})),
+            &cancel,
+        )
         .await;
     assert_eq!(out, HookOutcome::default(), "the matcher does not match read");
 }
@@ -46,7 +67,7 @@ async fn json_output_rewrites_input_and_reads_the_event_from_stdin() {
     let out = r
         .run(
             HookEvent::PreToolUse,
-            Some("write"),
+            Some(&names("write")),
             pre("write", json!({"path": "a.txt"})),
             &CancellationToken::new(),
         )
@@ -60,7 +81,12 @@ async fn json_output_rewrites_input_and_reads_the_event_from_stdin() {
 async fn other_exit_codes_and_timeouts_are_warnings_only() {
     let (_d, r) = runner("PostToolUse", "", "echo oops >&2; exit 1");
     let out = r
-        .run(HookEvent::PostToolUse, Some("ls"), pre("ls", json!({})), &CancellationToken::new())
+        .run(
+            HookEvent::PostToolUse,
+            Some(&names("ls")),
+            pre("ls", json!({})),
+            &CancellationToken::new(),
+        )
         .await;
     assert_eq!((out.block, out.warnings.len()), (None, 1));
     assert!(out.warnings[0].contains("exit code 1: oops"), "{:?}", out.warnings);
@@ -73,22 +99,22 @@ fn unknown_events_and_bad_matchers_fail_at_load() {
     let err = HookRunner::new(&s, PathBuf::new(), Sandbox::default(), &mut vec![]).unwrap_err();
     assert!(err.to_string().contains("unknown event \"PreToolUze\""), "{err}");
     assert!(parse_matcher("Bash(").is_err());
-    assert!(matches_tool(&parse_matcher("mcp__mem.*").unwrap(), "mcp__memory__put"));
-    assert!(matches_tool(&parse_matcher("Write|Edit").unwrap(), "edit"));
-    assert!(!matches_tool(&parse_matcher("Write|Edit").unwrap(), "bash"));
+    assert!(matches_tool(&parse_matcher("mcp__mem.*").unwrap(), &names("mcp__memory__put")));
+    assert!(matches_tool(&parse_matcher("Write|Edit").unwrap(), &names("edit")));
+    assert!(!matches_tool(&parse_matcher("Write|Edit").unwrap(), &names("bash")));
     // apply_patch is how some models edit: edit hooks see it.
-    assert!(matches_tool(&parse_matcher("Write|Edit").unwrap(), "apply_patch"));
-    assert!(matches_tool(&parse_matcher("edit").unwrap(), "apply_patch"));
-    assert!(!matches_tool(&parse_matcher("Bash").unwrap(), "apply_patch"));
+    assert!(matches_tool(&parse_matcher("Write|Edit").unwrap(), &names("apply_patch")));
+    assert!(matches_tool(&parse_matcher("edit").unwrap(), &names("apply_patch")));
+    assert!(!matches_tool(&parse_matcher("Bash").unwrap(), &names("apply_patch")));
 }
 
 #[test]
 fn hook_input_names_tools_as_claude_code_does_with_rabs_name_alongside() {
-    let v = tool_event("s", "t", "default", "bash", "c1", &serde_json::json!({"command": "ls"}));
+    let v = pre("bash", serde_json::json!({"command": "ls"}));
     assert_eq!(v["tool_name"], "Bash");
     assert_eq!(v["rab_tool_name"], "bash");
-    let v = tool_event("s", "t", "default", "edit", "c1", &serde_json::json!({"path": "a"}));
+    let v = pre("edit", serde_json::json!({"path": "a"}));
     assert_eq!(v["tool_name"], "Edit");
-    let v = tool_event("s", "t", "default", "mcp__gh__x", "c1", &serde_json::json!({}));
+    let v = pre("mcp__gh__x", serde_json::json!({}));
     assert_eq!(v["tool_name"], "mcp__gh__x");
 }

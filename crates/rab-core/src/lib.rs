@@ -35,6 +35,7 @@ mod session_ops;
 mod shell_scan;
 pub mod skills;
 pub mod task;
+pub mod tool_catalog;
 
 pub use compaction::{MAX_FAILURES, ModelCompactor, cut_point, sliding_window, transcript};
 pub use extension::{
@@ -49,3 +50,4 @@ pub use prompt::{
 };
 pub use session::{AgentSession, Resumed, Totals, TurnCost};
 pub use session_ops::TreeItem;
+pub use tool_catalog::ToolCatalog;

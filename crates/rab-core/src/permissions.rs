@@ -15,10 +15,7 @@ use rab_agent::ToolLevel;
 use rab_config::SafetyLayer;
 use serde_json::Value;
 
-#[path = "permissions_names.rs"]
-mod names;
-
-pub use names::{canonical_tool_name, claude_alias};
+pub use crate::tool_catalog::ToolCatalog;
 
 /// How much runs without asking.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -124,7 +121,7 @@ pub struct Policy {
     deny: Vec<Rule>,
     root: PathBuf,
     home: Option<PathBuf>,
-    known: Vec<String>,
+    tools: ToolCatalog,
     /// Rules of Claude Code's project settings that rab cannot use (a tool it does not
     /// have), one line each.
     skipped: Vec<String>,
@@ -134,8 +131,8 @@ pub struct Policy {
 
 /// What the policy needs besides the rules.
 pub struct PolicyContext<'a> {
-    /// Tool names rules may name (every built-in, not only the enabled ones).
-    pub known_tools: &'a [String],
+    /// The tools rules may name (every built-in, not only the enabled ones).
+    pub tools: &'a ToolCatalog,
     /// The project root; relative patterns are under it.
     pub root: &'a Path,
     /// The home directory, for `~`.
@@ -143,6 +140,11 @@ pub struct PolicyContext<'a> {
 }
 
 impl Policy {
+    /// The tools rules may name, with their facts.
+    pub fn tools(&self) -> &ToolCatalog {
+        &self.tools
+    }
+
     /// Parses every layer's rules and the command line's (`--allowed-tools`,
     /// `--disallowed-tools`); the first bad rule is the error.
     pub fn load(
@@ -154,7 +156,7 @@ impl Policy {
         let mut policy = Self {
             root: cx.root.to_path_buf(),
             home: cx.home.map(Path::to_path_buf),
-            known: cx.known_tools.to_vec(),
+            tools: cx.tools.clone(),
             ..Self::default()
         };
         for layer in layers {
@@ -198,7 +200,7 @@ impl Policy {
 
     fn note_bash_rules(&mut self) {
         let mut all = self.allow.iter().chain(&self.granted).chain(&self.ask).chain(&self.deny);
-        self.reads_commands = all.any(|r| r.applies("bash"));
+        self.reads_commands = all.any(|r| r.applies("bash", &self.tools));
     }
 
     /// Whether a `read(...)` deny rule covers `path` (absolute, as written: the tools
@@ -222,9 +224,8 @@ impl Policy {
 
     /// Adds an allow rule (the user's "always").
     pub fn add_allow(&mut self, text: &str) -> Result<(), String> {
-        let known = self.known.clone();
-        let cx =
-            PolicyContext { known_tools: &known, root: &self.root, home: self.home.as_deref() };
+        let tools = self.tools.clone();
+        let cx = PolicyContext { tools: &tools, root: &self.root, home: self.home.as_deref() };
         self.allow.push(parse_rule(text, &cx)?);
         self.note_bash_rules();
         Ok(())
@@ -234,9 +235,8 @@ impl Policy {
     /// command's or skill's `allowed-tools`, for the prompt it sends). Deny and ask
     /// rules still win. A bad rule leaves the grants empty.
     pub fn set_granted(&mut self, rules: &[String]) -> Result<(), String> {
-        let known = self.known.clone();
-        let cx =
-            PolicyContext { known_tools: &known, root: &self.root, home: self.home.as_deref() };
+        let tools = self.tools.clone();
+        let cx = PolicyContext { tools: &tools, root: &self.root, home: self.home.as_deref() };
         self.granted.clear();
         let parsed: Result<Vec<Rule>, String> = rules.iter().map(|r| parse_rule(r, &cx)).collect();
         self.granted = parsed?;
@@ -262,7 +262,7 @@ impl Policy {
             return Verdict::Deny(format!("denied by the rule \"{}\"", rule.text));
         }
         if let Some(why) = scan.as_ref().and_then(|s| s.unknown.as_deref())
-            && let Some(rule) = self.deny.iter().find(|r| r.covers_commands(tool))
+            && let Some(rule) = self.deny.iter().find(|r| r.covers_commands(tool, &self.tools))
         {
             return Verdict::Deny(format!(
                 "rab cannot tell which commands this runs: {why}. A deny rule for bash \
@@ -286,7 +286,7 @@ impl Policy {
             return Verdict::Ask(format!("the rule \"{}\" asks", rule.text));
         }
         if let Some(why) = scan.as_ref().and_then(|s| s.unknown.as_deref())
-            && let Some(rule) = self.ask.iter().find(|r| r.covers_commands(tool))
+            && let Some(rule) = self.ask.iter().find(|r| r.covers_commands(tool, &self.tools))
         {
             return Verdict::Ask(format!(
                 "rab cannot tell which commands this runs ({why}), and the rule \"{}\" asks",
@@ -308,7 +308,8 @@ impl Policy {
     /// Whether allow rules (and the prompt's grants) cover the whole call: for bash,
     /// every simple command it runs, each by some rule.
     fn allowed(&self, call: &Call<'_>) -> bool {
-        let mut rules = self.allow.iter().chain(&self.granted).filter(|r| r.applies(call.tool));
+        let mut rules =
+            self.allow.iter().chain(&self.granted).filter(|r| r.applies(call.tool, &self.tools));
         let Some(scan) = call.scan else {
             return rules.any(|r| self.matches(r, call, true));
         };
@@ -355,7 +356,7 @@ impl Policy {
                 Some(host) => format!("web_fetch(domain:{host})"),
                 None => tool.to_owned(),
             },
-            _ if names::is_path_tool(tool) => match text("path") {
+            _ if self.tools.is_path_tool(tool) => match text("path") {
                 Some(p) => {
                     let path = rab_tools::normalize(&self.root.join(p));
                     let dir = path.parent().unwrap_or(&path);
@@ -380,7 +381,7 @@ impl Policy {
     /// Whether `rule` matches a call; `all`: a path must match both as written and
     /// with symbolic links resolved (allow rules), else either (deny and ask rules).
     fn matches(&self, rule: &Rule, call: &Call<'_>, all: bool) -> bool {
-        if !rule.applies(call.tool) {
+        if !rule.applies(call.tool, &self.tools) {
             return false;
         }
         let args = call.args;
@@ -436,17 +437,17 @@ struct Call<'a> {
 
 impl Rule {
     /// Whether the rule is about `tool`.
-    fn applies(&self, tool: &str) -> bool {
+    fn applies(&self, tool: &str, tools: &ToolCatalog) -> bool {
         if let Some(server) = self.tool.strip_suffix("__") {
             tool.strip_prefix(server).is_some_and(|rest| rest.starts_with("__"))
         } else {
-            self.tool == tool || names::rule_covers(&self.tool, tool)
+            self.tool == tool || tools.covers(&self.tool, tool)
         }
     }
 
     /// Whether the rule names commands of `tool` (a bash rule with a pattern, or bash).
-    fn covers_commands(&self, tool: &str) -> bool {
-        tool == "bash" && self.applies(tool)
+    fn covers_commands(&self, tool: &str, tools: &ToolCatalog) -> bool {
+        tool == "bash" && self.applies(tool, tools)
     }
 }
 
@@ -513,8 +514,8 @@ fn parse_rule(text: &str, cx: &PolicyContext<'_>) -> Result<Rule, String> {
         };
         return Ok(Rule { tool, pattern: Pattern::Any, text: t.to_owned() });
     }
-    let Some(canonical) = canonical_tool_name(name, cx.known_tools) else {
-        return Err(format!("unknown tool '{name}' (known: {})", cx.known_tools.join(", ")));
+    let Some(canonical) = cx.tools.canonical(name) else {
+        return Err(format!("unknown tool '{name}' (known: {})", cx.tools.names().join(", ")));
     };
     let pattern = match pattern {
         None => Pattern::Any,
@@ -542,7 +543,7 @@ fn parse_pattern(tool: &str, p: &str, cx: &PolicyContext<'_>) -> Result<Pattern,
         }
         return rule_host(domain).map(Pattern::Domain);
     }
-    if names::is_path_tool(tool) {
+    if cx.tools.is_path_tool(tool) {
         return path_glob(p, cx).map(Pattern::Path);
     }
     Err(format!("{tool} takes no pattern; write '{tool}' alone"))

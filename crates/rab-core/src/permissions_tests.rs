@@ -3,8 +3,8 @@ use pretty_assertions::assert_eq;
 use rab_config::{PermissionSettings, Scope};
 use serde_json::json;
 
-fn known() -> Vec<String> {
-    ["read", "write", "edit", "bash", "grep", "glob", "ls", "web_fetch"].map(String::from).to_vec()
+fn known() -> ToolCatalog {
+    crate::tool_catalog::builtin(Path::new("/p"))
 }
 
 fn layer(allow: &[&str], ask: &[&str], deny: &[&str]) -> SafetyLayer {
@@ -24,11 +24,8 @@ fn layer(allow: &[&str], ask: &[&str], deny: &[&str]) -> SafetyLayer {
 
 fn policy(allow: &[&str], ask: &[&str], deny: &[&str]) -> Result<Policy, RuleError> {
     let known = known();
-    let cx = PolicyContext {
-        known_tools: &known,
-        root: Path::new("/p"),
-        home: Some(Path::new("/home/u")),
-    };
+    let cx =
+        PolicyContext { tools: &known, root: Path::new("/p"), home: Some(Path::new("/home/u")) };
     Policy::load(&[layer(allow, ask, deny)], &[], &[], &cx)
 }
 

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rab_agent::{
-    Agent, AgentConfig, AgentEvent, AgentTool, StopCause, Tool, ToolContext, ToolError, ToolLevel,
-    ToolOutput,
+    Agent, AgentConfig, AgentEvent, AgentTool, StopCause, Tool, ToolContext, ToolError, ToolFacts,
+    ToolLevel, ToolOutput,
 };
 use rab_ai::{Message, Model, Provider};
 use schemars::JsonSchema;
@@ -101,9 +101,6 @@ fn parse_agent(path: &Path) -> Result<AgentDef, String> {
 
 /// With more tools than this, a sub-agent's other tools are deferred.
 const SUB_VIEW_THRESHOLD: usize = 8;
-/// Tools a sub-agent always gets in full.
-const SUB_ALWAYS_FULL: [&str; 8] =
-    ["read", "write", "edit", "apply_patch", "bash", "grep", "glob", "ls"];
 
 /// Everything a sub-agent is built from.
 pub struct TaskTool {
@@ -205,6 +202,12 @@ pub struct Args {
 impl Tool for TaskTool {
     type Args = Args;
     const NAME: &'static str = TASK;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: rab_agent::RuleKind::None,
+        claude_names: &["Task"],
+        covered_by: &[],
+        always_full: true,
+    };
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
     fn description(&self) -> String {
@@ -252,11 +255,14 @@ impl Tool for TaskTool {
         let with_sources = def.tools.is_none() && !self.sources.is_empty();
         let view = with_sources.then(|| {
             let specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
-            let view = rab_agent::ToolView::new(SUB_VIEW_THRESHOLD, &SUB_ALWAYS_FULL, &specs);
+            let always: Vec<String> =
+                tools.iter().filter(|t| t.facts().always_full).map(|t| t.spec().name).collect();
+            let always: Vec<&str> = always.iter().map(String::as_str).collect();
+            let view = rab_agent::ToolView::new(SUB_VIEW_THRESHOLD, &always, &specs);
             // Deferring must save more than tool_search's own schema.
             let probe = rab_agent::ToolSearch::new(Arc::new(rab_agent::ToolView::new(
                 SUB_VIEW_THRESHOLD,
-                &SUB_ALWAYS_FULL,
+                &always,
                 &specs,
             )));
             let search_size =

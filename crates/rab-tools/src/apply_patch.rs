@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::PathBuf;
 
-use rab_agent::{ExecutionMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{
+    ExecutionMode, RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -72,6 +74,12 @@ impl Tool for ApplyPatch {
     type Args = Args;
     const NAME: &'static str = NAME;
     const LEVEL: ToolLevel = ToolLevel::Edit;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::Path,
+        claude_names: &[],
+        covered_by: &["edit", "write"],
+        always_full: true,
+    };
 
     fn description(&self) -> String {
         "Edit files with a patch: *** Begin Patch, then per file *** Add File: PATH (+ lines), \

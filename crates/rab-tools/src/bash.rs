@@ -18,7 +18,9 @@ use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessSession};
-use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{
+    ABORTED, RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -89,6 +91,12 @@ impl Tool for Bash {
     type Args = Args;
     const NAME: &'static str = "bash";
     const LEVEL: ToolLevel = ToolLevel::Execute;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::Command,
+        claude_names: &["Bash"],
+        covered_by: &[],
+        always_full: true,
+    };
 
     fn description(&self) -> String {
         "Run a shell command (sh -c) in the project root, stdin closed. Returns stdout and \

@@ -5,7 +5,7 @@
 
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
-use rab_agent::{Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -40,6 +40,12 @@ impl Tool for BashOutput {
     type Args = Args;
     const NAME: &'static str = "bash_output";
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::None,
+        claude_names: &["BashOutput"],
+        covered_by: &[],
+        always_full: false,
+    };
 
     fn description(&self) -> String {
         "Get new output of a background bash shell (since the last call) and its status: \

@@ -8,7 +8,9 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use rab_agent::{ExecutionMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{
+    ExecutionMode, RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
@@ -77,6 +79,12 @@ impl Tool for Edit {
     type Args = Args;
     const NAME: &'static str = "edit";
     const LEVEL: ToolLevel = ToolLevel::Edit;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::Path,
+        claude_names: &["Edit", "MultiEdit"],
+        covered_by: &["write"],
+        always_full: true,
+    };
 
     fn description(&self) -> String {
         "Replace text in a file: each old_text must match exactly once (add nearby lines to \

@@ -11,7 +11,9 @@ use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::{WalkBuilder, WalkState};
-use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{
+    ABORTED, RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -50,6 +52,12 @@ impl Tool for Glob {
     type Args = Args;
     const NAME: &'static str = "glob";
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::Path,
+        claude_names: &["Glob"],
+        covered_by: &["read"],
+        always_full: true,
+    };
 
     fn description(&self) -> String {
         "Find files by glob; * stays within a dir, ** crosses dirs. Respects .gitignore, \

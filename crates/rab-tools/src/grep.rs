@@ -17,7 +17,9 @@ use grep_searcher::{
 };
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::{WalkBuilder, WalkState};
-use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{
+    ABORTED, RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -76,6 +78,12 @@ impl Tool for Grep {
     type Args = Args;
     const NAME: &'static str = "grep";
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::Path,
+        claude_names: &["Grep"],
+        covered_by: &["read"],
+        always_full: true,
+    };
 
     fn description(&self) -> String {
         "Regex search in files (ripgrep; skips gitignored, hidden, binary). Returns sorted \

@@ -2,7 +2,9 @@
 //! everything it started: SIGTERM to its process group, SIGKILL after a second's grace,
 //! the shell reaped. Killing a shell that already ended says so and changes nothing.
 
-use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{
+    ABORTED, RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -34,6 +36,12 @@ impl Tool for KillShell {
     type Args = Args;
     const NAME: &'static str = "kill_shell";
     const LEVEL: ToolLevel = ToolLevel::Execute;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::None,
+        claude_names: &["KillShell"],
+        covered_by: &[],
+        always_full: false,
+    };
 
     fn description(&self) -> String {
         "Kill a background bash shell and everything it started.".to_owned()

@@ -6,7 +6,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use rab_agent::{Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -40,6 +40,12 @@ impl Tool for Ls {
     type Args = Args;
     const NAME: &'static str = "ls";
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::Path,
+        claude_names: &["LS"],
+        covered_by: &["read"],
+        always_full: true,
+    };
 
     fn description(&self) -> String {
         "List a directory: subdirectories first (ending in /), then files, dotfiles included, \

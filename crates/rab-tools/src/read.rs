@@ -13,7 +13,7 @@ use std::io::{self, BufRead, BufReader, Read as _, Seek, SeekFrom};
 use std::path::Path;
 
 use base64::Engine as _;
-use rab_agent::{Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput};
 use rab_ai::Content;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -57,6 +57,12 @@ impl Tool for Read {
     type Args = Args;
     const NAME: &'static str = "read";
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::Path,
+        claude_names: &["Read"],
+        covered_by: &[],
+        always_full: true,
+    };
 
     fn description(&self) -> String {
         "Read a file as numbered lines (N<tab>text), at most 2000 lines/50 KB per call; use \

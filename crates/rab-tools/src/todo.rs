@@ -7,7 +7,9 @@
 use std::borrow::Cow;
 use std::sync::{Mutex, PoisonError};
 
-use rab_agent::{ExecutionMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{
+    ExecutionMode, RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput,
+};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -92,6 +94,12 @@ impl Tool for TodoWrite {
     type Args = Args;
     const NAME: &'static str = "todo_write";
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::None,
+        claude_names: &["TodoWrite"],
+        covered_by: &[],
+        always_full: false,
+    };
 
     fn description(&self) -> String {
         "Replace your task list for multi-step work (send the whole list); one task \

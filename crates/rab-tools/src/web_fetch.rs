@@ -12,7 +12,9 @@
 
 use std::time::Duration;
 
-use rab_agent::{ABORTED, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{
+    ABORTED, RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput,
+};
 use reqwest::header::{CONTENT_TYPE, LOCATION};
 use reqwest::{StatusCode, Url};
 use schemars::JsonSchema;
@@ -81,6 +83,12 @@ impl Tool for WebFetch {
     type Args = Args;
     const NAME: &'static str = "web_fetch";
     const LEVEL: ToolLevel = ToolLevel::Network;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::Domain,
+        claude_names: &["WebFetch"],
+        covered_by: &[],
+        always_full: false,
+    };
 
     fn description(&self) -> String {
         "Fetch a public http(s) URL. HTML comes back as markdown, other text as is, cut to \

@@ -5,7 +5,9 @@
 use std::fs;
 use std::path::Path;
 
-use rab_agent::{ExecutionMode, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{
+    ExecutionMode, RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -45,6 +47,12 @@ impl Tool for Write {
     type Args = Args;
     const NAME: &'static str = "write";
     const LEVEL: ToolLevel = ToolLevel::Edit;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::Path,
+        claude_names: &["Write"],
+        covered_by: &["edit"],
+        always_full: true,
+    };
 
     fn description(&self) -> String {
         "Create or overwrite a file with the given content (parent directories are created). \

@@ -92,12 +92,9 @@ impl Extension for ToolList {
     }
 }
 
-/// With more tools than this, tools beyond [`ALWAYS_FULL`] go as stubs until
-/// `tool_search` fetches their schemas.
+/// With more tools than this, tools that do not declare themselves always sent in full
+/// (`ToolFacts::always_full`) go as stubs until `tool_search` expands them.
 pub const TOOL_VIEW_THRESHOLD: usize = 8;
-/// Tools always sent with their full schema.
-pub const ALWAYS_FULL: [&str; 9] =
-    ["read", "write", "edit", "apply_patch", "bash", "grep", "glob", "ls", "task"];
 
 fn queue_mode(m: QueueMode) -> DrainMode {
     match m {
@@ -156,8 +153,9 @@ impl Launch {
         };
         // Rules may name any tool rab knows, including extensions' and skills'.
         let mut known = setup::known_tools(&cwd);
-        known.extend(user.iter().flat_map(|e| e.tools()).map(|t| t.spec().name));
-        known.extend(resources.tools(true).iter().map(|t| t.spec().name));
+        for t in user.iter().flat_map(|e| e.tools()).chain(resources.tools(true)) {
+            known.add(t.spec().name, t.facts());
+        }
         let safety = crate::safety::build(
             cli,
             &settings,
@@ -385,13 +383,16 @@ impl Launch {
             return (tools, None);
         }
         let mut specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
-        let probe = Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &ALWAYS_FULL, &specs));
+        let always: Vec<String> =
+            tools.iter().filter(|t| t.facts().always_full).map(|t| t.spec().name).collect();
+        let always: Vec<&str> = always.iter().map(String::as_str).collect();
+        let probe = Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &always, &specs));
         let search = rab_agent::AgentTool::spec(&rab_agent::ToolSearch::new(probe));
         let search_size = serde_json::to_string(&search).map_or(0, |s| s.len());
         // The view costs tool_search's own schema; it must save more than that, now or
         // once MCP servers bring their tools (a small server's are sent in full).
         let view = Arc::new(
-            rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &ALWAYS_FULL, &specs)
+            rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &always, &specs)
                 .with_min_saving(search_size),
         );
         if view.bytes_saved() <= search_size.max(rab_agent::MIN_DEFER_BYTES) && !expects_more {

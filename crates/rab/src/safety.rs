@@ -69,7 +69,7 @@ pub fn build(
     env: &Env,
     paths: &Paths,
     cwd: &Path,
-    known_tools: &[String],
+    tools: &rab_core::ToolCatalog,
     api_key: Option<&str>,
     warnings: &mut Vec<String>,
 ) -> Result<Safety, SetupError> {
@@ -84,7 +84,7 @@ pub fn build(
         ))
     })?;
     let home = env.get("HOME").map(PathBuf::from);
-    let cx = PolicyContext { known_tools, root: cwd, home: home.as_deref() };
+    let cx = PolicyContext { tools, root: cwd, home: home.as_deref() };
     let policy = Policy::load(
         layers,
         &split_rules(&cli.allowed_tools),

@@ -220,28 +220,10 @@ pub fn workspace(env: &Env, cwd: &Path, sandbox: rab_tools::Sandbox) -> rab_tool
         .with_sandbox(sandbox)
 }
 
-/// Built-in tools that are not in rab-tools: they need the session (sub-agents, the
-/// permission mode, the tool view).
-pub const SESSION_TOOLS: [&str; 11] = [
-    "task",
-    "skill",
-    "ask_user",
-    "config",
-    "send_message",
-    "enter_plan_mode",
-    "exit_plan_mode",
-    "tool_search",
-    "cron_create",
-    "cron_list",
-    "cron_delete",
-];
-
-/// Every built-in tool name (rules may name tools that are not enabled).
-pub fn known_tools(cwd: &Path) -> Vec<String> {
-    let mut names: Vec<String> = rab_tools::builtin(cwd).iter().map(|t| t.spec().name).collect();
-    names.push(rab_tools::apply_patch::NAME.to_owned());
-    names.extend(SESSION_TOOLS.map(String::from));
-    names
+/// Every built-in tool with what it declares about itself (rules may name tools that
+/// are not enabled).
+pub fn known_tools(cwd: &Path) -> rab_core::ToolCatalog {
+    rab_core::tool_catalog::builtin(cwd)
 }
 
 /// The tool the model changes files with: the one a tool list (`--tools`, settings
@@ -300,9 +282,9 @@ pub fn tools(
     let mut names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
     // Tools added per session or only in some modes, and the file-editing tools of
     // other models, can be named all the same.
-    for name in SESSION_TOOLS.iter().chain(&["edit", "write", rab_tools::apply_patch::NAME]) {
-        if !names.iter().any(|n| n == *name) {
-            names.push((*name).to_owned());
+    for name in known_tools(Path::new(".")).names() {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
         }
     }
     let check = |list: &[String], what: &str| -> Result<(), SetupError> {
