@@ -218,6 +218,12 @@ pub trait AgentTool: Send + Sync {
     fn written_paths(&self, arguments: &Value) -> Vec<String> {
         self.written_path(arguments).into_iter().collect()
     }
+    /// A one-line summary of a call for a UI header (`src/main.rs:1-40`, `"TODO" in
+    /// src`); `None` shows the arguments.
+    fn summary(&self, arguments: &Value) -> Option<String> {
+        let _ = arguments;
+        None
+    }
     /// What the call would do, for a person deciding whether to allow it (a diff for
     /// an edit); `None` shows the arguments.
     fn preview(&self, arguments: &Value) -> Option<String> {
@@ -285,6 +291,11 @@ pub trait Tool: Send + Sync + 'static {
     fn grammar(&self) -> Option<String> {
         None
     }
+    /// A one-line summary of a call for a UI header; `None` shows the arguments.
+    fn summary(&self, args: &Self::Args) -> Option<String> {
+        let _ = args;
+        None
+    }
     /// Runs the call.
     fn run(
         &self,
@@ -338,6 +349,11 @@ impl<T: Tool> AgentTool for T {
             Ok(args) => Tool::written_paths(self, &args),
             Err(_) => Vec::new(),
         }
+    }
+
+    fn summary(&self, arguments: &Value) -> Option<String> {
+        let args: T::Args = serde_json::from_value(arguments.clone()).ok()?;
+        Tool::summary(self, &args)
     }
 
     fn execute(

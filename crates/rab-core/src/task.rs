@@ -210,6 +210,11 @@ impl Tool for TaskTool {
     };
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
+    fn summary(&self, args: &Args) -> Option<String> {
+        let agent = args.subagent_type.as_deref().filter(|a| !a.is_empty());
+        Some(format!("{} ({})", args.description, agent.unwrap_or("general-purpose")))
+    }
+
     fn description(&self) -> String {
         let agents: Vec<String> =
             self.agents.iter().map(|a| format!("{}: {}", a.name, a.description)).collect();

@@ -81,6 +81,15 @@ impl Tool for ApplyPatch {
         always_full: true,
     };
 
+    fn summary(&self, args: &Args) -> Option<String> {
+        let files = Tool::written_paths(self, args);
+        Some(if files.is_empty() {
+            "(a patch rab cannot read)".to_owned()
+        } else {
+            files.join(", ")
+        })
+    }
+
     fn description(&self) -> String {
         "Edit files with a patch: *** Begin Patch, then per file *** Add File: PATH (+ lines), \
          *** Delete File: PATH, or *** Update File: PATH (optionally *** Move to: PATH) with \

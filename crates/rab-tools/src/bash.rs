@@ -98,6 +98,10 @@ impl Tool for Bash {
         always_full: true,
     };
 
+    fn summary(&self, args: &Args) -> Option<String> {
+        Some(format!("$ {}", args.command))
+    }
+
     fn description(&self) -> String {
         "Run a shell command (sh -c) in the project root, stdin closed. Returns stdout and \
          stderr combined, cut to the last 2000 lines/50KB (full output saved to a file). \

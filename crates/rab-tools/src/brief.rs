@@ -42,6 +42,10 @@ impl Tool for Brief {
     const NAME: &'static str = "brief";
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
+    fn summary(&self, args: &Args) -> Option<String> {
+        Some(args.status.clone().unwrap_or_default())
+    }
+
     fn description(&self) -> String {
         "Send the user a short message (progress or outcome), optionally attaching files."
             .to_owned()

@@ -86,6 +86,10 @@ impl Tool for Edit {
         always_full: true,
     };
 
+    fn summary(&self, args: &Args) -> Option<String> {
+        Some(args.path.clone())
+    }
+
     fn description(&self) -> String {
         "Replace text in a file: each old_text must match exactly once (add nearby lines to \
          make it unique) unless replace_all. Edits apply in order, all or none."

@@ -59,6 +59,10 @@ impl Tool for Glob {
         always_full: true,
     };
 
+    fn summary(&self, args: &Args) -> Option<String> {
+        Some(args.pattern.clone())
+    }
+
     fn description(&self) -> String {
         "Find files by glob; * stays within a dir, ** crosses dirs. Respects .gitignore, \
          skips hidden files unless the pattern names them. Returns paths newest first, max \

@@ -85,6 +85,17 @@ impl Tool for Grep {
         always_full: true,
     };
 
+    fn summary(&self, args: &Args) -> Option<String> {
+        let mut out = format!("\"{}\"", args.pattern);
+        if let Some(path) = args.path.as_deref().filter(|p| !p.is_empty()) {
+            out.push_str(&format!(" in {path}"));
+        }
+        if let Some(glob) = args.glob.as_deref().filter(|g| !g.is_empty()) {
+            out.push_str(&format!(" ({glob})"));
+        }
+        Some(out)
+    }
+
     fn description(&self) -> String {
         "Regex search in files (ripgrep; skips gitignored, hidden, binary). Returns sorted \
          path:line:text, max 200."

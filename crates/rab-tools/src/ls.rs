@@ -47,6 +47,10 @@ impl Tool for Ls {
         always_full: true,
     };
 
+    fn summary(&self, args: &Args) -> Option<String> {
+        Some(args.path.clone().unwrap_or_default())
+    }
+
     fn description(&self) -> String {
         "List a directory: subdirectories first (ending in /), then files, dotfiles included, \
          symlinks as name -> target. At most 500 entries."

@@ -64,6 +64,15 @@ impl Tool for Read {
         always_full: true,
     };
 
+    fn summary(&self, args: &Args) -> Option<String> {
+        Some(match (args.offset, args.limit) {
+            (Some(o), Some(l)) => format!("{}:{o}-{}", args.path, o + l.saturating_sub(1)),
+            (Some(o), None) => format!("{}:{o}-", args.path),
+            (None, Some(l)) => format!("{}:1-{l}", args.path),
+            (None, None) => args.path.clone(),
+        })
+    }
+
     fn description(&self) -> String {
         "Read a file as numbered lines (N<tab>text), at most 2000 lines/50 KB per call; use \
          offset/limit for more. Also shows images (png, jpg, gif, webp). Read a file before \

@@ -101,6 +101,10 @@ impl Tool for TodoWrite {
         always_full: false,
     };
 
+    fn summary(&self, args: &Args) -> Option<String> {
+        Some(format!("{} tasks", args.todos.len()))
+    }
+
     fn description(&self) -> String {
         "Replace your task list for multi-step work (send the whole list); one task \
          in_progress at a time, completed as soon as done."

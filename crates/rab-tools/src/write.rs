@@ -54,6 +54,10 @@ impl Tool for Write {
         always_full: true,
     };
 
+    fn summary(&self, args: &Args) -> Option<String> {
+        Some(args.path.clone())
+    }
+
     fn description(&self) -> String {
         "Create or overwrite a file with the given content (parent directories are created). \
          Prefer edit for changing part of an existing file."

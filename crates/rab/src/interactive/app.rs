@@ -516,7 +516,11 @@ impl App {
             // Tool results show with their call; system updates are rab's own
             // bookkeeping (tools that arrived, a new date) and stay out of the chat.
             AgentEvent::MessageEnd { message: Message::ToolResult(_) | Message::System(_) } => {}
-            AgentEvent::ToolCall { call } => self.tools.push(ToolView::new(call)),
+            AgentEvent::ToolCall { call } => {
+                let tools = self.launch.extensions.tools();
+                let tool = tools.iter().find(|t| t.spec().name == call.name);
+                self.tools.push(ToolView::new(call, tool.map(|t| t.as_ref())));
+            }
             AgentEvent::ToolUpdate { call_id, chunk } => {
                 if let Some(v) = self.tools.iter_mut().find(|v| v.call.id == call_id) {
                     v.output.push_str(&chunk);

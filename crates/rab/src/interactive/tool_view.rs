@@ -1,7 +1,8 @@
-//! How a tool call looks: a header per tool (`read` shows the path and range, `bash`
-//! shows `$ command`), streaming output while it runs, then the result — collapsed to a
-//! few lines unless expanded (Ctrl+O), edits as a coloured diff, failures in the error
-//! colour.
+//! How a tool call looks: a header with the summary the tool gives of its call
+//! (`AgentTool::summary`: `read` the path and range, `bash` `$ command`), streaming
+//! output while it runs, then the result — collapsed to a few lines unless expanded
+//! (Ctrl+O), edits as a coloured diff, file contents as a line count, failures in the
+//! error colour. Nothing here looks at a tool's name.
 
 use std::time::Instant;
 
@@ -19,6 +20,10 @@ const COLLAPSED_DIFF_LINES: usize = 24;
 pub struct ToolView {
     /// The call.
     pub call: ToolCall,
+    /// The tool's summary of the call, if it gives one.
+    pub summary: Option<String>,
+    /// The tool runs shell commands (its header is the command, coloured as one).
+    pub is_command: bool,
     /// Output streamed so far (bash).
     pub output: String,
     /// The result, once it arrived.
@@ -27,14 +32,19 @@ pub struct ToolView {
     pub started: Instant,
 }
 
-fn arg<'a>(call: &'a ToolCall, key: &str) -> &'a str {
-    call.arguments.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
 impl ToolView {
-    /// A view of a call that just started.
-    pub fn new(call: ToolCall) -> Self {
-        Self { call, output: String::new(), result: None, started: Instant::now() }
+    /// A view of a call that just started, with what its tool says of it.
+    pub fn new(call: ToolCall, tool: Option<&dyn rab_agent::AgentTool>) -> Self {
+        let summary = tool.and_then(|t| t.summary(&call.arguments));
+        let is_command = tool.is_some_and(|t| t.facts().rule == rab_agent::RuleKind::Command);
+        Self {
+            call,
+            summary,
+            is_command,
+            output: String::new(),
+            result: None,
+            started: Instant::now(),
+        }
     }
 
     fn header(&self, theme: &Theme) -> String {
@@ -46,48 +56,12 @@ impl ToolView {
         };
         let marker = theme.fg(marker_role, marker);
         let name = theme.bold(&c.name);
-        let detail = match c.name.as_str() {
-            "bash" => {
-                return format!(
-                    "{marker} {}",
-                    theme.fg(Role::Bash, &format!("$ {}", arg(c, "command")))
-                );
-            }
-            "read" => {
-                let offset = c.arguments.get("offset").and_then(Value::as_u64);
-                let limit = c.arguments.get("limit").and_then(Value::as_u64);
-                match (offset, limit) {
-                    (Some(o), Some(l)) => {
-                        format!("{}:{o}-{}", arg(c, "path"), o + l.saturating_sub(1))
-                    }
-                    (Some(o), None) => format!("{}:{o}-", arg(c, "path")),
-                    (None, Some(l)) => format!("{}:1-{l}", arg(c, "path")),
-                    (None, None) => arg(c, "path").to_owned(),
-                }
-            }
-            "write" | "edit" | "ls" => arg(c, "path").to_owned(),
-            "grep" => {
-                let path = arg(c, "path");
-                let glob = arg(c, "glob");
-                format!(
-                    "\"{}\"{}{}",
-                    arg(c, "pattern"),
-                    if path.is_empty() { String::new() } else { format!(" in {path}") },
-                    if glob.is_empty() { String::new() } else { format!(" ({glob})") }
-                )
-            }
-            "glob" => arg(c, "pattern").to_owned(),
-            "brief" => c.arguments.get("status").and_then(Value::as_str).unwrap_or("").to_owned(),
-            "todo_write" => {
-                let n = c.arguments.get("todos").and_then(Value::as_array).map_or(0, Vec::len);
-                format!("{n} tasks")
-            }
-            "task" => {
-                let agent = arg(c, "subagent_type");
-                let agent = if agent.is_empty() { "general-purpose" } else { agent };
-                format!("{} ({agent})", arg(c, "description"))
-            }
-            _ => {
+        if let (true, Some(command)) = (self.is_command, &self.summary) {
+            return format!("{marker} {}", theme.fg(Role::Bash, command));
+        }
+        let detail = match &self.summary {
+            Some(summary) => summary.clone(),
+            None => {
                 let s = c.arguments.to_string();
                 if s == "{}" { String::new() } else { s }
             }
@@ -113,7 +87,7 @@ impl ToolView {
             Some((result, details, ms)) => {
                 let body = self.result_lines(result, details.as_ref(), inner, theme, expanded);
                 out.extend(body.into_iter().map(gutter));
-                if self.call.name == "bash" || *ms >= 1000 {
+                if self.is_command || *ms >= 1000 {
                     let code =
                         details.as_ref().and_then(|d| d.get("exitCode")).and_then(Value::as_i64);
                     let status = match code {
@@ -150,9 +124,8 @@ impl ToolView {
         if let Some(todos) = details.and_then(|d| d.get("todos")).and_then(Value::as_array) {
             return todo_lines(todos, width, theme);
         }
-        if self.call.name == "brief"
-            && let Some(d) = details
-        {
+        // A message with attachments (brief).
+        if let Some(d) = details.filter(|d| d.get("attachments").is_some_and(Value::is_array)) {
             let mut out: Vec<String> = d["message"]
                 .as_str()
                 .unwrap_or_default()
@@ -167,32 +140,25 @@ impl ToolView {
             }
             return out;
         }
-        match self.call.name.as_str() {
-            "read" => {
-                let n = text
-                    .lines()
-                    .filter(|l| {
-                        l.split('\t').next().is_some_and(|n| n.trim().parse::<u64>().is_ok())
-                    })
-                    .count();
-                if expanded {
-                    text.lines().flat_map(|l| wrap::wrap(l, width)).map(|l| theme.dim(&l)).collect()
-                } else {
-                    vec![theme.dim(&format!("{n} lines"))]
-                }
-            }
-            _ => {
-                let lines: Vec<String> = text
-                    .lines()
-                    .flat_map(|l| wrap::wrap(l, width))
-                    .map(|l| theme.dim(&l))
-                    .collect();
-                if lines.is_empty() {
-                    return vec![theme.dim("(no output)")];
-                }
-                collapse_tail(lines, expanded, theme)
-            }
+        // File contents (numbered lines, as read returns them) collapse to a count.
+        let numbered =
+            |l: &str| l.split('\t').next().is_some_and(|n| n.trim().parse::<u64>().is_ok());
+        let lines_of_file =
+            !text.is_empty() && text.lines().all(|l| numbered(l) || l.starts_with('['));
+        if lines_of_file {
+            let n = text.lines().filter(|l| numbered(l)).count();
+            return if expanded {
+                text.lines().flat_map(|l| wrap::wrap(l, width)).map(|l| theme.dim(&l)).collect()
+            } else {
+                vec![theme.dim(&format!("{n} lines"))]
+            };
         }
+        let lines: Vec<String> =
+            text.lines().flat_map(|l| wrap::wrap(l, width)).map(|l| theme.dim(&l)).collect();
+        if lines.is_empty() {
+            return vec![theme.dim("(no output)")];
+        }
+        collapse_tail(lines, expanded, theme)
     }
 }
 
