@@ -680,12 +680,9 @@ pub fn error_result(call: &ToolCall, text: &str) -> ToolResultMessage {
     }
 }
 
-#[path = "agent_budget.rs"]
 mod budget;
-#[path = "agent_frame.rs"]
 mod frame;
 use frame::Frame;
 
 #[cfg(test)]
-#[path = "agent_tests.rs"]
 mod tests;

@@ -495,5 +495,4 @@ impl Decoder for AnthropicDecoder {
 }
 
 #[cfg(test)]
-#[path = "anthropic_tests.rs"]
 mod tests;

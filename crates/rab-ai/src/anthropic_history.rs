@@ -506,5 +506,4 @@ pub(crate) fn bind_thinking(
 }
 
 #[cfg(test)]
-#[path = "anthropic_history_tests.rs"]
 mod tests;

@@ -480,5 +480,4 @@ impl Decoder for GeminiDecoder {
 }
 
 #[cfg(test)]
-#[path = "gemini_tests.rs"]
 mod tests;

@@ -644,5 +644,4 @@ pub fn custom_provider(base_url: &str, api: Option<Api>) -> ProviderDef {
 }
 
 #[cfg(test)]
-#[path = "model_tests.rs"]
 mod tests;

@@ -528,5 +528,4 @@ impl Decoder for ChatDecoder {
 }
 
 #[cfg(test)]
-#[path = "openai_chat_tests.rs"]
 mod tests;

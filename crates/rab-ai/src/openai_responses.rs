@@ -651,5 +651,4 @@ impl Decoder for ResponsesDecoder {
 }
 
 #[cfg(test)]
-#[path = "openai_responses_tests.rs"]
 mod tests;

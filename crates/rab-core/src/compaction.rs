@@ -379,5 +379,4 @@ impl Compactor for ModelCompactor {
 }
 
 #[cfg(test)]
-#[path = "compaction_tests.rs"]
 mod tests;

@@ -279,11 +279,9 @@ impl Scheduler {
     }
 }
 
-#[path = "cron_tools.rs"]
 mod tools;
 
 pub use tools::{CronCreate, CronDelete, CronList, cron_tools};
 
 #[cfg(test)]
-#[path = "cron_tests.rs"]
 mod tests;

@@ -436,5 +436,4 @@ pub fn command(
 }
 
 #[cfg(test)]
-#[path = "extension_tests.rs"]
 mod tests;

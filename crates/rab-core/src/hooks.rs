@@ -408,5 +408,4 @@ pub fn tool_event(
 }
 
 #[cfg(test)]
-#[path = "hooks_tests.rs"]
 mod tests;

@@ -621,5 +621,4 @@ pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
 }
 
 #[cfg(test)]
-#[path = "permissions_tests.rs"]
 mod tests;

@@ -214,5 +214,4 @@ fn redact_assignments(text: &str, found: &mut Vec<String>) -> String {
 }
 
 #[cfg(test)]
-#[path = "secrets_tests.rs"]
 mod tests;

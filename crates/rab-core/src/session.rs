@@ -634,5 +634,4 @@ impl rab_agent::EventSink for Recorder<'_> {
 }
 
 #[cfg(test)]
-#[path = "session_tests.rs"]
 mod tests;

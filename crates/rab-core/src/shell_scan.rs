@@ -88,9 +88,7 @@ pub(crate) fn scan(cmd: &str) -> Scan {
     out
 }
 
-#[path = "shell_commands.rs"]
 mod commands;
-#[path = "shell_words.rs"]
 mod words;
 use words::{WordText, text, word_text};
 
@@ -608,5 +606,4 @@ fn first_error(root: Node<'_>) -> Option<Node<'_>> {
 }
 
 #[cfg(test)]
-#[path = "shell_scan_tests.rs"]
 mod tests;

@@ -293,5 +293,4 @@ impl rab_agent::AgentTool for SkillAsTool {
 }
 
 #[cfg(test)]
-#[path = "skills_tests.rs"]
 mod tests;

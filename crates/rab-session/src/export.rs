@@ -9,13 +9,9 @@ use serde::Serialize;
 
 use crate::{Entry, Error, Header, Tape};
 
-#[path = "export_html.rs"]
 mod html;
-#[path = "export_markdown.rs"]
 mod markdown;
-#[path = "export_markup.rs"]
 mod markup;
-#[path = "export_tree.rs"]
 mod tree;
 
 /// Export formats.
@@ -105,5 +101,4 @@ fn snippet(text: &str, max: usize) -> String {
 }
 
 #[cfg(test)]
-#[path = "export_tests.rs"]
 mod tests;

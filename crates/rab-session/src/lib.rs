@@ -20,7 +20,6 @@ mod entry;
 pub mod export;
 mod id;
 pub mod search;
-#[path = "tape_source.rs"]
 mod source;
 mod store;
 mod tape;

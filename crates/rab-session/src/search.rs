@@ -10,7 +10,7 @@
 //! an entry holding the whole query as an exact phrase ranks above any that does not;
 //! ties go to the more recently modified session.
 //!
-//! An inverted index under `index_dir` (see `search_index.rs`) is brought up to date
+//! An inverted index under `index_dir` (see `search/index.rs`) is brought up to date
 //! with the JSONL files before each search, and every hit is re-read from its file and
 //! checked against the query before it is returned, so a hit is never stale.
 //!
@@ -25,15 +25,10 @@
 //! assert_eq!(hits[0].snippet, "the flaky parser test");
 //! ```
 
-#[path = "search_index.rs"]
 mod index;
-#[path = "search_scan.rs"]
 mod scan;
-#[path = "search_segment.rs"]
 mod segment;
-#[path = "search_terms.rs"]
 mod terms;
-#[path = "search_text.rs"]
 mod text;
 
 use std::cmp::Ordering;
@@ -491,5 +486,4 @@ fn confirm(
 }
 
 #[cfg(test)]
-#[path = "search_tests.rs"]
 mod tests;

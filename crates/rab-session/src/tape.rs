@@ -695,5 +695,4 @@ fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
 }
 
 #[cfg(test)]
-#[path = "tape_tests.rs"]
 mod tests;

@@ -485,5 +485,4 @@ fn commit(changes: &[Change]) -> Result<(), ToolError> {
 }
 
 #[cfg(test)]
-#[path = "apply_patch_tests.rs"]
 mod tests;

@@ -31,7 +31,6 @@ use tokio_util::sync::CancellationToken;
 use crate::Workspace;
 use crate::shells::Shells;
 
-#[path = "bash_capture.rs"]
 mod capture;
 
 use capture::{Capture, Captured};
@@ -341,5 +340,4 @@ impl Drop for Collector {
 }
 
 #[cfg(test)]
-#[path = "bash_tests.rs"]
 mod tests;

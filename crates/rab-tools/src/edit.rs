@@ -316,5 +316,4 @@ pub(crate) fn miss_message(miss: &Miss, shown: &str, i: usize, count: usize) -> 
 }
 
 #[cfg(test)]
-#[path = "edit_tests.rs"]
 mod tests;

@@ -602,5 +602,4 @@ pub(crate) fn numbered(raw: &[&str], s: usize, m: usize) -> String {
 }
 
 #[cfg(test)]
-#[path = "edit_match_tests.rs"]
 mod tests;

@@ -238,5 +238,4 @@ impl Drop for Batch<'_> {
 }
 
 #[cfg(test)]
-#[path = "glob_tests.rs"]
 mod tests;

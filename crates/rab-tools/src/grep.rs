@@ -463,5 +463,4 @@ struct Shape {
 }
 
 #[cfg(test)]
-#[path = "grep_tests.rs"]
 mod tests;

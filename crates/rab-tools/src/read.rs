@@ -366,5 +366,4 @@ fn similar_names(dir: &Path, path: &Path) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "read_tests.rs"]
 mod tests;

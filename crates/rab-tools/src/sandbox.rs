@@ -234,7 +234,6 @@ pub fn real_path(path: &Path) -> PathBuf {
 }
 
 #[cfg(target_os = "linux")]
-#[path = "sandbox_landlock.rs"]
 mod landlock_helper;
 
 #[cfg(target_os = "linux")]
@@ -330,5 +329,4 @@ pub fn is_landlock_available() -> bool {
 }
 
 #[cfg(test)]
-#[path = "sandbox_tests.rs"]
 mod tests;

@@ -22,7 +22,6 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 use crate::Workspace;
 use crate::bash::{KILL_GRACE, SIGKILL, SIGTERM, signal_of, spawn};
 
-#[path = "shells_log.rs"]
 mod log;
 
 use log::OutputLog;

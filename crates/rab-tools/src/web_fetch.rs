@@ -23,7 +23,6 @@ use serde_json::json;
 
 use crate::truncate::{self, MAX_BYTES, format_size};
 
-#[path = "web_fetch_guard.rs"]
 mod guard;
 
 use guard::{GuardedResolver, check_url};
@@ -338,5 +337,4 @@ fn render(f: Fetched, requested: &str) -> Result<ToolOutput, ToolError> {
 }
 
 #[cfg(test)]
-#[path = "web_fetch_tests.rs"]
 mod tests;

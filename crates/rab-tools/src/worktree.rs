@@ -364,5 +364,4 @@ impl Git<'_> {
 }
 
 #[cfg(test)]
-#[path = "worktree_tests.rs"]
 mod tests;

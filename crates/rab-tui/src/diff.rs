@@ -344,5 +344,4 @@ fn strong_codes(theme: &Theme, role: Role) -> (String, String) {
 }
 
 #[cfg(test)]
-#[path = "diff_tests.rs"]
 mod tests;

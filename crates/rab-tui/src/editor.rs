@@ -514,7 +514,6 @@ impl Editor {
     }
 }
 
-#[path = "editor_motion.rs"]
 mod motion;
 
 /// Replaces each marker with its paste.
@@ -551,5 +550,4 @@ fn clean(s: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "editor_tests.rs"]
 mod tests;

@@ -338,5 +338,4 @@ pub fn sanitize_line(line: &str) -> Cow<'_, str> {
 }
 
 #[cfg(test)]
-#[path = "highlight_tests.rs"]
 mod tests;

@@ -583,5 +583,4 @@ impl Keybindings {
 }
 
 #[cfg(test)]
-#[path = "keys_tests.rs"]
 mod tests;

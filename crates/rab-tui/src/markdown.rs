@@ -556,5 +556,4 @@ fn is_closed(source: &str) -> bool {
 }
 
 #[cfg(test)]
-#[path = "markdown_tests.rs"]
 mod tests;

@@ -559,5 +559,4 @@ fn patch_point(old: &str, new: &str) -> Option<PatchPoint> {
 }
 
 #[cfg(test)]
-#[path = "screen_tests.rs"]
 mod tests;

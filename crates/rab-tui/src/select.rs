@@ -350,5 +350,4 @@ impl Component for SelectList {
 }
 
 #[cfg(test)]
-#[path = "select_tests.rs"]
 mod tests;

@@ -4,7 +4,6 @@
 
 use super::{Input, MAX_DEPTH, RESERVED, Scanner, Simple, WordText, basename};
 
-#[path = "shell_options.rs"]
 mod options;
 
 use options::Spec;

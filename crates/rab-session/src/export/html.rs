@@ -11,9 +11,9 @@ use super::markup::{diff, escape, escape_into, markdown, pre};
 use super::tree::Tree;
 use crate::{EntryBody, Tape};
 
-const TEMPLATE: &str = include_str!("export_assets/page.html");
-const STYLE: &str = include_str!("export_assets/style.css");
-const SCRIPT: &str = include_str!("export_assets/app.js");
+const TEMPLATE: &str = include_str!("../export_assets/page.html");
+const STYLE: &str = include_str!("../export_assets/style.css");
+const SCRIPT: &str = include_str!("../export_assets/app.js");
 
 /// Output longer than this many lines (or [`FOLD_CHARS`]) starts folded.
 const FOLD_LINES: usize = 30;

@@ -123,7 +123,7 @@ struct PatchCase {
 #[test]
 fn patch_corpus() {
     let cases: Vec<PatchCase> =
-        serde_json::from_str(include_str!("fixtures/patch_corpus.json")).unwrap();
+        serde_json::from_str(include_str!("../fixtures/patch_corpus.json")).unwrap();
     let mut failures = Vec::new();
     for case in &cases {
         let dir = tempfile::tempdir().unwrap();
