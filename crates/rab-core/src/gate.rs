@@ -502,3 +502,6 @@ fn strictest(verdicts: impl Iterator<Item = Verdict>) -> Verdict {
     }
     out
 }
+
+#[cfg(test)]
+mod tests;

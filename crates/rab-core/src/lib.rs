@@ -15,6 +15,7 @@
 //! call may do.
 
 pub mod ask_user;
+pub mod assistant_commands;
 mod compaction;
 pub mod config_tool;
 pub mod cron;
@@ -27,7 +28,6 @@ pub mod permissions;
 mod plan_tools;
 mod prompt;
 pub mod prompt_commands;
-pub mod routing;
 pub mod rule_list;
 pub mod secrets;
 mod session;

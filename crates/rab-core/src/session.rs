@@ -448,7 +448,7 @@ impl AgentSession {
             Message::Assistant(a) => Some(a.text()),
             Message::User(_) | Message::ToolResult(_) | Message::System(_) => None,
         })?;
-        crate::routing::run_lines(&text, bash, gate, cancel).await
+        crate::assistant_commands::run_lines(&text, bash, gate, cancel).await
     }
 
     /// UserPromptSubmit hooks: `Some` is the reason the prompt was blocked; context

@@ -30,7 +30,7 @@ pub async fn run(
     let bash = rab_tools::bash::Bash::new(launch.workspace.clone());
     let cx = ToolContext { call_id: "shell".into(), cancel, updates };
     let (output, is_error) = if line.gated {
-        rab_core::routing::run_gated(&bash, &launch.gate, &line.command, cx).await
+        rab_core::assistant_commands::run_gated(&bash, &launch.gate, &line.command, cx).await
     } else {
         match bash.execute(json!({"command": line.command}), cx).await {
             Ok(out) => (rab_ai::Content::join_text(&out.content), false),

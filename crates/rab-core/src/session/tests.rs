@@ -142,3 +142,46 @@ async fn issue_13_a_resumed_session_keeps_its_first_prompt_and_says_what_changed
         tape.entries().iter().filter(|e| matches!(e.body, EntryBody::Context { .. })).count();
     assert_eq!(contexts, 1, "declared once");
 }
+
+#[tokio::test]
+async fn branch_fork_names_and_anchors_keep_the_tape_and_the_conversation_in_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("one"), Turn::text("two"), Turn::text("three")]);
+    let mut s = session(&llm, Tape::create(dir.path(), std::path::Path::new("/p"), None));
+    assert!(s.add_anchor("start").is_err(), "nothing to anchor before a message");
+    s.prompt("first".into(), CancellationToken::new()).await;
+    s.add_anchor("after-first").unwrap();
+    s.prompt("second".into(), CancellationToken::new()).await;
+    s.set_name("my session").unwrap();
+    assert_eq!(s.name().as_deref(), Some("my session"));
+    let tree = s.tree();
+    assert_eq!(tree.iter().map(|t| t.text.as_str()).collect::<Vec<_>>(), ["first", "second"]);
+    assert!(tree.iter().all(|t| t.is_active));
+    let (anchor, at) = s.anchors()[0].clone();
+    assert_eq!(anchor, "after-first");
+    // Back to the anchor: the next message starts a branch there; the old one stays.
+    s.branch_to(Some(&at), false, CancellationToken::new()).await.unwrap();
+    assert_eq!(s.agent().messages().len(), 2, "first and its answer");
+    s.prompt("other".into(), CancellationToken::new()).await;
+    let tree = s.tree();
+    let texts: Vec<(&str, bool)> = tree.iter().map(|t| (t.text.as_str(), t.is_active)).collect();
+    assert_eq!(texts, [("first", true), ("second", false), ("other", true)]);
+    assert!(tree[1].depth > tree[0].depth, "the branch point indents its children");
+    // A fork copies the active branch into a new file and continues there.
+    let old = s.tape().path().unwrap().to_path_buf();
+    let forked = s.fork(dir.path()).unwrap();
+    assert_ne!(forked, old);
+    let (tape, _) = Tape::open(&forked).unwrap();
+    assert_eq!(tape.header().parent_session.as_deref(), Some(old.display().to_string().as_str()));
+    let users: Vec<String> = s
+        .agent()
+        .messages()
+        .iter()
+        .filter_map(|m| match m {
+            Message::User(u) => Some(rab_ai::Content::join_text(&u.content)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(users, ["first", "other"]);
+}
