@@ -12,7 +12,9 @@
 //! Where to start when embedding: [`AgentSession`] drives a conversation over a
 //! `rab_agent::Agent` and records it on a `rab_session::Tape`; [`extension::Extensions`]
 //! collects tools and commands; [`permissions::Policy`] and the gate decide what a tool
-//! call may do.
+//! call may do. `examples/embed.rs` builds a session with a custom tool and a custom
+//! event sink and runs one prompt (offline with `--fake`):
+//! `cargo run -p rab-core --example embed -- --fake`.
 
 pub mod ask_user;
 pub mod assistant_commands;
