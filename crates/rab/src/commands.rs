@@ -158,7 +158,10 @@ fn execute(
         "model" if args.is_empty() => Outcome::PickModel,
         "model" => match launch.resolve_model(args) {
             Ok(t) => {
-                let text = format!("model: {} ({})", t.model.id, t.model.provider);
+                let mut text = format!("model: {} ({})", t.model.id, t.model.provider);
+                if let Some(note) = &t.note {
+                    text.push_str(&format!("\n{note}"));
+                }
                 session.set_model(t.model, t.api_key, Some(t.auth_hint));
                 Outcome::Info(text)
             }

@@ -16,6 +16,10 @@ use crate::setup::{self, SetupError, Target};
 
 /// The start-up state shared by every mode.
 pub struct Launch {
+    /// What building it noticed (settings, extensions, agents, the model), for the mode
+    /// to show where it shows things: never printed from here, as the terminal UI may
+    /// own the screen.
+    pub warnings: Vec<String>,
     /// Process environment snapshot.
     pub env: Env,
     /// rab's home layout.
@@ -215,9 +219,6 @@ impl Launch {
         }
         let extensions = Arc::new(Extensions::new(list));
         warnings.extend(extensions.warnings().iter().cloned());
-        for w in &warnings {
-            eprintln!("rab: warning: {w}");
-        }
         let tools = setup::tools(cli, &settings, extensions.tools().to_vec())?;
         let only = cli.tools.as_deref().or(settings.tools.as_deref());
         let has_task =
@@ -226,9 +227,7 @@ impl Launch {
         let agent_dirs = crate::trust::agent_dirs(&cwd, paths.home(), trusted);
         let agent_dirs: Vec<&std::path::Path> = agent_dirs.iter().map(PathBuf::as_path).collect();
         let agents = rab_core::task::load_agents(&agent_dirs, &mut agent_warnings);
-        for w in &agent_warnings {
-            eprintln!("rab: warning: {w}");
-        }
+        warnings.extend(agent_warnings);
         let system_prompt = build_system_prompt(&PromptSources {
             cwd: cwd.clone(),
             home: paths.home().to_path_buf(),
@@ -240,7 +239,7 @@ impl Launch {
         });
         let max_turns = cli.max_turns.or(settings.max_turns);
         if let Some(bad) = env.get("RAB_TODAY").filter(|d| !is_date(d)) {
-            eprintln!("rab: warning: RAB_TODAY={bad} is not a date (YYYY-MM-DD); using today's");
+            warnings.push(format!("RAB_TODAY={bad} is not a date (YYYY-MM-DD); using today's"));
         }
         let max_budget_usd = cli.max_budget_usd.or(settings.max_budget_usd);
         if let Some(b) = max_budget_usd
@@ -263,7 +262,9 @@ impl Launch {
                 ),
             });
         }
+        warnings.extend(target.note.clone());
         Ok(Self {
+            warnings,
             env,
             paths,
             cwd,

@@ -179,6 +179,10 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         Err(e) => return fail(e.code, &e.message),
     };
     drop(entered);
+    // Before any mode takes the screen.
+    for w in &launch.warnings {
+        eprintln!("rab: warning: {}", term::safe(w));
+    }
     let (tape, warnings) = match setup::tape(&cli, &launch.paths, &launch.cwd) {
         Ok(t) => t,
         Err(e) => return fail(e.code, &e.message),

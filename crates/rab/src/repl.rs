@@ -218,6 +218,9 @@ fn reload(
         .ok_or("/reload needs a saved session (not --no-session); restart rab instead")?
         .to_owned();
     let fresh = launch.reload().map_err(|e| e.message)?;
+    for w in &fresh.warnings {
+        eprintln!("rab: warning: {}", crate::term::safe(w));
+    }
     let (tape, _) = rab_session::Tape::open(&path).map_err(|e| e.to_string())?;
     let (s, _) = fresh.session(tape).map_err(|e| e.message)?;
     fresh.approver.install(std::sync::Arc::new(crate::safety::ChannelApprover(ask_tx.clone())));

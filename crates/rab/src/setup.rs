@@ -36,6 +36,8 @@ pub struct Target {
     pub api_key: Option<String>,
     pub auth_hint: String,
     pub thinking: ThinkingLevel,
+    /// Something the user should know about the choice (a model rab has no entry for).
+    pub note: Option<String>,
 }
 
 /// The built-in registry with models.json and environment base URLs applied.
@@ -129,16 +131,17 @@ pub fn target(
         base_url: cli.base_url.as_deref(),
     };
     let resolved = registry.resolve(&query).map_err(|e| SetupError::usage(e.to_string()))?;
-    if !resolved.is_known && cli.base_url.is_none() && resolved.provider.requires_key {
-        eprintln!(
-            "rab: '{}' is not in rab's model table for {}; using default limits ({}k context, \
-             {}k output, no prices). Add it to models.json to set them.",
-            resolved.model.id,
-            resolved.provider.name,
-            resolved.model.context_window / 1000,
-            resolved.model.max_output / 1000,
-        );
-    }
+    let note = (!resolved.is_known && cli.base_url.is_none() && resolved.provider.requires_key)
+        .then(|| {
+            format!(
+                "'{}' is not in rab's model table for {}; using default limits ({}k context, \
+                 {}k output, no prices). Add it to models.json to set them.",
+                resolved.model.id,
+                resolved.provider.name,
+                resolved.model.context_window / 1000,
+                resolved.model.max_output / 1000,
+            )
+        });
     let found = resolve_key(&resolved.provider, cli.api_key.as_deref(), env, &auth);
     let auth_hint = match &found {
         Some((_, source)) => rejected_hint(source, paths),
@@ -174,7 +177,7 @@ pub fn target(
             .ok_or_else(|| SetupError::usage(format!("unknown thinking level '{level}'")))?,
         None => settings.default_thinking_level.unwrap_or(ThinkingLevel::Off),
     };
-    Ok(Target { model: resolved.model, api_key: key, auth_hint, thinking })
+    Ok(Target { model: resolved.model, api_key: key, auth_hint, thinking, note })
 }
 
 /// `rab --list-models [SEARCH]`.

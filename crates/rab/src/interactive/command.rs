@@ -129,6 +129,9 @@ impl Ui {
             return;
         };
         self.app.launch.approver.hand_over(&launch.approver);
+        for w in &launch.warnings {
+            self.app.error(&format!("warning: {w}"));
+        }
         self.app.set_launch(launch);
         match rab_session::Tape::open(&path) {
             Ok((tape, _)) => {

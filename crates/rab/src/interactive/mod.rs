@@ -511,6 +511,9 @@ impl Ui {
         match self.app.launch.resolve_model(id) {
             Ok(t) => {
                 let text = format!("Model: {} ({})", t.model.id, t.model.provider);
+                if let Some(note) = &t.note {
+                    self.app.info(note);
+                }
                 session.set_model(t.model, t.api_key, Some(t.auth_hint));
                 self.app.set_status(text);
                 self.app.update_footer(session);

@@ -259,3 +259,20 @@ fn typed_lines_are_classified_as_everywhere_and_piped_text_is_never_run() {
     let sent = llm.requests()[2].last_user_text().unwrap_or_default();
     assert!(sent.contains("I ran `echo shared-line`") && sent.contains("shared-line"), "{sent}");
 }
+
+#[test]
+fn start_up_warnings_are_printed_once_by_the_mode_not_while_building() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("ok")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .env("RAB_TODAY", "yesterday")
+        .args(["-p", "--model", "claude-nonexistent-9", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "ok\n", "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.matches("RAB_TODAY=yesterday is not a date").count(), 1, "{err}");
+    assert_eq!(err.matches("is not in rab's model table").count(), 1, "{err}");
+}
