@@ -31,6 +31,7 @@ mod plan_tools;
 mod prompt;
 pub mod prompt_commands;
 pub mod rule_list;
+pub mod runtime;
 pub mod secrets;
 mod session;
 mod session_ops;

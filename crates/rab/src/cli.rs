@@ -23,6 +23,10 @@ pub struct Cli {
     #[arg(short = 'p', long = "print")]
     pub print: bool,
 
+    /// `rpc`: JSON lines on stdin and stdout for a program driving rab (see docs/rpc.md).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<RunMode>,
+
     /// Output of print mode: the answer text, one JSON object at the end, or one JSON
     /// event per line (see docs/stream-json.md).
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
@@ -150,6 +154,13 @@ pub struct Cli {
     /// Pick a session of this directory to resume.
     #[arg(short = 'r', long)]
     pub resume: bool,
+}
+
+/// Modes chosen by `--mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RunMode {
+    /// JSON lines on stdin and stdout.
+    Rpc,
 }
 
 /// Print-mode output formats.

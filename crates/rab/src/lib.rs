@@ -31,6 +31,7 @@ mod mcp;
 mod print;
 mod repl;
 mod resources;
+mod rpc;
 mod safety;
 mod sessions;
 mod setup;
@@ -154,7 +155,9 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             }
             Err(e) => return fail(EXIT_USAGE, &format!("cannot read stdin: {e}")),
         },
-        Mode::Repl | Mode::Tui => Some(cli.prompt.join(" ")).filter(|p| !p.trim().is_empty()),
+        Mode::Repl | Mode::Tui | Mode::Rpc => {
+            Some(cli.prompt.join(" ")).filter(|p| !p.trim().is_empty())
+        }
     };
     let trusted = match decide_trust(&cli, &env, &paths, &cwd, mode) {
         Ok(t) => t,
@@ -227,6 +230,7 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             }
             Mode::Repl => repl::run(launch, session, prompt).await,
             Mode::Tui => interactive::run(launch, session, prompt, cli.resume).await,
+            Mode::Rpc => rpc::run(launch, session).await,
         }
     })
 }
@@ -249,7 +253,7 @@ fn decide_trust(
     if offers.is_empty() {
         return Ok(false);
     }
-    if mode != Mode::Print
+    if matches!(mode, Mode::Repl | Mode::Tui)
         && !trust.remembered
         && let Some(answer) = trust::ask(cwd, &offers)
     {
@@ -271,12 +275,17 @@ enum Mode {
     Repl,
     /// The terminal UI.
     Tui,
+    /// JSON lines on stdin and stdout (`--mode rpc`).
+    Rpc,
 }
 
 /// `-p` or piped stdin: print mode; a terminal that cannot do the UI (or `--repl`): the
 /// REPL; otherwise the UI.
 fn mode(cli: &cli::Cli, env: &Env) -> Mode {
     use std::io::IsTerminal;
+    if cli.mode == Some(cli::RunMode::Rpc) {
+        return Mode::Rpc;
+    }
     if cli.print || cli.output_format != cli::OutputFormat::Text {
         return Mode::Print;
     }

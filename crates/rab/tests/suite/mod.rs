@@ -11,6 +11,7 @@ mod print;
 mod pty;
 mod repl;
 mod resources;
+mod rpc;
 mod safety;
 mod sessions;
 mod trust;

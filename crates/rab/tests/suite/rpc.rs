@@ -1,0 +1,234 @@
+//! `rab --mode rpc` over pipes against the fake model: prompts with streamed events,
+//! steering and follow-ups while a run goes on, abort, questions answered remotely,
+//! state, messages, model changes, and bad lines that get an error and change nothing.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use rab_fake_llm::{FakeLlm, Turn};
+use serde_json::{Value, json};
+
+use super::harness::Home;
+
+const T: Duration = Duration::from_secs(20);
+
+/// A running `rab --mode rpc` and the lines it wrote.
+struct Rpc {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Rpc {
+    fn start(home: &Home, llm: &FakeLlm, args: &[&str]) -> Self {
+        Self::start_in(home, llm, home.dir.path(), args)
+    }
+
+    fn start_in(home: &Home, llm: &FakeLlm, cwd: &std::path::Path, args: &[&str]) -> Self {
+        let mut child = home
+            .rab_for("anthropic-messages", llm, Some("k"))
+            .current_dir(cwd)
+            .args(["--mode", "rpc"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let value = serde_json::from_str(&line).unwrap_or(json!({"unparsed": line}));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        Self { child, stdin, lines, seen: Vec::new() }
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Waits for a line matching `pred` (lines before it are kept in `seen`).
+    fn wait(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = std::time::Instant::now() + T;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(v) => {
+                    self.seen.push(v.clone());
+                    if pred(&v) {
+                        return v;
+                    }
+                }
+                Err(_) => panic!("no {what}; saw {:#?}", self.seen),
+            }
+        }
+    }
+
+    fn response(&mut self, command: &str) -> Value {
+        let c = command.to_owned();
+        self.wait(&format!("{command} response"), move |v| {
+            v["type"] == "response" && v["command"] == c.as_str()
+        })
+    }
+
+    fn event(&mut self, kind: &str) -> Value {
+        let k = kind.to_owned();
+        self.wait(kind, move |v| v["type"] == k.as_str())
+    }
+
+    fn end(mut self) {
+        drop(self.stdin);
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status}");
+    }
+}
+
+#[test]
+fn a_prompt_streams_its_events_and_state_and_messages_answer_at_any_time() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("Hello over RPC.")]);
+    let mut rpc = Rpc::start(&home, &llm, &[]);
+    rpc.send(r#"{"id": 1, "type": "prompt", "message": "hi"}"#);
+    let r = rpc.response("prompt");
+    assert_eq!((r["success"].clone(), r["id"].clone()), (json!(true), json!(1)));
+    rpc.event("text_delta");
+    rpc.event("agent_end");
+    rpc.send(r#"{"type": "get_messages"}"#);
+    let r = rpc.response("get_messages");
+    let messages = r["data"]["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    rpc.send(r#"{"type": "get_state"}"#);
+    let state = rpc.response("get_state")["data"].clone();
+    assert_eq!(state["isStreaming"], false);
+    assert_eq!(state["messageCount"], 2);
+    assert!(state["sessionFile"].as_str().is_some_and(|f| f.ends_with(".jsonl")), "{state}");
+    rpc.end();
+}
+
+#[test]
+fn bad_lines_get_an_error_and_rab_keeps_serving() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut rpc = Rpc::start(&home, &llm, &[]);
+    rpc.send("{not json");
+    let r = rpc.response("parse");
+    assert_eq!(r["success"], false);
+    assert!(r["error"].as_str().unwrap().starts_with("not JSON"), "{r}");
+    rpc.send(r#"{"id": "x", "type": "teleport"}"#);
+    let r = rpc.response("teleport");
+    assert_eq!(r["error"], "unknown request type \"teleport\"");
+    assert_eq!(r["id"], "x");
+    rpc.send(r#"{"type": "prompt"}"#);
+    let r = rpc.response("prompt");
+    assert!(r["error"].as_str().unwrap().contains("missing field `message`"), "{r}");
+    rpc.send(r#"{"type": "steer", "message": "x"}"#);
+    assert!(rpc.response("steer")["error"].as_str().unwrap().starts_with("nothing is running"));
+    rpc.send(r#"{"type": "answer", "questionId": 9, "decision": "allow"}"#);
+    assert_eq!(rpc.response("answer")["error"], "no open question 9");
+    rpc.send(r#"{"type": "get_state"}"#);
+    assert_eq!(rpc.response("get_state")["success"], true);
+    assert!(llm.requests().is_empty());
+    rpc.end();
+}
+
+#[test]
+fn questions_are_answered_remotely_allow_and_deny() {
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("bash", json!({"command": "touch allowed.txt"})),
+        Turn::tool_call("bash", json!({"command": "touch denied.txt"})),
+        Turn::text("done"),
+    ]);
+    let mut rpc = Rpc::start_in(&home, &llm, &dir, &[]);
+    rpc.send(r#"{"type": "prompt", "message": "make files"}"#);
+    let q = rpc.event("question");
+    assert_eq!(q["kind"], "permission");
+    assert_eq!(q["tool"], "bash");
+    assert_eq!(q["rule"], "bash(touch allowed.txt:*)");
+    rpc.send(&format!(
+        r#"{{"type": "answer", "questionId": {}, "decision": "allow"}}"#,
+        q["questionId"]
+    ));
+    assert_eq!(rpc.response("answer")["success"], true);
+    let q = rpc.event("question");
+    rpc.send(&format!(
+        r#"{{"type": "answer", "questionId": {}, "decision": "deny", "reason": "not that one"}}"#,
+        q["questionId"]
+    ));
+    rpc.event("agent_end");
+    assert!(dir.join("allowed.txt").exists());
+    assert!(!dir.join("denied.txt").exists());
+    let results = llm.requests()[2].tool_results();
+    assert!(results[1].1.contains("not that one"), "{results:?}");
+    rpc.end();
+}
+
+#[test]
+fn steer_and_follow_up_reach_the_running_agent_and_abort_stops_it() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("sleep", json!({"seconds": 1})),
+        Turn::text("after the steer"),
+        Turn::text("after the follow-up"),
+        Turn::text("slow ".repeat(200)).slow(20),
+    ]);
+    let mut rpc = Rpc::start(&home, &llm, &["--yolo"]);
+    rpc.send(r#"{"type": "prompt", "message": "wait a bit"}"#);
+    rpc.response("prompt");
+    rpc.event("tool_call");
+    rpc.send(r#"{"type": "steer", "message": "STEERED"}"#);
+    assert_eq!(rpc.response("steer")["success"], true);
+    rpc.send(r#"{"type": "follow_up", "message": "FOLLOWED"}"#);
+    assert_eq!(rpc.response("follow_up")["success"], true);
+    rpc.send(r#"{"type": "prompt", "message": "too soon"}"#);
+    assert!(rpc.response("prompt")["error"].as_str().unwrap().starts_with("a run is going on"));
+    rpc.event("agent_end");
+    let texts = |i: usize| llm.requests()[i].user_texts().join("|");
+    assert!(texts(1).contains("STEERED"), "{}", texts(1));
+    assert!(texts(2).contains("FOLLOWED"), "{}", texts(2));
+    // A slow answer, aborted after its first words: the run ends, the tape stays whole.
+    rpc.send(r#"{"type": "prompt", "message": "talk slowly"}"#);
+    rpc.event("text_delta");
+    rpc.send(r#"{"type": "abort"}"#);
+    rpc.response("abort");
+    let end = rpc.event("agent_end");
+    assert!(end.to_string().contains("bort"), "{end}");
+    rpc.send(r#"{"type": "get_messages"}"#);
+    assert_eq!(rpc.response("get_messages")["success"], true);
+    rpc.end();
+}
+
+#[test]
+fn set_model_and_thinking_level_show_in_the_state() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut rpc = Rpc::start(&home, &llm, &[]);
+    rpc.send(r#"{"type": "set_model", "provider": "anthropic", "modelId": "claude-sonnet-5"}"#);
+    assert_eq!(rpc.response("set_model")["success"], true);
+    rpc.send(r#"{"type": "set_thinking_level", "level": "high"}"#);
+    assert_eq!(rpc.response("set_thinking_level")["success"], true);
+    rpc.send(r#"{"type": "get_state"}"#);
+    let state = rpc.response("get_state")["data"].clone();
+    assert_eq!(
+        (state["model"].clone(), state["thinkingLevel"].clone()),
+        (json!("claude-sonnet-5"), json!("high"))
+    );
+    rpc.send(r#"{"type": "set_model", "modelId": "no-such-model", "provider": "nope"}"#);
+    assert_eq!(rpc.response("set_model")["success"], false);
+    rpc.end();
+}
