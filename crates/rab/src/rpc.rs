@@ -13,44 +13,132 @@ use std::io::Write;
 
 use rab_core::runtime::{Event, Op};
 use rab_core::{AgentSession, Approval, ApprovalKind, ApprovalRequest};
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
 use crate::launch::Launch;
 
-/// A request line.
-#[derive(Deserialize)]
+/// A request line (`id`, any JSON value, is echoed in its response).
+#[derive(Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", rename_all_fields = "camelCase")]
 enum Request {
+    /// Starts a run (refused while one runs: steer, follow up or abort).
     Prompt {
+        /// The prompt.
         message: String,
     },
+    /// A message for the running agent, delivered at its next step.
     Steer {
+        /// The message.
         message: String,
     },
+    /// A message for when the running agent would stop.
     FollowUp {
+        /// The message.
         message: String,
     },
+    /// Stops the run.
     Abort {},
+    /// The state: model, provider, thinking level, whether a run goes on, the session
+    /// file, the number of messages.
     GetState {},
+    /// The conversation.
     GetMessages {},
+    /// Another model from the next run on.
     SetModel {
+        /// The provider (else inferred from the model id).
         provider: Option<String>,
+        /// The model's id.
         model_id: String,
     },
+    /// Another thinking level from the next run on.
     SetThinkingLevel {
-        level: rab_ai::ThinkingLevel,
+        /// off, minimal, low, medium or high.
+        level: String,
     },
+    /// Compacts the conversation now.
     Compact {
+        /// What the summary should keep.
         custom_instructions: Option<String>,
     },
+    /// The answer to a question.
     Answer {
+        /// The question's `questionId`.
         question_id: u64,
+        /// allow (this time), always (and add the suggested rule) or deny.
         decision: Option<String>,
+        /// Why, with deny: the model reads it.
         reason: Option<String>,
+        /// A free answer (to a `question` kind); for a permission it is a refusal.
         text: Option<String>,
     },
+}
+
+/// The response line every request gets.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct ResponseLine {
+    /// Always `response`.
+    r#type: &'static str,
+    /// The request's type (`parse` for a line that is not a request).
+    command: String,
+    /// Whether it was carried out (a prompt: its run started).
+    success: bool,
+    /// What `get_state` and `get_messages` return.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<Value>,
+    /// Why it was refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    /// The request's `id`, when it had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<Value>,
+}
+
+/// A question line: answer it with an `answer` request.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct QuestionLine {
+    /// Always `question`.
+    r#type: &'static str,
+    /// Its id, for the answer.
+    question_id: u64,
+    /// `permission` (may this call run?), `question` (ask_user) or `plan`.
+    kind: &'static str,
+    /// The tool that asks.
+    tool: String,
+    /// The call's arguments.
+    arguments: Value,
+    /// Why it asks.
+    reason: String,
+    /// What the call would do (a diff, a command), for a permission.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preview: Option<String>,
+    /// The rule `always` would add, for a permission.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule: Option<String>,
+    /// The question, for a `question`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    question: Option<String>,
+    /// Its options (may be empty: any text), for a `question`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    options: Option<Vec<String>>,
+    /// The plan (markdown), for a `plan`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    plan: Option<String>,
+}
+
+/// The JSON Schema of the requests, the responses and the questions
+/// (docs/rpc.schema.json, checked by a test).
+#[cfg(test)]
+fn schema() -> Value {
+    json!({
+        "request": schemars::schema_for!(Request),
+        "response": schemars::schema_for!(ResponseLine),
+        "question": schemars::schema_for!(QuestionLine),
+    })
 }
 
 /// A request in flight: what to answer it with.
@@ -106,16 +194,19 @@ fn write(value: &Value) {
 }
 
 fn response(command: &str, id: Option<Value>, result: Result<Option<Value>, String>) {
-    let mut line = json!({"type": "response", "command": command, "success": result.is_ok()});
-    match result {
-        Ok(Some(data)) => line["data"] = data,
-        Ok(None) => {}
-        Err(e) => line["error"] = json!(e),
-    }
-    if let Some(id) = id {
-        line["id"] = id;
-    }
-    write(&line);
+    let (data, error) = match result {
+        Ok(data) => (data, None),
+        Err(e) => (None, Some(e)),
+    };
+    let line = ResponseLine {
+        r#type: "response",
+        command: command.to_owned(),
+        success: error.is_none(),
+        data,
+        error,
+        id,
+    };
+    write(&serde_json::to_value(&line).unwrap_or(Value::Null));
 }
 
 /// Reads one request line and submits what it asks.
@@ -170,7 +261,16 @@ fn request(
                 Err(e) => return response(&command, id, Err(e)),
             }
         }
-        Request::SetThinkingLevel { level } => Op::SetThinking(level),
+        Request::SetThinkingLevel { level } => {
+            match serde_json::from_value::<rab_ai::ThinkingLevel>(json!(level)) {
+                Ok(level) => Op::SetThinking(level),
+                Err(_) => {
+                    let why =
+                        format!("unknown level \"{level}\": off, minimal, low, medium or high");
+                    return response(&command, id, Err(why));
+                }
+            }
+        }
         Request::Compact { custom_instructions } => Op::Compact { focus: custom_instructions },
         Request::Answer { question_id, decision, reason, text } => {
             let approval = match (decision.as_deref(), text) {
@@ -216,28 +316,55 @@ fn event(event: Event, pending: &mut HashMap<u64, Pending>) {
 
 /// A question as a line: what kind, and what the client needs to ask it.
 fn question(id: u64, r: &ApprovalRequest) -> Value {
-    let mut line = json!({
-        "type": "question",
-        "questionId": id,
-        "tool": r.tool,
-        "arguments": r.arguments,
-        "reason": r.reason,
-    });
+    let mut line = QuestionLine {
+        r#type: "question",
+        question_id: id,
+        kind: "permission",
+        tool: r.tool.clone(),
+        arguments: r.arguments.clone(),
+        reason: r.reason.clone(),
+        preview: None,
+        rule: None,
+        question: None,
+        options: None,
+        plan: None,
+    };
     match &r.kind {
         ApprovalKind::Permission => {
-            line["kind"] = json!("permission");
-            line["preview"] = json!(r.preview);
-            line["rule"] = json!(r.rule);
+            line.preview = r.preview.clone();
+            line.rule = Some(r.rule.clone());
         }
         ApprovalKind::Question { question, options } => {
-            line["kind"] = json!("question");
-            line["question"] = json!(question);
-            line["options"] = json!(options);
+            line.kind = "question";
+            line.question = Some(question.clone());
+            line.options = Some(options.clone());
         }
         ApprovalKind::Plan { plan } => {
-            line["kind"] = json!("plan");
-            line["plan"] = json!(plan);
+            line.kind = "plan";
+            line.plan = Some(plan.clone());
         }
     }
-    line
+    serde_json::to_value(&line).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/rpc.schema.json is generated from these types: `RAB_UPDATE_SCHEMA=1 cargo
+    /// test -p rab rpc_schema` writes it again after a change.
+    #[test]
+    fn rpc_schema_is_up_to_date() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/rpc.schema.json");
+        let now = serde_json::to_string_pretty(&schema()).unwrap() + "\n";
+        if std::env::var_os("RAB_UPDATE_SCHEMA").is_some() {
+            std::fs::write(&path, &now).unwrap();
+        }
+        let written = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            written == now,
+            "docs/rpc.schema.json is stale: run RAB_UPDATE_SCHEMA=1 cargo test -p rab rpc_schema"
+        );
+    }
 }
