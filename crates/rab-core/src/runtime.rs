@@ -137,6 +137,7 @@ pub struct RuntimeHandle {
     /// Every event, in order.
     pub events: mpsc::UnboundedReceiver<Event>,
     next: AtomicU64,
+    task: JoinHandle<Option<AgentSession>>,
 }
 
 impl RuntimeHandle {
@@ -147,11 +148,37 @@ impl RuntimeHandle {
         id
     }
 
+    /// Something that can abort the run from elsewhere (a signal handler).
+    pub fn aborter(&self) -> Aborter {
+        Aborter(self.ops.downgrade())
+    }
+
     /// Ends the runtime: a run going on is aborted; the events still to come can be read
     /// from the receiver returned, which ends when the runtime has.
     pub fn shutdown(self) -> mpsc::UnboundedReceiver<Event> {
         drop(self.ops);
         self.events
+    }
+
+    /// Ends the runtime (a run going on is aborted) and gives the session back, for
+    /// what comes after (totals, the session's end).
+    pub async fn finish(self) -> Option<AgentSession> {
+        drop(self.ops);
+        self.task.await.ok().flatten()
+    }
+}
+
+/// Aborts the run of a runtime ([`RuntimeHandle::aborter`]). It does not keep the
+/// runtime alive: once the handle is gone, aborting does nothing.
+#[derive(Clone)]
+pub struct Aborter(mpsc::WeakUnboundedSender<(u64, Op)>);
+
+impl Aborter {
+    /// Stops the run going on, if any.
+    pub fn abort(&self) {
+        if let Some(ops) = self.0.upgrade() {
+            let _ = ops.send((0, Op::Abort));
+        }
     }
 }
 
@@ -204,8 +231,8 @@ pub fn start(mut session: AgentSession) -> (RuntimeHandle, Arc<EventApprover>) {
         next_question: 1,
         events: events_tx,
     };
-    tokio::spawn(actor.run(ops_rx, agent_events, asks_rx));
-    let handle = RuntimeHandle { ops: ops_tx, events: events_rx, next: AtomicU64::new(1) };
+    let task = tokio::spawn(actor.run(ops_rx, agent_events, asks_rx));
+    let handle = RuntimeHandle { ops: ops_tx, events: events_rx, next: AtomicU64::new(1), task };
     (handle, Arc::new(EventApprover { asks: asks_tx }))
 }
 
@@ -233,12 +260,13 @@ struct Actor {
 }
 
 impl Actor {
+    /// Serves ops until the front end drops its handle; the session at the end.
     async fn run(
         mut self,
         mut ops: mpsc::UnboundedReceiver<(u64, Op)>,
         mut agent: mpsc::UnboundedReceiver<AgentEvent>,
         mut asks: mpsc::UnboundedReceiver<(ApprovalRequest, oneshot::Sender<Approval>)>,
-    ) {
+    ) -> Option<AgentSession> {
         loop {
             let finished = async {
                 match self.running.as_mut() {
@@ -272,7 +300,7 @@ impl Actor {
                         Err(e) => {
                             let stop = StopCause::Error { message: format!("the run failed: {e}") };
                             self.emit(Event::RunEnded { submission: r.submission, stop });
-                            return;
+                            return None;
                         }
                     }
                 }
@@ -283,10 +311,15 @@ impl Actor {
                         if let Some(r) = &self.running {
                             r.cancel.cancel();
                         }
-                        if let Some(r) = self.running.take() {
-                            let _ = r.task.await;
+                        if let Some(r) = self.running.take()
+                            && let Ok((session, _)) = r.task.await
+                        {
+                            self.session = Some(session);
                         }
-                        return;
+                        while let Ok(event) = agent.try_recv() {
+                            self.agent_event(event);
+                        }
+                        return self.session.take();
                     }
                 },
             }

@@ -33,30 +33,42 @@ struct Seen {
     stdout_closed: bool,
 }
 
-/// Runs the prompt; returns the exit code.
-pub async fn run(mut session: AgentSession, prompt: String, opts: PrintOptions) -> u8 {
+/// Runs the prompt on the runtime (headless: its questions are not taken, so the gate
+/// refuses what would ask); returns the exit code.
+pub async fn run(session: AgentSession, prompt: String, opts: PrintOptions) -> u8 {
+    use rab_core::runtime::{Event, Op};
     let started = Instant::now();
-    let mut rx = session.subscribe();
-    let cancel = CancellationToken::new();
-    watch_interrupts(cancel.clone());
     let live = opts.format == OutputFormat::Text && session.agent().tool_specs().is_empty();
-    let runner = session.prompt(prompt, cancel.clone());
-    let printer = async {
-        let mut seen = Seen { ends_with_newline: true, ..Seen::default() };
-        let mut out = std::io::stdout();
-        while let Some(event) = rx.recv().await {
-            let is_end = matches!(event, AgentEvent::AgentEnd { .. });
-            show(&event, &opts, live, &mut seen, &mut out);
-            if seen.stdout_closed {
-                cancel.cancel();
+    let (mut handle, _questions) = rab_core::runtime::start(session);
+    let aborter = handle.aborter();
+    watch_interrupts(aborter.clone());
+    let submission = handle.submit(Op::Prompt { text: prompt });
+    let mut seen = Seen { ends_with_newline: true, ..Seen::default() };
+    let mut out = std::io::stdout();
+    let mut stop = StopCause::Aborted;
+    while let Some(event) = handle.events.recv().await {
+        match event {
+            Event::Agent(event) => {
+                show(&event, &opts, live, &mut seen, &mut out);
+                if seen.stdout_closed {
+                    aborter.abort();
+                }
             }
-            if is_end {
+            Event::RunEnded { stop: s, .. } => {
+                stop = s;
                 break;
             }
+            Event::Done { submission: id, result: Err(message) } if id == submission => {
+                stop = StopCause::Error { message };
+                break;
+            }
+            _ => {}
         }
-        seen
+    }
+    let Some(session) = handle.finish().await else {
+        eprintln!("rab: the session was lost");
+        return EXIT_PROVIDER;
     };
-    let (stop, seen) = tokio::join!(runner, printer);
     let code = finish(&session, &stop, &seen, &opts, started.elapsed().as_millis() as u64);
     session.session_end("exit").await;
     code
@@ -163,11 +175,11 @@ async fn shell(launch: &crate::launch::Launch, line: &ShellLine) -> Comma {
     Comma::Done(EXIT_OK)
 }
 
-/// First Ctrl+C cancels the run cleanly; a second one exits at once.
-fn watch_interrupts(cancel: CancellationToken) {
+/// First Ctrl+C stops the run cleanly; a second one exits at once.
+fn watch_interrupts(aborter: rab_core::runtime::Aborter) {
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            cancel.cancel();
+            aborter.abort();
             if tokio::signal::ctrl_c().await.is_ok() {
                 std::process::exit(i32::from(EXIT_INTERRUPTED));
             }
