@@ -68,6 +68,20 @@ impl ToolView {
         self
     }
 
+    /// Defers only while that pays: it must save more than `tool_search`'s own schema
+    /// (and at least [`MIN_DEFER_BYTES`]).
+    pub fn when_it_pays(self) -> Self {
+        // The schema does not depend on the view (deferred names are added later).
+        let empty = Arc::new(ToolView::new(0, &[], &[]));
+        let search = crate::tool::AgentTool::spec(&ToolSearch::new(empty));
+        self.with_min_saving(serde_json::to_string(&search).map_or(0, |s| s.len()))
+    }
+
+    /// Bytes deferring must save to be on.
+    pub fn min_saving(&self) -> usize {
+        self.min_saving
+    }
+
     /// Whether deferring is on now: more tools than the threshold, saving enough.
     fn active(&self, state: &ViewState, total: usize) -> bool {
         total > self.threshold && state.saved > self.min_saving

@@ -263,16 +263,7 @@ impl Tool for TaskTool {
             let always: Vec<String> =
                 tools.iter().filter(|t| t.facts().always_full).map(|t| t.spec().name).collect();
             let always: Vec<&str> = always.iter().map(String::as_str).collect();
-            let view = rab_agent::ToolView::new(SUB_VIEW_THRESHOLD, &always, &specs);
-            // Deferring must save more than tool_search's own schema.
-            let probe = rab_agent::ToolSearch::new(Arc::new(rab_agent::ToolView::new(
-                SUB_VIEW_THRESHOLD,
-                &always,
-                &specs,
-            )));
-            let search_size =
-                serde_json::to_string(&rab_agent::AgentTool::spec(&probe)).map_or(0, |s| s.len());
-            Arc::new(view.with_min_saving(search_size))
+            Arc::new(rab_agent::ToolView::new(SUB_VIEW_THRESHOLD, &always, &specs).when_it_pays())
         });
         if let Some(view) = &view {
             tools.push(Arc::new(rab_agent::ToolSearch::new(view.clone())));

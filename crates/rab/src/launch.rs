@@ -156,7 +156,7 @@ impl Launch {
             )
         };
         // Rules may name any tool rab knows, including extensions' and skills'.
-        let mut known = setup::known_tools(&cwd);
+        let mut known = rab_core::tool_catalog::builtin(&cwd);
         for t in user.iter().flat_map(|e| e.tools()).chain(resources.tools(true)) {
             known.add(t.spec().name, t.facts());
         }
@@ -219,7 +219,7 @@ impl Launch {
         }
         let extensions = Arc::new(Extensions::new(list));
         warnings.extend(extensions.warnings().iter().cloned());
-        let tools = setup::tools(cli, &settings, extensions.tools().to_vec())?;
+        let tools = setup::tools(cli, &settings, extensions.tools().to_vec(), &known)?;
         let only = cli.tools.as_deref().or(settings.tools.as_deref());
         let has_task =
             has_builtin_tools && !cli.no_tools && setup::is_enabled("task", only, &settings);
@@ -387,21 +387,17 @@ impl Launch {
         let always: Vec<String> =
             tools.iter().filter(|t| t.facts().always_full).map(|t| t.spec().name).collect();
         let always: Vec<&str> = always.iter().map(String::as_str).collect();
-        let probe = Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &always, &specs));
-        let search = rab_agent::AgentTool::spec(&rab_agent::ToolSearch::new(probe));
-        let search_size = serde_json::to_string(&search).map_or(0, |s| s.len());
-        // The view costs tool_search's own schema; it must save more than that, now or
-        // once MCP servers bring their tools (a small server's are sent in full).
-        let view = Arc::new(
-            rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &always, &specs)
-                .with_min_saving(search_size),
-        );
-        if view.bytes_saved() <= search_size.max(rab_agent::MIN_DEFER_BYTES) && !expects_more {
+        let view =
+            Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &always, &specs).when_it_pays());
+        // The view must save more than it costs, now or once MCP servers bring their
+        // tools (a small server's are sent in full).
+        if view.bytes_saved() <= view.min_saving() && !expects_more {
             return (tools, None);
         }
-        specs.push(search);
+        let search = rab_agent::ToolSearch::new(view.clone());
+        specs.push(rab_agent::AgentTool::spec(&search));
         view.update(&specs);
-        tools.push(Arc::new(rab_agent::ToolSearch::new(view.clone())));
+        tools.push(Arc::new(search));
         (tools, Some(view))
     }
 

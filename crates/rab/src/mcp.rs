@@ -109,7 +109,7 @@ pub fn serve(cli: &Cli, env: Env, paths: Paths, cwd: PathBuf) -> u8 {
         Err(e) => return crate::fail(crate::EXIT_USAGE, &e.to_string()),
     };
     let mut warnings = loaded.warnings.clone();
-    let known = crate::setup::known_tools(&cwd);
+    let known = rab_core::tool_catalog::builtin(&cwd);
     let safety = match crate::safety::build(
         cli,
         &loaded.settings,

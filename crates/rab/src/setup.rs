@@ -223,12 +223,6 @@ pub fn workspace(env: &Env, cwd: &Path, sandbox: rab_tools::Sandbox) -> rab_tool
         .with_sandbox(sandbox)
 }
 
-/// Every built-in tool with what it declares about itself (rules may name tools that
-/// are not enabled).
-pub fn known_tools(cwd: &Path) -> rab_core::ToolCatalog {
-    rab_core::tool_catalog::builtin(cwd)
-}
-
 /// The tool the model changes files with: the one a tool list (`--tools`, settings
 /// `tools`) names when it names only one kind, else the settings' `editTool`, else the
 /// model's.
@@ -274,10 +268,12 @@ pub fn builtin_tools(
 
 /// The extensions' tools, narrowed by `--no-tools`, `--tools` and the settings' `tools`
 /// / `excludeTools`. An unknown tool name is an error, never silently ignored.
+/// `known`: every tool rules may name (the built-in ones, enabled or not).
 pub fn tools(
     cli: &Cli,
     settings: &Settings,
     all: Vec<Arc<dyn AgentTool>>,
+    known: &rab_core::ToolCatalog,
 ) -> Result<Vec<Arc<dyn AgentTool>>, SetupError> {
     if cli.no_tools {
         return Ok(Vec::new());
@@ -285,7 +281,7 @@ pub fn tools(
     let mut names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
     // Tools added per session or only in some modes, and the file-editing tools of
     // other models, can be named all the same.
-    for name in known_tools(Path::new(".")).names() {
+    for name in known.names() {
         if !names.iter().any(|n| n == name) {
             names.push(name.to_owned());
         }
