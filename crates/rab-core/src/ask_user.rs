@@ -55,6 +55,7 @@ impl Tool for AskUser {
                 options: options.clone(),
             },
             tool: Self::NAME.to_owned(),
+            call_id: cx.call_id.clone(),
             level: Self::LEVEL,
             arguments: json!({"question": args.question, "options": options}),
             preview: Some(args.question.clone()),

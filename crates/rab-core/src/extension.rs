@@ -69,6 +69,18 @@ pub trait Extension: Send + Sync {
         false
     }
 
+    /// Whether it will bring tools after start-up (MCP servers still starting): the
+    /// session then keeps its tool view ready for them.
+    fn expects_tools(&self) -> bool {
+        false
+    }
+
+    /// The extension as `Any`, for a front end that knows its type (e.g. to watch MCP
+    /// servers' status); `None` by default.
+    fn as_any(&self) -> Option<&dyn Any> {
+        None
+    }
+
     /// Something happened in the session's life.
     fn on_event(&self, event: &Lifecycle<'_>) {
         let _ = event;
@@ -283,6 +295,11 @@ impl Extensions {
             }
         }
         out
+    }
+
+    /// The extensions, in load order.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn Extension>> {
+        self.list.iter()
     }
 
     /// Conflicts found while collecting, one line each.

@@ -43,6 +43,8 @@ pub struct ApprovalRequest {
     pub kind: ApprovalKind,
     /// The tool.
     pub tool: String,
+    /// The call's id (as in the agent's tool-call event).
+    pub call_id: String,
     /// What it can do.
     pub level: ToolLevel,
     /// Its arguments.
@@ -369,6 +371,7 @@ impl Gate {
         let request = ApprovalRequest {
             kind: ApprovalKind::Permission,
             tool: call.name.clone(),
+            call_id: call.id.clone(),
             level: tool.level(),
             arguments: args.clone(),
             preview: tool.preview(args),

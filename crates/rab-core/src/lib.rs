@@ -9,7 +9,12 @@
 //! sub-agents ([`task`]), cron, the inbox and the secret firewall. It must not render or
 //! print anything.
 //!
-//! Where to start when embedding: [`AgentSession`] drives a conversation over a
+//! Where to start when embedding: [`setup::Setup::new`] builds everything a session
+//! needs from plain [`setup::RuntimeOptions`] (model, tools, safety, skills, MCP through
+//! an [`setup::ExtensionFactory`]), [`setup::Setup::session`] makes a session over a
+//! tape, and [`runtime::start`] runs it behind typed [`runtime::Op`]s and one stream of
+//! [`runtime::Event`]s, questions included — what rab's own front ends do. Underneath,
+//! [`AgentSession`] drives a conversation over a
 //! `rab_agent::Agent` and records it on a `rab_session::Tape`; [`extension::Extensions`]
 //! collects tools and commands; [`permissions::Policy`] and the gate decide what a tool
 //! call may do. `examples/embed.rs` builds a session with a custom tool and a custom
@@ -18,6 +23,7 @@
 
 pub mod ask_user;
 pub mod assistant_commands;
+pub mod commands;
 mod compaction;
 pub mod config_tool;
 pub mod cron;
@@ -35,6 +41,8 @@ pub mod runtime;
 pub mod secrets;
 mod session;
 mod session_ops;
+pub mod setup;
+pub mod shell_line;
 mod shell_scan;
 pub mod skills;
 pub mod task;

@@ -94,6 +94,7 @@ impl Tool for ExitPlanMode {
         let request = ApprovalRequest {
             kind: ApprovalKind::Plan { plan: args.plan.clone() },
             tool: Self::NAME.to_owned(),
+            call_id: cx.call_id.clone(),
             level: Self::LEVEL,
             arguments: json!({"plan": args.plan}),
             preview: Some(args.plan.clone()),

@@ -29,6 +29,8 @@ pub enum Op {
     Prompt {
         /// The prompt.
         text: String,
+        /// Images sent with it (`Content::Image`).
+        images: Vec<rab_ai::Content>,
     },
     /// A message for the running agent, delivered at its next step.
     Steer {
@@ -345,13 +347,16 @@ impl Actor {
     async fn op(&mut self, id: u64, op: Op) {
         let busy = || Err("a run is going on: steer, follow up or abort it first".to_owned());
         match op {
-            Op::Prompt { text } => {
+            Op::Prompt { text, images } => {
                 let Some(mut session) = self.session.take() else { return self.done(id, busy()) };
                 let cancel = CancellationToken::new();
                 let queues = session.queues();
                 let run_cancel = cancel.clone();
                 let task = tokio::spawn(async move {
-                    let stop = session.prompt(text, run_cancel).await;
+                    let mut content = vec![rab_ai::Content::text(text)];
+                    content.extend(images);
+                    let message = Message::User(rab_ai::UserMessage { content });
+                    let stop = session.run(vec![message], run_cancel).await;
                     (session, stop)
                 });
                 self.state.is_streaming = true;

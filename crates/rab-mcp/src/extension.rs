@@ -38,6 +38,14 @@ impl Extension for McpExtension {
         Some(self.manager.tool_source())
     }
 
+    fn expects_tools(&self) -> bool {
+        !self.manager.servers().is_empty()
+    }
+
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        Some(self)
+    }
+
     fn commands(&self) -> Vec<Command> {
         vec![Command {
             name: "mcp".into(),

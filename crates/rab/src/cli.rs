@@ -23,7 +23,8 @@ pub struct Cli {
     #[arg(short = 'p', long = "print")]
     pub print: bool,
 
-    /// `rpc`: JSON lines on stdin and stdout for a program driving rab (see docs/rpc.md).
+    /// `rpc`: JSON lines on stdin and stdout for a program driving rab (see docs/rpc.md);
+    /// `acp`: an Agent Client Protocol agent for editors (see docs/acp.md).
     #[arg(long, value_enum, value_name = "MODE")]
     pub mode: Option<RunMode>,
 
@@ -161,6 +162,8 @@ pub struct Cli {
 pub enum RunMode {
     /// JSON lines on stdin and stdout.
     Rpc,
+    /// An Agent Client Protocol agent on stdin and stdout, for editors (`rab acp`).
+    Acp,
 }
 
 /// Print-mode output formats.
@@ -204,6 +207,10 @@ pub enum Command {
     /// here, whether the folder is trusted, the settings files in effect and what was
     /// ignored in them.
     Doctor,
+    /// Serve editors over the Agent Client Protocol on stdin and stdout (Zed,
+    /// JetBrains IDEs, Neovim); the model comes from the settings. `rab --mode acp
+    /// --model NAME …` takes the usual options. See docs/acp.md.
+    Acp,
 }
 
 /// `rab mcp …`.
@@ -312,4 +319,63 @@ pub fn parse() -> Result<Cli, clap::Error> {
     let args =
         std::env::args_os().map(|a| if a == "-nc" { "--no-context-files".into() } else { a });
     Cli::try_parse_from(args)
+}
+
+impl Cli {
+    /// What the runtime is built from, as this command line says. `trusted` is decided
+    /// by the caller (it may ask).
+    pub fn options(
+        &self,
+        env: rab_config::Env,
+        paths: rab_config::Paths,
+        cwd: PathBuf,
+        trusted: bool,
+    ) -> rab_core::setup::RuntimeOptions {
+        use rab_core::setup::{
+            ModelChoice, PromptChoice, RuntimeOptions, SafetyChoice, ToolChoice,
+        };
+        RuntimeOptions {
+            trusted,
+            sandbox_helper: std::env::current_exe().ok(),
+            model: ModelChoice {
+                provider: self.provider.clone(),
+                model: self.model.clone(),
+                api: self.api.clone(),
+                base_url: self.base_url.clone(),
+                api_key: self.api_key.clone(),
+                thinking: self.thinking.clone(),
+            },
+            tools: ToolChoice {
+                no_tools: self.no_tools,
+                no_builtin_tools: self.no_builtin_tools,
+                no_extensions: self.no_extensions,
+                only: self.tools.clone(),
+            },
+            safety: SafetyChoice {
+                yolo: self.yolo,
+                permission_mode: self.permission_mode.clone(),
+                allowed_tools: self.allowed_tools.clone(),
+                disallowed_tools: self.disallowed_tools.clone(),
+                sandbox: self.sandbox.clone(),
+                add_dirs: self.add_dir.clone(),
+            },
+            prompt: PromptChoice {
+                system_prompt: self.system_prompt.clone(),
+                append_system_prompt: self.append_system_prompt.clone(),
+                no_context_files: self.no_context_files,
+            },
+            max_turns: self.max_turns,
+            max_budget_usd: self.max_budget_usd,
+            ..RuntimeOptions::new(env, paths, cwd)
+        }
+    }
+
+    /// Which tape the session records to.
+    pub fn tape(&self) -> rab_core::setup::TapeChoice {
+        rab_core::setup::TapeChoice {
+            no_session: self.no_session,
+            continue_session: self.continue_session,
+            session: self.session.clone(),
+        }
+    }
 }

@@ -18,24 +18,18 @@
 //! }
 //! ```
 
+mod acp;
 mod cli;
-mod commands;
 mod doctor;
 mod input;
 mod interactive;
-mod launch;
 mod logging;
-mod login;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod print;
 mod repl;
-mod resources;
 mod rpc;
-mod safety;
 mod sessions;
-mod setup;
-mod shell_line;
 mod term;
 mod trust;
 
@@ -118,7 +112,11 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             return trust::command(&env, &paths, &cwd, dir.as_deref(), false);
         }
         Some(cli::Command::Doctor) => return doctor::run(&cli, &env, &paths, &cwd),
+        Some(cli::Command::Acp) => return acp::run(&cli, env, paths, extensions),
         Some(cli::Command::Sessions { .. } | cli::Command::Mcp { .. }) | None => {}
+    }
+    if cli.mode == Some(cli::RunMode::Acp) {
+        return acp::run(&cli, env, paths, extensions);
     }
     if let Some(cli::Command::Mcp { action: cli::McpCommand::Serve(args) }) = &cli.command {
         #[cfg(feature = "mcp")]
@@ -130,9 +128,9 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         }
     }
     if let Some(search) = &cli.list_models {
-        return match setup::registry(&env, &paths) {
+        return match rab_core::setup::target::registry(&env, &paths) {
             Ok(r) => {
-                print!("{}", setup::list_models(&r, search));
+                print!("{}", rab_core::setup::target::list_models(&r, search));
                 EXIT_OK
             }
             Err(e) => fail(e.code, &e.message),
@@ -169,15 +167,12 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
     };
     // MCP servers start in the background on this runtime while the rest starts up.
     let entered = runtime.enter();
-    let launch = match launch::Launch::new(
-        &cli,
-        env,
-        paths,
-        cwd,
-        mode != Mode::Print,
-        extensions,
-        trusted,
-    ) {
+    let mut options = cli.options(env, paths, cwd, trusted);
+    options.keeps_running = mode != Mode::Print;
+    options.extensions = extensions;
+    #[cfg(feature = "mcp")]
+    options.factories.push(Arc::new(mcp::Servers::default()));
+    let launch = match rab_core::setup::Setup::new(options) {
         Ok(l) => l,
         Err(e) => return fail(e.code, &e.message),
     };
@@ -186,12 +181,12 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
     for w in &launch.warnings {
         eprintln!("rab: warning: {}", term::safe(w));
     }
-    let (tape, warnings) = match setup::tape(&cli, &launch.paths, &launch.cwd) {
+    let (tape, warnings) = match launch.tape(&cli.tape()) {
         Ok(t) => t,
         Err(e) => return fail(e.code, &e.message),
     };
     for w in warnings {
-        eprintln!("rab: warning: session line {}: {}", w.line, w.message);
+        eprintln!("rab: warning: {}", term::safe(&w));
     }
     runtime.block_on(async move {
         let (mut session, resumed) = match launch.session(tape) {
@@ -210,11 +205,12 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         }
         match mode {
             Mode::Print => {
+                launch.approver.install(Arc::new(HeadlessNote));
                 let opts = print::PrintOptions { format: cli.output_format, verbose: cli.verbose };
                 let prompt = prompt.unwrap_or_default();
                 // One request: it should carry the MCP servers' tools.
                 #[cfg(feature = "mcp")]
-                if let Some(m) = &launch.mcp {
+                if let Some(m) = mcp::manager(&launch) {
                     mcp::wait_for_servers(m).await;
                 }
                 let line = if typed {
@@ -299,6 +295,30 @@ fn mode(cli: &cli::Cli, env: &Env) -> Mode {
         return Mode::Repl;
     }
     Mode::Tui
+}
+
+/// The approver of headless runs (print mode, `rab mcp serve`): nobody can be asked, so
+/// the call is refused, and a call that needed permission is named on stderr with the
+/// rule that would allow it (a question or a plan is the model's to settle: it is told
+/// so).
+pub(crate) struct HeadlessNote;
+
+impl rab_core::Approver for HeadlessNote {
+    fn approve<'a>(
+        &'a self,
+        request: rab_core::ApprovalRequest,
+        _cancel: &'a tokio_util::sync::CancellationToken,
+    ) -> rab_agent::BoxFuture<'a, rab_core::Approval> {
+        if request.kind == rab_core::ApprovalKind::Permission {
+            eprintln!(
+                "rab: denied {} ({}); allow it with --allowed-tools '{}' or --yolo",
+                term::safe(&request.tool),
+                term::safe(&request.reason),
+                term::safe(&request.rule)
+            );
+        }
+        Box::pin(async { rab_core::Approval::Unavailable })
+    }
 }
 
 pub(crate) fn fail(code: u8, message: &str) -> u8 {

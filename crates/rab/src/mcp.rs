@@ -8,8 +8,9 @@ use std::sync::Arc;
 use rab_agent::{AgentTool, ToolHook};
 use rab_config::{Env, Paths};
 
+use rab_core::setup::{ExtensionFactory, FactoryContext, SetupError};
+
 use crate::cli::Cli;
-use crate::setup::SetupError;
 
 /// The project's configuration files: its `.rab/mcp.json` and Claude Code's `.mcp.json`.
 /// Their servers are programs a checkout brings: they start only in a trusted folder.
@@ -48,21 +49,39 @@ pub fn project_servers(cwd: &Path) -> Vec<String> {
 }
 
 /// Starts the configured servers (in the background, on the current runtime) and
-/// wraps them as an extension. A malformed file stops start-up, naming it.
-pub fn start(
-    env: &Env,
-    paths: &Paths,
-    cwd: &Path,
-    sandbox: rab_tools::Sandbox,
-    trusted: bool,
-    warnings: &mut Vec<String>,
-) -> Result<rab_mcp::McpExtension, SetupError> {
-    let lookup = |name: &str| env.get(name).map(str::to_owned);
-    let files = config_files(cwd, paths.home(), trusted);
-    let servers = rab_mcp::config::load(&files, &lookup, warnings)
-        .map_err(|e| SetupError::usage(e.to_string()))?;
-    let options = rab_mcp::StartOptions::new(sandbox, cwd.to_path_buf());
-    Ok(rab_mcp::McpExtension::new(rab_mcp::McpManager::start(servers, options)))
+/// wraps them as an extension, at start-up and on every reload. A malformed file stops
+/// start-up, naming it.
+#[derive(Default)]
+pub struct Servers {
+    /// Servers given by the front end (an editor's), before the configured ones.
+    given: Vec<rab_mcp::config::ServerConfig>,
+}
+
+impl Servers {
+    /// The configured servers and `given` (which win a name both define).
+    pub fn with(given: Vec<rab_mcp::config::ServerConfig>) -> Self {
+        Self { given }
+    }
+}
+
+impl ExtensionFactory for Servers {
+    fn build(&self, cx: FactoryContext<'_>) -> Result<Arc<dyn rab_core::Extension>, SetupError> {
+        let lookup = |name: &str| cx.env.get(name).map(str::to_owned);
+        let files = config_files(cx.cwd, cx.paths.home(), cx.trusted);
+        let configured = rab_mcp::config::load(&files, &lookup, cx.warnings)
+            .map_err(|e| SetupError::usage(e.to_string()))?;
+        let mut servers = self.given.clone();
+        servers.extend(
+            configured.into_iter().filter(|c| !self.given.iter().any(|g| g.name == c.name)),
+        );
+        let options = rab_mcp::StartOptions::new(cx.sandbox.clone(), cx.cwd.to_path_buf());
+        Ok(Arc::new(rab_mcp::McpExtension::new(rab_mcp::McpManager::start(servers, options))))
+    }
+}
+
+/// The servers of a set-up, when it has any.
+pub fn manager(setup: &rab_core::setup::Setup) -> Option<&rab_mcp::McpManager> {
+    setup.extension::<rab_mcp::McpExtension>().map(rab_mcp::McpExtension::manager)
 }
 
 /// Waits (bounded) until every server is ready or has failed, then reports failures on
@@ -110,8 +129,10 @@ pub fn serve(cli: &Cli, env: Env, paths: Paths, cwd: PathBuf) -> u8 {
     };
     let mut warnings = loaded.warnings.clone();
     let known = rab_core::tool_catalog::builtin(&cwd);
-    let safety = match crate::safety::build(
-        cli,
+    let options = cli.options(env.clone(), paths.clone(), cwd.clone(), trusted);
+    let safety = match rab_core::setup::safety::build(
+        &options.safety,
+        options.sandbox_helper.clone(),
         &loaded.settings,
         &loaded.safety,
         &env,
@@ -127,7 +148,8 @@ pub fn serve(cli: &Cli, env: Env, paths: Paths, cwd: PathBuf) -> u8 {
     for w in &warnings {
         eprintln!("rab: warning: {w}");
     }
-    let workspace = crate::setup::workspace(&env, &cwd, safety.sandbox)
+    safety.approver.install(Arc::new(crate::HeadlessNote));
+    let workspace = rab_core::setup::tools::workspace(&env, &cwd, safety.sandbox)
         .with_read_filter(safety.gate.read_filter());
     let tools: Vec<Arc<dyn AgentTool>> = rab_tools::builtin_in(&workspace)
         .into_iter()

@@ -42,7 +42,7 @@ pub async fn run(session: AgentSession, prompt: String, opts: PrintOptions) -> u
     let (mut handle, _questions) = rab_core::runtime::start(session);
     let aborter = handle.aborter();
     watch_interrupts(aborter.clone());
-    let submission = handle.submit(Op::Prompt { text: prompt });
+    let submission = handle.submit(Op::Prompt { text: prompt, images: Vec::new() });
     let mut seen = Seen { ends_with_newline: true, ..Seen::default() };
     let mut out = std::io::stdout();
     let mut stop = StopCause::Aborted;
@@ -90,7 +90,7 @@ pub enum Comma {
 /// sandbox and `!!cmd` as the user's own; `,,cmd` and `!cmd` also send the command and
 /// its output to the model.
 pub async fn comma(
-    launch: &crate::launch::Launch,
+    launch: &rab_core::setup::Setup,
     session: &mut AgentSession,
     prompt: &str,
 ) -> Comma {
@@ -105,7 +105,7 @@ pub async fn comma(
 
 /// A command given to print mode.
 async fn command(
-    launch: &crate::launch::Launch,
+    launch: &rab_core::setup::Setup,
     session: &mut AgentSession,
     prompt: &str,
 ) -> Comma {
@@ -124,7 +124,7 @@ async fn command(
                 Comma::Done(crate::EXIT_USAGE)
             }
             Outcome::Prompt(request) => {
-                match crate::commands::apply_prompt(&request, session, launch) {
+                match rab_core::commands::apply_prompt(&request, session, launch) {
                     Ok(()) => Comma::Ask(request.text),
                     Err(e) => {
                         eprintln!("rab: {e}");
@@ -156,8 +156,8 @@ async fn command(
 }
 
 /// A shell line given to print mode.
-async fn shell(launch: &crate::launch::Launch, line: &ShellLine) -> Comma {
-    let result = crate::shell_line::run(
+async fn shell(launch: &rab_core::setup::Setup, line: &ShellLine) -> Comma {
+    let result = rab_core::shell_line::run(
         launch,
         line,
         CancellationToken::new(),
@@ -165,7 +165,7 @@ async fn shell(launch: &crate::launch::Launch, line: &ShellLine) -> Comma {
     )
     .await;
     if line.share {
-        return Comma::Ask(crate::shell_line::context(&line.command, &result));
+        return Comma::Ask(rab_core::shell_line::context(&line.command, &result));
     }
     if result.is_error {
         eprintln!("{}", crate::term::safe(result.output.trim_end()));

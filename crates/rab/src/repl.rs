@@ -13,9 +13,11 @@ use tokio_util::sync::CancellationToken;
 
 use rab_core::CommandOutcome as Outcome;
 
-use crate::commands;
-use crate::launch::Launch;
-use crate::{EXIT_OK, shell_line};
+use rab_core::commands;
+use rab_core::setup::Setup as Launch;
+use rab_core::shell_line;
+
+use crate::EXIT_OK;
 use rab_core::input::{LineKind, classify};
 
 /// Runs the REPL until end of input or `/quit`.
@@ -29,7 +31,9 @@ pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<St
     );
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let (ask_tx, mut ask_rx) = mpsc::unbounded_channel();
-    launch.approver.install(std::sync::Arc::new(crate::safety::ChannelApprover(ask_tx.clone())));
+    launch
+        .approver
+        .install(std::sync::Arc::new(rab_core::setup::safety::ChannelApprover(ask_tx.clone())));
     let mut pending_context: Vec<String> = Vec::new();
     let mut next = first;
     loop {
@@ -149,7 +153,7 @@ pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<St
                     Err(e) => eprintln!("rab: reload failed, nothing changed: {e}"),
                 },
                 Outcome::Login(provider) => {
-                    if let Err(e) = crate::login::check_provider(&launch, &provider) {
+                    if let Err(e) = rab_core::commands::login::check_provider(&launch, &provider) {
                         eprintln!("rab: {e}");
                         continue;
                     }
@@ -161,7 +165,7 @@ pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<St
                         set_echo(true);
                         println!();
                     }
-                    match crate::login::store(&launch, &provider, &key) {
+                    match rab_core::commands::login::store(&launch, &provider, &key) {
                         Ok(text) => println!("{text}"),
                         Err(e) => eprintln!("rab: {e}"),
                     }
@@ -210,7 +214,7 @@ pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<St
 fn reload(
     launch: &Launch,
     session: &AgentSession,
-    ask_tx: &mpsc::UnboundedSender<crate::safety::Asked>,
+    ask_tx: &mpsc::UnboundedSender<rab_core::setup::safety::Asked>,
 ) -> Result<(Launch, AgentSession), String> {
     let path = session
         .tape()
@@ -223,7 +227,9 @@ fn reload(
     }
     let (tape, _) = rab_session::Tape::open(&path).map_err(|e| e.to_string())?;
     let (s, _) = fresh.session(tape).map_err(|e| e.message)?;
-    fresh.approver.install(std::sync::Arc::new(crate::safety::ChannelApprover(ask_tx.clone())));
+    fresh
+        .approver
+        .install(std::sync::Arc::new(rab_core::setup::safety::ChannelApprover(ask_tx.clone())));
     Ok((fresh, s))
 }
 
@@ -285,7 +291,7 @@ fn resume(launch: &Launch, session: &mut AgentSession, arg: Option<String>) {
 async fn run_prompt(
     session: &mut AgentSession,
     prompt: String,
-    asks: &mut mpsc::UnboundedReceiver<crate::safety::Asked>,
+    asks: &mut mpsc::UnboundedReceiver<rab_core::setup::safety::Asked>,
     lines: &mut Lines<BufReader<Stdin>>,
 ) {
     let mut rx = session.subscribe();

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 
-use crate::launch::Launch;
+use rab_core::setup::Setup as Launch;
 
 /// A request line (`id`, any JSON value, is echoed in its response).
 #[derive(Deserialize, JsonSchema)]
@@ -28,6 +28,9 @@ enum Request {
     Prompt {
         /// The prompt.
         message: String,
+        /// Images sent with it.
+        #[serde(default)]
+        images: Vec<Image>,
     },
     /// A message for the running agent, delivered at its next step.
     Steer {
@@ -76,6 +79,16 @@ enum Request {
     },
 }
 
+/// An image sent with a prompt.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Image {
+    /// Base64 data, without a `data:` prefix.
+    data: String,
+    /// Its MIME type, e.g. `image/png`.
+    mime_type: String,
+}
+
 /// The response line every request gets.
 #[derive(Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -109,6 +122,8 @@ struct QuestionLine {
     kind: &'static str,
     /// The tool that asks.
     tool: String,
+    /// The id of the call that asks (as in its `tool_call` event).
+    tool_call_id: String,
     /// The call's arguments.
     arguments: Value,
     /// Why it asks.
@@ -241,7 +256,13 @@ fn request(
         }
     };
     let op = match request {
-        Request::Prompt { message } => Op::Prompt { text: message },
+        Request::Prompt { message, images } => Op::Prompt {
+            text: message,
+            images: images
+                .into_iter()
+                .map(|i| rab_ai::Content::Image { mime_type: i.mime_type, data: i.data })
+                .collect(),
+        },
         Request::Steer { message } => Op::Steer { text: message },
         Request::FollowUp { message } => Op::FollowUp { text: message },
         Request::Abort {} => Op::Abort,
@@ -321,6 +342,7 @@ fn question(id: u64, r: &ApprovalRequest) -> Value {
         question_id: id,
         kind: "permission",
         tool: r.tool.clone(),
+        tool_call_id: r.call_id.clone(),
         arguments: r.arguments.clone(),
         reason: r.reason.clone(),
         preview: None,

@@ -7,7 +7,7 @@
 //! on without them (`--trust-project` or `RAB_TRUST_PROJECT=1` trusts for one run).
 
 use std::io::{BufRead, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rab_config::{Env, Paths, TrustStore, canonical_dir};
 
@@ -20,22 +20,6 @@ pub struct Trust {
     pub trusted: bool,
     /// The answer was given before (a refusal is not asked again).
     pub remembered: bool,
-}
-
-/// Whether `path` belongs to the project in `cwd` (its `.rab`, `.claude`, `.agent`
-/// folders and the rest of the checkout).
-pub fn is_project_path(cwd: &Path, path: &Path) -> bool {
-    path.starts_with(cwd)
-}
-
-/// Where sub-agent definitions are read: the project's folders only when trusted.
-pub fn agent_dirs(cwd: &Path, rab_home: &Path, trusted: bool) -> Vec<PathBuf> {
-    let mut dirs = vec![rab_home.join("agents")];
-    if trusted {
-        dirs.insert(0, cwd.join(".rab/agents"));
-        dirs.push(cwd.join(".claude/agents"));
-    }
-    dirs
 }
 
 fn is_truthy(v: Option<&str>) -> bool {
@@ -80,9 +64,9 @@ pub fn offers(env: &Env, paths: &Paths, cwd: &Path) -> Vec<String> {
             out.push(format!("{}: agents {}", dir.display(), names.join(", ")));
         }
     }
-    let home = crate::resources::home_dir(env);
+    let home = rab_core::setup::resources::home_dir(env);
     let mut warnings = Vec::new();
-    let resources = crate::resources::Resources::load(
+    let resources = rab_core::setup::resources::Resources::load(
         cwd,
         paths.home(),
         home.as_deref(),

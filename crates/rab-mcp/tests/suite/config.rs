@@ -66,6 +66,18 @@ fn the_first_file_wins_and_later_duplicates_are_warnings() {
                 problem: None,
             },
             ServerConfig {
+                name: "remote".into(),
+                transport: Transport::Http {
+                    url: "https://x.test/mcp".into(),
+                    headers: map(&[("Authorization", "Bearer s3cret")]),
+                    is_legacy_sse: false,
+                },
+                source: global.clone(),
+                startup_timeout: None,
+                disabled: false,
+                problem: None,
+            },
+            ServerConfig {
                 name: "off".into(),
                 transport: Transport::Stdio {
                     command: "x".into(),
@@ -76,18 +88,6 @@ fn the_first_file_wins_and_later_duplicates_are_warnings() {
                 source: global.clone(),
                 startup_timeout: None,
                 disabled: true,
-                problem: None,
-            },
-            ServerConfig {
-                name: "remote".into(),
-                transport: Transport::Http {
-                    url: "https://x.test/mcp".into(),
-                    headers: map(&[("Authorization", "Bearer s3cret")]),
-                    is_legacy_sse: false,
-                },
-                source: global.clone(),
-                startup_timeout: None,
-                disabled: false,
                 problem: None,
             },
         ]

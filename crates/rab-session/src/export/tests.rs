@@ -190,7 +190,9 @@ fn markdown_is_the_active_branch_with_fenced_calls_and_diffs() {
     let md = export(&sample().tape, ExportFormat::Markdown).unwrap();
     assert!(md.contains("## User\n\nfix the <script>alert(1)</script> test\n"));
     assert!(md.contains(&format!("```diff\n{DIFF}```\n")));
-    assert!(md.contains("**Tool call:** `edit`\n\n```json\n{\n  \"new\": \"2\","));
+    assert!(md.contains(
+        "**Tool call:** `edit`\n\n```json\n{\n  \"path\": \"a.rs\",\n  \"old\": \"two\","
+    ));
     assert!(md.contains("Done on branch B.") && !md.contains("Done on branch A."));
 }
 

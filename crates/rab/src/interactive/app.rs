@@ -20,7 +20,7 @@ use super::chrome::{self, FooterInfo};
 use super::overlay::Overlay;
 use super::stream_view::StreamView;
 use super::tool_view::ToolView;
-use crate::launch::Launch;
+use rab_core::setup::Setup as Launch;
 
 /// Something the event loop must do after a key or event.
 pub enum Effect {

@@ -66,7 +66,8 @@ impl Ui {
                     (self.app.launch.paths.sessions_dir(), self.app.launch.paths.home().to_owned());
                 let tx = self.bang_tx.clone();
                 tokio::task::spawn_blocking(move || {
-                    let _ = tx.send(BangMsg::Note(crate::commands::search(&query, &root, &home)));
+                    let _ =
+                        tx.send(BangMsg::Note(rab_core::commands::search(&query, &root, &home)));
                 });
             }
             Outcome::Handoff(focus) => {
@@ -93,7 +94,7 @@ impl Ui {
             }
             Outcome::Reload => self.reload(),
             Outcome::Login(provider) => {
-                match crate::login::check_provider(&self.app.launch, &provider) {
+                match rab_core::commands::login::check_provider(&self.app.launch, &provider) {
                     Ok(()) => {
                         self.app.overlay = Some(Overlay::Secret { provider, typed: String::new() })
                     }

@@ -22,12 +22,12 @@ pub(super) async fn changed(rx: &mut Option<tokio::sync::watch::Receiver<u64>>) 
 impl Ui {
     /// A receiver that wakes the loop when a server changes.
     pub(super) fn mcp_watch(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
-        self.app.launch.mcp.as_ref().map(|m| m.subscribe())
+        crate::mcp::manager(&self.app.launch).map(|m| m.subscribe())
     }
 
     /// Reports servers whose state changed since last time.
     pub(super) fn mcp_check(&mut self) {
-        let Some(manager) = self.app.launch.mcp.clone() else { return };
+        let Some(manager) = crate::mcp::manager(&self.app.launch).cloned() else { return };
         let version = manager.version();
         if self.mcp_seen.version == Some(version) {
             return;

@@ -32,8 +32,8 @@ use tokio_util::sync::CancellationToken;
 
 use self::app::{App, Effect};
 use self::overlay::{Overlay, OverlayKey, Picked};
-use crate::launch::Launch;
 use crate::{EXIT_OK, EXIT_USAGE};
+use rab_core::setup::Setup as Launch;
 
 /// Renders a unified diff for tool results.
 pub fn render_diff(diff: &str, width: usize, theme: &Theme) -> Vec<String> {
@@ -44,7 +44,7 @@ pub fn render_diff(diff: &str, width: usize, theme: &Theme) -> Vec<String> {
 /// thread.
 enum BangMsg {
     Output(String),
-    Done(crate::shell_line::ShellResult, rab_core::input::ShellLine),
+    Done(rab_core::shell_line::ShellResult, rab_core::input::ShellLine),
     /// `/search` results (or why it failed).
     Note(Result<String, String>),
     /// A command's slow part finished (an MCP prompt fetched).
@@ -149,8 +149,8 @@ struct Ui {
     bang_tx: mpsc::UnboundedSender<BangMsg>,
     bang_rx: mpsc::UnboundedReceiver<BangMsg>,
     /// Permission questions from the gate, answered one at a time.
-    ask_rx: mpsc::UnboundedReceiver<crate::safety::Asked>,
-    asks: std::collections::VecDeque<crate::safety::Asked>,
+    ask_rx: mpsc::UnboundedReceiver<rab_core::setup::safety::Asked>,
+    asks: std::collections::VecDeque<rab_core::setup::safety::Asked>,
     quit: bool,
     /// MCP server states already reported.
     #[cfg(feature = "mcp")]
@@ -170,7 +170,7 @@ impl Ui {
         app.width = usize::from(screen.size().0.max(20));
         let (bang_tx, bang_rx) = mpsc::unbounded_channel();
         let (ask_tx, ask_rx) = mpsc::unbounded_channel();
-        app.launch.approver.install(Arc::new(crate::safety::ChannelApprover(ask_tx)));
+        app.launch.approver.install(Arc::new(rab_core::setup::safety::ChannelApprover(ask_tx)));
         Self {
             app,
             session: Some(session),
@@ -562,7 +562,7 @@ impl Ui {
         match p {
             Picked::Secret { provider, key } => {
                 self.app.overlay = None;
-                match crate::login::store(&self.app.launch, &provider, &key) {
+                match rab_core::commands::login::store(&self.app.launch, &provider, &key) {
                     Ok(text) => self.app.info(&text),
                     Err(e) => self.app.error(&e),
                 }

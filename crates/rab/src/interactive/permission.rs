@@ -165,6 +165,7 @@ mod tests {
         ApprovalRequest {
             kind,
             tool: "any_name".into(),
+            call_id: "call_1".into(),
             level: rab_agent::ToolLevel::ReadOnly,
             arguments: serde_json::json!({}),
             preview: None,

@@ -25,7 +25,7 @@ impl Ui {
                 }
             });
             let result =
-                crate::shell_line::run(&launch, &bang, CancellationToken::new(), sink).await;
+                rab_core::shell_line::run(&launch, &bang, CancellationToken::new(), sink).await;
             let _ = forward.await;
             let _ = tx.send(BangMsg::Done(result, bang));
         });
@@ -45,7 +45,7 @@ impl Ui {
         }
     }
 
-    fn bang_done(&mut self, result: &crate::shell_line::ShellResult, bang: &ShellLine) {
+    fn bang_done(&mut self, result: &rab_core::shell_line::ShellResult, bang: &ShellLine) {
         self.app.bang = None;
         let t = &self.app.theme;
         let mut lines =
@@ -56,7 +56,7 @@ impl Ui {
             format!("  {l}")
         });
         lines.extend(body);
-        let context = crate::shell_line::context(&bang.command, result);
+        let context = rab_core::shell_line::context(&bang.command, result);
         match (bang.share, bang.gated) {
             (true, false) => self.app.pending_context.push(context),
             (true, true) => {

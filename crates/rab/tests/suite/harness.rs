@@ -90,3 +90,22 @@ pub fn offered(llm: &FakeLlm, i: usize) -> Vec<String> {
     }
     names
 }
+
+/// Reads a child's stdout as JSON lines on a thread of its own (a line that is not JSON
+/// comes as `{"unparsed": line}`).
+pub fn json_lines(
+    stdout: std::process::ChildStdout,
+) -> std::sync::mpsc::Receiver<serde_json::Value> {
+    use std::io::BufRead;
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let value = serde_json::from_str(&line)
+                .unwrap_or_else(|_| serde_json::json!({"unparsed": line}));
+            if tx.send(value).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}

@@ -2,7 +2,7 @@
 //! steering and follow-ups while a run goes on, abort, questions answered remotely,
 //! state, messages, model changes, and bad lines that get an error and change nothing.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -39,16 +39,7 @@ impl Rpc {
             .spawn()
             .unwrap();
         let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let value = serde_json::from_str(&line).unwrap_or(json!({"unparsed": line}));
-                if tx.send(value).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = super::harness::json_lines(child.stdout.take().unwrap());
         Self { child, stdin, lines, seen: Vec::new() }
     }
 

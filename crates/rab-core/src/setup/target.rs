@@ -1,40 +1,24 @@
 //! Turns the command line, environment and config files into a concrete model, key and
 //! options. Every failure here is the user's to fix, so each says how.
 
-use std::path::Path;
-use std::sync::Arc;
-
-use rab_agent::AgentTool;
 use rab_ai::{Api, Model, ModelQuery, Registry, ThinkingLevel};
 use rab_config::{
     Auth, Env, KeySource, Paths, Settings, apply_env_base_urls, invalid_key_char, load_models_file,
     resolve_key,
 };
-use rab_session::{Tape, Warning};
 
-use crate::cli::Cli;
-
-/// A failure with the exit code it maps to.
-#[derive(Debug)]
-pub struct SetupError {
-    /// 1 for provider setup (no key), 2 for bad usage or config files.
-    pub code: u8,
-    /// The message, one paragraph.
-    pub message: String,
-}
-
-impl SetupError {
-    pub(crate) fn usage(message: impl Into<String>) -> Self {
-        Self { code: 2, message: message.into() }
-    }
-}
+use super::{ModelChoice, SetupError};
 
 /// Everything needed to send requests.
 #[derive(Clone)]
 pub struct Target {
+    /// The model.
     pub model: Model,
+    /// Its key, when the provider takes one.
     pub api_key: Option<String>,
+    /// What to do when the key is missing or rejected.
     pub auth_hint: String,
+    /// The thinking level.
     pub thinking: ThinkingLevel,
     /// Something the user should know about the choice (a model rab has no entry for).
     pub note: Option<String>,
@@ -89,7 +73,7 @@ fn rejected_hint(source: &KeySource, paths: &Paths) -> String {
 /// Resolves the model and its key: the command line first, then the settings'
 /// `defaultProvider`/`defaultModel`, then the first provider with a key.
 pub fn target(
-    cli: &Cli,
+    cli: &ModelChoice,
     settings: &Settings,
     env: &Env,
     paths: &Paths,
@@ -115,7 +99,7 @@ pub fn target(
             .map(|p| p.name.clone());
         if provider.is_none() && cli.base_url.is_none() {
             return Err(SetupError {
-                code: 1,
+                code: SetupError::PROVIDER,
                 message: "no model selected and no API key found — set ANTHROPIC_API_KEY, \
                           OPENAI_API_KEY, GEMINI_API_KEY or OPENROUTER_API_KEY, or pass \
                           --provider/--model (e.g. --provider ollama --model qwen3-coder for a \
@@ -153,13 +137,13 @@ pub fn target(
             model: resolved.model.id.clone(),
             hint: auth_hint,
         };
-        return Err(SetupError { code: 1, message: error.to_string() });
+        return Err(SetupError { code: SetupError::PROVIDER, message: error.to_string() });
     }
     if let Some((key, source)) = &found
         && let Some((at, c)) = invalid_key_char(key)
     {
         return Err(SetupError {
-            code: 1,
+            code: SetupError::PROVIDER,
             message: format!(
                 "{}: the API key from {} has a character an HTTP header cannot carry ({:?} at \
                  position {}); keys are plain ASCII, so check for a stray quote, space or line \
@@ -213,138 +197,4 @@ fn short(n: u64) -> String {
     } else {
         format!("{}k", n / 1000)
     }
-}
-
-/// The workspace the tools work in: the project root, home, temp dir and sandbox.
-pub fn workspace(env: &Env, cwd: &Path, sandbox: rab_tools::Sandbox) -> rab_tools::Workspace {
-    rab_tools::Workspace::new(cwd)
-        .with_home(env.get("HOME").map(std::path::PathBuf::from))
-        .with_temp_dir(std::path::PathBuf::from(env.get("TMPDIR").unwrap_or("/tmp")))
-        .with_sandbox(sandbox)
-}
-
-/// The tool the model changes files with: the one a tool list (`--tools`, settings
-/// `tools`) names when it names only one kind, else the settings' `editTool`, else the
-/// model's.
-pub fn edit_tool(cli: &Cli, settings: &Settings, model: &rab_ai::Model) -> rab_ai::EditTool {
-    use rab_ai::EditTool;
-    let list = cli.tools.as_ref().or(settings.tools.as_ref());
-    let names =
-        |wanted: &[&str]| list.is_some_and(|l| l.iter().any(|n| wanted.contains(&n.as_str())));
-    match (names(&["edit", "write"]), names(&[rab_tools::apply_patch::NAME])) {
-        (true, false) => EditTool::Edit,
-        (false, true) => EditTool::ApplyPatch,
-        _ => settings.edit_tool.unwrap_or(model.edit_tool),
-    }
-}
-
-/// rab's built-in tools: rab-tools' and `extra` (the session-level ones), with
-/// `apply_patch` in place of `write` and `edit` for models that edit with it.
-pub fn builtin_tools(
-    settings: &Settings,
-    ws: &rab_tools::Workspace,
-    extra: Vec<Arc<dyn AgentTool>>,
-    edit_tool: rab_ai::EditTool,
-) -> Vec<Arc<dyn AgentTool>> {
-    let mut all = rab_tools::builtin_in(ws);
-    if edit_tool == rab_ai::EditTool::ApplyPatch {
-        let at = all.iter().position(|t| t.spec().name == "write").unwrap_or(all.len());
-        all.retain(|t| !matches!(t.spec().name.as_str(), "write" | "edit"));
-        all.insert(
-            at.min(all.len()),
-            Arc::new(rab_tools::apply_patch::ApplyPatch::new(ws.clone())),
-        );
-    }
-    if settings.sandbox.allow_private_network {
-        for t in &mut all {
-            if t.spec().name == "web_fetch" {
-                *t = Arc::new(rab_tools::web_fetch::WebFetch::new().with_private_addresses(true));
-            }
-        }
-    }
-    all.extend(extra);
-    all
-}
-
-/// The extensions' tools, narrowed by `--no-tools`, `--tools` and the settings' `tools`
-/// / `excludeTools`. An unknown tool name is an error, never silently ignored.
-/// `known`: every tool rules may name (the built-in ones, enabled or not).
-pub fn tools(
-    cli: &Cli,
-    settings: &Settings,
-    all: Vec<Arc<dyn AgentTool>>,
-    known: &rab_core::ToolCatalog,
-) -> Result<Vec<Arc<dyn AgentTool>>, SetupError> {
-    if cli.no_tools {
-        return Ok(Vec::new());
-    }
-    let mut names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
-    // Tools added per session or only in some modes, and the file-editing tools of
-    // other models, can be named all the same.
-    for name in known.names() {
-        if !names.iter().any(|n| n == name) {
-            names.push(name.to_owned());
-        }
-    }
-    let check = |list: &[String], what: &str| -> Result<(), SetupError> {
-        // MCP tools arrive after start-up: their names cannot be checked here.
-        match list.iter().find(|n| !names.contains(n) && !n.starts_with("mcp__")) {
-            Some(bad) => Err(SetupError::usage(format!(
-                "{what}: unknown tool '{bad}'; available tools: {}",
-                names.join(", ")
-            ))),
-            None => Ok(()),
-        }
-    };
-    let only = match (&cli.tools, &settings.tools) {
-        (Some(list), _) => {
-            check(list, "--tools")?;
-            Some(list.clone())
-        }
-        (None, Some(list)) => {
-            check(list, "settings \"tools\"")?;
-            Some(list.clone())
-        }
-        (None, None) => None,
-    };
-    check(&settings.exclude_tools, "settings \"excludeTools\"")?;
-    Ok(all.into_iter().filter(|t| is_enabled(&t.spec().name, only.as_deref(), settings)).collect())
-}
-
-/// Whether `--tools`/settings leave a tool in.
-pub fn is_enabled(name: &str, only: Option<&[String]>, settings: &Settings) -> bool {
-    only.is_none_or(|o| o.iter().any(|n| n == name))
-        && !settings.exclude_tools.iter().any(|n| n == name)
-}
-
-/// The session to record to: `--no-session`, `--session PATH`, `-c` (the most recent
-/// of this directory), or a new one.
-pub fn tape(cli: &Cli, paths: &Paths, cwd: &Path) -> Result<(Tape, Vec<Warning>), SetupError> {
-    let dir = rab_session::session_dir(&paths.sessions_dir(), cwd);
-    let open = |path: &Path| Tape::open(path).map_err(|e| SetupError::usage(e.to_string()));
-    if cli.no_session {
-        if cli.continue_session || cli.session.is_some() {
-            return Err(SetupError::usage("--no-session cannot be combined with -c or --session"));
-        }
-        return Ok((Tape::ephemeral(cwd), Vec::new()));
-    }
-    if let Some(path) = &cli.session {
-        if path.exists() {
-            return open(path);
-        }
-        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let mut tape = Tape::create(parent, cwd, None);
-        tape.set_path(path.clone());
-        return Ok((tape, Vec::new()));
-    }
-    if cli.continue_session {
-        return match rab_session::most_recent(&dir) {
-            Some(path) => open(&path),
-            None => {
-                eprintln!("rab: no earlier session in this directory; starting a new one");
-                Ok((Tape::create(&dir, cwd, None), Vec::new()))
-            }
-        };
-    }
-    Ok((Tape::create(&dir, cwd, None), Vec::new()))
 }

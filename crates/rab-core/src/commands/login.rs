@@ -2,10 +2,9 @@
 //! masked prompt (UI) or read without echo (REPL), never from the command line, so it
 //! stays out of the editor history and the session.
 
+use crate::CommandOutcome;
+use crate::setup::Setup as Launch;
 use rab_config::{Auth, KeySource, resolve_key};
-use rab_core::CommandOutcome;
-
-use crate::launch::Launch;
 
 /// Which providers have a key and where it comes from.
 pub fn list(launch: &Launch) -> String {

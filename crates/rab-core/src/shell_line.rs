@@ -1,4 +1,4 @@
-//! Shell lines typed by the user (`rab_core::input::ShellLine`: `!cmd`, `!!cmd`,
+//! Shell lines typed by the user (`crate::input::ShellLine`: `!cmd`, `!!cmd`,
 //! `,cmd`, `,,cmd`), run with the bash tool (same limits and process handling as the
 //! model's calls): comma lines through the same permission gate, sandbox and secret
 //! firewall as the model's bash calls.
@@ -7,9 +7,8 @@ use rab_agent::{AgentTool, ToolContext};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use rab_core::input::ShellLine;
-
-use crate::launch::Launch;
+use crate::input::ShellLine;
+use crate::setup::Setup as Launch;
 
 /// The outcome of a shell line.
 pub struct ShellResult {
@@ -30,7 +29,7 @@ pub async fn run(
     let bash = rab_tools::bash::Bash::new(launch.workspace.clone());
     let cx = ToolContext { call_id: "shell".into(), cancel, updates };
     let (output, is_error) = if line.gated {
-        rab_core::assistant_commands::run_gated(&bash, &launch.gate, &line.command, cx).await
+        crate::assistant_commands::run_gated(&bash, &launch.gate, &line.command, cx).await
     } else {
         match bash.execute(json!({"command": line.command}), cx).await {
             Ok(out) => (rab_ai::Content::join_text(&out.content), false),
@@ -43,5 +42,5 @@ pub async fn run(
 /// The context handed to the model for a shared `!cmd`, or the message a `,,cmd`
 /// sends.
 pub fn context(command: &str, result: &ShellResult) -> String {
-    rab_core::input::shell_context(command, &result.output, result.is_error)
+    crate::input::shell_context(command, &result.output, result.is_error)
 }

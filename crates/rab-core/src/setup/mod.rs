@@ -1,6 +1,14 @@
-//! Everything a mode needs to create and re-create sessions: resolved settings, model
-//! registry, tools, system prompt. Built once at start-up from the command line,
-//! environment and config files.
+//! Everything a front end needs to create and re-create sessions: resolved settings,
+//! model registry, tools, safety, system prompt. Built once at start-up from
+//! [`RuntimeOptions`] (the binary fills them from its command line), the environment
+//! and the config files; warnings come back as values, nothing is printed.
+
+mod options;
+pub mod resources;
+pub mod safety;
+pub mod target;
+pub mod tools;
+pub mod trust;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,14 +16,39 @@ use std::sync::Arc;
 use rab_agent::{AgentConfig, AgentTool, DrainMode};
 use rab_ai::{Client, Registry, RetryPolicy, StreamOptions};
 use rab_config::{Env, Paths, QueueMode, Settings};
-use rab_core::{AgentSession, Extension, Extensions, PromptSources, Resumed, build_system_prompt};
 use rab_session::Tape;
 
-use crate::cli::Cli;
-use crate::setup::{self, SetupError, Target};
+use crate::{AgentSession, Extensions, PromptSources, Resumed, build_system_prompt};
+pub use options::{
+    ExtensionFactory, FactoryContext, ModelChoice, PromptChoice, RuntimeOptions, SafetyChoice,
+    TapeChoice, ToolChoice,
+};
+pub use target::Target;
 
-/// The start-up state shared by every mode.
-pub struct Launch {
+/// A start-up failure: what is wrong and how to fix it, with the exit code it maps to.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct SetupError {
+    /// [`SetupError::USAGE`] or [`SetupError::PROVIDER`].
+    pub code: u8,
+    /// The message, one paragraph.
+    pub message: String,
+}
+
+impl SetupError {
+    /// Exit code of bad usage or config files.
+    pub const USAGE: u8 = 2;
+    /// Exit code of a provider that cannot be used (no key).
+    pub const PROVIDER: u8 = 1;
+
+    /// Bad usage or a bad config file.
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self { code: Self::USAGE, message: message.into() }
+    }
+}
+
+/// The start-up state shared by every front end.
+pub struct Setup {
     /// What building it noticed (settings, extensions, agents, the model), for the mode
     /// to show where it shows things: never printed from here, as the terminal UI may
     /// own the screen.
@@ -43,41 +76,24 @@ pub struct Launch {
     /// The tools' workspace (root, sandbox).
     pub workspace: rab_tools::Workspace,
     /// Permissions, hooks and the secret firewall around every tool call.
-    pub gate: Arc<rab_core::Gate>,
+    pub gate: Arc<crate::Gate>,
     /// Who answers permission questions.
-    pub approver: Arc<crate::safety::SwitchApprover>,
+    pub approver: Arc<safety::SwitchApprover>,
     /// Whether yolo is in the Shift+Tab cycle.
     pub has_yolo: bool,
     /// Whether sessions get the `task` tool.
     pub has_task: bool,
     /// Sub-agent definitions for `task`.
-    pub agents: Vec<rab_core::task::AgentDef>,
+    pub agents: Vec<crate::task::AgentDef>,
     /// Prompts scheduled with cron_create.
-    pub scheduler: Arc<rab_core::cron::Scheduler>,
+    pub scheduler: Arc<crate::cron::Scheduler>,
     /// Who send_message reaches.
-    pub inbox: rab_core::inbox::Inbox,
+    pub inbox: crate::inbox::Inbox,
     /// Every extension: rab's commands and tools, skills and prompt commands,
     /// compiled-in extensions, MCP servers.
     pub extensions: Arc<Extensions>,
     /// What it was made from (for `/reload`).
-    pub origin: Origin,
-    /// The MCP servers (starting in the background).
-    #[cfg(feature = "mcp")]
-    pub mcp: Option<rab_mcp::McpManager>,
-}
-
-/// What a [`Launch`] was made from, to make it again.
-#[derive(Clone)]
-pub struct Origin {
-    /// The command line.
-    pub cli: Cli,
-    /// Whether the mode stays (UI, REPL).
-    pub is_long_running: bool,
-    /// Extensions compiled into this binary.
-    pub user: Vec<Arc<dyn Extension>>,
-    /// Whether the working directory may run code and widen access through what it
-    /// brings (see [`crate::trust`]).
-    pub trusted: bool,
+    pub options: RuntimeOptions,
 }
 
 /// A named list of tools as an extension (rab's built-in tools).
@@ -86,7 +102,7 @@ struct ToolList {
     tools: Vec<Arc<dyn AgentTool>>,
 }
 
-impl Extension for ToolList {
+impl crate::Extension for ToolList {
     fn name(&self) -> &str {
         self.name
     }
@@ -107,46 +123,30 @@ fn queue_mode(m: QueueMode) -> DrainMode {
     }
 }
 
-impl Launch {
-    /// Resolves everything from the command line and environment. `is_long_running`
-    /// (the UI, the REPL) adds the cron tools, whose jobs need a process that stays.
-    /// `trusted`: whether what the working directory brings may run code and widen
-    /// access (its allow rules, hooks, MCP servers, agents, granting skills).
-    pub fn new(
-        cli: &Cli,
-        env: Env,
-        paths: Paths,
-        cwd: PathBuf,
-        is_long_running: bool,
-        user: Vec<Arc<dyn Extension>>,
-        trusted: bool,
-    ) -> Result<Self, SetupError> {
-        Self::build(cli, env, paths, cwd, is_long_running, user, trusted, None)
+impl Setup {
+    /// Resolves everything from `options`, the environment and the config files.
+    pub fn new(options: RuntimeOptions) -> Result<Self, SetupError> {
+        Self::build(options, None)
     }
 
-    /// [`Launch::new`], keeping `scheduler` (its cron jobs) when given.
-    #[allow(clippy::too_many_arguments)]
+    /// [`Setup::new`], keeping `scheduler` (its cron jobs) when given.
     fn build(
-        cli: &Cli,
-        env: Env,
-        paths: Paths,
-        cwd: PathBuf,
-        is_long_running: bool,
-        user: Vec<Arc<dyn Extension>>,
-        trusted: bool,
-        scheduler: Option<Arc<rab_core::cron::Scheduler>>,
+        options: RuntimeOptions,
+        scheduler: Option<Arc<crate::cron::Scheduler>>,
     ) -> Result<Self, SetupError> {
-        let registry = setup::registry(&env, &paths)?;
+        let RuntimeOptions { env, paths, cwd, trusted, .. } = options.clone();
+        let registry = target::registry(&env, &paths)?;
         let loaded = rab_config::load_settings(&paths.settings_file(), &cwd, &env, trusted)
-            .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })?;
+            .map_err(|e| SetupError::usage(e.to_string()))?;
         let mut warnings = loaded.warnings.clone();
         let settings = loaded.settings;
-        let target = setup::target(cli, &settings, &env, &paths, &registry)?;
-        let home = crate::resources::home_dir(&env);
-        let resources = if cli.no_extensions {
-            crate::resources::Resources::default()
+        let target = target::target(&options.model, &settings, &env, &paths, &registry)?;
+        let home = resources::home_dir(&env);
+        let choice = &options.tools;
+        let resources = if choice.no_extensions {
+            resources::Resources::default()
         } else {
-            crate::resources::Resources::load(
+            resources::Resources::load(
                 &cwd,
                 paths.home(),
                 home.as_deref(),
@@ -156,12 +156,13 @@ impl Launch {
             )
         };
         // Rules may name any tool rab knows, including extensions' and skills'.
-        let mut known = rab_core::tool_catalog::builtin(&cwd);
-        for t in user.iter().flat_map(|e| e.tools()).chain(resources.tools(true)) {
+        let mut known = crate::tool_catalog::builtin(&cwd);
+        for t in options.extensions.iter().flat_map(|e| e.tools()).chain(resources.tools(true)) {
             known.add(t.spec().name, t.facts());
         }
-        let safety = crate::safety::build(
-            cli,
+        let safety = safety::build(
+            &options.safety,
+            options.sandbox_helper.clone(),
             &settings,
             &loaded.safety,
             &env,
@@ -171,96 +172,94 @@ impl Launch {
             target.api_key.as_deref(),
             &mut warnings,
         )?;
-        let workspace = setup::workspace(&env, &cwd, safety.sandbox)
+        let workspace = tools::workspace(&env, &cwd, safety.sandbox)
             .with_read_filter(safety.gate.read_filter());
-        let inbox = rab_core::inbox::Inbox::default();
+        let inbox = crate::inbox::Inbox::default();
         let (enter_plan, exit_plan) =
-            rab_core::plan_tools(safety.gate.mode().clone(), safety.approver.clone());
+            crate::plan_tools(safety.gate.mode().clone(), safety.approver.clone());
         let mut extra: Vec<Arc<dyn AgentTool>> = vec![
             Arc::new(enter_plan),
             Arc::new(exit_plan),
-            Arc::new(rab_core::ask_user::AskUser::new(safety.approver.clone())),
-            Arc::new(rab_core::config_tool::ConfigTool::new(
+            Arc::new(crate::ask_user::AskUser::new(safety.approver.clone())),
+            Arc::new(crate::config_tool::ConfigTool::new(
                 settings.clone(),
                 safety.gate.mode().clone(),
                 paths.settings_file(),
             )),
-            Arc::new(rab_core::inbox::SendMessage::new(inbox.clone(), rab_core::inbox::MAIN)),
+            Arc::new(crate::inbox::SendMessage::new(inbox.clone(), crate::inbox::MAIN)),
         ];
         let scheduler = scheduler
-            .unwrap_or_else(|| rab_core::cron::Scheduler::new(rab_session::time::now_millis()));
-        if is_long_running {
-            let (create, list, delete) = rab_core::cron::cron_tools(&scheduler);
+            .unwrap_or_else(|| crate::cron::Scheduler::new(rab_session::time::now_millis()));
+        if options.keeps_running {
+            let (create, list, delete) = crate::cron::cron_tools(&scheduler);
             extra.extend([
                 Arc::new(create) as Arc<dyn AgentTool>,
                 Arc::new(list),
                 Arc::new(delete),
             ]);
         }
-        let has_builtin_tools = !cli.no_builtin_tools && !cli.no_extensions;
-        let mut list: Vec<Arc<dyn Extension>> = vec![Arc::new(crate::commands::BuiltinCommands)];
+        let has_builtin_tools = !choice.no_builtin_tools && !choice.no_extensions;
+        let mut list: Vec<Arc<dyn crate::Extension>> =
+            vec![Arc::new(crate::commands::BuiltinCommands)];
         if has_builtin_tools {
-            let edit_tool = setup::edit_tool(cli, &settings, &target.model);
-            let tools = setup::builtin_tools(&settings, &workspace, extra, edit_tool);
+            let edit_tool = tools::edit_tool(choice, &settings, &target.model);
+            let tools = tools::builtin_tools(&settings, &workspace, extra, edit_tool);
             list.push(Arc::new(ToolList { name: "builtin-tools", tools }));
         }
-        #[cfg(feature = "mcp")]
-        let mut mcp = None;
-        if !cli.no_extensions {
+        if !choice.no_extensions {
             list.push(Arc::new(resources.clone()));
-            list.extend(user.iter().cloned());
-            #[cfg(feature = "mcp")]
-            {
-                let sandbox = workspace.sandbox().clone();
-                let ext = crate::mcp::start(&env, &paths, &cwd, sandbox, trusted, &mut warnings)?;
-                mcp = Some(ext.manager().clone());
-                list.push(Arc::new(ext));
+            list.extend(options.extensions.iter().cloned());
+            for factory in &options.factories {
+                list.push(factory.build(FactoryContext {
+                    env: &env,
+                    paths: &paths,
+                    cwd: &cwd,
+                    sandbox: workspace.sandbox(),
+                    trusted,
+                    warnings: &mut warnings,
+                })?);
             }
         }
         let extensions = Arc::new(Extensions::new(list));
         warnings.extend(extensions.warnings().iter().cloned());
-        let tools = setup::tools(cli, &settings, extensions.tools().to_vec(), &known)?;
-        let only = cli.tools.as_deref().or(settings.tools.as_deref());
+        let tools = tools::tools(choice, &settings, extensions.tools().to_vec(), &known)?;
+        let only = choice.only.as_deref().or(settings.tools.as_deref());
         let has_task =
-            has_builtin_tools && !cli.no_tools && setup::is_enabled("task", only, &settings);
+            has_builtin_tools && !choice.no_tools && tools::is_enabled("task", only, &settings);
         let mut agent_warnings = Vec::new();
-        let agent_dirs = crate::trust::agent_dirs(&cwd, paths.home(), trusted);
+        let agent_dirs = trust::agent_dirs(&cwd, paths.home(), trusted);
         let agent_dirs: Vec<&std::path::Path> = agent_dirs.iter().map(PathBuf::as_path).collect();
-        let agents = rab_core::task::load_agents(&agent_dirs, &mut agent_warnings);
+        let agents = crate::task::load_agents(&agent_dirs, &mut agent_warnings);
         warnings.extend(agent_warnings);
         let system_prompt = build_system_prompt(&PromptSources {
             cwd: cwd.clone(),
             home: paths.home().to_path_buf(),
-            system_prompt: cli.system_prompt.clone(),
-            append: cli.append_system_prompt.clone(),
-            no_context_files: cli.no_context_files,
+            system_prompt: options.prompt.system_prompt.clone(),
+            append: options.prompt.append_system_prompt.clone(),
+            no_context_files: options.prompt.no_context_files,
             date: today(&env),
-            skills: rab_core::skills::prompt_block(&resources.skills),
+            skills: crate::skills::prompt_block(&resources.skills),
         });
-        let max_turns = cli.max_turns.or(settings.max_turns);
+        let max_turns = options.max_turns.or(settings.max_turns);
         if let Some(bad) = env.get("RAB_TODAY").filter(|d| !is_date(d)) {
             warnings.push(format!("RAB_TODAY={bad} is not a date (YYYY-MM-DD); using today's"));
         }
-        let max_budget_usd = cli.max_budget_usd.or(settings.max_budget_usd);
+        let max_budget_usd = options.max_budget_usd.or(settings.max_budget_usd);
         if let Some(b) = max_budget_usd
             && !(b.is_finite() && b >= 0.0)
         {
-            return Err(SetupError {
-                code: crate::EXIT_USAGE,
-                message: format!("--max-budget-usd must be a number of dollars ≥ 0, not {b}"),
-            });
+            return Err(SetupError::usage(format!(
+                "--max-budget-usd must be a number of dollars ≥ 0, not {b}"
+            )));
         }
         let cost = &target.model.cost;
         if max_budget_usd.is_some() && cost.input == 0.0 && cost.output == 0.0 {
-            return Err(SetupError {
-                code: crate::EXIT_USAGE,
-                message: format!(
-                    "a budget (--max-budget-usd or maxBudgetUsd) needs the model's prices, and \
+            return Err(SetupError::usage(format!(
+                "a budget (--max-budget-usd or maxBudgetUsd) needs the model's prices, and \
                      rab has none for {}/{}: give them in models.json (\"cost\": {{\"input\": \
                      …, \"output\": …}} in dollars per million tokens) or run without a budget",
-                    target.model.provider, target.model.id
-                ),
-            });
+                target.model.provider, target.model.id
+            )));
         }
         warnings.extend(target.note.clone());
         Ok(Self {
@@ -284,25 +283,13 @@ impl Launch {
             scheduler,
             inbox,
             extensions,
-            origin: Origin { cli: cli.clone(), is_long_running, user, trusted },
-            #[cfg(feature = "mcp")]
-            mcp,
+            options,
         })
     }
 
     /// The same launch made again from the files (`/reload`); scheduled cron jobs stay.
     pub fn reload(&self) -> Result<Self, SetupError> {
-        let o = &self.origin;
-        Self::build(
-            &o.cli,
-            self.env.clone(),
-            self.paths.clone(),
-            self.cwd.clone(),
-            o.is_long_running,
-            o.user.clone(),
-            o.trusted,
-            Some(self.scheduler.clone()),
-        )
+        Self::build(self.options.clone(), Some(self.scheduler.clone()))
     }
 
     /// Stream options for the current target and a session id.
@@ -335,11 +322,11 @@ impl Launch {
         let (tools, view) = self.session_tools(&provider, &config);
         let (mut session, resumed) =
             AgentSession::new(provider, config, self.system_prompt.clone(), tools, tape)
-                .map_err(|e| SetupError { code: crate::EXIT_USAGE, message: e.to_string() })?;
+                .map_err(|e| SetupError::usage(e.to_string()))?;
         if let Some(view) = view {
             session.set_tool_view(view);
         }
-        self.inbox.register(rab_core::inbox::MAIN, session.queues());
+        self.inbox.register(crate::inbox::MAIN, session.queues());
         if self.settings.route_assistant_commands {
             let bash: Arc<dyn AgentTool> =
                 Arc::new(rab_tools::bash::Bash::new(self.workspace.clone()));
@@ -361,7 +348,7 @@ impl Launch {
         let mut tools = self.tools.clone();
         if self.has_task {
             tools.push(Arc::new(
-                rab_core::task::TaskTool::new(
+                crate::task::TaskTool::new(
                     provider.clone(),
                     config.clone(),
                     self.tools.clone(),
@@ -374,10 +361,7 @@ impl Launch {
             ));
         }
         // MCP servers still starting will bring tools: the view must be there for them.
-        #[cfg(feature = "mcp")]
-        let expects_more = self.mcp.as_ref().is_some_and(|m| !m.servers().is_empty());
-        #[cfg(not(feature = "mcp"))]
-        let expects_more = false;
+        let expects_more = self.extensions.iter().any(|e| e.expects_tools());
         if self.settings.tool_search == Some(false)
             || (tools.len() <= TOOL_VIEW_THRESHOLD && !expects_more)
         {
@@ -401,6 +385,16 @@ impl Launch {
         (tools, Some(view))
     }
 
+    /// The tape a session records to, as `choice` says; with what the user should know.
+    pub fn tape(&self, choice: &TapeChoice) -> Result<(Tape, Vec<String>), SetupError> {
+        tools::tape(choice, &self.paths, &self.cwd)
+    }
+
+    /// The first extension of type `T` (e.g. the MCP servers' for their status).
+    pub fn extension<T: 'static>(&self) -> Option<&T> {
+        self.extensions.iter().find_map(|e| e.as_any().and_then(|a| a.downcast_ref::<T>()))
+    }
+
     /// A new tape for this directory.
     pub fn new_tape(&self) -> Tape {
         Tape::create(
@@ -412,9 +406,8 @@ impl Launch {
 
     /// Resolves a `/model` argument to a model with its key.
     pub fn resolve_model(&self, query: &str) -> Result<Target, String> {
-        let mut cli = crate::cli::Cli::parse_default();
-        cli.model = Some(query.to_owned());
-        setup::target(&cli, &self.settings, &self.env, &self.paths, &self.registry)
+        let choice = ModelChoice { model: Some(query.to_owned()), ..ModelChoice::default() };
+        target::target(&choice, &self.settings, &self.env, &self.paths, &self.registry)
             .map(|mut t| {
                 t.thinking = self.target.thinking;
                 t

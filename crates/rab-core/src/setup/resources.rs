@@ -3,10 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::prompt_commands::{PromptCommand, command_dirs, load_commands};
+use crate::skills::{Skill, SkillAsTool, SkillTool, load_skills, skill_dirs};
+use crate::{Command, CommandContext, CommandHandler, CommandOutcome, Extension, PromptRequest};
 use rab_agent::AgentTool;
-use rab_core::prompt_commands::{PromptCommand, command_dirs, load_commands};
-use rab_core::skills::{Skill, SkillAsTool, SkillTool, load_skills, skill_dirs};
-use rab_core::{Command, CommandContext, CommandHandler, CommandOutcome, Extension, PromptRequest};
 
 /// What was discovered.
 #[derive(Clone, Debug, Default)]
@@ -94,7 +94,7 @@ impl Resources {
         let builtin: Vec<&str> = crate::commands::BUILTINS.iter().map(|(n, _)| *n).collect();
         let mut commands = load_commands(&command_dirs(cwd, rab_home), &builtin, warnings);
         if !trusted {
-            let project = |p: &Path| crate::trust::is_project_path(cwd, p);
+            let project = |p: &Path| super::trust::is_project_path(cwd, p);
             for s in skills.iter_mut().filter(|s| project(&s.dir)) {
                 s.allowed_tools.clear();
             }
@@ -107,7 +107,7 @@ impl Resources {
 
     /// What the project's skills and commands would grant once the folder is trusted.
     pub fn grants(&self, cwd: &Path) -> Vec<String> {
-        let project = |p: &Path| crate::trust::is_project_path(cwd, p);
+        let project = |p: &Path| super::trust::is_project_path(cwd, p);
         let skills = self.skills.iter().filter(|s| project(&s.dir) && !s.allowed_tools.is_empty());
         let commands =
             self.commands.iter().filter(|c| project(&c.path) && !c.allowed_tools.is_empty());

@@ -1,21 +1,21 @@
 //! Start-up of the safety parts: the sandbox the tools run in, the permission policy,
 //! hooks and secret firewall behind one [`Gate`], and who answers permission questions
-//! (nobody when headless: the call is refused and a note goes to stderr).
+//! (nobody when headless: the call is refused; the front end may install an approver
+//! that tells the user).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use rab_agent::BoxFuture;
 use rab_config::{Auth, Env, Paths, Settings};
-use rab_core::hooks::HookRunner;
-use rab_core::permissions::{PermissionMode, Policy, PolicyContext};
-use rab_core::secrets::Redactor;
-use rab_core::{Approval, ApprovalRequest, Approver, Gate, ModeSwitch};
 use rab_tools::{Sandbox, SandboxMode};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli::Cli;
-use crate::setup::SetupError;
+use super::{SafetyChoice, SetupError};
+use crate::hooks::HookRunner;
+use crate::permissions::{PermissionMode, Policy, PolicyContext};
+use crate::secrets::Redactor;
+use crate::{Approval, ApprovalRequest, Approver, Gate, ModeSwitch};
 
 /// What the safety settings resolved to.
 pub struct Safety {
@@ -32,7 +32,7 @@ pub struct Safety {
 /// The rules of `--allowed-tools`/`--disallowed-tools` values (`a,b(c d),e` or
 /// `a b(c,d)`).
 fn split_rules(values: &[String]) -> Vec<String> {
-    values.iter().flat_map(|v| rab_core::rule_list::split_rule_list(v)).collect()
+    values.iter().flat_map(|v| crate::rule_list::split_rule_list(v)).collect()
 }
 
 /// Environment variables the keys rab uses live in: `*_API_KEY`, and any whose value
@@ -61,19 +61,22 @@ fn known_secrets(env: &Env, auth: &Auth, api_key: Option<&str>) -> Vec<(String, 
 }
 
 /// Everything the safety settings say, checked: a bad rule, mode or hook is an error.
+/// `helper`: the program that confines commands, used where Landlock works.
 #[allow(clippy::too_many_arguments)]
 pub fn build(
-    cli: &Cli,
+    choice: &SafetyChoice,
+    helper: Option<PathBuf>,
     settings: &Settings,
     layers: &[rab_config::SafetyLayer],
     env: &Env,
     paths: &Paths,
     cwd: &Path,
-    tools: &rab_core::ToolCatalog,
+    tools: &crate::ToolCatalog,
     api_key: Option<&str>,
     warnings: &mut Vec<String>,
 ) -> Result<Safety, SetupError> {
-    let mode_name = match (cli.yolo, &cli.permission_mode, &settings.permissions.default_mode) {
+    let mode_name = match (choice.yolo, &choice.permission_mode, &settings.permissions.default_mode)
+    {
         (true, _, _) => "yolo".to_owned(),
         (false, Some(m), _) | (false, None, Some(m)) => m.clone(),
         (false, None, None) => "default".to_owned(),
@@ -87,13 +90,13 @@ pub fn build(
     let cx = PolicyContext { tools, root: cwd, home: home.as_deref() };
     let policy = Policy::load(
         layers,
-        &split_rules(&cli.allowed_tools),
-        &split_rules(&cli.disallowed_tools),
+        &split_rules(&choice.allowed_tools),
+        &split_rules(&choice.disallowed_tools),
         &cx,
     )
     .map_err(|e| SetupError::usage(e.to_string()))?;
     warnings.extend(policy.skipped().iter().cloned());
-    let chosen = cli.sandbox.clone().or_else(|| settings.sandbox.mode.clone());
+    let chosen = choice.sandbox.clone().or_else(|| settings.sandbox.mode.clone());
     // Asked once: which of what the sandbox asks for this kernel enforces.
     let landlock = if chosen.as_deref() == Some("off") {
         rab_tools::sandbox::LandlockSupport::default()
@@ -110,7 +113,7 @@ pub fn build(
     })?;
     let auth = Auth::load(&paths.auth_file()).unwrap_or_default();
     let mut roots = vec![cwd.to_path_buf()];
-    roots.extend(cli.add_dir.iter().map(|d| cwd.join(d)));
+    roots.extend(choice.add_dirs.iter().map(|d| cwd.join(d)));
     roots.extend(settings.permissions.additional_directories.iter().map(|d| {
         match (d.strip_prefix("~/"), &home) {
             (Some(rest), Some(h)) => h.join(rest),
@@ -132,7 +135,7 @@ pub fn build(
             tracing::warn!("{message}");
             warnings.push(message);
         }
-        std::env::current_exe().ok()
+        helper
     } else {
         warnings.push(
             "Landlock is not available on this system: commands run unconfined; only the \
@@ -197,20 +200,8 @@ impl Approver for SwitchApprover {
         let inner = self.inner.read().ok().and_then(|i| i.clone());
         match inner {
             Some(a) => Box::pin(async move { a.approve(request, cancel).await }),
-            None => {
-                // Headless: nobody to ask. The model gets the refusal; the person reading
-                // the output gets this note for a call that needed permission (a question
-                // or a plan is the model's to settle: it is told so).
-                if request.kind == rab_core::ApprovalKind::Permission {
-                    eprintln!(
-                        "rab: denied {} ({}); allow it with --allowed-tools '{}' or --yolo",
-                        crate::term::safe(&request.tool),
-                        crate::term::safe(&request.reason),
-                        crate::term::safe(&request.rule)
-                    );
-                }
-                Box::pin(async { Approval::Unavailable })
-            }
+            // Headless: nobody to ask; the model gets the refusal.
+            None => Box::pin(async { Approval::Unavailable }),
         }
     }
 }

@@ -6,12 +6,13 @@ use std::any::Any;
 use std::path::Path;
 use std::sync::Arc;
 
-use rab_core::{
+pub mod login;
+
+use crate::setup::Setup as Launch;
+use crate::{
     AgentSession, Command, CommandContext, CommandHandler, CommandOutcome as Outcome, Completion,
     Extension, Extensions,
 };
-
-use crate::launch::Launch;
 
 /// rab's own commands, as an extension (the first one loaded, so its names win).
 pub struct BuiltinCommands;
@@ -129,7 +130,7 @@ pub fn help(extensions: &Extensions) -> String {
 /// Prepares a command's prompt: switches the model it names and allows its
 /// `allowed-tools` until the next `gate.grant`.
 pub fn apply_prompt(
-    request: &rab_core::PromptRequest,
+    request: &crate::PromptRequest,
     session: &mut AgentSession,
     launch: &Launch,
 ) -> Result<(), String> {
@@ -227,9 +228,9 @@ fn execute(
         "settings" => Outcome::Info(settings_info(launch, session)),
         "tools" => Outcome::Info(tools_info(launch, session)),
         "reload" => Outcome::Reload,
-        "login" if args.is_empty() => Outcome::Info(crate::login::list(launch)),
+        "login" if args.is_empty() => Outcome::Info(login::list(launch)),
         "login" => Outcome::Login(args.to_owned()),
-        "logout" => crate::login::logout(launch, args),
+        "logout" => login::logout(launch, args),
         other => Outcome::Error(format!("unknown command /{other}; /help lists the commands")),
     }
 }
@@ -261,9 +262,14 @@ fn tree_pick(args: &str, session: &AgentSession) -> Outcome {
     }
 }
 
+/// Where the search index of every session lives under rab's home.
+pub fn index_dir(home: &Path) -> std::path::PathBuf {
+    home.join("index")
+}
+
 /// `/search WORDS`: the best 20 hits across every session, as text.
 pub fn search(query: &str, sessions_root: &Path, home: &Path) -> Result<String, String> {
-    let index = crate::sessions::index_dir(home);
+    let index = index_dir(home);
     match rab_session::search::search(sessions_root, &index, query, 20) {
         Ok(hits) if hits.is_empty() => Ok(format!("no matches for \"{query}\"")),
         Ok(hits) => {

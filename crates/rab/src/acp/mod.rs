@@ -1,0 +1,392 @@
+//! `rab acp`: rab as an Agent Client Protocol agent over stdio, the protocol Zed,
+//! JetBrains IDEs and Neovim plugins drive coding agents with. Each editor session is a
+//! runtime of its own (`rab_core::runtime`), recorded on a tape like any other session:
+//! prompts go in as ops, the runtime's events come out as `session/update`
+//! notifications (text, thoughts, tool calls with their diffs and status, the to-do
+//! list as a plan), and questions become `session/request_permission` requests. The
+//! front end only translates. See docs/acp.md.
+
+mod convert;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
+    SessionUpdate, StopReason,
+};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio, v1};
+use rab_agent::StopCause;
+use rab_config::{Env, Paths};
+use rab_core::runtime::{Event, Op, RuntimeHandle};
+use rab_core::setup::{Setup, TapeChoice};
+use rab_core::{Approval, Extension};
+use rab_session::Tape;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::cli::Cli;
+use convert::{ToolLookup, Translator};
+
+/// What the agent keeps for the connection.
+struct Acp {
+    cli: Cli,
+    env: Env,
+    paths: Paths,
+    extensions: Vec<Arc<dyn Extension>>,
+    sessions: Mutex<HashMap<String, Arc<Live>>>,
+}
+
+/// A session the editor has open.
+struct Live {
+    handle: RuntimeHandle,
+    /// Prompts waiting for their run to end, by submission.
+    waiting: Mutex<HashMap<u64, oneshot::Sender<Result<StopCause, String>>>>,
+}
+
+/// Runs the agent until the editor closes stdin; the exit code.
+pub fn run(cli: &Cli, env: Env, paths: Paths, extensions: Vec<Arc<dyn Extension>>) -> u8 {
+    let acp = Arc::new(Acp {
+        cli: cli.clone(),
+        env,
+        paths,
+        extensions,
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            return crate::fail(crate::EXIT_PROVIDER, &format!("cannot start the runtime: {e}"));
+        }
+    };
+    let served = runtime.block_on(RabAcp(acp.clone()).connect_to(Stdio::new()));
+    // Ends every session's runtime: their tapes are whole.
+    if let Ok(mut sessions) = acp.sessions.lock() {
+        sessions.clear();
+    }
+    match served {
+        Ok(()) => crate::EXIT_OK,
+        Err(e) => crate::fail(crate::EXIT_PROVIDER, &format!("the editor connection failed: {e}")),
+    }
+}
+
+/// The agent as a component the protocol crate connects (to stdio, or to a client in
+/// tests).
+struct RabAcp(Arc<Acp>);
+
+impl ConnectTo<Client> for RabAcp {
+    async fn connect_to(self, client: impl ConnectTo<Agent>) -> agent_client_protocol::Result<()> {
+        let acp = self.0;
+        let (a2, a3, a4, a5) = (acp.clone(), acp.clone(), acp.clone(), acp);
+        Agent
+            .v1()
+            .name("rab")
+            .on_receive_request(
+                async move |req: InitializeRequest, responder, _cx| {
+                    responder.respond(
+                        InitializeResponse::new(req.protocol_version)
+                            .agent_capabilities(
+                                AgentCapabilities::new()
+                                    .load_session(true)
+                                    .prompt_capabilities(
+                                        PromptCapabilities::new()
+                                            .image(true)
+                                            .embedded_context(true),
+                                    )
+                                    .mcp_capabilities(McpCapabilities::new().http(true)),
+                            )
+                            .agent_info(Implementation::new("rab", env!("CARGO_PKG_VERSION"))),
+                    )
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: NewSessionRequest, responder, cx| match a2
+                    .open(&req.cwd, &req.mcp_servers, None, &cx)
+                    .await
+                {
+                    Ok(id) => responder.respond(NewSessionResponse::new(id)),
+                    Err(e) => responder.respond_with_error(Error::invalid_params().data(e)),
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: LoadSessionRequest, responder, cx| {
+                    let id = req.session_id.0.to_string();
+                    match a3.open(&req.cwd, &req.mcp_servers, Some(&id), &cx).await {
+                        Ok(_) => responder.respond(LoadSessionResponse::new()),
+                        Err(e) => responder.respond_with_error(Error::invalid_params().data(e)),
+                    }
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: PromptRequest, responder, cx| {
+                    let id = req.session_id.0.to_string();
+                    let Some(live) = a4.live(&id) else {
+                        return responder.respond_with_error(
+                            Error::invalid_params()
+                                .data(format!("no session {id}: session/new first")),
+                        );
+                    };
+                    let (text, images) = convert::prompt(&req.prompt);
+                    let (tx, rx) = oneshot::channel();
+                    if let Ok(mut waiting) = live.waiting.lock() {
+                        let submission = live.handle.submit(Op::Prompt { text, images });
+                        waiting.insert(submission, tx);
+                    }
+                    // The run goes on outside the dispatch loop, so that its questions
+                    // and a cancel can come in meanwhile.
+                    cx.spawn(async move {
+                        match rx.await {
+                            Ok(Ok(stop)) => {
+                                let (reason, _) = convert::stop_reason(&stop);
+                                match reason {
+                                    Ok(r) => responder.respond(PromptResponse::new(r)),
+                                    Err(e) => responder
+                                        .respond_with_error(Error::internal_error().data(e)),
+                                }
+                            }
+                            Ok(Err(refused)) => {
+                                responder.respond_with_error(Error::invalid_request().data(refused))
+                            }
+                            Err(_) => responder.respond(PromptResponse::new(StopReason::Cancelled)),
+                        }
+                    })
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_notification(
+                async move |n: CancelNotification, _cx| {
+                    if let Some(live) = a5.live(&n.session_id.0) {
+                        live.handle.submit(Op::Abort);
+                    }
+                    Ok(())
+                },
+                agent_client_protocol::on_receive_notification!(),
+            )
+            .connect_to(client)
+            .await
+    }
+}
+
+impl Acp {
+    fn live(&self, id: &str) -> Option<Arc<Live>> {
+        self.sessions.lock().ok()?.get(id).cloned()
+    }
+
+    /// Opens a session in `cwd`: a new one, or `load` (an earlier session's id) with its
+    /// conversation replayed to the editor first. Its id.
+    async fn open(
+        &self,
+        cwd: &Path,
+        servers: &[McpServer],
+        load: Option<&str>,
+        cx: &v1::ConnectionTo<Client>,
+    ) -> Result<String, String> {
+        if !cwd.is_absolute() {
+            return Err(format!("cwd must be an absolute path, not {}", cwd.display()));
+        }
+        if !cwd.is_dir() {
+            return Err(format!("{} is not a directory", cwd.display()));
+        }
+        let setup = self.setup(cwd, servers)?;
+        let tape = match load {
+            Some(id) => {
+                let path = crate::sessions::find(&self.paths.sessions_dir(), id)?;
+                let (tape, warnings) = Tape::open(&path).map_err(|e| e.to_string())?;
+                for w in warnings {
+                    eprintln!("rab: warning: session line {}: {}", w.line, w.message);
+                }
+                tape
+            }
+            None => setup.tape(&TapeChoice::default()).map_err(|e| e.message)?.0,
+        };
+        let (mut session, _) = setup.session(tape).map_err(|e| e.message)?;
+        let id = session.tape().id().to_owned();
+        let source = if load.is_some() { "resume" } else { "startup" };
+        for w in session.session_start(source).await {
+            eprintln!("rab: warning: {w}");
+        }
+        let setup = Arc::new(setup);
+        let lookup: ToolLookup = {
+            let setup = setup.clone();
+            Arc::new(move |name: &str| find_tool(&setup, name))
+        };
+        let translator = Translator::new(cwd, lookup);
+        let sid = SessionId::new(id.clone());
+        if load.is_some() {
+            for update in translator.history(session.agent().messages()) {
+                let _ = cx.send_notification(SessionNotification::new(sid.clone(), update));
+            }
+        }
+        let (mut handle, approver) = rab_core::runtime::start(session);
+        setup.approver.install(approver);
+        let events = std::mem::replace(&mut handle.events, mpsc::unbounded_channel().1);
+        let live = Arc::new(Live { handle, waiting: Mutex::new(HashMap::new()) });
+        tokio::spawn(pump(Arc::downgrade(&live), events, translator, cx.clone(), sid));
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.insert(id.clone(), live);
+        }
+        Ok(id)
+    }
+
+    /// The set-up of a session in `cwd`: the command line's choices, the folder's trust
+    /// (never asked: the editor owns the terminal), and the editor's MCP servers.
+    fn setup(&self, cwd: &Path, servers: &[McpServer]) -> Result<Setup, String> {
+        let trusted = crate::trust::decide(&self.cli, &self.env, &self.paths, cwd)?.trusted;
+        if !trusted && !self.cli.no_extensions {
+            let offers = crate::trust::offers(&self.env, &self.paths, cwd);
+            if !offers.is_empty() {
+                crate::trust::report(cwd, &offers);
+            }
+        }
+        let mut options =
+            self.cli.options(self.env.clone(), self.paths.clone(), cwd.to_path_buf(), trusted);
+        options.keeps_running = true;
+        options.extensions = self.extensions.clone();
+        #[cfg(feature = "mcp")]
+        options.factories.push(Arc::new(crate::mcp::Servers::with(mcp_servers(servers, cwd)?)));
+        #[cfg(not(feature = "mcp"))]
+        if !servers.is_empty() {
+            return Err("this rab was built without MCP (the `mcp` feature)".into());
+        }
+        let setup = Setup::new(options).map_err(|e| e.message)?;
+        for w in &setup.warnings {
+            eprintln!("rab: warning: {}", crate::term::safe(w));
+        }
+        Ok(setup)
+    }
+}
+
+/// A tool of the session by name: the start-up ones, then those of extensions whose
+/// tools come and go (MCP servers).
+fn find_tool(setup: &Setup, name: &str) -> Option<Arc<dyn rab_agent::AgentTool>> {
+    setup.tools.iter().find(|t| t.spec().name == name).cloned().or_else(|| {
+        setup
+            .extensions
+            .tool_sources()
+            .iter()
+            .flat_map(|s| s.tools())
+            .find(|t| t.spec().name == name)
+    })
+}
+
+/// The editor's MCP servers as rab's (stdio and HTTP; SSE is tried over HTTP).
+#[cfg(feature = "mcp")]
+fn mcp_servers(
+    servers: &[McpServer],
+    cwd: &Path,
+) -> Result<Vec<rab_mcp::config::ServerConfig>, String> {
+    use rab_mcp::config::{ServerConfig, Transport};
+    let source = PathBuf::from("(the editor's session/new)");
+    let mut out = Vec::new();
+    for s in servers {
+        let (name, transport) = match s {
+            McpServer::Stdio(s) => (
+                s.name.clone(),
+                Transport::Stdio {
+                    command: s.command.to_string_lossy().into_owned(),
+                    args: s.args.clone(),
+                    env: s.env.iter().map(|v| (v.name.clone(), v.value.clone())).collect(),
+                    cwd: Some(cwd.to_path_buf()),
+                },
+            ),
+            McpServer::Http(s) => (
+                s.name.clone(),
+                Transport::Http {
+                    url: s.url.clone(),
+                    headers: s.headers.iter().map(|h| (h.name.clone(), h.value.clone())).collect(),
+                    is_legacy_sse: false,
+                },
+            ),
+            McpServer::Sse(s) => (
+                s.name.clone(),
+                Transport::Http {
+                    url: s.url.clone(),
+                    headers: s.headers.iter().map(|h| (h.name.clone(), h.value.clone())).collect(),
+                    is_legacy_sse: true,
+                },
+            ),
+            _ => return Err("an MCP server of a transport rab does not know".into()),
+        };
+        out.push(ServerConfig {
+            name,
+            transport,
+            source: source.clone(),
+            startup_timeout: None,
+            disabled: false,
+            problem: None,
+        });
+    }
+    Ok(out)
+}
+
+/// Sends one session's events to the editor, in order: updates as notifications,
+/// questions as permission requests (answered off this loop), and ends its prompts.
+async fn pump(
+    live: Weak<Live>,
+    mut events: mpsc::UnboundedReceiver<Event>,
+    mut translator: Translator,
+    cx: v1::ConnectionTo<Client>,
+    sid: SessionId,
+) {
+    let notify = |update: SessionUpdate| {
+        let _ = cx.send_notification(SessionNotification::new(sid.clone(), update));
+    };
+    while let Some(event) = events.recv().await {
+        match event {
+            Event::Agent(e) => translator.event(&e).into_iter().for_each(notify),
+            Event::ApprovalRequested { id, request } => {
+                let options = convert::options(&request);
+                let ask = RequestPermissionRequest::new(
+                    sid.clone(),
+                    convert::question_call(&request),
+                    options.iter().map(|(o, _)| o.clone()).collect::<Vec<_>>(),
+                );
+                let (cx, live) = (cx.clone(), live.clone());
+                tokio::spawn(async move {
+                    let approval = match cx.send_request(ask).block_task().await {
+                        Ok(answer) => match answer.outcome {
+                            RequestPermissionOutcome::Selected(s) => options
+                                .into_iter()
+                                .find(|(o, _)| o.option_id == s.option_id)
+                                .map_or(Approval::Deny(None), |(_, a)| a),
+                            _ => Approval::Deny(Some("cancelled in the editor".into())),
+                        },
+                        Err(e) => Approval::Deny(Some(format!("the editor did not answer: {e}"))),
+                    };
+                    if let Some(live) = live.upgrade() {
+                        live.handle.submit(Op::Answer { id, approval });
+                    }
+                });
+            }
+            Event::Done { submission, result: Err(why) } => {
+                if let Some(tx) = waiter(&live, submission) {
+                    let _ = tx.send(Err(why));
+                }
+            }
+            Event::RunEnded { submission, stop } => {
+                if let (_, Some(text)) = convert::stop_reason(&stop) {
+                    notify(SessionUpdate::AgentMessageChunk(
+                        agent_client_protocol::v1::schema::ContentChunk::new(text.into()),
+                    ));
+                }
+                if let Some(tx) = waiter(&live, submission) {
+                    let _ = tx.send(Ok(stop));
+                }
+            }
+            Event::Done { .. } | Event::State { .. } | Event::Messages { .. } => {}
+        }
+    }
+}
+
+fn waiter(
+    live: &Weak<Live>,
+    submission: u64,
+) -> Option<oneshot::Sender<Result<StopCause, String>>> {
+    live.upgrade()?.waiting.lock().ok()?.remove(&submission)
+}

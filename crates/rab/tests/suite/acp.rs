@@ -1,0 +1,290 @@
+//! `rab acp` driven as an editor drives it, against the fake model: with the protocol
+//! crate's client side over the real binary's pipes (a prompt streaming a tool call
+//! with its diff, the permission answered, cancel, loading the session again), and
+//! with a hand-written JSON-RPC transcript (a question refused, bad requests).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ClientCapabilities, InitializeRequest, LoadSessionRequest,
+    NewSessionRequest, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, StopReason,
+};
+use agent_client_protocol::{Agent, ByteStreams, Client, v1};
+use rab_fake_llm::{FakeLlm, Turn};
+use serde_json::{Value, json};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+use super::harness::Home;
+
+const T: Duration = Duration::from_secs(20);
+
+/// What the editor saw.
+#[derive(Default)]
+struct Seen {
+    updates: Vec<Value>,
+    questions: Vec<Value>,
+}
+
+/// Runs `rab --mode acp` in `cwd` and `talk` as the editor over its pipes, answering
+/// every permission question with the option `answer`.
+fn editor<F>(
+    home: &Home,
+    llm: &FakeLlm,
+    cwd: &Path,
+    answer: &'static str,
+    talk: F,
+) -> Arc<Mutex<Seen>>
+where
+    F: AsyncFnOnce(v1::ConnectionTo<Agent>, Arc<Mutex<Seen>>) -> agent_client_protocol::Result<()>
+        + Send
+        + 'static,
+{
+    let mut cmd: tokio::process::Command =
+        home.rab_for("anthropic-messages", llm, Some("k")).into();
+    cmd.current_dir(cwd)
+        .args(["--mode", "acp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let s = seen.clone();
+    rt.block_on(async move {
+        let mut child = cmd.spawn().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
+        let (s1, s2, s3) = (s.clone(), s.clone(), s);
+        let talked = tokio::time::timeout(
+            T,
+            Client
+                .v1()
+                .on_receive_notification(
+                    async move |n: SessionNotification, _cx| {
+                        s1.lock().unwrap().updates.push(serde_json::to_value(&n.update).unwrap());
+                        Ok(())
+                    },
+                    agent_client_protocol::on_receive_notification!(),
+                )
+                .on_receive_request(
+                    async move |q: RequestPermissionRequest, responder, _cx| {
+                        s2.lock().unwrap().questions.push(serde_json::to_value(&q).unwrap());
+                        let option = q.options.iter().find(|o| &*o.option_id.0 == answer);
+                        responder.respond(RequestPermissionResponse::new(match option {
+                            Some(o) => RequestPermissionOutcome::Selected(
+                                SelectedPermissionOutcome::new(o.option_id.clone()),
+                            ),
+                            None => RequestPermissionOutcome::Cancelled,
+                        }))
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .connect_with(transport, async move |cx: v1::ConnectionTo<Agent>| {
+                    talk(cx, s3).await
+                }),
+        )
+        .await;
+        talked.expect("the editor's talk timed out").expect("the editor's talk failed");
+        drop(child.stdin.take());
+        let _ = tokio::time::timeout(T, child.wait()).await;
+    });
+    seen
+}
+
+async fn init(cx: &v1::ConnectionTo<Agent>) -> agent_client_protocol::Result<Value> {
+    let r = cx
+        .send_request(
+            InitializeRequest::new(agent_client_protocol::schema::ProtocolVersion::V1)
+                .client_capabilities(ClientCapabilities::new()),
+        )
+        .block_task()
+        .await?;
+    Ok(serde_json::to_value(&r).unwrap())
+}
+
+fn find<'a>(list: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    list.iter().filter(|u| u["sessionUpdate"] == kind).collect()
+}
+
+#[test]
+fn an_editor_sees_the_diff_answers_the_question_cancels_and_loads_the_session_again() {
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call(
+            "edit",
+            json!({"path": "a.txt", "edits": [{"old_text": "two", "new_text": "2"}]}),
+        ),
+        Turn::text("Edited a.txt."),
+        Turn::text("slow ".repeat(300)).slow(20),
+    ]);
+    let cwd = dir.clone();
+    let ids = Arc::new(Mutex::new(String::new()));
+    let id_out = ids.clone();
+    let seen = editor(&home, &llm, &dir, "allow", async move |cx, seen| {
+        let caps = init(&cx).await?;
+        assert_eq!(caps["agentCapabilities"]["loadSession"], true, "{caps}");
+        let sid =
+            cx.send_request(NewSessionRequest::new(cwd.clone())).block_task().await?.session_id;
+        *id_out.lock().unwrap() = sid.0.to_string();
+        let r = cx
+            .send_request(PromptRequest::new(sid.clone(), vec!["change two to 2".into()]))
+            .block_task()
+            .await?;
+        assert_eq!(r.stop_reason, StopReason::EndTurn);
+        // A slow answer, cancelled once it has begun: the prompt ends as cancelled.
+        let before = seen.lock().unwrap().updates.len();
+        let pending = cx.send_request(PromptRequest::new(sid.clone(), vec!["talk".into()]));
+        let deadline = Instant::now() + T;
+        while seen.lock().unwrap().updates.len() <= before && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        cx.send_notification(CancelNotification::new(sid.clone()))?;
+        assert_eq!(pending.block_task().await?.stop_reason, StopReason::Cancelled);
+        Ok(())
+    });
+    assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "one\n2\nthree\n");
+    let seen = seen.lock().unwrap();
+    let calls = find(&seen.updates, "tool_call");
+    assert_eq!(calls.len(), 1, "{:#?}", seen.updates);
+    let call = calls[0];
+    assert_eq!(call["kind"], "edit");
+    assert_eq!(call["title"], "edit a.txt");
+    assert_eq!(call["locations"][0]["path"], dir.join("a.txt").to_str().unwrap());
+    let diff = &call["content"][0];
+    assert_eq!(diff["type"], "diff", "{call}");
+    assert!(diff["oldText"].as_str().unwrap().contains("two\n"), "{diff}");
+    assert!(diff["newText"].as_str().unwrap().contains("2\n"), "{diff}");
+    assert_eq!(seen.questions.len(), 1);
+    let q = &seen.questions[0];
+    assert_eq!(q["toolCall"]["toolCallId"], call["toolCallId"], "{q}");
+    let kinds: Vec<&Value> = q["options"].as_array().unwrap().iter().map(|o| &o["kind"]).collect();
+    assert_eq!(kinds, [&json!("allow_once"), &json!("allow_always"), &json!("reject_once")]);
+    let done = find(&seen.updates, "tool_call_update");
+    assert!(
+        done.iter().any(|u| u["status"] == "completed" && u["toolCallId"] == call["toolCallId"])
+    );
+    let text: String = find(&seen.updates, "agent_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(text.contains("Edited a.txt.") && text.contains("slow"), "{text}");
+    drop(seen);
+
+    // A second editor loads the session: its conversation comes back as updates.
+    let id = ids.lock().unwrap().clone();
+    let cwd = dir.clone();
+    let seen = editor(&home, &llm, &dir, "allow", async move |cx, _| {
+        init(&cx).await?;
+        let sid = agent_client_protocol::v1::schema::SessionId::new(id);
+        cx.send_request(LoadSessionRequest::new(sid, cwd)).block_task().await?;
+        Ok(())
+    });
+    let seen = seen.lock().unwrap();
+    let user: Vec<&str> = find(&seen.updates, "user_message_chunk")
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(user, ["change two to 2", "talk"], "{:#?}", seen.updates);
+    assert_eq!(find(&seen.updates, "tool_call").len(), 1);
+    assert!(seen.questions.is_empty());
+}
+
+/// A JSON-RPC line reader and writer over the child's pipes.
+struct Wire {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<Value>,
+    seen: Vec<Value>,
+}
+
+impl Wire {
+    fn send(&mut self, v: Value) {
+        writeln!(self.stdin, "{v}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn wait(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + T;
+        loop {
+            match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(v) if pred(&v) => return v,
+                Ok(v) => self.seen.push(v),
+                Err(_) => panic!("no {what}; saw {:#?}", self.seen),
+            }
+        }
+    }
+
+    fn response(&mut self, id: i64) -> Value {
+        self.wait(&format!("response {id}"), |v| v["id"] == id && v.get("method").is_none())
+    }
+}
+
+#[test]
+fn a_hand_written_transcript_refuses_a_command_and_bad_requests_get_errors() {
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("bash", json!({"command": "touch refused.txt"})),
+        Turn::text("Understood."),
+    ]);
+    let mut child = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .current_dir(&dir)
+        .args(["--mode", "acp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    let lines = super::harness::json_lines(child.stdout.take().unwrap());
+    let mut w = Wire { child, stdin, lines, seen: Vec::new() };
+    w.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}}}));
+    let r = w.response(0);
+    assert_eq!(r["result"]["protocolVersion"], 1, "{r}");
+    assert_eq!(r["result"]["agentInfo"]["name"], "rab");
+    w.send(json!({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": dir, "mcpServers": []}}));
+    let sid = w.response(1)["result"]["sessionId"].as_str().unwrap().to_owned();
+    w.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "make a file"}]}}));
+    let ask = w.wait("a permission request", |v| v["method"] == "session/request_permission");
+    assert_eq!(ask["params"]["sessionId"], sid.as_str());
+    let call =
+        w.seen.iter().find(|v| v["params"]["update"]["sessionUpdate"] == "tool_call").unwrap();
+    assert_eq!(call["params"]["update"]["kind"], "execute");
+    assert_eq!(call["params"]["update"]["title"], "bash $ touch refused.txt");
+    w.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": {"outcome": "selected", "optionId": "reject"}}}));
+    let end = w.response(2);
+    assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
+    assert!(!dir.join("refused.txt").exists());
+    let results = llm.requests()[1].tool_results();
+    assert!(results[0].1.contains("denied") || results[0].1.contains("refused"), "{results:?}");
+    let failed = w.seen.iter().any(|v| {
+        v["params"]["update"]["sessionUpdate"] == "tool_call_update"
+            && v["params"]["update"]["status"] == "failed"
+    });
+    assert!(failed, "{:#?}", w.seen);
+    // Bad requests: an unknown session, a cwd that is not absolute, an unknown method.
+    w.send(json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "nope", "prompt": []}}));
+    assert!(w.response(3)["error"]["data"].as_str().unwrap().contains("no session nope"));
+    w.send(json!({"jsonrpc": "2.0", "id": 4, "method": "session/new", "params": {"cwd": "rel/dir", "mcpServers": []}}));
+    assert!(w.response(4)["error"]["data"].as_str().unwrap().contains("absolute"));
+    w.send(json!({"jsonrpc": "2.0", "id": 5, "method": "session/teleport", "params": {}}));
+    assert_eq!(w.response(5)["error"]["code"], -32601);
+    w.send(json!({"jsonrpc": "2.0", "id": 6, "method": "session/load", "params": {"sessionId": "nope", "cwd": dir, "mcpServers": []}}));
+    assert!(w.response(6)["error"]["data"].as_str().unwrap().contains("no session matches"));
+    drop(w.stdin);
+    let status = w.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}
