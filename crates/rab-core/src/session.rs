@@ -267,6 +267,12 @@ impl AgentSession {
         rx
     }
 
+    /// Sends the session's events to `tx` as well (a runtime keeping one stream across
+    /// the sessions it replaces).
+    pub fn subscribe_to(&mut self, tx: mpsc::UnboundedSender<AgentEvent>) {
+        self.subscribers.push(tx);
+    }
+
     /// The steering and follow-up queues.
     pub fn queues(&self) -> Queues {
         self.agent.queues()

@@ -205,7 +205,6 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         }
         match mode {
             Mode::Print => {
-                launch.approver.install(Arc::new(HeadlessNote));
                 let opts = print::PrintOptions { format: cli.output_format, verbose: cli.verbose };
                 let prompt = prompt.unwrap_or_default();
                 // One request: it should carry the MCP servers' tools.
@@ -213,16 +212,9 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
                 if let Some(m) = mcp::manager(&launch) {
                     mcp::wait_for_servers(m).await;
                 }
-                let line = if typed {
-                    print::comma(&launch, &mut session, &prompt).await
-                } else {
-                    print::Comma::Prompt
-                };
-                match line {
-                    print::Comma::Done(code) => code,
-                    print::Comma::Ask(text) => print::run(session, text, opts).await,
-                    print::Comma::Prompt => print::run(session, prompt, opts).await,
-                }
+                let input =
+                    if typed { print::Input::Typed(prompt) } else { print::Input::Data(prompt) };
+                print::run(Arc::new(launch), session, input, opts).await
             }
             Mode::Repl => repl::run(launch, session, prompt).await,
             Mode::Tui => interactive::run(launch, session, prompt, cli.resume).await,
@@ -295,30 +287,6 @@ fn mode(cli: &cli::Cli, env: &Env) -> Mode {
         return Mode::Repl;
     }
     Mode::Tui
-}
-
-/// The approver of headless runs (print mode, `rab mcp serve`): nobody can be asked, so
-/// the call is refused, and a call that needed permission is named on stderr with the
-/// rule that would allow it (a question or a plan is the model's to settle: it is told
-/// so).
-pub(crate) struct HeadlessNote;
-
-impl rab_core::Approver for HeadlessNote {
-    fn approve<'a>(
-        &'a self,
-        request: rab_core::ApprovalRequest,
-        _cancel: &'a tokio_util::sync::CancellationToken,
-    ) -> rab_agent::BoxFuture<'a, rab_core::Approval> {
-        if request.kind == rab_core::ApprovalKind::Permission {
-            eprintln!(
-                "rab: denied {} ({}); allow it with --allowed-tools '{}' or --yolo",
-                term::safe(&request.tool),
-                term::safe(&request.reason),
-                term::safe(&request.rule)
-            );
-        }
-        Box::pin(async { rab_core::Approval::Unavailable })
-    }
 }
 
 pub(crate) fn fail(code: u8, message: &str) -> u8 {

@@ -148,7 +148,7 @@ pub fn serve(cli: &Cli, env: Env, paths: Paths, cwd: PathBuf) -> u8 {
     for w in &warnings {
         eprintln!("rab: warning: {w}");
     }
-    safety.approver.install(Arc::new(crate::HeadlessNote));
+    safety.approver.install(Arc::new(HeadlessNote));
     let workspace = rab_core::setup::tools::workspace(&env, &cwd, safety.sandbox)
         .with_read_filter(safety.gate.read_filter());
     let tools: Vec<Arc<dyn AgentTool>> = rab_tools::builtin_in(&workspace)
@@ -167,5 +167,29 @@ pub fn serve(cli: &Cli, env: Env, paths: Paths, cwd: PathBuf) -> u8 {
     match served {
         Ok(()) => crate::EXIT_OK,
         Err(e) => crate::fail(crate::EXIT_PROVIDER, &e.to_string()),
+    }
+}
+
+/// The approver of headless runs (`rab mcp serve`): nobody can be asked, so
+/// the call is refused, and a call that needed permission is named on stderr with the
+/// rule that would allow it (a question or a plan is the model's to settle: it is told
+/// so).
+pub(crate) struct HeadlessNote;
+
+impl rab_core::Approver for HeadlessNote {
+    fn approve<'a>(
+        &'a self,
+        request: rab_core::ApprovalRequest,
+        _cancel: &'a tokio_util::sync::CancellationToken,
+    ) -> rab_agent::BoxFuture<'a, rab_core::Approval> {
+        if request.kind == rab_core::ApprovalKind::Permission {
+            eprintln!(
+                "rab: denied {} ({}); allow it with --allowed-tools '{}' or --yolo",
+                crate::term::safe(&request.tool),
+                crate::term::safe(&request.reason),
+                crate::term::safe(&request.rule)
+            );
+        }
+        Box::pin(async { rab_core::Approval::Unavailable })
     }
 }

@@ -9,9 +9,7 @@ use std::time::Instant;
 use rab_agent::{AgentEvent, StopCause};
 use rab_ai::Message;
 use rab_core::AgentSession;
-use rab_core::input::ShellLine;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use crate::cli::OutputFormat;
 use crate::{EXIT_BUDGET, EXIT_DENIED, EXIT_INTERRUPTED, EXIT_MAX_TURNS, EXIT_OK, EXIT_PROVIDER};
@@ -33,19 +31,39 @@ struct Seen {
     stdout_closed: bool,
 }
 
-/// Runs the prompt on the runtime (headless: its questions are not taken, so the gate
-/// refuses what would ask); returns the exit code.
-pub async fn run(session: AgentSession, prompt: String, opts: PrintOptions) -> u8 {
+/// The prompt of a print run.
+pub enum Input {
+    /// Typed as arguments: a command or shell line runs as such (`rab_core::input`).
+    Typed(String),
+    /// Piped in: data for the model, never a command.
+    Data(String),
+}
+
+/// Runs the input on the runtime; returns the exit code. Headless: a question is
+/// refused (a permission with a note on stderr saying which rule would allow it). A
+/// command's text goes to stdout; one that needs a person (a picker, a key) says so.
+pub async fn run(
+    setup: std::sync::Arc<rab_core::setup::Setup>,
+    session: AgentSession,
+    input: Input,
+    opts: PrintOptions,
+) -> u8 {
     use rab_core::runtime::{Event, Op};
     let started = Instant::now();
     let live = opts.format == OutputFormat::Text && session.agent().tool_specs().is_empty();
-    let (mut handle, _questions) = rab_core::runtime::start(session);
+    let mut handle = rab_core::runtime::start_with(setup, session);
     let aborter = handle.aborter();
     watch_interrupts(aborter.clone());
-    let submission = handle.submit(Op::Prompt { text: prompt, images: Vec::new() });
+    let (op, line) = match input {
+        Input::Typed(text) => (Op::Line { text: text.clone() }, text),
+        Input::Data(text) => (Op::Prompt { text, images: Vec::new() }, String::new()),
+    };
+    let mut submission = handle.submit(op);
     let mut seen = Seen { ends_with_newline: true, ..Seen::default() };
     let mut out = std::io::stdout();
-    let mut stop = StopCause::Aborted;
+    let mut stop = None;
+    let mut code = EXIT_OK;
+    let mut is_running = false;
     while let Some(event) = handle.events.recv().await {
         match event {
             Event::Agent(event) => {
@@ -54,14 +72,58 @@ pub async fn run(session: AgentSession, prompt: String, opts: PrintOptions) -> u
                     aborter.abort();
                 }
             }
+            Event::ApprovalRequested { id, request } => {
+                if request.kind == rab_core::ApprovalKind::Permission {
+                    eprintln!(
+                        "rab: denied {} ({}); allow it with --allowed-tools '{}' or --yolo",
+                        crate::term::safe(&request.tool),
+                        crate::term::safe(&request.reason),
+                        crate::term::safe(&request.rule)
+                    );
+                }
+                handle.submit(Op::Answer { id, approval: rab_core::Approval::Unavailable });
+            }
+            Event::RunStarted { .. } => is_running = true,
             Event::RunEnded { stop: s, .. } => {
-                stop = s;
+                stop = Some(s);
                 break;
             }
-            Event::Done { submission: id, result: Err(message) } if id == submission => {
-                stop = StopCause::Error { message };
-                break;
+            Event::Info { text, .. } => println!("{}", crate::term::for_stdout(text.trim_end())),
+            Event::Warning(w) => eprintln!("rab: warning: {}", crate::term::safe(&w)),
+            Event::Show { .. } => {
+                let name = line.split_whitespace().next().unwrap_or_default();
+                eprintln!("rab: {name} needs the interactive UI or the REPL");
+                code = crate::EXIT_USAGE;
             }
+            Event::ShellEnded { output, is_error, is_shared, .. } => {
+                if is_shared {
+                    continue;
+                }
+                if is_error {
+                    eprintln!("{}", crate::term::safe(output.trim_end()));
+                    code = EXIT_PROVIDER;
+                } else {
+                    println!("{}", crate::term::for_stdout(output.trim_end()));
+                }
+            }
+            Event::Done { submission: id, result } if id == submission => match result {
+                Err(message) if is_running => {
+                    stop = Some(StopCause::Error { message });
+                    break;
+                }
+                Err(message) => {
+                    eprintln!("rab: {}", crate::term::safe(&message));
+                    code = crate::EXIT_USAGE;
+                    break;
+                }
+                // A `!cmd`: print mode has no next prompt, so its output goes now.
+                Ok(()) if !is_running && line.starts_with('!') && !line.starts_with("!!") => {
+                    submission =
+                        handle.submit(Op::Prompt { text: String::new(), images: Vec::new() });
+                }
+                Ok(()) if !is_running => break,
+                Ok(()) => {}
+            },
             _ => {}
         }
     }
@@ -69,110 +131,12 @@ pub async fn run(session: AgentSession, prompt: String, opts: PrintOptions) -> u
         eprintln!("rab: the session was lost");
         return EXIT_PROVIDER;
     };
-    let code = finish(&session, &stop, &seen, &opts, started.elapsed().as_millis() as u64);
+    let code = match stop {
+        Some(stop) => finish(&session, &stop, &seen, &opts, started.elapsed().as_millis() as u64),
+        None => code,
+    };
     session.session_end("exit").await;
     code
-}
-
-/// What a `rab -p ",…"` prompt turned out to be.
-pub enum Comma {
-    /// Not a comma line: run it as the prompt.
-    Prompt,
-    /// Handled (a command, or a `,cmd` shell line); exit with this code.
-    Done(u8),
-    /// A `,,cmd`: run this message (command and output) as the prompt.
-    Ask(String),
-}
-
-/// A command or shell line given to print mode, classified as everywhere
-/// (`rab_core::input`): a known `/command` or `,command` runs (commands that need the
-/// interactive UI say so); `,cmd` runs in the shell through the permission gate and
-/// sandbox and `!!cmd` as the user's own; `,,cmd` and `!cmd` also send the command and
-/// its output to the model.
-pub async fn comma(
-    launch: &rab_core::setup::Setup,
-    session: &mut AgentSession,
-    prompt: &str,
-) -> Comma {
-    use rab_core::input::{LineKind, classify};
-    let line = match classify(prompt, &launch.extensions) {
-        LineKind::Prompt => return Comma::Prompt,
-        LineKind::Shell(line) => line,
-        LineKind::Command => return command(launch, session, prompt).await,
-    };
-    shell(launch, &line).await
-}
-
-/// A command given to print mode.
-async fn command(
-    launch: &rab_core::setup::Setup,
-    session: &mut AgentSession,
-    prompt: &str,
-) -> Comma {
-    use rab_core::CommandOutcome as Outcome;
-    if let Some(mut outcome) = launch.extensions.run(prompt, session, launch) {
-        while let Outcome::Later(work) = outcome {
-            outcome = work.await;
-        }
-        return match outcome {
-            Outcome::Info(text) => {
-                println!("{}", text.trim_end());
-                Comma::Done(EXIT_OK)
-            }
-            Outcome::Error(text) => {
-                eprintln!("rab: {text}");
-                Comma::Done(crate::EXIT_USAGE)
-            }
-            Outcome::Prompt(request) => {
-                match rab_core::commands::apply_prompt(&request, session, launch) {
-                    Ok(()) => Comma::Ask(request.text),
-                    Err(e) => {
-                        eprintln!("rab: {e}");
-                        Comma::Done(crate::EXIT_USAGE)
-                    }
-                }
-            }
-            Outcome::Quit
-            | Outcome::NewSession
-            | Outcome::Resume(_)
-            | Outcome::PickModel
-            | Outcome::Clear
-            | Outcome::Hotkeys
-            | Outcome::Compact(_)
-            | Outcome::Tree
-            | Outcome::Branch(..)
-            | Outcome::Handoff(_)
-            | Outcome::Search(_)
-            | Outcome::Reload
-            | Outcome::Login(_)
-            | Outcome::Later(_) => {
-                let name = prompt.split_whitespace().next().unwrap_or_default();
-                eprintln!("rab: {name} needs the interactive UI or the REPL");
-                Comma::Done(crate::EXIT_USAGE)
-            }
-        };
-    }
-    Comma::Prompt
-}
-
-/// A shell line given to print mode.
-async fn shell(launch: &rab_core::setup::Setup, line: &ShellLine) -> Comma {
-    let result = rab_core::shell_line::run(
-        launch,
-        line,
-        CancellationToken::new(),
-        rab_agent::UpdateSink::none(),
-    )
-    .await;
-    if line.share {
-        return Comma::Ask(rab_core::shell_line::context(&line.command, &result));
-    }
-    if result.is_error {
-        eprintln!("{}", crate::term::safe(result.output.trim_end()));
-        return Comma::Done(EXIT_PROVIDER);
-    }
-    println!("{}", crate::term::for_stdout(result.output.trim_end()));
-    Comma::Done(EXIT_OK)
 }
 
 /// First Ctrl+C stops the run cleanly; a second one exits at once.

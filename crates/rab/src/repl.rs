@@ -1,27 +1,25 @@
 //! The plain REPL: line-oriented, for terminals that cannot do the UI (`TERM=dumb`,
 //! stdout not a terminal) or with `--repl`. Same commands as the UI: `/help`, `!cmd`, …
-//! Ctrl+C interrupts a run; Ctrl+D (end of input) quits.
+//! Ctrl+C interrupts a run; Ctrl+D (end of input) quits. It only translates: each line
+//! goes to the runtime as typed (`Op::Line`), and what comes back is printed, in order —
+//! the next line is read when the last one's work has ended.
 
-use crate::term::safe;
 use std::io::Write;
+use std::sync::Arc;
 
 use rab_agent::{AgentEvent, StopCause};
+use rab_core::runtime::{Event, Op, RuntimeHandle, View};
+use rab_core::setup::Setup;
 use rab_core::{AgentSession, Approval};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-
-use rab_core::CommandOutcome as Outcome;
-
-use rab_core::commands;
-use rab_core::setup::Setup as Launch;
-use rab_core::shell_line;
 
 use crate::EXIT_OK;
-use rab_core::input::{LineKind, classify};
+use crate::term::safe;
+
+type Input = Lines<BufReader<Stdin>>;
 
 /// Runs the REPL until end of input or `/quit`.
-pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<String>) -> u8 {
+pub async fn run(setup: Setup, session: AgentSession, first: Option<String>) -> u8 {
     let model = &session.agent().config().model;
     println!(
         "rab {} — {} ({}) — /help for commands, Ctrl+D to quit",
@@ -29,12 +27,10 @@ pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<St
         model.id,
         model.provider
     );
+    let mut setup = Arc::new(setup);
+    let mut rt = rab_core::runtime::start_with(setup.clone(), session);
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    let (ask_tx, mut ask_rx) = mpsc::unbounded_channel();
-    launch
-        .approver
-        .install(std::sync::Arc::new(rab_core::setup::safety::ChannelApprover(ask_tx.clone())));
-    let mut pending_context: Vec<String> = Vec::new();
+    let mut out = Printer { at_line_start: true, shell_streamed: false };
     let mut next = first;
     loop {
         let line = match next.take() {
@@ -47,190 +43,114 @@ pub async fn run(mut launch: Launch, mut session: AgentSession, first: Option<St
                         Ok(Some(l)) => l,
                         Ok(None) | Err(_) => {
                             println!();
-                            session.session_end("exit").await;
-                            return EXIT_OK;
+                            break;
                         }
                     },
-                    job = launch.scheduler.next_due() => {
-                        println!("(scheduled prompt {}: {})", job.id, job.prompt);
-                        job.prompt
+                    // A scheduled prompt fires while the REPL waits for a line.
+                    Some(event) = rt.events.recv() => {
+                        if let Event::CronFired { job, prompt } = &event {
+                            println!("(scheduled prompt {job}: {})", safe(prompt));
+                            if !wait(&mut rt, 0, &mut lines, &mut out, &mut setup).await {
+                                break;
+                            }
+                        } else {
+                            out.event(event, &mut setup);
+                        }
+                        continue;
                     }
                 }
             }
         };
-        let line = line.trim_end().to_owned();
         if line.trim().is_empty() {
             continue;
         }
-        let kind = classify(&line, &launch.extensions);
-        if kind == LineKind::Command {
-            let Some(mut outcome) = launch.extensions.run(&line, &mut session, &launch) else {
-                continue;
-            };
-            // A slow part (an MCP prompt being fetched) is awaited here.
-            while let Outcome::Later(work) = outcome {
-                outcome = work.await;
-            }
-            match outcome {
-                Outcome::Info(text) => println!("{}", safe(text.trim_end())),
-                Outcome::Error(text) => eprintln!("rab: {}", safe(&text)),
-                Outcome::Quit => {
-                    session.session_end("exit").await;
-                    return EXIT_OK;
-                }
-                Outcome::Clear => print!("\n\n"),
-                Outcome::Hotkeys => {
-                    println!("The REPL reads whole lines: Ctrl+C interrupts a run, Ctrl+D quits.")
-                }
-                Outcome::PickModel => {
-                    for m in launch.registry.models().iter().take(40) {
-                        println!("  {}/{}", m.provider, m.id);
-                    }
-                    println!("switch with /model NAME");
-                }
-                Outcome::NewSession => match launch.session(launch.new_tape()) {
-                    Ok((s, _)) => {
-                        session = s;
-                        println!("new session {}", session.tape().id());
-                    }
-                    Err(e) => eprintln!("rab: {}", e.message),
-                },
-                Outcome::Resume(arg) => resume(&launch, &mut session, arg),
-                Outcome::Tree => println!("{}", commands::tree_text(&session)),
-                Outcome::Compact(focus) => {
-                    match session.compact(focus, CancellationToken::new()).await {
-                        Ok(()) => println!("compacted"),
-                        Err(e) => eprintln!("rab: {e}"),
-                    }
-                }
-                Outcome::Branch(id, summary) => {
-                    let id = (!id.is_empty()).then_some(id);
-                    match session.branch_to(id.as_deref(), summary, CancellationToken::new()).await
-                    {
-                        Ok(()) => println!(
-                            "continuing on a new branch ({} messages of context)",
-                            session.agent().messages().len()
-                        ),
-                        Err(e) => eprintln!("rab: {e}"),
-                    }
-                }
-                Outcome::Search(query) => {
-                    match commands::search(
-                        &query,
-                        &launch.paths.sessions_dir(),
-                        launch.paths.home(),
-                    ) {
-                        Ok(text) => println!("{text}"),
-                        Err(e) => eprintln!("rab: {e}"),
-                    }
-                }
-                Outcome::Handoff(focus) => {
-                    let dir = rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd);
-                    match session.handoff(focus.as_deref(), &dir, CancellationToken::new()).await {
-                        Ok(path) => println!("handed off to {}", path.display()),
-                        Err(e) => eprintln!("rab: {e}"),
-                    }
-                }
-                Outcome::Prompt(request) => {
-                    match commands::apply_prompt(&request, &mut session, &launch) {
-                        Ok(()) => {
-                            run_prompt(&mut session, request.text, &mut ask_rx, &mut lines).await;
-                            let _ = launch.gate.grant(&[]);
-                        }
-                        Err(e) => eprintln!("rab: {e}"),
-                    }
-                }
-                Outcome::Reload => match reload(&launch, &session, &ask_tx) {
-                    Ok((l, s)) => {
-                        launch = l;
-                        session = s;
-                        println!(
-                            "reloaded: {} commands, {} tools",
-                            launch.extensions.commands().len(),
-                            session.agent().tools().len()
-                        );
-                    }
-                    Err(e) => eprintln!("rab: reload failed, nothing changed: {e}"),
-                },
-                Outcome::Login(provider) => {
-                    if let Err(e) = rab_core::commands::login::check_provider(&launch, &provider) {
-                        eprintln!("rab: {e}");
-                        continue;
-                    }
-                    print!("{provider} API key (not echoed): ");
-                    let _ = std::io::stdout().flush();
-                    let echo_off = set_echo(false);
-                    let key = lines.next_line().await.ok().flatten().unwrap_or_default();
-                    if echo_off {
-                        set_echo(true);
-                        println!();
-                    }
-                    match rab_core::commands::login::store(&launch, &provider, &key) {
-                        Ok(text) => println!("{text}"),
-                        Err(e) => eprintln!("rab: {e}"),
-                    }
-                }
-                Outcome::Later(_) => {}
-            }
-            continue;
+        let submission = rt.submit(Op::Line { text: line });
+        if !wait(&mut rt, submission, &mut lines, &mut out, &mut setup).await {
+            break;
         }
-        if let LineKind::Shell(b) = kind {
-            let cancel = CancellationToken::new();
-            let (sink, mut rx) = rab_agent::UpdateSink::channel("shell");
-            let printer = tokio::spawn(async move {
-                while let Some((_, chunk)) = rx.recv().await {
-                    print!("{}", safe(&chunk));
-                    let _ = std::io::stdout().flush();
-                }
-            });
-            let result = shell_line::run(&launch, &b, cancel, sink).await;
-            let _ = printer.await;
-            if b.gated {
-                // A comma line shows its result (a refusal streams nothing).
-                println!("{}", safe(result.output.trim_end()));
-            }
-            println!("{}", if result.is_error { "(command failed)" } else { "" });
-            match (b.share, b.gated) {
-                (true, false) => pending_context.push(shell_line::context(&b.command, &result)),
-                (true, true) => {
-                    let text = shell_line::context(&b.command, &result);
-                    run_prompt(&mut session, text, &mut ask_rx, &mut lines).await;
-                }
-                (false, _) => {}
-            }
-            continue;
-        }
-        let mut prompt = pending_context.join("\n\n");
-        pending_context.clear();
-        if !prompt.is_empty() {
-            prompt.push_str("\n\n");
-        }
-        prompt.push_str(&line);
-        run_prompt(&mut session, prompt, &mut ask_rx, &mut lines).await;
     }
+    if let Some(session) = rt.finish().await {
+        session.session_end("exit").await;
+    }
+    EXIT_OK
 }
 
-/// `/reload`: the launch made again from the files, and the session reopened with it.
-fn reload(
-    launch: &Launch,
-    session: &AgentSession,
-    ask_tx: &mpsc::UnboundedSender<rab_core::setup::safety::Asked>,
-) -> Result<(Launch, AgentSession), String> {
-    let path = session
-        .tape()
-        .path()
-        .ok_or("/reload needs a saved session (not --no-session); restart rab instead")?
-        .to_owned();
-    let fresh = launch.reload().map_err(|e| e.message)?;
-    for w in &fresh.warnings {
-        eprintln!("rab: warning: {}", crate::term::safe(w));
+/// Prints what `submission` leads to until its work has ended, answering questions and
+/// pickers from stdin; false after `/quit`.
+async fn wait(
+    rt: &mut RuntimeHandle,
+    submission: u64,
+    lines: &mut Input,
+    out: &mut Printer,
+    setup: &mut Arc<Setup>,
+) -> bool {
+    let mut watcher: Option<tokio::task::JoinHandle<()>> = None;
+    let mut is_running = false;
+    let mut is_quit = false;
+    let mut follow = Vec::new();
+    let ended = loop {
+        let Some(event) = rt.events.recv().await else { break true };
+        match event {
+            Event::ApprovalRequested { id, request } => {
+                let approval = ask(&request, lines).await;
+                rt.submit(Op::Answer { id, approval });
+            }
+            Event::RunStarted { submission: s } if s == submission => {
+                is_running = true;
+                let aborter = rt.aborter();
+                watcher = Some(tokio::spawn(async move {
+                    if tokio::signal::ctrl_c().await.is_ok() {
+                        aborter.abort();
+                    }
+                }));
+            }
+            Event::RunEnded { submission: s, stop } if s == submission => {
+                out.line_end();
+                stopped(&stop);
+                break true;
+            }
+            Event::Done { submission: s, result } if s == submission || follow.contains(&s) => {
+                if let Err(e) = result {
+                    eprintln!("rab: {}", safe(&e));
+                }
+                follow.retain(|f| *f != s);
+                if !is_running && follow.is_empty() {
+                    break true;
+                }
+            }
+            Event::Quit { .. } => is_quit = true,
+            Event::Show { view: View::Login { provider }, .. } => {
+                print!("{provider} API key (not echoed): ");
+                let _ = std::io::stdout().flush();
+                let echo_off = set_echo(false);
+                let key = lines.next_line().await.ok().flatten().unwrap_or_default();
+                if echo_off {
+                    set_echo(true);
+                    println!();
+                }
+                follow.push(rt.submit(Op::StoreKey { provider, key }));
+            }
+            other => out.event(other, setup),
+        }
+    };
+    if let Some(w) = watcher {
+        w.abort();
     }
-    let (tape, _) = rab_session::Tape::open(&path).map_err(|e| e.to_string())?;
-    let (s, _) = fresh.session(tape).map_err(|e| e.message)?;
-    fresh
-        .approver
-        .install(std::sync::Arc::new(rab_core::setup::safety::ChannelApprover(ask_tx.clone())));
-    Ok((fresh, s))
+    ended && !is_quit
+}
+
+fn stopped(stop: &StopCause) {
+    match stop {
+        StopCause::Done => {}
+        StopCause::MaxTurns { limit } => eprintln!("rab: stopped after {limit} turns"),
+        StopCause::Budget { limit, spent } => {
+            eprintln!(
+                "rab: stopped: the next request would pass the ${limit:.4} budget (spent ${spent:.4})"
+            )
+        }
+        StopCause::Error { message } => eprintln!("rab: {}", safe(message)),
+        StopCause::Aborted => eprintln!("rab: interrupted"),
+    }
 }
 
 /// Turns terminal echo off or on (for typing a key); false when stdin is not a
@@ -247,96 +167,8 @@ fn set_echo(on: bool) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-fn resume(launch: &Launch, session: &mut AgentSession, arg: Option<String>) {
-    let dir = rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd);
-    let sessions = rab_session::list_sessions(&dir);
-    let chosen = match arg.as_deref().map(str::parse::<usize>) {
-        Some(Ok(n)) if n >= 1 && n <= sessions.len() => sessions.get(n - 1).map(|s| s.path.clone()),
-        Some(_) => arg.map(std::path::PathBuf::from),
-        None => {
-            for (i, s) in sessions.iter().enumerate().take(20) {
-                let name = s.name.as_deref().map(|n| format!("[{n}] ")).unwrap_or_default();
-                println!(
-                    "  {:>2}. {}  {:>8}  {:>8}  {name}{}",
-                    i + 1,
-                    s.id,
-                    crate::sessions::ago(s.modified),
-                    rab_tools::truncate::format_size(s.size as usize),
-                    s.first_message
-                );
-            }
-            println!("resume with /resume N");
-            return;
-        }
-    };
-    let Some(path) = chosen else { return };
-    match rab_session::Tape::open(&path) {
-        Ok((tape, _)) => match launch.session(tape) {
-            Ok((s, _)) => {
-                *session = s;
-                println!(
-                    "resumed {} ({} messages)",
-                    session.tape().id(),
-                    session.agent().messages().len()
-                );
-            }
-            Err(e) => eprintln!("rab: {}", e.message),
-        },
-        Err(e) => eprintln!("rab: {e}"),
-    }
-}
-
-/// Runs one prompt, printing the answer as it streams and tool activity as it happens,
-/// and asking on stdin when a call needs permission.
-async fn run_prompt(
-    session: &mut AgentSession,
-    prompt: String,
-    asks: &mut mpsc::UnboundedReceiver<rab_core::setup::safety::Asked>,
-    lines: &mut Lines<BufReader<Stdin>>,
-) {
-    let mut rx = session.subscribe();
-    let cancel = CancellationToken::new();
-    let watcher = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
-        })
-    };
-    let run = session.prompt(prompt, cancel);
-    let printer = print_events(&mut rx);
-    tokio::pin!(run, printer);
-    let mut is_printed = false;
-    let stop = loop {
-        tokio::select! {
-            stop = &mut run => break stop,
-            () = &mut printer, if !is_printed => is_printed = true,
-            Some(asked) = asks.recv() => {
-                let answer = ask(&asked.request, lines).await;
-                let _ = asked.reply.send(answer);
-            }
-        }
-    };
-    if !is_printed {
-        printer.await;
-    }
-    watcher.abort();
-    match stop {
-        StopCause::Done => {}
-        StopCause::MaxTurns { limit } => eprintln!("rab: stopped after {limit} turns"),
-        StopCause::Budget { limit, spent } => {
-            eprintln!(
-                "rab: stopped: the next request would pass the ${limit:.4} budget (spent ${spent:.4})"
-            )
-        }
-        StopCause::Error { message } => eprintln!("rab: {}", safe(&message)),
-        StopCause::Aborted => eprintln!("rab: interrupted"),
-    }
-}
-
 /// Shows a permission question and reads the answer line.
-async fn ask(r: &rab_core::ApprovalRequest, lines: &mut Lines<BufReader<Stdin>>) -> Approval {
+async fn ask(r: &rab_core::ApprovalRequest, lines: &mut Input) -> Approval {
     use rab_core::ApprovalKind;
     match &r.kind {
         ApprovalKind::Question { question, options } => {
@@ -381,23 +213,70 @@ async fn ask(r: &rab_core::ApprovalRequest, lines: &mut Lines<BufReader<Stdin>>)
     }
 }
 
-async fn print_events(rx: &mut mpsc::UnboundedReceiver<AgentEvent>) {
-    let mut out = std::io::stdout();
-    let mut at_line_start = true;
-    while let Some(event) = rx.recv().await {
-        match &event {
+/// Prints the runtime's events as lines.
+struct Printer {
+    at_line_start: bool,
+    /// The shell line going on has streamed output.
+    shell_streamed: bool,
+}
+
+impl Printer {
+    fn line_end(&mut self) {
+        if !self.at_line_start {
+            println!();
+            self.at_line_start = true;
+        }
+    }
+
+    fn event(&mut self, event: Event, setup: &mut Arc<Setup>) {
+        match event {
+            Event::Agent(e) => self.agent(&e),
+            Event::Info { text, .. } => println!("{}", safe(text.trim_end())),
+            Event::Warning(w) => eprintln!("rab: warning: {}", safe(&w)),
+            Event::Show { view, .. } => show(view, setup),
+            Event::ShellOutput { chunk, .. } => {
+                print!("{}", safe(&chunk));
+                let _ = std::io::stdout().flush();
+                self.shell_streamed = true;
+            }
+            Event::ShellEnded { output, is_error, .. } => {
+                // What streamed nothing (a refusal) shows its result.
+                if !std::mem::take(&mut self.shell_streamed) {
+                    println!("{}", safe(output.trim_end()));
+                }
+                println!("{}", if is_error { "(command failed)" } else { "" });
+            }
+            Event::SetupChanged(fresh) => *setup = fresh,
+            Event::CronFired { job, prompt } => {
+                println!("(scheduled prompt {job}: {})", safe(&prompt));
+            }
+            Event::ApprovalRequested { .. }
+            | Event::State { .. }
+            | Event::Messages { .. }
+            | Event::Done { .. }
+            | Event::RunStarted { .. }
+            | Event::RunEnded { .. }
+            | Event::SessionReplaced { .. }
+            | Event::Quit { .. } => {}
+        }
+    }
+
+    fn agent(&mut self, event: &AgentEvent) {
+        let at_line_start = &mut self.at_line_start;
+        let mut out = std::io::stdout();
+        match event {
             AgentEvent::TextDelta { delta } => {
                 let _ = out.write_all(safe(delta).as_bytes());
                 let _ = out.flush();
-                at_line_start = delta.ends_with('\n');
+                *at_line_start = delta.ends_with('\n');
             }
             AgentEvent::ToolCall { call } => {
-                if !at_line_start {
+                if !*at_line_start {
                     println!();
                 }
                 let args: String = call.arguments.to_string().chars().take(160).collect();
                 println!("● {} {}", safe(&call.name), safe(&args));
-                at_line_start = true;
+                *at_line_start = true;
             }
             AgentEvent::ToolResult { result, .. } => {
                 let text = result.text();
@@ -409,10 +288,10 @@ async fn print_events(rx: &mut mpsc::UnboundedReceiver<AgentEvent>) {
                 );
             }
             AgentEvent::AgentEnd { .. } => {
-                if !at_line_start {
+                if !*at_line_start {
                     println!();
                 }
-                return;
+                *at_line_start = true;
             }
             AgentEvent::CompactionStart { tokens, .. } => {
                 println!("(compacting the conversation, ~{tokens} tokens…)");
@@ -436,5 +315,37 @@ async fn print_events(rx: &mut mpsc::UnboundedReceiver<AgentEvent>) {
             | AgentEvent::Error { .. }
             | AgentEvent::TurnEnd { .. } => {}
         }
+    }
+}
+
+/// What a command asked a person for, as lines.
+fn show(view: View, setup: &Setup) {
+    match view {
+        View::Clear => print!("\n\n"),
+        View::Hotkeys => {
+            println!("The REPL reads whole lines: Ctrl+C interrupts a run, Ctrl+D quits.")
+        }
+        View::Models => {
+            for m in setup.registry.models().iter().take(40) {
+                println!("  {}/{}", m.provider, m.id);
+            }
+            println!("switch with /model NAME");
+        }
+        View::Tree(items) => println!("{}", rab_core::commands::tree_lines(&items)),
+        View::Sessions(sessions) => {
+            for (i, s) in sessions.iter().enumerate().take(20) {
+                let name = s.name.as_deref().map(|n| format!("[{n}] ")).unwrap_or_default();
+                println!(
+                    "  {:>2}. {}  {:>8}  {:>8}  {name}{}",
+                    i + 1,
+                    s.id,
+                    crate::sessions::ago(s.modified),
+                    rab_tools::truncate::format_size(s.size as usize),
+                    s.first_message
+                );
+            }
+            println!("resume with /resume N");
+        }
+        View::Login { .. } => {}
     }
 }

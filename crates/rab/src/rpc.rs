@@ -66,6 +66,17 @@ enum Request {
         /// What the summary should keep.
         custom_instructions: Option<String>,
     },
+    /// A new session in this directory (refused while a run goes on).
+    NewSession {},
+    /// Continues the session in this file.
+    SwitchSession {
+        /// The session file.
+        session_path: String,
+    },
+    /// Copies the active branch into a new session and continues there.
+    Fork {},
+    /// Reads skills, commands, agents, settings and MCP servers again.
+    Reload {},
     /// The answer to a question.
     Answer {
         /// The question's `questionId`.
@@ -165,8 +176,8 @@ struct Pending {
 
 /// Runs the mode until stdin ends; the exit code.
 pub async fn run(launch: Launch, session: AgentSession) -> u8 {
-    let (handle, approver) = rab_core::runtime::start(session);
-    launch.approver.install(approver);
+    let mut launch = std::sync::Arc::new(launch);
+    let handle = rab_core::runtime::start_with(launch.clone(), session);
     let (lines_tx, mut lines) = tokio::sync::mpsc::unbounded_channel::<String>();
     tokio::spawn(async move {
         let mut input = tokio::io::BufReader::new(tokio::io::stdin()).lines();
@@ -197,6 +208,9 @@ pub async fn run(launch: Launch, session: AgentSession) -> u8 {
             (None, None) => None,
         };
         let Some(event) = event else { break };
+        if let Event::SetupChanged(fresh) = &event {
+            launch = fresh.clone();
+        }
         self::event(event, &mut pending);
     }
     crate::EXIT_OK
@@ -226,7 +240,7 @@ fn response(command: &str, id: Option<Value>, result: Result<Option<Value>, Stri
 
 /// Reads one request line and submits what it asks.
 fn request(
-    launch: &Launch,
+    launch: &std::sync::Arc<Launch>,
     handle: &rab_core::runtime::RuntimeHandle,
     line: &str,
     pending: &mut HashMap<u64, Pending>,
@@ -293,6 +307,10 @@ fn request(
             }
         }
         Request::Compact { custom_instructions } => Op::Compact { focus: custom_instructions },
+        Request::NewSession {} => Op::NewSession,
+        Request::SwitchSession { session_path } => Op::SwitchSession { path: session_path.into() },
+        Request::Fork {} => Op::Fork,
+        Request::Reload {} => Op::Reload,
         Request::Answer { question_id, decision, reason, text } => {
             let approval = match (decision.as_deref(), text) {
                 (_, Some(text)) => Approval::Answer(text),
@@ -331,7 +349,25 @@ fn event(event: Event, pending: &mut HashMap<u64, Pending>) {
                 response(&p.command, p.id, result.map(|()| p.data));
             }
         }
-        Event::RunEnded { .. } => {}
+        Event::Info { submission, text } => {
+            if let Some(p) = pending.get_mut(&submission) {
+                p.data = Some(json!({"text": text}));
+            }
+        }
+        Event::SessionReplaced { id, .. } => {
+            write(&json!({"type": "session_replaced", "sessionId": id}));
+        }
+        Event::CronFired { job, prompt } => {
+            write(&json!({"type": "cron_fired", "job": job, "prompt": prompt}));
+        }
+        Event::Warning(message) => write(&json!({"type": "warning", "message": message})),
+        Event::RunEnded { .. }
+        | Event::RunStarted { .. }
+        | Event::Show { .. }
+        | Event::ShellOutput { .. }
+        | Event::ShellEnded { .. }
+        | Event::SetupChanged(_)
+        | Event::Quit { .. } => {}
     }
 }
 

@@ -237,7 +237,11 @@ fn execute(
 
 /// The tree as numbered lines (the numbers `/tree N` takes).
 pub fn tree_text(session: &AgentSession) -> String {
-    let items = session.tree();
+    tree_lines(&session.tree())
+}
+
+/// Tree items as numbered lines (the numbers `/tree N` takes).
+pub fn tree_lines(items: &[crate::TreeItem]) -> String {
     if items.is_empty() {
         return "the session has no messages yet".into();
     }

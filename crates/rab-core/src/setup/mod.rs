@@ -123,6 +123,15 @@ fn queue_mode(m: QueueMode) -> DrainMode {
     }
 }
 
+impl std::fmt::Debug for Setup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Setup")
+            .field("cwd", &self.cwd)
+            .field("model", &self.target.model.id)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Setup {
     /// Resolves everything from `options`, the environment and the config files.
     pub fn new(options: RuntimeOptions) -> Result<Self, SetupError> {

@@ -133,9 +133,15 @@ impl ConnectTo<Client> for RabAcp {
                         );
                     };
                     let (text, images) = convert::prompt(&req.prompt);
+                    // A `/command` line runs as one (`/compact`, `/model NAME`, …).
+                    let op = if text.starts_with('/') && !text.contains('\n') && images.is_empty() {
+                        Op::Line { text }
+                    } else {
+                        Op::Prompt { text, images }
+                    };
                     let (tx, rx) = oneshot::channel();
                     if let Ok(mut waiting) = live.waiting.lock() {
-                        let submission = live.handle.submit(Op::Prompt { text, images });
+                        let submission = live.handle.submit(op);
                         waiting.insert(submission, tx);
                     }
                     // The run goes on outside the dispatch loop, so that its questions
@@ -223,8 +229,7 @@ impl Acp {
                 let _ = cx.send_notification(SessionNotification::new(sid.clone(), update));
             }
         }
-        let (mut handle, approver) = rab_core::runtime::start(session);
-        setup.approver.install(approver);
+        let mut handle = rab_core::runtime::start_with(setup.clone(), session);
         let events = std::mem::replace(&mut handle.events, mpsc::unbounded_channel().1);
         let live = Arc::new(Live { handle, waiting: Mutex::new(HashMap::new()) });
         tokio::spawn(pump(Arc::downgrade(&live), events, translator, cx.clone(), sid));
@@ -334,6 +339,7 @@ async fn pump(
     cx: v1::ConnectionTo<Client>,
     sid: SessionId,
 ) {
+    let mut started = std::collections::HashSet::new();
     let notify = |update: SessionUpdate| {
         let _ = cx.send_notification(SessionNotification::new(sid.clone(), update));
     };
@@ -369,17 +375,43 @@ async fn pump(
                     let _ = tx.send(Err(why));
                 }
             }
+            Event::RunStarted { submission } => {
+                started.insert(submission);
+            }
+            // A command line that ran no prompt ends its turn here.
+            Event::Done { submission, result: Ok(()) } if !started.contains(&submission) => {
+                if let Some(tx) = waiter(&live, submission) {
+                    let _ = tx.send(Ok(StopCause::Done));
+                }
+            }
+            Event::Info { text, .. } => notify(agent_text(&format!("{text}\n"))),
+            Event::Warning(text) => notify(agent_text(&format!("(warning: {text})\n"))),
+            Event::Show { .. } => notify(agent_text(
+                "(this command needs rab's own terminal UI or REPL; in the editor use its \
+                 arguments, e.g. /model NAME, /resume N)\n",
+            )),
+            Event::ShellEnded { command, output, .. } => {
+                notify(agent_text(&format!("$ {command}\n{output}\n")));
+            }
+            Event::CronFired { prompt, .. } => {
+                notify(agent_text(&format!("(scheduled prompt: {prompt})\n")));
+            }
             Event::RunEnded { submission, stop } => {
+                started.remove(&submission);
                 if let (_, Some(text)) = convert::stop_reason(&stop) {
-                    notify(SessionUpdate::AgentMessageChunk(
-                        agent_client_protocol::v1::schema::ContentChunk::new(text.into()),
-                    ));
+                    notify(agent_text(&text));
                 }
                 if let Some(tx) = waiter(&live, submission) {
                     let _ = tx.send(Ok(stop));
                 }
             }
-            Event::Done { .. } | Event::State { .. } | Event::Messages { .. } => {}
+            Event::Done { .. }
+            | Event::State { .. }
+            | Event::Messages { .. }
+            | Event::SessionReplaced { .. }
+            | Event::ShellOutput { .. }
+            | Event::SetupChanged(_)
+            | Event::Quit { .. } => {}
         }
     }
 }
@@ -389,4 +421,10 @@ fn waiter(
     submission: u64,
 ) -> Option<oneshot::Sender<Result<StopCause, String>>> {
     live.upgrade()?.waiting.lock().ok()?.remove(&submission)
+}
+
+fn agent_text(text: &str) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(agent_client_protocol::v1::schema::ContentChunk::new(
+        text.into(),
+    ))
 }

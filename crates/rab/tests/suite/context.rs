@@ -339,7 +339,7 @@ fn tree_branch_and_continue_sends_only_the_new_branch() {
     let out = repl(&home, "first message\nsecond message\n/tree\n/tree 2\nalternative second\n");
     let text = stdout(&out);
     assert!(text.contains("  1. first message") && text.contains("  2. second message"), "{text}");
-    assert!(text.contains("continuing on a new branch"), "{text}\n{}", stderr(&out));
+    assert!(text.contains("Continuing on a new branch ("), "{text}\n{}", stderr(&out));
     assert_eq!(llm.requests()[2].user_texts(), ["first message", "alternative second"]);
     let tape = tape_of(&home);
     assert_eq!(
@@ -361,7 +361,7 @@ fn handoff_continues_in_a_new_session_linked_both_ways() {
     ]);
     let out = repl(&home, "do the task\n/handoff keep the API notes\nnext step\n");
     let text = stdout(&out);
-    assert!(text.contains("handed off to"), "{text}\n{}", stderr(&out));
+    assert!(text.contains("Handed off to"), "{text}\n{}", stderr(&out));
     let summary_req = llm.requests()[1].last_user_text().unwrap();
     assert!(summary_req.contains("do the task") && summary_req.contains("keep the API notes"));
     let fresh = llm.requests()[2].transcript().items;

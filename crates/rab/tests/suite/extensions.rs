@@ -175,7 +175,7 @@ fn reload_picks_up_a_prompt_command_added_while_running_and_keeps_the_session() 
     );
     let (text, err) = (stdout(&out), stderr(&out));
     assert!(err.contains("unknown command /late"), "before the reload: {err}");
-    assert!(text.contains("reloaded:"), "{text}\n{err}");
+    assert!(text.contains("Reloaded:"), "{text}\n{err}");
     assert!(text.contains("late done"), "{text}\n{err}");
     let items = format!("{:?}", llm.requests()[1].transcript().items);
     assert!(
@@ -198,7 +198,7 @@ fn reload_keeps_the_scheduled_cron_jobs() {
     c.args(["--repl", "--yolo"]);
     let out = super::harness::with_stdin(c, "schedule it\n/reload\nwhat is scheduled\n");
     let (text, err) = (stdout(&out), stderr(&out));
-    assert!(text.contains("reloaded:"), "{text}\n{err}");
+    assert!(text.contains("Reloaded:"), "{text}\n{err}");
     let listed = llm.requests()[3].tool_results().last().unwrap().1.clone();
     assert!(listed.contains("new year"), "the job survived the reload: {listed}");
 }

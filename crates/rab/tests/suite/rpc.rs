@@ -223,3 +223,36 @@ fn set_model_and_thinking_level_show_in_the_state() {
     assert_eq!(rpc.response("set_model")["success"], false);
     rpc.end();
 }
+
+#[test]
+fn new_session_fork_and_switch_session_replace_the_session() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("first answer")]);
+    let mut rpc = Rpc::start(&home, &llm, &[]);
+    rpc.send(r#"{"type": "prompt", "message": "hi"}"#);
+    rpc.event("agent_end");
+    rpc.send(r#"{"type": "get_state"}"#);
+    let first = rpc.response("get_state")["data"]["sessionFile"].as_str().unwrap().to_owned();
+    rpc.send(r#"{"type": "new_session"}"#);
+    rpc.event("session_replaced");
+    assert_eq!(rpc.response("new_session")["success"], true);
+    rpc.send(r#"{"type": "get_state"}"#);
+    let state = rpc.response("get_state")["data"].clone();
+    assert_ne!(state["sessionFile"], first.as_str());
+    assert_eq!(state["messageCount"], 0);
+    rpc.send(&json!({"type": "switch_session", "sessionPath": first}).to_string());
+    assert_eq!(rpc.response("switch_session")["success"], true);
+    rpc.send(r#"{"type": "get_state"}"#);
+    let state = rpc.response("get_state")["data"].clone();
+    assert_eq!(
+        (state["sessionFile"].clone(), state["messageCount"].clone()),
+        (json!(first), json!(2))
+    );
+    rpc.send(r#"{"type": "fork"}"#);
+    let r = rpc.response("fork");
+    assert!(r["data"]["text"].as_str().unwrap().starts_with("forked into"), "{r}");
+    rpc.send(r#"{"type": "switch_session", "sessionPath": "/no/such.jsonl"}"#);
+    assert_eq!(rpc.response("switch_session")["success"], false);
+    rpc.end();
+}

@@ -5,10 +5,15 @@
 //! (permission, `ask_user`, a plan) comes as [`Event::ApprovalRequested`], answered by
 //! [`Op::Answer`] — the front end never looks at a tool's name to decide how to ask.
 //!
-//! Used by `rab --mode rpc` today; the terminal UI, the REPL and print mode move onto it
-//! next (issue 16).
+//! Built with a [`Setup`] ([`start_with`]), it also takes typed lines ([`Op::Line`]:
+//! `/cmd`, `,cmd`, `!cmd`, or a prompt — classified once, here), carries out commands
+//! and session operations itself, runs shell lines, fires scheduled prompts and reloads;
+//! a front end renders what comes out and asks its user when a [`View`] needs a choice.
+
+mod lines;
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -21,11 +26,24 @@ use tokio_util::sync::CancellationToken;
 
 use crate::gate::{Approval, ApprovalRequest, Approver};
 use crate::session::AgentSession;
+use crate::session_ops::TreeItem;
+use crate::setup::Setup;
+
+/// Why an op that needs the session is refused while a run goes on.
+const BUSY: &str = "a run is going on: steer, follow up or abort it first";
 
 /// What a front end asks of the runtime.
 #[derive(Debug)]
 pub enum Op {
-    /// Starts a run with this prompt (refused while one runs: steer or follow up).
+    /// A line as typed: a command (`/name`, `,name`), a shell line (`!cmd`, `!!cmd`,
+    /// `,cmd`, `,,cmd`) or a prompt (with the output of earlier `!cmd` lines). Needs a
+    /// runtime made with [`start_with`].
+    Line {
+        /// The line.
+        text: String,
+    },
+    /// Starts a run with this prompt, after the output of earlier `!cmd` lines (refused
+    /// while one runs: steer or follow up).
     Prompt {
         /// The prompt.
         text: String,
@@ -70,6 +88,46 @@ pub enum Op {
     Compact {
         /// What the summary should keep.
         focus: Option<String>,
+    },
+    /// A new session in the same directory.
+    NewSession,
+    /// Continues the session in this file.
+    SwitchSession {
+        /// The session file.
+        path: PathBuf,
+    },
+    /// Copies the active branch into a new session and continues there.
+    Fork,
+    /// Reads skills, commands, agents, settings and MCP servers again; the session goes
+    /// on with them.
+    Reload,
+    /// Stores an API key (the answer to [`View::Login`]).
+    StoreKey {
+        /// The provider.
+        provider: String,
+        /// The key.
+        key: String,
+    },
+}
+
+/// What only a front end can show: a choice for its user, or its screen.
+#[derive(Debug)]
+pub enum View {
+    /// Pick a model (from the set-up's registry); then [`Op::SetModel`] or a `/model`
+    /// line.
+    Models,
+    /// Pick a session to resume (newest first); then [`Op::SwitchSession`].
+    Sessions(Vec<rab_session::SessionInfo>),
+    /// The messages of every branch; `/tree N` continues from one.
+    Tree(Vec<TreeItem>),
+    /// The keyboard shortcuts.
+    Hotkeys,
+    /// Clear the screen (the session goes on).
+    Clear,
+    /// Ask for an API key without showing it; then [`Op::StoreKey`].
+    Login {
+        /// The provider.
+        provider: String,
     },
 }
 
@@ -123,6 +181,71 @@ pub enum Event {
         submission: u64,
         /// `Err` says why it was refused.
         result: Result<(), String>,
+    },
+    /// What a command says.
+    Info {
+        /// The submission.
+        submission: u64,
+        /// The text (may have several lines).
+        text: String,
+    },
+    /// Something for the front end to show or ask.
+    Show {
+        /// The submission.
+        submission: u64,
+        /// What.
+        view: View,
+    },
+    /// Another session took the place of the current one (new, resumed, forked,
+    /// reloaded); [`Op::GetMessages`] has its conversation.
+    SessionReplaced {
+        /// The submission.
+        submission: u64,
+        /// The new session's id.
+        id: String,
+    },
+    /// Output of a running shell line.
+    ShellOutput {
+        /// The line's submission.
+        submission: u64,
+        /// New output.
+        chunk: String,
+    },
+    /// A shell line ended.
+    ShellEnded {
+        /// The line's submission.
+        submission: u64,
+        /// The command.
+        command: String,
+        /// Its output (tail-truncated like the bash tool's).
+        output: String,
+        /// It failed or was refused.
+        is_error: bool,
+        /// It goes to the model: with the next prompt (`!cmd`), or now (`,,cmd`).
+        is_shared: bool,
+    },
+    /// A run started (for a prompt, a prompt line, a prompt command, a shared `,,cmd`,
+    /// or a scheduled prompt: submission 0).
+    RunStarted {
+        /// The submission that started it.
+        submission: u64,
+    },
+    /// A prompt scheduled with cron_create came due: it runs now, or after the run going
+    /// on.
+    CronFired {
+        /// The job.
+        job: String,
+        /// Its prompt.
+        prompt: String,
+    },
+    /// The set-up was made again (`/reload`): commands, tools and settings may differ.
+    SetupChanged(Arc<Setup>),
+    /// Something the user should know (a reload's warnings).
+    Warning(String),
+    /// `/quit`: the front end should end.
+    Quit {
+        /// The submission.
+        submission: u64,
     },
     /// A run ended (after its [`AgentEvent::AgentEnd`]).
     RunEnded {
@@ -212,19 +335,42 @@ impl Approver for EventApprover {
 /// A run under way.
 struct Running {
     submission: u64,
+    /// Grants of a prompt command end with the run.
+    resets_grants: bool,
     cancel: CancellationToken,
     queues: Queues,
     task: JoinHandle<(AgentSession, StopCause)>,
 }
 
 /// Starts the runtime for `session` on the current tokio runtime: its handle, and the
-/// approver that turns the gate's questions into events.
-pub fn start(mut session: AgentSession) -> (RuntimeHandle, Arc<EventApprover>) {
+/// approver that turns the gate's questions into events (install it where the session's
+/// gate looks for one). Without a set-up it takes no lines and no session operations.
+pub fn start(session: AgentSession) -> (RuntimeHandle, Arc<EventApprover>) {
+    spawn(None, session)
+}
+
+/// Starts the runtime for `session` made by `setup`, which it keeps (and replaces on
+/// `/reload`). The questions of the set-up's gate come as events from now on.
+pub fn start_with(setup: Arc<Setup>, session: AgentSession) -> RuntimeHandle {
+    spawn(Some(setup), session).0
+}
+
+fn spawn(
+    setup: Option<Arc<Setup>>,
+    mut session: AgentSession,
+) -> (RuntimeHandle, Arc<EventApprover>) {
     let (ops_tx, ops_rx) = mpsc::unbounded_channel();
     let (events_tx, events_rx) = mpsc::unbounded_channel();
     let (asks_tx, asks_rx) = mpsc::unbounded_channel();
-    let agent_events = session.subscribe();
+    let (inner_tx, inner_rx) = mpsc::unbounded_channel();
+    let approver = Arc::new(EventApprover { asks: asks_tx });
+    if let Some(s) = &setup {
+        s.approver.install(approver.clone());
+    }
+    let (agent_tx, agent_events) = mpsc::unbounded_channel();
+    session.subscribe_to(agent_tx.clone());
     let actor = Actor {
+        agent_tx,
         messages: session.agent().messages().to_vec(),
         state: state_of(&session, false),
         session: Some(session),
@@ -232,10 +378,14 @@ pub fn start(mut session: AgentSession) -> (RuntimeHandle, Arc<EventApprover>) {
         pending: HashMap::new(),
         next_question: 1,
         events: events_tx,
+        setup,
+        approver: approver.clone(),
+        inner: inner_tx,
+        shared_output: Vec::new(),
     };
-    let task = tokio::spawn(actor.run(ops_rx, agent_events, asks_rx));
+    let task = tokio::spawn(actor.run(ops_rx, agent_events, asks_rx, inner_rx));
     let handle = RuntimeHandle { ops: ops_tx, events: events_rx, next: AtomicU64::new(1), task };
-    (handle, Arc::new(EventApprover { asks: asks_tx }))
+    (handle, approver)
 }
 
 fn state_of(session: &AgentSession, is_streaming: bool) -> State {
@@ -252,6 +402,16 @@ fn state_of(session: &AgentSession, is_streaming: bool) -> State {
 
 struct Actor {
     session: Option<AgentSession>,
+    /// What sessions are made from (`None`: a bare session, no lines).
+    setup: Option<Arc<Setup>>,
+    /// The approver installed in the set-up (again after a reload).
+    approver: Arc<EventApprover>,
+    /// Work done off the actor reports back here.
+    inner: mpsc::UnboundedSender<lines::Inner>,
+    /// Output of `!cmd` lines for the next prompt.
+    shared_output: Vec<String>,
+    /// Where sessions send their events (each session the runtime takes on).
+    agent_tx: mpsc::UnboundedSender<AgentEvent>,
     running: Option<Running>,
     /// The conversation as the events told it (the session is away during a run).
     messages: Vec<Message>,
@@ -268,11 +428,23 @@ impl Actor {
         mut ops: mpsc::UnboundedReceiver<(u64, Op)>,
         mut agent: mpsc::UnboundedReceiver<AgentEvent>,
         mut asks: mpsc::UnboundedReceiver<(ApprovalRequest, oneshot::Sender<Approval>)>,
+        mut inner: mpsc::UnboundedReceiver<lines::Inner>,
     ) -> Option<AgentSession> {
         loop {
             let finished = async {
                 match self.running.as_mut() {
                     Some(r) => (&mut r.task).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let scheduler = self
+                .setup
+                .as_ref()
+                .filter(|s| s.options.keeps_running)
+                .map(|s| s.scheduler.clone());
+            let due = async {
+                match scheduler {
+                    Some(s) => s.next_due().await,
                     None => std::future::pending().await,
                 }
             };
@@ -292,6 +464,9 @@ impl Actor {
                         self.agent_event(event);
                     }
                     let Some(r) = self.running.take() else { continue };
+                    if r.resets_grants && let Some(s) = &self.setup {
+                        let _ = s.gate.grant(&[]);
+                    }
                     match joined {
                         Ok((session, stop)) => {
                             self.state = state_of(&session, false);
@@ -306,6 +481,8 @@ impl Actor {
                         }
                     }
                 }
+                Some(work) = inner.recv() => self.inner(work).await,
+                job = due => self.cron(job),
                 op = ops.recv() => match op {
                     Some((id, op)) => self.op(id, op).await,
                     None => {
@@ -344,25 +521,44 @@ impl Actor {
         self.emit(Event::Done { submission, result });
     }
 
+    /// Starts a run of `text` (and `images`) for `submission`; refused while one runs.
+    fn start_run(
+        &mut self,
+        submission: u64,
+        text: String,
+        images: Vec<rab_ai::Content>,
+        resets_grants: bool,
+    ) -> Result<(), String> {
+        let Some(mut session) = self.session.take() else { return Err(BUSY.to_owned()) };
+        let cancel = CancellationToken::new();
+        let queues = session.queues();
+        let run_cancel = cancel.clone();
+        let task = tokio::spawn(async move {
+            let mut content = vec![rab_ai::Content::text(text)];
+            content.extend(images);
+            let message = Message::User(rab_ai::UserMessage { content });
+            let stop = session.run(vec![message], run_cancel).await;
+            (session, stop)
+        });
+        self.state.is_streaming = true;
+        self.running = Some(Running { submission, resets_grants, cancel, queues, task });
+        self.emit(Event::RunStarted { submission });
+        Ok(())
+    }
+
     async fn op(&mut self, id: u64, op: Op) {
-        let busy = || Err("a run is going on: steer, follow up or abort it first".to_owned());
+        let busy = || Err(BUSY.to_owned());
         match op {
             Op::Prompt { text, images } => {
-                let Some(mut session) = self.session.take() else { return self.done(id, busy()) };
-                let cancel = CancellationToken::new();
-                let queues = session.queues();
-                let run_cancel = cancel.clone();
-                let task = tokio::spawn(async move {
-                    let mut content = vec![rab_ai::Content::text(text)];
-                    content.extend(images);
-                    let message = Message::User(rab_ai::UserMessage { content });
-                    let stop = session.run(vec![message], run_cancel).await;
-                    (session, stop)
-                });
-                self.state.is_streaming = true;
-                self.running = Some(Running { submission: id, cancel, queues, task });
-                self.done(id, Ok(()));
+                let result = self.start_prompt(id, text, images);
+                self.done(id, result);
             }
+            Op::Line { text } => self.line(id, text).await,
+            Op::NewSession => self.new_session(id),
+            Op::SwitchSession { path } => self.switch_session(id, path),
+            Op::Fork => self.fork(id),
+            Op::Reload => self.reload(id),
+            Op::StoreKey { provider, key } => self.store_key(id, &provider, &key),
             Op::Steer { text } | Op::FollowUp { text } if self.running.is_none() => {
                 let _ = text;
                 self.done(id, Err("nothing is running: send a prompt".into()));

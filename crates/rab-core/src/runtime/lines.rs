@@ -1,0 +1,389 @@
+//! Typed lines and what they lead to: commands and their outcomes, shell lines, session
+//! operations, reloads and scheduled prompts — carried out here, once, for every front
+//! end.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Actor, BUSY, Event, View, state_of};
+use crate::CommandOutcome as Outcome;
+use crate::input::{LineKind, ShellLine, classify};
+use crate::session::AgentSession;
+use crate::setup::Setup;
+use crate::shell_line::ShellResult;
+
+/// Work done off the actor, reporting back.
+pub(super) enum Inner {
+    /// A command's slow part finished.
+    Later(u64, Outcome),
+    /// A shell line's output.
+    ShellOutput(u64, String),
+    /// A shell line ended.
+    ShellEnded(u64, ShellLine, ShellResult),
+}
+
+const NO_SETUP: &str = "this runtime was started without a set-up: it takes prompts only";
+
+impl Actor {
+    fn setup(&self) -> Result<Arc<Setup>, String> {
+        self.setup.clone().ok_or_else(|| NO_SETUP.to_owned())
+    }
+
+    /// A typed line: classified, then run as a command, a shell line or a prompt.
+    pub(super) async fn line(&mut self, id: u64, text: String) {
+        let setup = match self.setup() {
+            Ok(s) => s,
+            Err(e) => return self.done(id, Err(e)),
+        };
+        let text = text.trim_end().to_owned();
+        if text.trim().is_empty() {
+            return self.done(id, Ok(()));
+        }
+        match classify(&text, &setup.extensions) {
+            LineKind::Command => {
+                let Some(session) = self.session.as_mut() else {
+                    return self.done(id, Err(BUSY.to_owned()));
+                };
+                match setup.extensions.run(&text, session, setup.as_ref()) {
+                    Some(outcome) => self.outcome(id, outcome).await,
+                    None => self.done(id, Ok(())),
+                }
+            }
+            LineKind::Shell(line) => self.shell(id, line, &setup),
+            LineKind::Prompt => {
+                let result = self.start_prompt(id, text, Vec::new());
+                self.done(id, result);
+            }
+        }
+    }
+
+    /// Starts a run of `text` after the output of earlier `!cmd` lines.
+    pub(super) fn start_prompt(
+        &mut self,
+        id: u64,
+        text: String,
+        images: Vec<rab_ai::Content>,
+    ) -> Result<(), String> {
+        let mut prompt = self.shared_output.join("\n\n");
+        if !prompt.is_empty() && !text.is_empty() {
+            prompt.push_str("\n\n");
+        }
+        prompt.push_str(&text);
+        self.start_run(id, prompt, images, false)?;
+        self.shared_output.clear();
+        Ok(())
+    }
+
+    /// Carries out what a command asked for; `Done` when it is finished.
+    async fn outcome(&mut self, id: u64, outcome: Outcome) {
+        let setup = match self.setup() {
+            Ok(s) => s,
+            Err(e) => return self.done(id, Err(e)),
+        };
+        let result = match outcome {
+            Outcome::Info(text) => {
+                self.emit(Event::Info { submission: id, text });
+                Ok(())
+            }
+            Outcome::Error(text) => Err(text),
+            Outcome::Quit => {
+                self.emit(Event::Quit { submission: id });
+                Ok(())
+            }
+            Outcome::Clear => self.show(id, View::Clear),
+            Outcome::Hotkeys => self.show(id, View::Hotkeys),
+            Outcome::PickModel => self.show(id, View::Models),
+            Outcome::Tree => match &self.session {
+                Some(s) => self.show(id, View::Tree(s.tree())),
+                None => Err(BUSY.to_owned()),
+            },
+            Outcome::Resume(None) => {
+                let dir = rab_session::session_dir(&setup.paths.sessions_dir(), &setup.cwd);
+                self.show(id, View::Sessions(rab_session::list_sessions(&dir)))
+            }
+            Outcome::Resume(Some(arg)) => {
+                // A number from the list `/resume` shows, or a path.
+                let dir = rab_session::session_dir(&setup.paths.sessions_dir(), &setup.cwd);
+                let listed = arg.parse::<usize>().ok().and_then(|n| {
+                    rab_session::list_sessions(&dir).get(n.checked_sub(1)?).map(|s| s.path.clone())
+                });
+                return self.switch_session(id, listed.unwrap_or_else(|| setup.cwd.join(&arg)));
+            }
+            Outcome::NewSession => return self.new_session(id),
+            Outcome::Compact(focus) => match self.session.as_mut() {
+                Some(s) => s.compact(focus, CancellationToken::new()).await.map(|()| {
+                    self.emit(Event::Info { submission: id, text: "Compacted.".into() });
+                }),
+                None => Err(BUSY.to_owned()),
+            },
+            Outcome::Branch(entry, summary) => match self.session.as_mut() {
+                Some(s) => {
+                    let entry = (!entry.is_empty()).then_some(entry);
+                    let cancel = CancellationToken::new();
+                    match s.branch_to(entry.as_deref(), summary, cancel).await {
+                        Ok(()) => {
+                            let n = s.agent().messages().len();
+                            let text =
+                                format!("Continuing on a new branch ({n} messages of context).");
+                            self.emit(Event::Info { submission: id, text });
+                            Ok(())
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+                None => Err(BUSY.to_owned()),
+            },
+            Outcome::Handoff(focus) => match self.session.as_mut() {
+                Some(s) => {
+                    let dir = rab_session::session_dir(&setup.paths.sessions_dir(), &setup.cwd);
+                    let cancel = CancellationToken::new();
+                    match s.handoff(focus.as_deref(), &dir, cancel).await {
+                        Ok(path) => {
+                            let id_now = s.tape().id().to_owned();
+                            let text = format!(
+                                "Handed off to {}: continuing in a fresh session.",
+                                path.display()
+                            );
+                            self.emit(Event::Info { submission: id, text });
+                            self.emit(Event::SessionReplaced { submission: id, id: id_now });
+                            Ok(())
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+                None => Err(BUSY.to_owned()),
+            },
+            Outcome::Search(query) => {
+                let (root, home) = (setup.paths.sessions_dir(), setup.paths.home().to_owned());
+                let tx = self.inner.clone();
+                tokio::spawn(async move {
+                    let found = tokio::task::spawn_blocking(move || {
+                        crate::commands::search(&query, &root, &home)
+                    })
+                    .await;
+                    let outcome = match found {
+                        Ok(Ok(text)) => Outcome::Info(text),
+                        Ok(Err(e)) => Outcome::Error(e),
+                        Err(e) => Outcome::Error(format!("the search failed: {e}")),
+                    };
+                    let _ = tx.send(Inner::Later(id, outcome));
+                });
+                return;
+            }
+            Outcome::Prompt(request) => match self.session.as_mut() {
+                Some(s) => match crate::commands::apply_prompt(&request, s, &setup) {
+                    Ok(()) => self.start_run(id, request.text, Vec::new(), true),
+                    Err(e) => Err(e),
+                },
+                None => Err(BUSY.to_owned()),
+            },
+            Outcome::Reload => return self.reload(id),
+            Outcome::Login(provider) => {
+                match crate::commands::login::check_provider(&setup, &provider) {
+                    Ok(()) => self.show(id, View::Login { provider }),
+                    Err(e) => Err(e),
+                }
+            }
+            Outcome::Later(work) => {
+                // A slow part (an MCP prompt being fetched) finishes off the actor.
+                let tx = self.inner.clone();
+                tokio::spawn(async move {
+                    let _ = tx.send(Inner::Later(id, work.await));
+                });
+                return;
+            }
+        };
+        self.settle();
+        self.done(id, result);
+    }
+
+    fn show(&self, submission: u64, view: View) -> Result<(), String> {
+        self.emit(Event::Show { submission, view });
+        Ok(())
+    }
+
+    /// The state and messages again from the session (after an operation on it).
+    fn settle(&mut self) {
+        if let Some(s) = &self.session {
+            self.state = state_of(s, false);
+            self.messages = s.agent().messages().to_vec();
+        }
+    }
+
+    /// Work done off the actor came back.
+    pub(super) async fn inner(&mut self, work: Inner) {
+        match work {
+            Inner::Later(id, outcome) => Box::pin(self.outcome(id, outcome)).await,
+            Inner::ShellOutput(id, chunk) => {
+                self.emit(Event::ShellOutput { submission: id, chunk });
+            }
+            Inner::ShellEnded(id, line, result) => {
+                let context =
+                    crate::input::shell_context(&line.command, &result.output, result.is_error);
+                self.emit(Event::ShellEnded {
+                    submission: id,
+                    command: line.command,
+                    output: result.output,
+                    is_error: result.is_error,
+                    is_shared: line.share,
+                });
+                let outcome = match (line.share, line.gated) {
+                    (true, false) => {
+                        self.shared_output.push(context);
+                        Ok(())
+                    }
+                    // `,,cmd`: the command and its output go to the model now, or after
+                    // the run going on.
+                    (true, true) => match &self.running {
+                        Some(r) => {
+                            r.queues.follow_up(rab_ai::Message::user(context));
+                            Ok(())
+                        }
+                        None => self.start_run(id, context, Vec::new(), false),
+                    },
+                    (false, _) => Ok(()),
+                };
+                self.done(id, outcome);
+            }
+        }
+    }
+
+    /// Runs a shell line off the actor, its output as events.
+    fn shell(&mut self, id: u64, line: ShellLine, setup: &Arc<Setup>) {
+        let setup = setup.clone();
+        let tx = self.inner.clone();
+        tokio::spawn(async move {
+            let (sink, mut rx) = rab_agent::UpdateSink::channel("shell");
+            let forward_tx = tx.clone();
+            let forward = tokio::spawn(async move {
+                while let Some((_, chunk)) = rx.recv().await {
+                    let _ = forward_tx.send(Inner::ShellOutput(id, chunk));
+                }
+            });
+            let result =
+                crate::shell_line::run(&setup, &line, CancellationToken::new(), sink).await;
+            let _ = forward.await;
+            let _ = tx.send(Inner::ShellEnded(id, line, result));
+        });
+    }
+
+    /// A scheduled prompt came due: it runs now, or after the run going on.
+    pub(super) fn cron(&mut self, job: crate::cron::Job) {
+        self.emit(Event::CronFired { job: job.id.clone(), prompt: job.prompt.clone() });
+        match &self.running {
+            Some(r) => r.queues.follow_up(rab_ai::Message::user(job.prompt)),
+            None => {
+                let _ = self.start_run(0, job.prompt, Vec::new(), false);
+            }
+        }
+    }
+
+    /// Puts `session` in the place of the current one.
+    fn replace(&mut self, id: u64, mut session: AgentSession) {
+        session.subscribe_to(self.agent_tx.clone());
+        let new_id = session.tape().id().to_owned();
+        self.session = Some(session);
+        self.shared_output.clear();
+        self.settle();
+        self.emit(Event::SessionReplaced { submission: id, id: new_id });
+    }
+
+    /// `/new`.
+    pub(super) fn new_session(&mut self, id: u64) {
+        let result = self.setup().and_then(|setup| {
+            if self.session.is_none() {
+                return Err(BUSY.to_owned());
+            }
+            let (session, _) = setup.session(setup.new_tape()).map_err(|e| e.message)?;
+            let text = format!("new session {}", session.tape().id());
+            self.replace(id, session);
+            self.emit(Event::Info { submission: id, text });
+            Ok(())
+        });
+        self.done(id, result);
+    }
+
+    /// `/resume`: the session in `path`.
+    pub(super) fn switch_session(&mut self, id: u64, path: PathBuf) {
+        let result = self.setup().and_then(|setup| {
+            if self.session.is_none() {
+                return Err(BUSY.to_owned());
+            }
+            let (tape, _) = rab_session::Tape::open(&path).map_err(|e| e.to_string())?;
+            let (session, _) = setup.session(tape).map_err(|e| e.message)?;
+            let text = format!(
+                "resumed {} ({} messages)",
+                session.tape().id(),
+                session.agent().messages().len()
+            );
+            self.replace(id, session);
+            self.emit(Event::Info { submission: id, text });
+            Ok(())
+        });
+        self.done(id, result);
+    }
+
+    /// `/fork`.
+    pub(super) fn fork(&mut self, id: u64) {
+        let result = self.setup().and_then(|setup| {
+            let session = self.session.as_mut().ok_or(BUSY)?;
+            let dir = rab_session::session_dir(&setup.paths.sessions_dir(), &setup.cwd);
+            let path = session.fork(&dir)?;
+            let new_id = session.tape().id().to_owned();
+            self.emit(Event::Info {
+                submission: id,
+                text: format!("forked into {}", path.display()),
+            });
+            self.emit(Event::SessionReplaced { submission: id, id: new_id });
+            self.settle();
+            Ok(())
+        });
+        self.done(id, result);
+    }
+
+    /// `/reload`: the set-up made again from the files; the session goes on with it.
+    pub(super) fn reload(&mut self, id: u64) {
+        let result = self.setup().and_then(|setup| {
+            let session = self.session.as_ref().ok_or(BUSY)?;
+            let path = session
+                .tape()
+                .path()
+                .ok_or("/reload needs a saved session (not --no-session); restart rab instead")?
+                .to_owned();
+            let fresh = setup
+                .reload()
+                .map_err(|e| format!("reload failed, nothing changed: {}", e.message))?;
+            let (tape, _) = rab_session::Tape::open(&path).map_err(|e| e.to_string())?;
+            let (session, _) = fresh.session(tape).map_err(|e| e.message)?;
+            fresh.approver.install(self.approver.clone());
+            for w in &fresh.warnings {
+                self.emit(Event::Warning(w.clone()));
+            }
+            let text = format!(
+                "Reloaded: {} commands, {} tools; the session goes on ({} messages).",
+                fresh.extensions.commands().len(),
+                session.agent().tools().len(),
+                session.agent().messages().len()
+            );
+            let fresh = Arc::new(fresh);
+            self.setup = Some(fresh.clone());
+            self.emit(Event::SetupChanged(fresh));
+            self.replace(id, session);
+            self.emit(Event::Info { submission: id, text });
+            Ok(())
+        });
+        self.done(id, result);
+    }
+
+    /// Stores a key typed for `/login`.
+    pub(super) fn store_key(&mut self, id: u64, provider: &str, key: &str) {
+        let result = self.setup().and_then(|setup| {
+            let text = crate::commands::login::store(&setup, provider, key)?;
+            self.emit(Event::Info { submission: id, text });
+            Ok(())
+        });
+        self.done(id, result);
+    }
+}
