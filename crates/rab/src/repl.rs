@@ -48,7 +48,7 @@ pub async fn run(setup: Setup, session: AgentSession, first: Option<String>) -> 
                     },
                     // A scheduled prompt fires while the REPL waits for a line.
                     Some(event) = rt.events.recv() => {
-                        if let Event::CronFired { job, prompt } = &event {
+                        if let Event::CronFired { job, prompt, .. } = &event {
                             println!("(scheduled prompt {job}: {})", safe(prompt));
                             if !wait(&mut rt, 0, &mut lines, &mut out, &mut setup).await {
                                 break;
@@ -247,7 +247,7 @@ impl Printer {
                 println!("{}", if is_error { "(command failed)" } else { "" });
             }
             Event::SetupChanged(fresh) => *setup = fresh,
-            Event::CronFired { job, prompt } => {
+            Event::CronFired { job, prompt, .. } => {
                 println!("(scheduled prompt {job}: {})", safe(&prompt));
             }
             Event::ApprovalRequested { .. }
@@ -257,7 +257,10 @@ impl Printer {
             | Event::RunStarted { .. }
             | Event::RunEnded { .. }
             | Event::SessionReplaced { .. }
-            | Event::Quit { .. } => {}
+            | Event::Quit { .. }
+            | Event::StateChanged(_)
+            | Event::QuestionClosed { .. }
+            | Event::ShellStarted { .. } => {}
         }
     }
 

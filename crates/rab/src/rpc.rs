@@ -357,7 +357,7 @@ fn event(event: Event, pending: &mut HashMap<u64, Pending>) {
         Event::SessionReplaced { id, .. } => {
             write(&json!({"type": "session_replaced", "sessionId": id}));
         }
-        Event::CronFired { job, prompt } => {
+        Event::CronFired { job, prompt, .. } => {
             write(&json!({"type": "cron_fired", "job": job, "prompt": prompt}));
         }
         Event::Warning(message) => write(&json!({"type": "warning", "message": message})),
@@ -367,7 +367,12 @@ fn event(event: Event, pending: &mut HashMap<u64, Pending>) {
         | Event::ShellOutput { .. }
         | Event::ShellEnded { .. }
         | Event::SetupChanged(_)
-        | Event::Quit { .. } => {}
+        | Event::Quit { .. }
+        | Event::StateChanged(_)
+        | Event::ShellStarted { .. } => {}
+        Event::QuestionClosed { id } => {
+            write(&json!({"type": "question_closed", "questionId": id}));
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Actor, BUSY, Event, View, state_of};
+use super::{Actor, BUSY, Event, Replaced, View, state_of};
 use crate::CommandOutcome as Outcome;
 use crate::input::{LineKind, ShellLine, classify};
 use crate::session::AgentSession;
@@ -77,7 +77,7 @@ impl Actor {
     }
 
     /// Carries out what a command asked for; `Done` when it is finished.
-    async fn outcome(&mut self, id: u64, outcome: Outcome) {
+    pub(super) async fn outcome(&mut self, id: u64, outcome: Outcome) {
         let setup = match self.setup() {
             Ok(s) => s,
             Err(e) => return self.done(id, Err(e)),
@@ -147,7 +147,11 @@ impl Actor {
                                 path.display()
                             );
                             self.emit(Event::Info { submission: id, text });
-                            self.emit(Event::SessionReplaced { submission: id, id: id_now });
+                            self.emit(Event::SessionReplaced {
+                                submission: id,
+                                id: id_now,
+                                reason: Replaced::HandedOff,
+                            });
                             Ok(())
                         }
                         Err(e) => Err(e),
@@ -204,11 +208,13 @@ impl Actor {
         Ok(())
     }
 
-    /// The state and messages again from the session (after an operation on it).
-    fn settle(&mut self) {
+    /// The state and messages again from the session (after a run or an operation on
+    /// it), and the state to the front end.
+    pub(super) fn settle(&mut self) {
         if let Some(s) = &self.session {
             self.state = state_of(s, false);
             self.messages = s.agent().messages().to_vec();
+            self.emit(Event::StateChanged(self.state.clone()));
         }
     }
 
@@ -252,6 +258,7 @@ impl Actor {
 
     /// Runs a shell line off the actor, its output as events.
     fn shell(&mut self, id: u64, line: ShellLine, setup: &Arc<Setup>) {
+        self.emit(Event::ShellStarted { submission: id, command: line.command.clone() });
         let setup = setup.clone();
         let tx = self.inner.clone();
         tokio::spawn(async move {
@@ -271,7 +278,11 @@ impl Actor {
 
     /// A scheduled prompt came due: it runs now, or after the run going on.
     pub(super) fn cron(&mut self, job: crate::cron::Job) {
-        self.emit(Event::CronFired { job: job.id.clone(), prompt: job.prompt.clone() });
+        self.emit(Event::CronFired {
+            job: job.id.clone(),
+            schedule: job.schedule_text().to_owned(),
+            prompt: job.prompt.clone(),
+        });
         match &self.running {
             Some(r) => r.queues.follow_up(rab_ai::Message::user(job.prompt)),
             None => {
@@ -281,13 +292,13 @@ impl Actor {
     }
 
     /// Puts `session` in the place of the current one.
-    fn replace(&mut self, id: u64, mut session: AgentSession) {
+    fn replace(&mut self, id: u64, mut session: AgentSession, reason: Replaced) {
         session.subscribe_to(self.agent_tx.clone());
         let new_id = session.tape().id().to_owned();
         self.session = Some(session);
         self.shared_output.clear();
+        self.emit(Event::SessionReplaced { submission: id, id: new_id, reason });
         self.settle();
-        self.emit(Event::SessionReplaced { submission: id, id: new_id });
     }
 
     /// `/new`.
@@ -298,7 +309,7 @@ impl Actor {
             }
             let (session, _) = setup.session(setup.new_tape()).map_err(|e| e.message)?;
             let text = format!("new session {}", session.tape().id());
-            self.replace(id, session);
+            self.replace(id, session, Replaced::New);
             self.emit(Event::Info { submission: id, text });
             Ok(())
         });
@@ -318,7 +329,7 @@ impl Actor {
                 session.tape().id(),
                 session.agent().messages().len()
             );
-            self.replace(id, session);
+            self.replace(id, session, Replaced::Resumed);
             self.emit(Event::Info { submission: id, text });
             Ok(())
         });
@@ -336,7 +347,11 @@ impl Actor {
                 submission: id,
                 text: format!("forked into {}", path.display()),
             });
-            self.emit(Event::SessionReplaced { submission: id, id: new_id });
+            self.emit(Event::SessionReplaced {
+                submission: id,
+                id: new_id,
+                reason: Replaced::Forked,
+            });
             self.settle();
             Ok(())
         });
@@ -370,7 +385,7 @@ impl Actor {
             let fresh = Arc::new(fresh);
             self.setup = Some(fresh.clone());
             self.emit(Event::SetupChanged(fresh));
-            self.replace(id, session);
+            self.replace(id, session, Replaced::Reloaded);
             self.emit(Event::Info { submission: id, text });
             Ok(())
         });

@@ -89,6 +89,14 @@ pub enum Op {
         /// What the summary should keep.
         focus: Option<String>,
     },
+    /// Continues from entry `entry` (`None`: from the start) on a new branch;
+    /// `summarise` summarises the branch left behind.
+    Branch {
+        /// The entry to continue after.
+        entry: Option<String>,
+        /// Summarise the abandoned branch.
+        summarise: bool,
+    },
     /// A new session in the same directory.
     NewSession,
     /// Continues the session in this file.
@@ -108,6 +116,21 @@ pub enum Op {
         /// The key.
         key: String,
     },
+}
+
+/// How a session took the place of another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replaced {
+    /// `/new`.
+    New,
+    /// `/resume`: an earlier session, whose conversation the front end may show.
+    Resumed,
+    /// `/fork`.
+    Forked,
+    /// `/handoff`.
+    HandedOff,
+    /// `/reload`: the same session with the new set-up.
+    Reloaded,
 }
 
 /// What only a front end can show: a choice for its user, or its screen.
@@ -147,6 +170,20 @@ pub struct State {
     pub session_file: Option<String>,
     /// Messages in the conversation.
     pub message_count: usize,
+    /// The session's id.
+    pub session_id: String,
+    /// The model's context window, in tokens.
+    pub context_window: u64,
+    /// Estimated tokens of the conversation now.
+    pub context_tokens: u64,
+    /// Input tokens of the session (cache reads and writes included).
+    pub input_tokens: u64,
+    /// Output tokens of the session.
+    pub output_tokens: u64,
+    /// Input tokens read from the provider's cache.
+    pub cache_read_tokens: u64,
+    /// Dollars spent by the session and its sub-agents.
+    pub cost: f64,
 }
 
 /// What the runtime tells the front end.
@@ -203,6 +240,8 @@ pub enum Event {
         submission: u64,
         /// The new session's id.
         id: String,
+        /// How.
+        reason: Replaced,
     },
     /// Output of a running shell line.
     ShellOutput {
@@ -224,6 +263,20 @@ pub enum Event {
         /// It goes to the model: with the next prompt (`!cmd`), or now (`,,cmd`).
         is_shared: bool,
     },
+    /// The session's state changed (after a run, an operation, a new model).
+    StateChanged(State),
+    /// A question is no longer asked (its call was interrupted): take it off the screen.
+    QuestionClosed {
+        /// The question.
+        id: u64,
+    },
+    /// A shell line started.
+    ShellStarted {
+        /// The line's submission.
+        submission: u64,
+        /// The command.
+        command: String,
+    },
     /// A run started (for a prompt, a prompt line, a prompt command, a shared `,,cmd`,
     /// or a scheduled prompt: submission 0).
     RunStarted {
@@ -235,6 +288,8 @@ pub enum Event {
     CronFired {
         /// The job.
         job: String,
+        /// When it runs, in words.
+        schedule: String,
         /// Its prompt.
         prompt: String,
     },
@@ -388,8 +443,16 @@ fn spawn(
     (handle, approver)
 }
 
+impl State {
+    /// The state of `session` (not running).
+    pub fn of(session: &AgentSession) -> State {
+        state_of(session, false)
+    }
+}
+
 fn state_of(session: &AgentSession, is_streaming: bool) -> State {
     let model = &session.agent().config().model;
+    let totals = session.totals();
     State {
         model: model.id.clone(),
         provider: model.provider.clone(),
@@ -397,6 +460,13 @@ fn state_of(session: &AgentSession, is_streaming: bool) -> State {
         is_streaming,
         session_file: session.tape().path().map(|p| p.display().to_string()),
         message_count: session.agent().messages().len(),
+        session_id: session.tape().id().to_owned(),
+        context_window: model.context_window,
+        context_tokens: session.context_tokens(),
+        input_tokens: totals.usage.total_input(),
+        output_tokens: totals.usage.output,
+        cache_read_tokens: totals.usage.cache_read,
+        cost: totals.cost + session.sub_agents().cost,
     }
 }
 
@@ -469,10 +539,15 @@ impl Actor {
                     }
                     match joined {
                         Ok((session, stop)) => {
-                            self.state = state_of(&session, false);
-                            self.messages = session.agent().messages().to_vec();
+                            let leftover = session.queues().clear();
                             self.session = Some(session);
-                            self.emit(Event::RunEnded { submission: r.submission, stop });
+                            self.settle();
+                            self.close_questions();
+                            self.emit(Event::RunEnded { submission: r.submission, stop: stop.clone() });
+                            // Messages queued too late for the run go in a run of their own.
+                            if stop == StopCause::Done && !leftover.is_empty() {
+                                let _ = self.start_messages(r.submission, leftover, false);
+                            }
                         }
                         Err(e) => {
                             let stop = StopCause::Error { message: format!("the run failed: {e}") };
@@ -521,6 +596,16 @@ impl Actor {
         self.emit(Event::Done { submission, result });
     }
 
+    /// Questions nobody waits for any more (their call was interrupted).
+    fn close_questions(&mut self) {
+        let closed: Vec<u64> =
+            self.pending.iter().filter(|(_, r)| r.is_closed()).map(|(id, _)| *id).collect();
+        for id in closed {
+            self.pending.remove(&id);
+            self.emit(Event::QuestionClosed { id });
+        }
+    }
+
     /// Starts a run of `text` (and `images`) for `submission`; refused while one runs.
     fn start_run(
         &mut self,
@@ -529,15 +614,25 @@ impl Actor {
         images: Vec<rab_ai::Content>,
         resets_grants: bool,
     ) -> Result<(), String> {
+        let mut content = vec![rab_ai::Content::text(text)];
+        content.extend(images);
+        let message = Message::User(rab_ai::UserMessage { content });
+        self.start_messages(submission, vec![message], resets_grants)
+    }
+
+    /// Starts a run of `messages` for `submission`; refused while one runs.
+    fn start_messages(
+        &mut self,
+        submission: u64,
+        messages: Vec<Message>,
+        resets_grants: bool,
+    ) -> Result<(), String> {
         let Some(mut session) = self.session.take() else { return Err(BUSY.to_owned()) };
         let cancel = CancellationToken::new();
         let queues = session.queues();
         let run_cancel = cancel.clone();
         let task = tokio::spawn(async move {
-            let mut content = vec![rab_ai::Content::text(text)];
-            content.extend(images);
-            let message = Message::User(rab_ai::UserMessage { content });
-            let stop = session.run(vec![message], run_cancel).await;
+            let stop = session.run(messages, run_cancel).await;
             (session, stop)
         });
         self.state.is_streaming = true;
@@ -555,6 +650,10 @@ impl Actor {
             }
             Op::Line { text } => self.line(id, text).await,
             Op::NewSession => self.new_session(id),
+            Op::Branch { entry, summarise } => {
+                let outcome = crate::CommandOutcome::Branch(entry.unwrap_or_default(), summarise);
+                self.outcome(id, outcome).await;
+            }
             Op::SwitchSession { path } => self.switch_session(id, path),
             Op::Fork => self.fork(id),
             Op::Reload => self.reload(id),
@@ -577,6 +676,8 @@ impl Actor {
             }
             Op::Abort => {
                 if let Some(r) = &self.running {
+                    // What was queued for the run is the front end's again.
+                    r.queues.clear();
                     r.cancel.cancel();
                 }
                 self.done(id, Ok(()));
@@ -601,7 +702,7 @@ impl Actor {
             Op::SetModel { model, api_key, auth_hint } => match self.session.as_mut() {
                 Some(s) => {
                     s.set_model(*model, api_key, auth_hint);
-                    self.state = state_of(s, false);
+                    self.settle();
                     self.done(id, Ok(()));
                 }
                 None => self.done(id, busy()),
@@ -609,7 +710,7 @@ impl Actor {
             Op::SetThinking(level) => match self.session.as_mut() {
                 Some(s) => {
                     s.set_thinking(level);
-                    self.state = state_of(s, false);
+                    self.settle();
                     self.done(id, Ok(()));
                 }
                 None => self.done(id, busy()),
@@ -617,8 +718,7 @@ impl Actor {
             Op::Compact { focus } => match self.session.as_mut() {
                 Some(s) => {
                     let result = s.compact(focus, CancellationToken::new()).await;
-                    self.messages = s.agent().messages().to_vec();
-                    self.state = state_of(s, false);
+                    self.settle();
                     self.done(id, result);
                 }
                 None => self.done(id, busy()),

@@ -182,13 +182,6 @@ impl SwitchApprover {
             *inner = Some(approver);
         }
     }
-
-    /// Moves the installed approver (if any) to `other` (a reloaded launch).
-    pub fn hand_over(&self, other: &SwitchApprover) {
-        if let Some(a) = self.inner.read().ok().and_then(|i| i.clone()) {
-            other.install(a);
-        }
-    }
 }
 
 impl Approver for SwitchApprover {
@@ -203,36 +196,6 @@ impl Approver for SwitchApprover {
             // Headless: nobody to ask; the model gets the refusal.
             None => Box::pin(async { Approval::Unavailable }),
         }
-    }
-}
-
-/// A question for a mode's own loop, with where to send the answer.
-pub struct Asked {
-    /// The call.
-    pub request: ApprovalRequest,
-    /// The answer goes here.
-    pub reply: tokio::sync::oneshot::Sender<Approval>,
-}
-
-/// Passes questions to a mode's loop (the UI, the REPL) over a channel.
-pub struct ChannelApprover(pub tokio::sync::mpsc::UnboundedSender<Asked>);
-
-impl Approver for ChannelApprover {
-    fn approve<'a>(
-        &'a self,
-        request: ApprovalRequest,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Approval> {
-        Box::pin(async move {
-            let (reply, answer) = tokio::sync::oneshot::channel();
-            if self.0.send(Asked { request, reply }).is_err() {
-                return Approval::Unavailable;
-            }
-            tokio::select! {
-                a = answer => a.unwrap_or(Approval::Deny(None)),
-                () = cancel.cancelled() => Approval::Deny(Some("interrupted".into())),
-            }
-        })
     }
 }
 

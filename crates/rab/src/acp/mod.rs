@@ -411,7 +411,10 @@ async fn pump(
             | Event::SessionReplaced { .. }
             | Event::ShellOutput { .. }
             | Event::SetupChanged(_)
-            | Event::Quit { .. } => {}
+            | Event::Quit { .. }
+            | Event::StateChanged(_)
+            | Event::QuestionClosed { .. }
+            | Event::ShellStarted { .. } => {}
         }
     }
 }

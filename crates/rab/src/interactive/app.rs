@@ -5,16 +5,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyEvent, KeyEventKind};
-use rab_agent::{AgentEvent, Queues, StopCause};
+use rab_agent::{AgentEvent, StopCause};
 use rab_ai::Message;
-use rab_core::AgentSession;
+use rab_core::runtime::State;
 use rab_tui::autocomplete::{Autocomplete, Completions, PromptCompleter};
 use rab_tui::editor::Editor;
 use rab_tui::highlight::Highlighter;
 use rab_tui::keys::{Action, Keybindings};
 use rab_tui::select::{SelectItem, SelectList};
 use rab_tui::{Component, CursorPos, RenderCx, Theme};
-use tokio_util::sync::CancellationToken;
 
 use super::chrome::{self, FooterInfo};
 use super::overlay::Overlay;
@@ -26,12 +25,12 @@ use rab_core::setup::Setup as Launch;
 pub enum Effect {
     /// Nothing.
     None,
-    /// Start a run with this prompt.
-    Run(String),
-    /// Run a shell line (`!cmd`, `!!cmd`, `,cmd`, `,,cmd`).
-    Bang(rab_core::input::ShellLine),
-    /// Run a slash command line.
-    Command(String),
+    /// A line as typed, for the runtime to classify and carry out.
+    Line(String),
+    /// A message for the running agent, delivered at its next step.
+    Steer(String),
+    /// A message for when the running agent would stop.
+    FollowUp(String),
     /// Leave.
     Quit,
     /// Interrupt the current run.
@@ -77,8 +76,6 @@ pub struct App {
     /// The last committed tool view, for Ctrl+O.
     pub last_tool: Option<ToolView>,
     pub running: Option<Running>,
-    /// `!cmd` output waiting to go to the model with the next message.
-    pub pending_context: Vec<String>,
     pub footer: FooterInfo,
     pub width: usize,
     pub frame: usize,
@@ -89,8 +86,6 @@ pub struct App {
 
 /// A run in progress.
 pub struct Running {
-    pub cancel: CancellationToken,
-    pub queues: Queues,
     pub started: Instant,
 }
 
@@ -100,13 +95,14 @@ impl App {
         launch: Arc<Launch>,
         theme: Theme,
         bindings: Keybindings,
-        session: &AgentSession,
+        messages: &[Message],
+        state: &State,
     ) -> Self {
         let gate = launch.gate.clone();
         let completer = PromptCompleter::new(command_infos(&launch), launch.cwd.clone())
             .with_hidden(Arc::new(move |p: &std::path::Path| gate.read_denied(p)));
         let mut editor = Editor::new();
-        for m in session.agent().messages() {
+        for m in messages {
             if let Message::User(u) = m
                 && let Some(rab_ai::Content::Text { text }) = u.content.first()
             {
@@ -136,34 +132,30 @@ impl App {
             expand_tools: false,
             last_tool: None,
             running: None,
-            pending_context: Vec::new(),
             footer: FooterInfo::default(),
             width: 80,
             frame: 0,
             last_ctrl_c: None,
             awaiting_prompt: false,
         };
-        app.update_footer(session);
+        app.update_footer(state);
         app
     }
 
     /// Refreshes the footer from the session.
-    pub fn update_footer(&mut self, session: &AgentSession) {
-        let model = &session.agent().config().model;
-        let totals = session.totals();
+    pub fn update_footer(&mut self, state: &State) {
         // Sub-agents' spending counts in the footer's cost, as in /cost's total.
-        let sub = session.sub_agents();
         self.footer = FooterInfo {
             cwd: chrome::tilde(&self.launch.cwd, self.launch.env.get("HOME")),
             branch: chrome::git_branch(&self.launch.cwd),
-            model: model.id.clone(),
-            thinking: session.thinking().to_string(),
-            input: totals.usage.total_input(),
-            output: totals.usage.output,
-            cache_read: totals.usage.cache_read,
-            cost: totals.cost + sub.cost,
-            context: session.context_tokens(),
-            window: model.context_window,
+            model: state.model.clone(),
+            thinking: state.thinking_level.to_string(),
+            input: state.input_tokens,
+            output: state.output_tokens,
+            cache_read: state.cache_read_tokens,
+            cost: state.cost,
+            context: state.context_tokens,
+            window: state.context_window,
             mode: self.launch.gate.mode().get().as_str().to_owned(),
         };
     }
@@ -461,33 +453,16 @@ impl App {
             return Effect::None;
         }
         let text = self.editor.submit();
-        if let Some(r) = &self.running {
-            let msg = Message::user(text.clone());
-            if follow_up {
-                r.queues.follow_up(msg)
-            } else {
-                r.queues.steer(msg)
-            }
-            self.queued.push((text, follow_up));
-            return Effect::None;
+        if self.running.is_some() {
+            self.queued.push((text.clone(), follow_up));
+            return if follow_up { Effect::FollowUp(text) } else { Effect::Steer(text) };
         }
-        match rab_core::input::classify(&text, &self.launch.extensions) {
-            rab_core::input::LineKind::Command => return Effect::Command(text),
-            rab_core::input::LineKind::Shell(line) => return Effect::Bang(line),
-            rab_core::input::LineKind::Prompt => {}
-        }
-        let mut prompt = self.pending_context.join("\n\n");
-        self.pending_context.clear();
-        if !prompt.is_empty() {
-            prompt.push_str("\n\n");
-        }
-        prompt.push_str(&text);
-        Effect::Run(prompt)
+        Effect::Line(text)
     }
 
-    /// A run is starting with this prompt.
-    pub fn run_started(&mut self, cancel: CancellationToken, queues: Queues) {
-        self.running = Some(Running { cancel, queues, started: Instant::now() });
+    /// A run is starting.
+    pub fn run_started(&mut self) {
+        self.running = Some(Running { started: Instant::now() });
         self.awaiting_prompt = true;
     }
 
@@ -589,25 +564,13 @@ impl App {
         }
     }
 
-    /// Puts queued messages back into the editor (after an interrupt).
-    pub fn restore_queued(&mut self, queues: &Queues) {
-        let drained = queues.clear();
-        if drained.is_empty() && self.queued.is_empty() {
+    /// Puts queued messages back into the editor (after an interrupt; the runtime
+    /// drops them).
+    pub fn restore_queued(&mut self) {
+        if self.queued.is_empty() {
             return;
         }
         let mut texts: Vec<String> = self.queued.drain(..).map(|(t, _)| t).collect();
-        if texts.is_empty() {
-            texts = drained
-                .iter()
-                .filter_map(|m| match m {
-                    Message::User(u) => u.content.first().and_then(|c| match c {
-                        rab_ai::Content::Text { text } => Some(text.clone()),
-                        rab_ai::Content::Image { .. } => None,
-                    }),
-                    Message::Assistant(_) | Message::ToolResult(_) | Message::System(_) => None,
-                })
-                .collect();
-        }
         let current = self.editor.text();
         if !current.is_empty() {
             texts.push(current);

@@ -1,8 +1,10 @@
 //! The terminal UI on the main screen: finished transcript items go into the terminal's
 //! own scrollback; the live region at the bottom (streaming reply, running tools,
 //! queued messages, editor, footer) is redrawn in place by rab-tui's differential
-//! renderer. The agent runs in its own task so the UI keeps taking keys: Enter queues a
-//! steering message, Alt+Enter a follow-up, Esc interrupts.
+//! renderer. The session lives in the runtime (`rab_core::runtime`), so the UI keeps
+//! taking keys while the agent works: Enter queues a steering message, Alt+Enter a
+//! follow-up, Esc interrupts. The UI only translates: keys and typed lines become ops,
+//! the runtime's events become transcript lines, overlays and questions.
 
 mod app;
 mod chrome;
@@ -20,15 +22,12 @@ use std::time::Duration;
 
 use crossterm::event::{Event, EventStream};
 use futures_util::StreamExt;
-use rab_agent::{AgentEvent, StopCause};
-use rab_core::AgentSession;
+use rab_core::runtime::{self as rt, Op, RuntimeHandle, State};
+use rab_core::{AgentSession, ApprovalRequest};
 use rab_tui::keys::Keybindings;
 use rab_tui::screen::Screen;
 use rab_tui::terminal::{CrosstermTerminal, Terminal, TerminalGuard, TerminalModes};
 use rab_tui::{ColorDepth, Theme};
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 use self::app::{App, Effect};
 use self::overlay::{Overlay, OverlayKey, Picked};
@@ -39,27 +38,6 @@ use rab_core::setup::Setup as Launch;
 pub fn render_diff(diff: &str, width: usize, theme: &Theme) -> Vec<String> {
     rab_tui::diff::render_unified_diff(diff, width, theme, &rab_tui::diff::DiffOptions::default())
 }
-
-/// Output of a running `!cmd` or `,cmd`, and reports of other work done off the UI
-/// thread.
-enum BangMsg {
-    Output(String),
-    Done(rab_core::shell_line::ShellResult, rab_core::input::ShellLine),
-    /// `/search` results (or why it failed).
-    Note(Result<String, String>),
-    /// A command's slow part finished (an MCP prompt fetched).
-    Later(rab_core::CommandOutcome),
-}
-
-/// How a background task on the session ended.
-enum TaskEnd {
-    /// An agent run.
-    Run(StopCause),
-    /// A session operation (compact, handoff, branch) with its report.
-    Note(Result<String, String>),
-}
-
-type Task = JoinHandle<(AgentSession, TaskEnd)>;
 
 /// The theme from settings (or the terminal's background), for the colour depth.
 fn load_theme(launch: &Launch) -> Result<Theme, String> {
@@ -123,10 +101,10 @@ pub async fn run(launch: Launch, session: AgentSession, first: Option<String>, r
     let mut ui = Ui::new(launch, theme, bindings, session, screen);
     ui.welcome();
     if resume {
-        ui.effect(Effect::Command("/resume".into()));
+        ui.effect(Effect::Line("/resume".into()));
     }
     if let Some(prompt) = first {
-        ui.effect(Effect::Run(prompt));
+        ui.effect(Effect::Line(prompt));
     }
     ui.run_loop().await
 }
@@ -142,15 +120,17 @@ async fn mcp_changed(_: &mut Option<()>) {
 
 struct Ui {
     app: App,
-    session: Option<AgentSession>,
-    agent_rx: mpsc::UnboundedReceiver<AgentEvent>,
-    task: Option<Task>,
+    /// The runtime (taken at shutdown).
+    rt: Option<RuntimeHandle>,
+    /// The session's state as the runtime last told it.
+    state: State,
     screen: Screen<TerminalGuard<CrosstermTerminal>>,
-    bang_tx: mpsc::UnboundedSender<BangMsg>,
-    bang_rx: mpsc::UnboundedReceiver<BangMsg>,
-    /// Permission questions from the gate, answered one at a time.
-    ask_rx: mpsc::UnboundedReceiver<rab_core::setup::safety::Asked>,
-    asks: std::collections::VecDeque<rab_core::setup::safety::Asked>,
+    /// Questions, answered one at a time.
+    asks: std::collections::VecDeque<(u64, ApprovalRequest)>,
+    /// Operations shown with a status label, cleared when they are done.
+    labelled: Vec<u64>,
+    /// The messages asked for to show a resumed session.
+    replay: Option<u64>,
     quit: bool,
     /// MCP server states already reported.
     #[cfg(feature = "mcp")]
@@ -162,46 +142,51 @@ impl Ui {
         launch: Arc<Launch>,
         theme: Theme,
         bindings: Keybindings,
-        mut session: AgentSession,
+        session: AgentSession,
         screen: Screen<TerminalGuard<CrosstermTerminal>>,
     ) -> Self {
-        let agent_rx = session.subscribe();
-        let mut app = App::new(launch, theme, bindings, &session);
+        let state = State::of(&session);
+        let mut app = App::new(launch.clone(), theme, bindings, session.agent().messages(), &state);
         app.width = usize::from(screen.size().0.max(20));
-        let (bang_tx, bang_rx) = mpsc::unbounded_channel();
-        let (ask_tx, ask_rx) = mpsc::unbounded_channel();
-        app.launch.approver.install(Arc::new(rab_core::setup::safety::ChannelApprover(ask_tx)));
+        let rt = rt::start_with(launch, session);
         Self {
             app,
-            session: Some(session),
-            agent_rx,
-            task: None,
+            rt: Some(rt),
+            state,
             screen,
-            bang_tx,
-            bang_rx,
-            ask_rx,
             asks: std::collections::VecDeque::new(),
+            labelled: Vec::new(),
+            replay: None,
             quit: false,
             #[cfg(feature = "mcp")]
             mcp_seen: mcp_notes::McpSeen::default(),
         }
     }
 
+    fn submit(&self, op: Op) -> u64 {
+        self.rt.as_ref().map_or(0, |r| r.submit(op))
+    }
+
+    /// Submits `op` with a status label shown until it is done.
+    fn submit_labelled(&mut self, label: &str, op: Op) {
+        self.app.set_status(label.to_owned());
+        let id = self.submit(op);
+        self.labelled.push(id);
+    }
+
     fn welcome(&mut self) {
-        let Some(s) = &self.session else { return };
-        let model = &s.agent().config().model;
         let t = &self.app.theme;
         let line = format!(
             "{} {} · {} ({}) · /help for commands, Ctrl+C twice to quit",
             t.fg(rab_tui::Role::Accent, &t.bold("rab")),
             env!("CARGO_PKG_VERSION"),
-            model.id,
-            model.provider
+            self.state.model,
+            self.state.provider
         );
         self.app.commit.push(line);
-        let n = s.agent().messages().len();
+        let n = self.state.message_count;
         if n > 0 {
-            let text = format!("Continuing session {} ({n} messages).", s.tape().id());
+            let text = format!("Continuing session {} ({n} messages).", self.state.session_id);
             self.app.info(&text);
         }
     }
@@ -220,8 +205,6 @@ impl Ui {
         let mut events = EventStream::new();
         let mut tick = tokio::time::interval(Duration::from_millis(80));
         while !self.quit {
-            // Read each time: /reload replaces the launch and its scheduler.
-            let scheduler = self.app.launch.scheduler.clone();
             // Watch first, then report: a change in between wakes the loop again.
             #[cfg(feature = "mcp")]
             let mut mcp_rx = self.mcp_watch();
@@ -236,19 +219,18 @@ impl Ui {
                     Some(Err(e)) => { tracing::warn!("terminal input: {e}"); self.quit = true; }
                     None => self.quit = true,
                 },
-                Some(ev) = self.agent_rx.recv() => {
-                    self.app.agent_event(ev);
-                    while let Ok(ev) = self.agent_rx.try_recv() {
-                        self.app.agent_event(ev);
+                ev = next_event(&mut self.rt) => match ev {
+                    Some(ev) => {
+                        self.runtime_event(ev);
+                        while let Some(ev) = self.rt.as_mut().and_then(|r| r.events.try_recv().ok()) {
+                            self.runtime_event(ev);
+                        }
                     }
-                }
-                Some(msg) = self.bang_rx.recv() => self.bang_msg(msg),
-                job = scheduler.next_due() => self.cron_fired(job),
-                Some(asked) = self.ask_rx.recv() => {
-                    self.asks.push_back(asked);
-                    self.next_question();
-                }
-                done = wait(&mut self.task), if self.task.is_some() => self.run_done(done),
+                    None => {
+                        self.app.error("the session's runtime ended; restart rab to go on");
+                        self.rt = None;
+                    }
+                },
                 _ = tick.tick(), if self.app.is_busy() => self.app.tick(),
                 () = mcp_changed(&mut mcp_rx) => {}
             }
@@ -258,15 +240,13 @@ impl Ui {
     }
 
     async fn shutdown(&mut self) {
-        if let (Some(task), Some(r)) = (self.task.take(), &self.app.running) {
-            r.cancel.cancel();
-            // Let the agent record its aborted results before the process goes.
-            if let Ok(Ok((session, _))) = tokio::time::timeout(Duration::from_secs(3), task).await {
-                self.session = Some(session);
+        if let Some(rt) = self.rt.take() {
+            // A run going on is aborted; its results are recorded before the process goes.
+            if let Ok(Some(session)) =
+                tokio::time::timeout(Duration::from_secs(3), rt.finish()).await
+            {
+                session.session_end("exit").await;
             }
-        }
-        if let Some(session) = &self.session {
-            session.session_end("exit").await;
         }
         let _ = self.screen.clear_live();
         let term = self.screen.terminal_mut();
@@ -274,14 +254,79 @@ impl Ui {
         let _ = term.flush();
     }
 
+    /// What the runtime says, on screen.
+    fn runtime_event(&mut self, ev: rt::Event) {
+        use rt::Event as E;
+        match ev {
+            E::Agent(e) => self.app.agent_event(e),
+            E::ApprovalRequested { id, request } => {
+                self.asks.push_back((id, request));
+                self.next_question();
+            }
+            E::QuestionClosed { id } => {
+                let is_shown = self.asks.front().is_some_and(|(q, _)| *q == id);
+                self.asks.retain(|(q, _)| *q != id);
+                if is_shown {
+                    self.app.permission = None;
+                    self.next_question();
+                }
+            }
+            E::RunStarted { .. } => self.app.run_started(),
+            E::RunEnded { stop, .. } => self.app.run_ended(&stop),
+            E::StateChanged(state) => {
+                self.app.update_footer(&state);
+                self.state = state;
+            }
+            E::Info { submission, text } => {
+                self.end_label(submission);
+                self.app.info(&text);
+            }
+            E::Done { submission, result } => {
+                self.end_label(submission);
+                if let Err(e) = result {
+                    self.app.error(&e);
+                }
+            }
+            E::Warning(w) => self.app.error(&format!("warning: {w}")),
+            E::Show { view, .. } => self.show(view),
+            E::SessionReplaced { reason, .. } => {
+                if reason == rt::Replaced::Resumed {
+                    self.replay = Some(self.submit(Op::GetMessages));
+                }
+            }
+            E::Messages { submission, messages } if self.replay == Some(submission) => {
+                self.replay = None;
+                self.replay(&messages);
+            }
+            E::ShellStarted { command, .. } => self.shell_started(command),
+            E::ShellOutput { chunk, .. } => self.shell_output(&chunk),
+            E::ShellEnded { command, output, is_error, is_shared, .. } => {
+                self.shell_ended(&command, &output, is_error, is_shared)
+            }
+            E::CronFired { job, schedule, prompt } => {
+                self.app.info(&format!("Scheduled prompt {job} ({schedule}): {prompt}"));
+            }
+            E::SetupChanged(setup) => self.app.set_launch(setup),
+            E::Quit { .. } => self.quit = true,
+            E::State { .. } | E::Messages { .. } => {}
+        }
+    }
+
+    fn end_label(&mut self, submission: u64) {
+        if let Some(i) = self.labelled.iter().position(|l| *l == submission) {
+            self.labelled.remove(i);
+            self.app.status = None;
+        }
+    }
+
     fn terminal_event(&mut self, ev: Event) {
         match ev {
             Event::Key(key) => {
                 if let Some(view) = &mut self.app.permission {
-                    if let Some(answer) = view.key(&key, &self.app.bindings) {
+                    if let Some(approval) = view.key(&key, &self.app.bindings) {
                         self.app.permission = None;
-                        if let Some(asked) = self.asks.pop_front() {
-                            let _ = asked.reply.send(answer);
+                        if let Some((id, _)) = self.asks.pop_front() {
+                            self.submit(Op::Answer { id, approval });
                         }
                         self.next_question();
                     }
@@ -312,35 +357,12 @@ impl Ui {
         }
     }
 
-    /// A scheduled prompt is due: run it now, or queue it as a follow-up while the
-    /// agent works.
-    fn cron_fired(&mut self, job: rab_core::cron::Job) {
-        self.app.info(&format!(
-            "Scheduled prompt {} ({}): {}",
-            job.id,
-            job.schedule_text(),
-            job.prompt
-        ));
-        match &self.session {
-            Some(_) => self.start_run(vec![rab_ai::Message::user(job.prompt)]),
-            None => {
-                if let Some(r) = &self.app.running {
-                    r.queues.follow_up(rab_ai::Message::user(job.prompt));
-                }
-            }
-        }
-    }
-
-    /// Shows the oldest unanswered permission question, if none is on screen. A
-    /// question whose call was interrupted meanwhile is dropped.
+    /// Shows the oldest unanswered question, if none is on screen.
     fn next_question(&mut self) {
-        while self.asks.front().is_some_and(|a| a.reply.is_closed()) {
-            self.asks.pop_front();
-        }
         if self.app.permission.is_none()
-            && let Some(asked) = self.asks.front()
+            && let Some((_, request)) = self.asks.front()
         {
-            self.app.permission = Some(permission::PermissionView::new(asked.request.clone()));
+            self.app.permission = Some(permission::PermissionView::new(request.clone()));
         }
     }
 
@@ -348,121 +370,26 @@ impl Ui {
         match effect {
             Effect::None => {}
             Effect::Quit => self.quit = true,
-            Effect::Run(prompt) => self.start_run(vec![rab_ai::Message::user(prompt)]),
+            Effect::Line(line) => self.line(&line),
+            Effect::Steer(text) => {
+                self.submit(Op::Steer { text });
+            }
+            Effect::FollowUp(text) => {
+                self.submit(Op::FollowUp { text });
+            }
             Effect::Interrupt => {
-                if let Some(r) = &self.app.running {
-                    r.cancel.cancel();
-                    let queues = r.queues.clone();
-                    self.app.restore_queued(&queues);
+                if self.app.running.is_some() {
+                    self.submit(Op::Abort);
+                    self.app.restore_queued();
                 }
             }
-            Effect::Bang(bang) => self.start_bang(bang),
-            Effect::Command(line) => self.command(&line),
             Effect::PickModel => self.open_models(),
             Effect::CycleModel => self.cycle_model(),
         }
     }
 
-    fn start_run(&mut self, prompts: Vec<rab_ai::Message>) {
-        let Some(mut session) = self.session.take() else { return };
-        let cancel = CancellationToken::new();
-        self.app.run_started(cancel.clone(), session.queues());
-        let token = cancel.clone();
-        self.task = Some(tokio::spawn(async move {
-            let stop = session.run(prompts, token).await;
-            (session, TaskEnd::Run(stop))
-        }));
-    }
-
-    /// Runs a session operation in the background (the UI stays live meanwhile).
-    fn start_op(&mut self, label: &str, op: Op) {
-        let Some(mut session) = self.session.take() else { return };
-        let cancel = CancellationToken::new();
-        self.app.run_started(cancel.clone(), session.queues());
-        self.app.set_status(label.to_owned());
-        let dir =
-            rab_session::session_dir(&self.app.launch.paths.sessions_dir(), &self.app.launch.cwd);
-        self.task = Some(tokio::spawn(async move {
-            let note = match op {
-                Op::Compact(focus) => session.compact(focus, cancel).await.map(|()| String::new()),
-                Op::Handoff(focus) => {
-                    session.handoff(focus.as_deref(), &dir, cancel).await.map(|p| {
-                        format!("Handed off: continuing in a fresh session ({}).", p.display())
-                    })
-                }
-                Op::Branch(id, summary) => session
-                    .branch_to(id.as_deref(), summary, cancel)
-                    .await
-                    .map(|()| "Continuing on a new branch.".to_owned()),
-            };
-            (session, TaskEnd::Note(note))
-        }));
-    }
-
-    fn run_done(&mut self, done: Result<(AgentSession, TaskEnd), tokio::task::JoinError>) {
-        self.task = None;
-        // Events the task sent before it returned are still in the channel.
-        while let Ok(ev) = self.agent_rx.try_recv() {
-            self.app.agent_event(ev);
-        }
-        match done {
-            Ok((session, TaskEnd::Note(note))) => {
-                self.app.running = None;
-                self.app.status = None;
-                match note {
-                    Ok(text) if text.is_empty() => {}
-                    Ok(text) => self.app.info(&text),
-                    Err(e) => self.app.error(&e),
-                }
-                self.app.update_footer(&session);
-                self.session = Some(session);
-            }
-            Ok((session, TaskEnd::Run(stop))) => {
-                // A prompt command's allowed-tools last for its run only.
-                let _ = self.app.launch.gate.grant(&[]);
-                let leftover = session.queues().clear();
-                self.app.run_ended(&stop);
-                self.app.update_footer(&session);
-                self.session = Some(session);
-                if !leftover.is_empty() && stop == StopCause::Done {
-                    self.app.queued.clear();
-                    self.start_run(leftover);
-                }
-            }
-            Err(e) => {
-                self.app.running = None;
-                self.app.error(&format!("the agent task failed: {e}; restart rab to go on"));
-            }
-        }
-    }
-
-    fn replace_session(&mut self, tape: rab_session::Tape, note: &str) {
-        match self.app.launch.session(tape) {
-            Ok((mut s, _)) => {
-                self.agent_rx = s.subscribe();
-                self.app.info(note);
-                self.app.update_footer(&s);
-                self.session = Some(s);
-            }
-            Err(e) => self.app.error(&e.message),
-        }
-    }
-
-    fn resume(&mut self, path: std::path::PathBuf) {
-        match rab_session::Tape::open(&path) {
-            Ok((tape, _)) => {
-                let n = tape.messages().len();
-                let text = format!("Resumed session {} ({n} messages).", tape.id());
-                self.replay(&tape);
-                self.replace_session(tape, &text);
-            }
-            Err(e) => self.app.error(&e.to_string()),
-        }
-    }
-
     /// Shows the last messages of a resumed session so the user sees where it stood.
-    fn replay(&mut self, tape: &rab_session::Tape) {
-        let messages = tape.messages();
+    fn replay(&mut self, messages: &[rab_ai::Message]) {
         let start = messages.len().saturating_sub(6);
         for m in &messages[start..] {
             match m {
@@ -492,60 +419,48 @@ impl Ui {
     }
 
     fn open_models(&mut self) {
-        let current = self.session.as_ref().map(|s| {
-            let m = &s.agent().config().model;
-            format!("{}/{}", m.provider, m.id)
-        });
-        self.app.overlay = Some(Overlay::models(
-            &self.app.launch.registry,
-            current.as_deref().unwrap_or_default(),
-        ));
+        let current = format!("{}/{}", self.state.provider, self.state.model);
+        self.app.overlay = Some(Overlay::models(&self.app.launch.registry, &current));
     }
 
     fn set_model(&mut self, id: &str) {
-        let Some(session) = self.session.as_mut() else {
+        if self.app.running.is_some() {
             self.app
                 .set_status("Wait for the agent to finish (or press Esc) before switching models");
             return;
-        };
+        }
         match self.app.launch.resolve_model(id) {
             Ok(t) => {
                 let text = format!("Model: {} ({})", t.model.id, t.model.provider);
                 if let Some(note) = &t.note {
                     self.app.info(note);
                 }
-                session.set_model(t.model, t.api_key, Some(t.auth_hint));
+                let (model, api_key, auth_hint) = (Box::new(t.model), t.api_key, Some(t.auth_hint));
+                self.submit(Op::SetModel { model, api_key, auth_hint });
                 self.app.set_status(text);
-                self.app.update_footer(session);
             }
             Err(e) => self.app.error(&e),
         }
     }
 
     fn cycle_model(&mut self) {
-        let Some(session) = &self.session else { return };
-        let current = session.agent().config().model.clone();
-        let models: Vec<&rab_ai::Model> = self
-            .app
-            .launch
-            .registry
-            .models()
-            .iter()
-            .filter(|m| m.provider == current.provider)
-            .collect();
-        if models.len() < 2 {
-            self.app.set_status(format!("No other {} model to cycle to", current.provider));
+        if self.app.running.is_some() {
             return;
         }
-        let i =
-            models.iter().position(|m| m.id == current.id).map_or(0, |i| (i + 1) % models.len());
+        let current = (self.state.provider.clone(), self.state.model.clone());
+        let models: Vec<&rab_ai::Model> =
+            self.app.launch.registry.models().iter().filter(|m| m.provider == current.0).collect();
+        if models.len() < 2 {
+            self.app.set_status(format!("No other {} model to cycle to", current.0));
+            return;
+        }
+        let i = models.iter().position(|m| m.id == current.1).map_or(0, |i| (i + 1) % models.len());
         let id = format!("{}/{}", models[i].provider, models[i].id);
         self.set_model(&id);
     }
 
     fn settings_rows(&self) -> Vec<(String, String)> {
-        let thinking =
-            self.session.as_ref().map_or_else(|| "-".to_owned(), |s| s.thinking().to_string());
+        let thinking = self.state.thinking_level.to_string();
         vec![
             ("Thinking level".into(), thinking),
             ("Theme".into(), self.app.theme.name.clone()),
@@ -562,10 +477,7 @@ impl Ui {
         match p {
             Picked::Secret { provider, key } => {
                 self.app.overlay = None;
-                match rab_core::commands::login::store(&self.app.launch, &provider, &key) {
-                    Ok(text) => self.app.info(&text),
-                    Err(e) => self.app.error(&e),
-                }
+                self.submit(Op::StoreKey { provider, key });
             }
             Picked::Model(id) => {
                 self.app.overlay = None;
@@ -573,12 +485,12 @@ impl Ui {
             }
             Picked::Session(path) => {
                 self.app.overlay = None;
-                if self.session.is_none() {
+                if self.app.running.is_some() {
                     self.app
                         .set_status("Wait for the agent to finish before resuming another session");
                     return;
                 }
-                self.resume(path);
+                self.submit(Op::SwitchSession { path });
             }
             Picked::Branch { parent, text, summarise } => {
                 self.app.overlay = None;
@@ -588,19 +500,18 @@ impl Ui {
                 } else {
                     "Branching…"
                 };
-                self.start_op(label, Op::Branch(parent, summarise));
+                self.submit_labelled(label, Op::Branch { entry: parent, summarise });
             }
             Picked::Setting(i) => {
                 match i {
                     0 => {
-                        if let Some(s) = self.session.as_mut() {
-                            let levels = rab_ai::ThinkingLevel::ALL;
-                            let next = levels
-                                .iter()
-                                .position(|l| *l == s.thinking())
-                                .map_or(0, |p| (p + 1) % levels.len());
-                            s.set_thinking(levels[next]);
-                        }
+                        let levels = rab_ai::ThinkingLevel::ALL;
+                        let next = levels
+                            .iter()
+                            .position(|l| *l == self.state.thinking_level)
+                            .map_or(0, |p| (p + 1) % levels.len());
+                        self.state.thinking_level = levels[next];
+                        self.submit(Op::SetThinking(levels[next]));
                     }
                     1 => {
                         let name = if self.app.theme.name == "dark" { "light" } else { "dark" };
@@ -615,9 +526,7 @@ impl Ui {
                 if let Some(o) = &mut self.app.overlay {
                     o.refresh_settings(rows);
                 }
-                if let Some(s) = &self.session {
-                    self.app.update_footer(s);
-                }
+                self.app.update_footer(&self.state);
             }
         }
     }
@@ -653,16 +562,10 @@ fn hotkeys(b: &Keybindings) -> Vec<String> {
     out
 }
 
-/// A session operation run in the background.
-enum Op {
-    Compact(Option<String>),
-    Handoff(Option<String>),
-    Branch(Option<String>, bool),
-}
-
-async fn wait(task: &mut Option<Task>) -> Result<(AgentSession, TaskEnd), tokio::task::JoinError> {
-    match task {
-        Some(t) => t.await,
+/// The runtime's next event (never, without a runtime).
+async fn next_event(rt: &mut Option<RuntimeHandle>) -> Option<rt::Event> {
+    match rt {
+        Some(r) => r.events.recv().await,
         None => std::future::pending().await,
     }
 }

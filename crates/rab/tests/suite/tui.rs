@@ -237,7 +237,7 @@ fn the_tree_overlay_branches_with_a_summary_of_the_branch_left_behind() {
     pty.send("\r"); // the last message is selected
     pty.wait_for("the summary choice", T, |s| s.contains("Summarise the branch left behind"));
     pty.send("\x1b[B\r");
-    pty.wait_for("the new branch", T, |s| s.contains("Continuing on a new branch."));
+    pty.wait_for("the new branch", T, |s| s.contains("Continuing on a new branch ("));
     // The picked message is back in the editor, to change and send.
     pty.send(" again\r");
     pty.wait_for("the answer on the new branch", T, |s| s.contains("answer on the new branch"));
