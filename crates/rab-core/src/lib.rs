@@ -21,32 +21,25 @@
 //! event sink and runs one prompt (offline with `--fake`):
 //! `cargo run -p rab-core --example embed -- --fake`.
 
-pub mod ask_user;
 pub mod assistant_commands;
 pub mod commands;
-mod compaction;
-pub mod config_tool;
-pub mod cron;
 pub mod extension;
-mod gate;
-pub mod hooks;
-pub mod inbox;
 pub mod input;
-pub mod permissions;
-mod plan_tools;
 mod prompt;
 pub mod prompt_commands;
-pub mod rule_list;
 pub mod runtime;
-pub mod secrets;
+pub mod safety;
 mod session;
-mod session_ops;
 pub mod setup;
 pub mod shell_line;
-mod shell_scan;
 pub mod skills;
-pub mod task;
-pub mod tool_catalog;
+pub mod tools;
+
+use safety::{gate, shell_scan};
+pub use safety::{hooks, permissions, rule_list, secrets};
+use session::{compaction, ops as session_ops};
+use tools::plan_tools;
+pub use tools::{ask_user, config_tool, cron, inbox, task, tool_catalog};
 
 pub use compaction::{MAX_FAILURES, ModelCompactor, cut_point, sliding_window, transcript};
 pub use extension::{

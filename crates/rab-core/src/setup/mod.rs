@@ -112,10 +112,6 @@ impl crate::Extension for ToolList {
     }
 }
 
-/// With more tools than this, tools that do not declare themselves always sent in full
-/// (`ToolFacts::always_full`) go as stubs until `tool_search` expands them.
-pub const TOOL_VIEW_THRESHOLD: usize = 8;
-
 fn queue_mode(m: QueueMode) -> DrainMode {
     match m {
         QueueMode::OneAtATime => DrainMode::OneAtATime,
@@ -371,27 +367,11 @@ impl Setup {
         }
         // MCP servers still starting will bring tools: the view must be there for them.
         let expects_more = self.extensions.iter().any(|e| e.expects_tools());
-        if self.settings.tool_search == Some(false)
-            || (tools.len() <= TOOL_VIEW_THRESHOLD && !expects_more)
-        {
+        if self.settings.tool_search == Some(false) {
             return (tools, None);
         }
-        let mut specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
-        let always: Vec<String> =
-            tools.iter().filter(|t| t.facts().always_full).map(|t| t.spec().name).collect();
-        let always: Vec<&str> = always.iter().map(String::as_str).collect();
-        let view =
-            Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &always, &specs).when_it_pays());
-        // The view must save more than it costs, now or once MCP servers bring their
-        // tools (a small server's are sent in full).
-        if view.bytes_saved() <= view.min_saving() && !expects_more {
-            return (tools, None);
-        }
-        let search = rab_agent::ToolSearch::new(view.clone());
-        specs.push(rab_agent::AgentTool::spec(&search));
-        view.update(&specs);
-        tools.push(Arc::new(search));
-        (tools, Some(view))
+        let view = crate::tool_catalog::offer_tool_search(&mut tools, expects_more);
+        (tools, view)
     }
 
     /// The tape a session records to, as `choice` says; with what the user should know.

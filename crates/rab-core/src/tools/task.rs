@@ -99,9 +99,6 @@ fn parse_agent(path: &Path) -> Result<AgentDef, String> {
     Ok(def)
 }
 
-/// With more tools than this, a sub-agent's other tools are deferred.
-const SUB_VIEW_THRESHOLD: usize = 8;
-
 /// Everything a sub-agent is built from.
 pub struct TaskTool {
     provider: Arc<dyn Provider>,
@@ -255,19 +252,15 @@ impl Tool for TaskTool {
                  running sub-agents (task-N)."
             ));
         }
-        // MCP tools come to sub-agents as to the main agent: deferred when that pays,
-        // found with tool_search, so fifty of them cost their names.
+        // Tools come to sub-agents as to the main agent (one assembly): deferred when
+        // that pays, found with tool_search, so fifty MCP tools cost their names. An
+        // agent definition's own tool list is sent as it is.
         let with_sources = def.tools.is_none() && !self.sources.is_empty();
-        let view = with_sources.then(|| {
-            let specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
-            let always: Vec<String> =
-                tools.iter().filter(|t| t.facts().always_full).map(|t| t.spec().name).collect();
-            let always: Vec<&str> = always.iter().map(String::as_str).collect();
-            Arc::new(rab_agent::ToolView::new(SUB_VIEW_THRESHOLD, &always, &specs).when_it_pays())
-        });
-        if let Some(view) = &view {
-            tools.push(Arc::new(rab_agent::ToolSearch::new(view.clone())));
-        }
+        let view = if def.tools.is_none() {
+            crate::tool_catalog::offer_tool_search(&mut tools, with_sources)
+        } else {
+            None
+        };
         let tool_names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
         let mut agent = Agent::new(self.provider.clone(), config, prompt, tools);
         if let Some(view) = view {

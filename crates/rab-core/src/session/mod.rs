@@ -2,6 +2,9 @@
 //! messages and tool results are written to the tape first, then broadcast to every
 //! subscriber (print mode, the UI, RPC clients).
 
+pub(crate) mod compaction;
+pub(crate) mod ops;
+
 use std::sync::Arc;
 
 use rab_agent::{Agent, AgentConfig, AgentEvent, AgentTool, Queues, StopCause};

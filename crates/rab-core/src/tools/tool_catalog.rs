@@ -124,6 +124,38 @@ pub fn session_tools() -> ToolCatalog {
     catalog
 }
 
+/// With more tools than this, tools that do not declare themselves always sent in full
+/// (`ToolFacts::always_full`) go as stubs until `tool_search` expands them.
+pub const TOOL_VIEW_THRESHOLD: usize = 8;
+
+/// Offers `tool_search` and the progressive view for `tools` when that saves more than
+/// it costs — now, or once tools still to come arrive (`expects_more`: MCP servers
+/// starting) — the same for the main agent and its sub-agents. The view to install in
+/// the agent, when there is one; `tools` then has `tool_search` added.
+pub fn offer_tool_search(
+    tools: &mut Vec<Arc<dyn AgentTool>>,
+    expects_more: bool,
+) -> Option<Arc<rab_agent::ToolView>> {
+    if tools.len() <= TOOL_VIEW_THRESHOLD && !expects_more {
+        return None;
+    }
+    let mut specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
+    let always: Vec<String> =
+        tools.iter().filter(|t| t.facts().always_full).map(|t| t.spec().name).collect();
+    let always: Vec<&str> = always.iter().map(String::as_str).collect();
+    let view =
+        Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &always, &specs).when_it_pays());
+    // A small server's tools are sent in full: the view must pay for itself.
+    if view.bytes_saved() <= view.min_saving() && !expects_more {
+        return None;
+    }
+    let search = rab_agent::ToolSearch::new(view.clone());
+    specs.push(rab_agent::AgentTool::spec(&search));
+    view.update(&specs);
+    tools.push(Arc::new(search));
+    Some(view)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
