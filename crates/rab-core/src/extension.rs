@@ -75,8 +75,12 @@ pub trait Extension: Send + Sync {
         false
     }
 
-    /// The extension as `Any`, for a front end that knows its type (e.g. to watch MCP
-    /// servers' status); `None` by default.
+    /// The services it runs (MCP servers), whose state the runtime reports as events.
+    fn services(&self) -> Option<Arc<dyn Services>> {
+        None
+    }
+
+    /// The extension as `Any`, for a front end that knows its type; `None` by default.
     fn as_any(&self) -> Option<&dyn Any> {
         None
     }
@@ -84,6 +88,53 @@ pub trait Extension: Send + Sync {
     /// Something happened in the session's life.
     fn on_event(&self, event: &Lifecycle<'_>) {
         let _ = event;
+    }
+}
+
+/// Services an extension runs in the background (MCP servers), watched by the runtime.
+pub trait Services: Send + Sync {
+    /// Each service's state now.
+    fn statuses(&self) -> Vec<ServiceStatus>;
+    /// A counter that changes whenever a state does.
+    fn watch(&self) -> tokio::sync::watch::Receiver<u64>;
+}
+
+/// One service's state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServiceStatus {
+    /// Its name (the configured server name).
+    pub name: String,
+    /// Where it is.
+    pub state: ServiceState,
+    /// How many tools it offers.
+    pub tools: usize,
+}
+
+/// Where a service is in its life.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ServiceState {
+    /// Starting.
+    Starting,
+    /// Ready: its tools are offered.
+    Ready,
+    /// Could not start; why, and what to do.
+    Failed(String),
+    /// Was ready, then stopped; why.
+    Crashed(String),
+    /// Turned off in its configuration.
+    Disabled,
+}
+
+impl ServiceState {
+    /// A one-word label.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Starting => "starting",
+            Self::Ready => "ready",
+            Self::Failed(_) => "failed",
+            Self::Crashed(_) => "crashed",
+            Self::Disabled => "disabled",
+        }
     }
 }
 

@@ -46,6 +46,10 @@ impl Extension for McpExtension {
         Some(self)
     }
 
+    fn services(&self) -> Option<Arc<dyn rab_core::Services>> {
+        Some(Arc::new(ServerWatch(self.manager.clone())))
+    }
+
     fn commands(&self) -> Vec<Command> {
         vec![Command {
             name: "mcp".into(),
@@ -180,5 +184,33 @@ impl CommandHandler for Prompt {
                 Err(e) => CommandOutcome::Error(e.to_string()),
             }
         }))
+    }
+}
+
+/// The servers' states as the runtime reports them.
+struct ServerWatch(McpManager);
+
+impl rab_core::Services for ServerWatch {
+    fn statuses(&self) -> Vec<rab_core::ServiceStatus> {
+        use rab_core::ServiceState as S;
+        self.0
+            .servers()
+            .into_iter()
+            .map(|s| rab_core::ServiceStatus {
+                name: s.name,
+                state: match s.state {
+                    ServerState::Starting => S::Starting,
+                    ServerState::Ready => S::Ready,
+                    ServerState::Failed(why) => S::Failed(why),
+                    ServerState::Crashed(why) => S::Crashed(why),
+                    ServerState::Disabled => S::Disabled,
+                },
+                tools: s.tools.len(),
+            })
+            .collect()
+    }
+
+    fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.0.subscribe()
     }
 }

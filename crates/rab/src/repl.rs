@@ -261,6 +261,13 @@ impl Printer {
             | Event::StateChanged(_)
             | Event::QuestionClosed { .. }
             | Event::ShellStarted { .. } => {}
+            Event::ServiceStatus(s) => match &s.state {
+                rab_core::ServiceState::Failed(why) | rab_core::ServiceState::Crashed(why) => {
+                    let first = why.lines().next().unwrap_or_default();
+                    eprintln!("rab: MCP server {} {}: {}", s.name, s.state.label(), safe(first));
+                }
+                _ => {}
+            },
         }
     }
 

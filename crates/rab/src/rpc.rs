@@ -370,6 +370,21 @@ fn event(event: Event, pending: &mut HashMap<u64, Pending>) {
         | Event::Quit { .. }
         | Event::StateChanged(_)
         | Event::ShellStarted { .. } => {}
+        Event::ServiceStatus(s) => {
+            let detail = match &s.state {
+                rab_core::ServiceState::Failed(why) | rab_core::ServiceState::Crashed(why) => {
+                    Some(why.clone())
+                }
+                _ => None,
+            };
+            write(&json!({
+                "type": "service_status",
+                "name": s.name,
+                "state": s.state.label(),
+                "tools": s.tools,
+                "detail": detail,
+            }));
+        }
         Event::QuestionClosed { id } => {
             write(&json!({"type": "question_closed", "questionId": id}));
         }

@@ -384,6 +384,7 @@ impl Actor {
             );
             let fresh = Arc::new(fresh);
             self.setup = Some(fresh.clone());
+            self.watch_services();
             self.emit(Event::SetupChanged(fresh));
             self.replace(id, session, Replaced::Reloaded);
             self.emit(Event::Info { submission: id, text });

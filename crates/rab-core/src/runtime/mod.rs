@@ -293,6 +293,9 @@ pub enum Event {
         /// Its prompt.
         prompt: String,
     },
+    /// A service of an extension (an MCP server) changed state: ready, failed, crashed.
+    /// Its commands (an MCP server's prompts) may have changed with it.
+    ServiceStatus(crate::ServiceStatus),
     /// The set-up was made again (`/reload`): commands, tools and settings may differ.
     SetupChanged(Arc<Setup>),
     /// Something the user should know (a reload's warnings).
@@ -437,6 +440,8 @@ fn spawn(
         approver: approver.clone(),
         inner: inner_tx,
         shared_output: Vec::new(),
+        watched: Vec::new(),
+        reported: Vec::new(),
     };
     let task = tokio::spawn(actor.run(ops_rx, agent_events, asks_rx, inner_rx));
     let handle = RuntimeHandle { ops: ops_tx, events: events_rx, next: AtomicU64::new(1), task };
@@ -482,6 +487,10 @@ struct Actor {
     shared_output: Vec<String>,
     /// Where sessions send their events (each session the runtime takes on).
     agent_tx: mpsc::UnboundedSender<AgentEvent>,
+    /// The extensions' services, watched for changes.
+    watched: Vec<(Arc<dyn crate::Services>, tokio::sync::watch::Receiver<u64>)>,
+    /// Each service's state last reported.
+    reported: Vec<crate::ServiceStatus>,
     running: Option<Running>,
     /// The conversation as the events told it (the session is away during a run).
     messages: Vec<Message>,
@@ -500,7 +509,17 @@ impl Actor {
         mut asks: mpsc::UnboundedReceiver<(ApprovalRequest, oneshot::Sender<Approval>)>,
         mut inner: mpsc::UnboundedReceiver<lines::Inner>,
     ) -> Option<AgentSession> {
+        self.watch_services();
+        self.report_services();
         loop {
+            let mut watches: Vec<_> = self.watched.iter().map(|(_, rx)| rx.clone()).collect();
+            let services_changed = async move {
+                if watches.is_empty() {
+                    return std::future::pending().await;
+                }
+                let changes = watches.iter_mut().map(|w| Box::pin(w.changed()));
+                let _ = futures_util::future::select_all(changes).await;
+            };
             let finished = async {
                 match self.running.as_mut() {
                     Some(r) => (&mut r.task).await,
@@ -558,6 +577,7 @@ impl Actor {
                 }
                 Some(work) = inner.recv() => self.inner(work).await,
                 job = due => self.cron(job),
+                () = services_changed => self.report_services(),
                 op = ops.recv() => match op {
                     Some((id, op)) => self.op(id, op).await,
                     None => {
@@ -594,6 +614,37 @@ impl Actor {
 
     fn done(&self, submission: u64, result: Result<(), String>) {
         self.emit(Event::Done { submission, result });
+    }
+
+    /// Watches the services of the set-up's extensions (again after a reload).
+    fn watch_services(&mut self) {
+        self.watched = self
+            .setup
+            .iter()
+            .flat_map(|s| s.extensions.iter().filter_map(|e| e.services()).collect::<Vec<_>>())
+            .map(|s| {
+                let rx = s.watch();
+                (s, rx)
+            })
+            .collect();
+    }
+
+    /// Reports each service whose state changed since it was last reported.
+    fn report_services(&mut self) {
+        // A service whose watch is gone (its manager replaced) is no longer watched.
+        self.watched.retain_mut(|(_, rx)| {
+            let alive = rx.has_changed().is_ok();
+            rx.borrow_and_update();
+            alive
+        });
+        let now: Vec<crate::ServiceStatus> =
+            self.watched.iter().flat_map(|(s, _)| s.statuses()).collect();
+        for status in &now {
+            if !self.reported.contains(status) {
+                self.emit(Event::ServiceStatus(status.clone()));
+            }
+        }
+        self.reported = now;
     }
 
     /// Questions nobody waits for any more (their call was interrupted).

@@ -414,7 +414,8 @@ async fn pump(
             | Event::Quit { .. }
             | Event::StateChanged(_)
             | Event::QuestionClosed { .. }
-            | Event::ShellStarted { .. } => {}
+            | Event::ShellStarted { .. }
+            | Event::ServiceStatus(_) => {}
         }
     }
 }

@@ -9,8 +9,6 @@
 mod app;
 mod chrome;
 mod command;
-#[cfg(feature = "mcp")]
-mod mcp_notes;
 mod overlay;
 mod permission;
 mod shell;
@@ -109,15 +107,6 @@ pub async fn run(launch: Launch, session: AgentSession, first: Option<String>, r
     ui.run_loop().await
 }
 
-#[cfg(feature = "mcp")]
-use mcp_notes::changed as mcp_changed;
-
-/// Without MCP nothing changes.
-#[cfg(not(feature = "mcp"))]
-async fn mcp_changed(_: &mut Option<()>) {
-    std::future::pending().await
-}
-
 struct Ui {
     app: App,
     /// The runtime (taken at shutdown).
@@ -132,9 +121,6 @@ struct Ui {
     /// The messages asked for to show a resumed session.
     replay: Option<u64>,
     quit: bool,
-    /// MCP server states already reported.
-    #[cfg(feature = "mcp")]
-    mcp_seen: mcp_notes::McpSeen,
 }
 
 impl Ui {
@@ -158,8 +144,6 @@ impl Ui {
             labelled: Vec::new(),
             replay: None,
             quit: false,
-            #[cfg(feature = "mcp")]
-            mcp_seen: mcp_notes::McpSeen::default(),
         }
     }
 
@@ -205,13 +189,6 @@ impl Ui {
         let mut events = EventStream::new();
         let mut tick = tokio::time::interval(Duration::from_millis(80));
         while !self.quit {
-            // Watch first, then report: a change in between wakes the loop again.
-            #[cfg(feature = "mcp")]
-            let mut mcp_rx = self.mcp_watch();
-            #[cfg(feature = "mcp")]
-            self.mcp_check();
-            #[cfg(not(feature = "mcp"))]
-            let mut mcp_rx: Option<()> = None;
             self.draw();
             tokio::select! {
                 ev = events.next() => match ev {
@@ -232,7 +209,6 @@ impl Ui {
                     }
                 },
                 _ = tick.tick(), if self.app.is_busy() => self.app.tick(),
-                () = mcp_changed(&mut mcp_rx) => {}
             }
         }
         self.shutdown().await;
@@ -307,8 +283,30 @@ impl Ui {
                 self.app.info(&format!("Scheduled prompt {job} ({schedule}): {prompt}"));
             }
             E::SetupChanged(setup) => self.app.set_launch(setup),
+            E::ServiceStatus(status) => self.service(&status),
             E::Quit { .. } => self.quit = true,
             E::State { .. } | E::Messages { .. } => {}
+        }
+    }
+
+    /// An MCP server became ready, failed or crashed: the user hears of it (the UI never
+    /// waits for servers, so this is where a failure shows up).
+    fn service(&mut self, s: &rab_core::ServiceStatus) {
+        // A server's prompts are commands: offer them in completion once they exist.
+        self.app.refresh_commands();
+        let label = s.state.label();
+        match &s.state {
+            rab_core::ServiceState::Ready => {
+                self.app.set_status(format!("MCP server {} ready: {} tools", s.name, s.tools))
+            }
+            rab_core::ServiceState::Failed(why) | rab_core::ServiceState::Crashed(why) => {
+                let first = why.lines().next().unwrap_or_default();
+                self.app.error(&format!(
+                    "MCP server {} {label}: {first} (/mcp shows more; /mcp restart {} tries again)",
+                    s.name, s.name
+                ));
+            }
+            rab_core::ServiceState::Starting | rab_core::ServiceState::Disabled => {}
         }
     }
 

@@ -256,3 +256,25 @@ fn new_session_fork_and_switch_session_replace_the_session() {
     assert_eq!(rpc.response("switch_session")["success"], false);
     rpc.end();
 }
+
+#[test]
+fn mcp_servers_report_their_status_as_lines() {
+    let home = Home::new();
+    let config = json!({"mcpServers": {
+        "test": {"command": rab_mcp::test_support::test_server_path()},
+        "broken": {"command": "/nonexistent/mcp-server"},
+    }});
+    std::fs::create_dir_all(home.dir.path().join(".rab")).unwrap();
+    std::fs::write(home.dir.path().join(".rab/mcp.json"), config.to_string()).unwrap();
+    let llm = FakeLlm::start();
+    let mut rpc = Rpc::start(&home, &llm, &[]);
+    let settled = |v: &Value| v["type"] == "service_status" && v["state"] != "starting";
+    let (a, b) = (rpc.wait("a status", settled), rpc.wait("another status", settled));
+    let by_name = |n: &str| [&a, &b].into_iter().find(|v| v["name"] == n).cloned().unwrap();
+    let (ready, broken) = (by_name("test"), by_name("broken"));
+    assert_eq!(ready["state"], "ready", "{ready}");
+    assert!(ready["tools"].as_u64().unwrap() > 0, "{ready}");
+    assert_eq!(broken["state"], "failed", "{broken}");
+    assert!(broken["detail"].as_str().unwrap().contains("nonexistent"), "{broken}");
+    rpc.end();
+}
