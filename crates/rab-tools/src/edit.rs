@@ -111,10 +111,47 @@ impl Tool for Edit {
 
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
         let path = self.ws.resolve_checked(&args.path, crate::sandbox::Access::Write)?;
+        let editor = self.ws.editor();
+        if editor.reader().is_some() || editor.writer().is_some() {
+            return self.edit_in_editor(&path, &args.edits).await;
+        }
         let ws = self.ws.clone();
         tokio::task::spawn_blocking(move || edit_file(&ws, &path, &args.edits))
             .await
             .map_err(|e| ToolError::Model(format!("edit failed: {e}")))?
+    }
+}
+
+impl Edit {
+    /// The edit made on the editor's text of the file (unsaved changes included) and
+    /// written through the editor, where it reads and writes files.
+    async fn edit_in_editor(
+        &self,
+        path: &Path,
+        edits: &[Replacement],
+    ) -> Result<ToolOutput, ToolError> {
+        let shown = self.ws.display(path);
+        check_edits(edits)?;
+        let from_editor = match self.ws.editor().reader() {
+            Some(e) => e.read(path).await.ok(),
+            None => None,
+        };
+        // A file the editor does not have is read from the disk (which says if it is
+        // missing).
+        let content = match from_editor {
+            Some(text) => text,
+            None => read_text(&self.ws, path, &shown)?,
+        };
+        let applied = apply_to(&content, path, shown, edits)?;
+        match self.ws.editor().writer() {
+            Some(e) => e
+                .write(path, applied.on_disk.clone())
+                .await
+                .map_err(|e| ToolError::Model(format!("cannot write {}: {e}", applied.shown)))?,
+            None => write_atomic(path, applied.on_disk.as_bytes())
+                .map_err(|e| ToolError::Model(format!("cannot write {}: {e}", applied.shown)))?,
+        }
+        Ok(edit_output(applied, edits.len()))
     }
 }
 
@@ -136,7 +173,17 @@ pub(crate) fn apply_edits(
     let shown = ws.display(path);
     check_edits(edits)?;
     let content = read_text(ws, path, &shown)?;
-    let (encoding, original) = Encoding::decode(&content);
+    apply_to(&content, path, shown, edits)
+}
+
+/// The edits applied to `content`, the text of `path`.
+fn apply_to(
+    content: &str,
+    path: &Path,
+    shown: String,
+    edits: &[Replacement],
+) -> Result<Applied, ToolError> {
+    let (encoding, original) = Encoding::decode(content);
     let mut text = original.clone();
     let mut notes = Vec::new();
     let hints = edit_match::Hints::for_path(path);
@@ -201,10 +248,15 @@ impl Encoding {
 }
 
 fn edit_file(ws: &Workspace, path: &Path, edits: &[Replacement]) -> Result<ToolOutput, ToolError> {
-    let Applied { shown, diff, on_disk, notes } = apply_edits(ws, path, edits)?;
-    write_atomic(path, on_disk.as_bytes())
-        .map_err(|e| ToolError::Model(format!("cannot write {shown}: {e}")))?;
-    let count = edits.len();
+    let applied = apply_edits(ws, path, edits)?;
+    write_atomic(path, applied.on_disk.as_bytes())
+        .map_err(|e| ToolError::Model(format!("cannot write {}: {e}", applied.shown)))?;
+    Ok(edit_output(applied, edits.len()))
+}
+
+/// What the model is told of edits made.
+fn edit_output(applied: Applied, count: usize) -> ToolOutput {
+    let Applied { shown, diff, notes, .. } = applied;
     let plural = if count == 1 { "" } else { "s" };
     let note: String = notes
         .iter()
@@ -214,7 +266,7 @@ fn edit_file(ws: &Workspace, path: &Path, edits: &[Replacement]) -> Result<ToolO
         })
         .collect();
     let text = format!("edited {shown} ({count} edit{plural}){note}\n{}", diff.trim_end());
-    Ok(ToolOutput::text(text).with_details(json!({"path": shown, "diff": diff})))
+    ToolOutput::text(text).with_details(json!({"path": shown, "diff": diff}))
 }
 
 fn check_edits(edits: &[Replacement]) -> Result<(), ToolError> {

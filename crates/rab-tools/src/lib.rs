@@ -33,6 +33,7 @@ mod edit_lines;
 mod edit_match;
 mod edit_tokens;
 mod edit_typography;
+pub mod editor_files;
 pub mod glob;
 pub mod grep;
 pub mod kill_shell;

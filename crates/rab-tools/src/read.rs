@@ -82,10 +82,41 @@ impl Tool for Read {
 
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
         let path = self.ws.resolve_checked(&args.path, crate::sandbox::Access::Read)?;
+        // A text file the editor has is read as the editor has it (unsaved changes too);
+        // images, binary files and what the editor cannot read come from the disk.
+        if let Some(editor) = self.ws.editor().reader()
+            && is_text_or_missing(&path)
+            && let Ok(text) = editor.read(&path).await
+        {
+            let shown = self.ws.display(&path);
+            if args.limit == Some(0) {
+                return Err(ToolError::Model("limit must be at least 1".to_owned()));
+            }
+            if text.is_empty() {
+                return Ok(ToolOutput::text(format!("{shown} is empty (0 bytes)")));
+            }
+            let first = args.offset.unwrap_or(1).max(1);
+            let page = number_lines(io::Cursor::new(text.into_bytes()), first, args.limit)
+                .map_err(|e| ToolError::Model(format!("cannot read {shown}: {e}")))?;
+            return page.into_output(&shown);
+        }
         let ws = self.ws.clone();
         tokio::task::spawn_blocking(move || read_path(&ws, &path, args.offset, args.limit))
             .await
             .map_err(|e| ToolError::Model(format!("read failed: {e}")))?
+    }
+}
+
+/// Whether `path` is a text file on disk, or not on disk at all (an editor may have it).
+fn is_text_or_missing(path: &Path) -> bool {
+    match fs::metadata(path) {
+        Err(_) => true,
+        Ok(meta) if !meta.is_file() => false,
+        Ok(_) => {
+            let mut head = Vec::new();
+            let read = File::open(path).and_then(|f| f.take(SNIFF_BYTES).read_to_end(&mut head));
+            read.is_ok() && image_mime(&head).is_none() && !looks_binary(&head)
+        }
     }
 }
 

@@ -22,6 +22,7 @@ pub struct Workspace {
     temp_dir: PathBuf,
     sandbox: Sandbox,
     hidden: ReadFilter,
+    editor: crate::editor_files::Editor,
 }
 
 /// Which paths the read deny rules cover: grep, glob and ls leave them out of their
@@ -75,7 +76,22 @@ impl Workspace {
             temp_dir: PathBuf::from("/tmp"),
             sandbox: Sandbox::default(),
             hidden: ReadFilter::default(),
+            editor: crate::editor_files::Editor::default(),
         }
+    }
+
+    /// Reads and writes text files through an editor ([`crate::editor_files`]).
+    pub fn with_editor_files(
+        mut self,
+        editor: Option<Arc<dyn crate::editor_files::EditorFiles>>,
+    ) -> Self {
+        self.editor = crate::editor_files::Editor(editor);
+        self
+    }
+
+    /// The editor whose files the file tools use, when rab is driven from one.
+    pub fn editor(&self) -> &crate::editor_files::Editor {
+        &self.editor
     }
 
     /// Hides from grep, glob and ls what the read deny rules cover.

@@ -83,6 +83,30 @@ impl Tool for Write {
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
         let path = self.ws.resolve_checked(&args.path, crate::sandbox::Access::Write)?;
         let shown = self.ws.display(&path);
+        if let Some(editor) = self.ws.editor().writer() {
+            // Through the editor: it updates its buffer and saves.
+            let meta = fs::metadata(&path).ok();
+            if meta.as_ref().is_some_and(fs::Metadata::is_dir) {
+                return Err(ToolError::Model(format!("{shown} is a directory; give a file path")));
+            }
+            let is_created = meta.is_none();
+            let old = match (self.ws.editor().reader(), is_created) {
+                (_, true) => None,
+                (Some(r), false) => r.read(&path).await.ok(),
+                (None, false) => {
+                    meta.filter(|m| m.len() <= MAX_DIFF_INPUT).and_then(|_| old_text(&path))
+                }
+            };
+            if let Some(parent) = path.parent() {
+                fs::create_dir_all(parent)
+                    .map_err(|e| ToolError::Model(format!("cannot write {shown}: {e}")))?;
+            }
+            editor
+                .write(&path, args.content.clone())
+                .await
+                .map_err(|e| ToolError::Model(format!("cannot write {shown}: {e}")))?;
+            return Ok(written(&shown, &args.content, old, is_created));
+        }
         tokio::task::spawn_blocking(move || write_file(&path, &shown, &args.content))
             .await
             .map_err(|e| ToolError::Model(format!("write failed: {e}")))?
@@ -98,17 +122,22 @@ fn write_file(path: &Path, shown: &str, content: &str) -> Result<ToolOutput, Too
     let is_created = meta.is_none();
     write_atomic(path, content.as_bytes())
         .map_err(|e| ToolError::Model(format!("cannot write {shown}: {e}")))?;
+    Ok(written(shown, content, old, is_created))
+}
+
+/// What the model is told of a file written (and the diff from `old` for the UI).
+fn written(shown: &str, content: &str, old: Option<String>, is_created: bool) -> ToolOutput {
     let lines = content.lines().count();
     let size = format_size(content.len());
     let plural = if lines == 1 { "" } else { "s" };
     let what = if is_created { "new file" } else { "overwritten" };
     let text = format!("wrote {size} ({lines} line{plural}) to {shown} ({what})");
     let diff = old.map(|old| text_diff::unified(&old, content, shown, 3));
-    Ok(ToolOutput::text(text).with_details(json!({
+    ToolOutput::text(text).with_details(json!({
         "path": shown,
         "created": is_created,
         "diff": diff,
-    })))
+    }))
 }
 
 /// The old content when it is text worth diffing.

@@ -32,6 +32,8 @@ pub struct RuntimeOptions {
     pub factories: Vec<Arc<dyn ExtensionFactory>>,
     /// The program that confines commands (`rab __sandbox`), when the sandbox is on.
     pub sandbox_helper: Option<PathBuf>,
+    /// An editor whose files the file tools read and write (rab driven from an editor).
+    pub editor_files: Option<Arc<dyn rab_tools::editor_files::EditorFiles>>,
     /// The model.
     pub model: ModelChoice,
     /// Which tools.
@@ -58,6 +60,7 @@ impl RuntimeOptions {
             extensions: Vec::new(),
             factories: Vec::new(),
             sandbox_helper: None,
+            editor_files: None,
             model: ModelChoice::default(),
             tools: ToolChoice::default(),
             safety: SafetyChoice::default(),

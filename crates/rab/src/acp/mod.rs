@@ -10,14 +10,14 @@ mod convert;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
     LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ReadTextFileRequest,
     RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
-    SessionUpdate, StopReason,
+    SessionUpdate, StopReason, WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio, v1};
 use rab_agent::StopCause;
@@ -33,6 +33,8 @@ use convert::{ToolLookup, Translator};
 
 /// What the agent keeps for the connection.
 struct Acp {
+    /// What the editor offers: reading and writing its files.
+    files: Mutex<(bool, bool)>,
     cli: Cli,
     env: Env,
     paths: Paths,
@@ -50,6 +52,7 @@ struct Live {
 /// Runs the agent until the editor closes stdin; the exit code.
 pub fn run(cli: &Cli, env: Env, paths: Paths, extensions: Vec<Arc<dyn Extension>>) -> u8 {
     let acp = Arc::new(Acp {
+        files: Mutex::new((false, false)),
         cli: cli.clone(),
         env,
         paths,
@@ -80,12 +83,16 @@ struct RabAcp(Arc<Acp>);
 impl ConnectTo<Client> for RabAcp {
     async fn connect_to(self, client: impl ConnectTo<Agent>) -> agent_client_protocol::Result<()> {
         let acp = self.0;
-        let (a2, a3, a4, a5) = (acp.clone(), acp.clone(), acp.clone(), acp);
+        let (a1, a2, a3, a4, a5) = (acp.clone(), acp.clone(), acp.clone(), acp.clone(), acp);
         Agent
             .v1()
             .name("rab")
             .on_receive_request(
                 async move |req: InitializeRequest, responder, _cx| {
+                    let fs = &req.client_capabilities.fs;
+                    if let Ok(mut files) = a1.files.lock() {
+                        *files = (fs.read_text_file, fs.write_text_file);
+                    }
                     responder.respond(
                         InitializeResponse::new(req.protocol_version)
                             .agent_capabilities(
@@ -199,7 +206,8 @@ impl Acp {
         if !cwd.is_dir() {
             return Err(format!("{} is not a directory", cwd.display()));
         }
-        let setup = self.setup(cwd, servers)?;
+        let session_id = Arc::new(OnceLock::new());
+        let setup = self.setup(cwd, servers, cx, &session_id)?;
         let tape = match load {
             Some(id) => {
                 let path = crate::sessions::find(&self.paths.sessions_dir(), id)?;
@@ -213,6 +221,7 @@ impl Acp {
         };
         let (mut session, _) = setup.session(tape).map_err(|e| e.message)?;
         let id = session.tape().id().to_owned();
+        let _ = session_id.set(SessionId::new(id.clone()));
         let source = if load.is_some() { "resume" } else { "startup" };
         for w in session.session_start(source).await {
             eprintln!("rab: warning: {w}");
@@ -241,7 +250,13 @@ impl Acp {
 
     /// The set-up of a session in `cwd`: the command line's choices, the folder's trust
     /// (never asked: the editor owns the terminal), and the editor's MCP servers.
-    fn setup(&self, cwd: &Path, servers: &[McpServer]) -> Result<Setup, String> {
+    fn setup(
+        &self,
+        cwd: &Path,
+        servers: &[McpServer],
+        cx: &v1::ConnectionTo<Client>,
+        session: &Arc<OnceLock<SessionId>>,
+    ) -> Result<Setup, String> {
         let trusted = crate::trust::decide(&self.cli, &self.env, &self.paths, cwd)?.trusted;
         if !trusted && !self.cli.no_extensions {
             let offers = crate::trust::offers(&self.env, &self.paths, cwd);
@@ -253,6 +268,11 @@ impl Acp {
             self.cli.options(self.env.clone(), self.paths.clone(), cwd.to_path_buf(), trusted);
         options.keeps_running = true;
         options.extensions = self.extensions.clone();
+        let (read, write) = self.files.lock().map(|f| *f).unwrap_or_default();
+        if read || write {
+            let files = EditorFiles { cx: cx.clone(), session: session.clone(), read, write };
+            options.editor_files = Some(Arc::new(files));
+        }
         #[cfg(feature = "mcp")]
         options.factories.push(Arc::new(crate::mcp::Servers::with(mcp_servers(servers, cwd)?)));
         #[cfg(not(feature = "mcp"))]
@@ -431,4 +451,45 @@ fn agent_text(text: &str) -> SessionUpdate {
     SessionUpdate::AgentMessageChunk(agent_client_protocol::v1::schema::ContentChunk::new(
         text.into(),
     ))
+}
+
+/// The editor's files, when it offers them: `read`, `edit` and `write` see its unsaved
+/// buffers and write through it (the paths are checked first, as for the disk).
+struct EditorFiles {
+    cx: v1::ConnectionTo<Client>,
+    session: Arc<OnceLock<SessionId>>,
+    read: bool,
+    write: bool,
+}
+
+impl rab_tools::editor_files::EditorFiles for EditorFiles {
+    fn can_read(&self) -> bool {
+        self.read
+    }
+
+    fn can_write(&self) -> bool {
+        self.write
+    }
+
+    fn read<'a>(&'a self, path: &'a Path) -> rab_agent::BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let sid = self.session.get().ok_or("the session is not open yet")?.clone();
+            let asked = ReadTextFileRequest::new(sid, path.to_path_buf());
+            let answer = self.cx.send_request(asked).block_task().await;
+            answer.map(|r| r.content).map_err(|e| format!("the editor could not read it: {e}"))
+        })
+    }
+
+    fn write<'a>(
+        &'a self,
+        path: &'a Path,
+        content: String,
+    ) -> rab_agent::BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let sid = self.session.get().ok_or("the session is not open yet")?.clone();
+            let asked = WriteTextFileRequest::new(sid, path.to_path_buf(), content);
+            let answer = self.cx.send_request(asked).block_task().await;
+            answer.map(|_| ()).map_err(|e| format!("the editor could not write it: {e}"))
+        })
+    }
 }

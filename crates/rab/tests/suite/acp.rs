@@ -10,9 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, InitializeRequest, LoadSessionRequest,
-    NewSessionRequest, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
+    CancelNotification, ClientCapabilities, FileSystemCapabilities, InitializeRequest,
+    LoadSessionRequest, NewSessionRequest, PromptRequest, ReadTextFileRequest,
+    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
     RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, StopReason,
+    WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client, v1};
 use rab_fake_llm::{FakeLlm, Turn};
@@ -28,6 +30,9 @@ const T: Duration = Duration::from_secs(20);
 struct Seen {
     updates: Vec<Value>,
     questions: Vec<Value>,
+    /// The editor's buffers, by path, when it offers its files (reads come from here,
+    /// writes go here).
+    buffers: std::collections::HashMap<String, String>,
 }
 
 /// Runs `rab --mode acp` in `cwd` and `talk` as the editor over its pipes, answering
@@ -60,7 +65,7 @@ where
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
-        let (s1, s2, s3) = (s.clone(), s.clone(), s);
+        let (s1, s2, s3, s4, s5) = (s.clone(), s.clone(), s.clone(), s.clone(), s);
         let talked = tokio::time::timeout(
             T,
             Client
@@ -85,6 +90,26 @@ where
                     },
                     agent_client_protocol::on_receive_request!(),
                 )
+                .on_receive_request(
+                    async move |r: ReadTextFileRequest, responder, _cx| {
+                        let path = r.path.display().to_string();
+                        match s4.lock().unwrap().buffers.get(&path).cloned() {
+                            Some(text) => responder.respond(ReadTextFileResponse::new(text)),
+                            None => responder.respond_with_error(
+                                agent_client_protocol::Error::invalid_params().data("no buffer"),
+                            ),
+                        }
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |w: WriteTextFileRequest, responder, _cx| {
+                        let path = w.path.display().to_string();
+                        s5.lock().unwrap().buffers.insert(path, w.content);
+                        responder.respond(WriteTextFileResponse::new())
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
                 .connect_with(transport, async move |cx: v1::ConnectionTo<Agent>| {
                     talk(cx, s3).await
                 }),
@@ -98,10 +123,17 @@ where
 }
 
 async fn init(cx: &v1::ConnectionTo<Agent>) -> agent_client_protocol::Result<Value> {
+    init_with(cx, ClientCapabilities::new()).await
+}
+
+async fn init_with(
+    cx: &v1::ConnectionTo<Agent>,
+    caps: ClientCapabilities,
+) -> agent_client_protocol::Result<Value> {
     let r = cx
         .send_request(
             InitializeRequest::new(agent_client_protocol::schema::ProtocolVersion::V1)
-                .client_capabilities(ClientCapabilities::new()),
+                .client_capabilities(caps),
         )
         .block_task()
         .await?;
@@ -197,6 +229,63 @@ fn an_editor_sees_the_diff_answers_the_question_cancels_and_loads_the_session_ag
     assert_eq!(user, ["change two to 2", "talk"], "{:#?}", seen.updates);
     assert_eq!(find(&seen.updates, "tool_call").len(), 1);
     assert!(seen.questions.is_empty());
+}
+
+#[test]
+fn an_editor_offering_its_files_has_reads_and_edits_go_through_its_buffers() {
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("a.txt");
+    std::fs::write(&file, "saved on disk\n").unwrap();
+    // The editor has a buffer for a denied file too: the rule holds all the same.
+    let global = home.dir.path().join("rab/agent");
+    std::fs::create_dir_all(&global).unwrap();
+    let deny = r#"{"permissions": {"deny": ["read(secret.txt)"]}}"#;
+    std::fs::write(global.join("settings.json"), deny).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("read", json!({"path": "a.txt"})),
+        Turn::tool_call(
+            "edit",
+            json!({"path": "a.txt", "edits": [{"old_text": "unsaved", "new_text": "edited"}]}),
+        ),
+        Turn::tool_call("read", json!({"path": "secret.txt"})),
+        Turn::tool_call("write", json!({"path": "../outside.txt", "content": "escaped"})),
+        Turn::text("done"),
+    ]);
+    let (cwd, key) = (dir.clone(), file.display().to_string());
+    let secret = dir.join("secret.txt").display().to_string();
+    let seen = editor(&home, &llm, &dir, "allow", async move |cx, seen| {
+        seen.lock().unwrap().buffers.insert(key, "unsaved buffer text\n".into());
+        seen.lock().unwrap().buffers.insert(secret, "TOKEN=leaked\n".into());
+        let fs = FileSystemCapabilities::new().read_text_file(true).write_text_file(true);
+        init_with(&cx, ClientCapabilities::new().fs(fs)).await?;
+        let sid = cx.send_request(NewSessionRequest::new(cwd)).block_task().await?.session_id;
+        let r =
+            cx.send_request(PromptRequest::new(sid, vec!["fix it".into()])).block_task().await?;
+        assert_eq!(r.stop_reason, StopReason::EndTurn);
+        Ok(())
+    });
+    // The model read the editor's text, not the disk's.
+    let results = llm.requests()[1].tool_results();
+    assert!(results[0].1.contains("unsaved buffer text"), "{results:?}");
+    // The edit was made on that text and written through the editor; the disk is the
+    // editor's to save.
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.buffers[&file.display().to_string()], "edited buffer text\n");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "saved on disk\n");
+    // The deny rule and the sandbox's roots are checked before the editor is asked.
+    assert_eq!(llm.requests().len(), 5, "{:#?}", seen.updates);
+    let results: Vec<String> =
+        (3..5).map(|i| llm.requests()[i].tool_results().last().unwrap().1.clone()).collect();
+    assert!(
+        !results[0].contains("leaked") && results[0].contains("denied by the rule"),
+        "{results:?}"
+    );
+    assert!(!seen.buffers.keys().any(|k| k.ends_with("outside.txt")), "{:?}", seen.buffers.keys());
+    assert!(!home.dir.path().join("outside.txt").exists());
+    assert!(results[1].contains("is outside the workspace"), "{results:?}");
 }
 
 /// A JSON-RPC line reader and writer over the child's pipes.
