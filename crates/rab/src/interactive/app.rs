@@ -76,6 +76,9 @@ pub struct App {
     /// The last committed tool view, for Ctrl+O.
     pub last_tool: Option<ToolView>,
     pub running: Option<Running>,
+    /// A typed line was sent and its work has not ended: more lines queue like steering
+    /// (the runtime may be starting a run for it).
+    pub line_in_flight: bool,
     pub footer: FooterInfo,
     pub width: usize,
     pub frame: usize,
@@ -132,6 +135,7 @@ impl App {
             expand_tools: false,
             last_tool: None,
             running: None,
+            line_in_flight: false,
             footer: FooterInfo::default(),
             width: 80,
             frame: 0,
@@ -453,7 +457,7 @@ impl App {
             return Effect::None;
         }
         let text = self.editor.submit();
-        if self.running.is_some() {
+        if self.running.is_some() || self.line_in_flight {
             self.queued.push((text.clone(), follow_up));
             return if follow_up { Effect::FollowUp(text) } else { Effect::Steer(text) };
         }

@@ -14,7 +14,9 @@ impl Ui {
             self.open_settings();
             return;
         }
-        self.submit(Op::Line { text: line.to_owned() });
+        let id = self.submit(Op::Line { text: line.to_owned() });
+        self.line = Some(id);
+        self.app.line_in_flight = true;
     }
 
     /// Shows what a command asked for.

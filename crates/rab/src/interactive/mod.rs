@@ -120,6 +120,10 @@ struct Ui {
     labelled: Vec<u64>,
     /// The messages asked for to show a resumed session.
     replay: Option<u64>,
+    /// The typed line whose work goes on.
+    line: Option<u64>,
+    /// Messages sent to steer or follow up, until the runtime took them.
+    queued: Vec<(u64, String)>,
     quit: bool,
 }
 
@@ -143,6 +147,8 @@ impl Ui {
             asks: std::collections::VecDeque::new(),
             labelled: Vec::new(),
             replay: None,
+            line: None,
+            queued: Vec::new(),
             quit: false,
         }
     }
@@ -259,8 +265,19 @@ impl Ui {
             }
             E::Done { submission, result } => {
                 self.end_label(submission);
-                if let Err(e) = result {
-                    self.app.error(&e);
+                if self.line == Some(submission) {
+                    self.line = None;
+                    self.app.line_in_flight = false;
+                }
+                let queued = self.queued.iter().position(|(q, _)| *q == submission);
+                match (queued.map(|i| self.queued.remove(i)), result) {
+                    // The run ended just before the message reached it: it starts one.
+                    (Some((_, text)), Err(_)) => {
+                        self.app.queued.retain(|(t, _)| *t != text);
+                        self.line(&text);
+                    }
+                    (_, Err(e)) => self.app.error(&e),
+                    (_, Ok(())) => {}
                 }
             }
             E::Warning(w) => self.app.error(&format!("warning: {w}")),
@@ -370,10 +387,12 @@ impl Ui {
             Effect::Quit => self.quit = true,
             Effect::Line(line) => self.line(&line),
             Effect::Steer(text) => {
-                self.submit(Op::Steer { text });
+                let id = self.submit(Op::Steer { text: text.clone() });
+                self.queued.push((id, text));
             }
             Effect::FollowUp(text) => {
-                self.submit(Op::FollowUp { text });
+                let id = self.submit(Op::FollowUp { text: text.clone() });
+                self.queued.push((id, text));
             }
             Effect::Interrupt => {
                 if self.app.running.is_some() {
