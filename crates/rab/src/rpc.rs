@@ -216,9 +216,12 @@ pub async fn run(launch: Launch, session: AgentSession) -> u8 {
     crate::EXIT_OK
 }
 
-fn write(value: &Value) {
+fn write(value: &impl Serialize) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{value}");
+    // Straight to the pipe: no intermediate JSON value per event.
+    if serde_json::to_writer(&mut out, value).is_ok() {
+        let _ = out.write_all(b"\n");
+    }
     let _ = out.flush();
 }
 
@@ -235,7 +238,7 @@ fn response(command: &str, id: Option<Value>, result: Result<Option<Value>, Stri
         error,
         id,
     };
-    write(&serde_json::to_value(&line).unwrap_or(Value::Null));
+    write(&line);
 }
 
 /// Reads one request line and submits what it asks.
@@ -332,7 +335,7 @@ fn request(
 /// Writes one runtime event.
 fn event(event: Event, pending: &mut HashMap<u64, Pending>) {
     match event {
-        Event::Agent(e) => write(&serde_json::to_value(&e).unwrap_or(Value::Null)),
+        Event::Agent(e) => write(&e),
         Event::ApprovalRequested { id, request } => write(&question(id, &request)),
         Event::State { submission, state } => {
             if let Some(p) = pending.get_mut(&submission) {
