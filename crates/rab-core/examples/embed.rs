@@ -1,5 +1,5 @@
-//! Embedding rab: a session with one custom tool and a custom event sink, one prompt,
-//! recorded on a session file. Runs offline against the in-repo fake model:
+//! Embedding rab: a session with one custom tool, run by rab's runtime with a custom
+//! event sink, one prompt, recorded on a session file. Runs offline against the in-repo fake model:
 //!
 //! ```sh
 //! cargo run -p rab-core --example embed -- --fake "count the words of 'to be or not to be'"
@@ -10,8 +10,12 @@
 //! The pieces: a model from the registry ([`rab_ai::Registry`]), a provider client
 //! ([`rab_ai::Client`]), the agent's configuration ([`rab_agent::AgentConfig`]), tools
 //! (anything implementing [`rab_agent::Tool`]), a tape ([`rab_session::Tape`]) and
-//! [`rab_core::AgentSession`], which records every message before acting on it and sends
-//! every event to its subscribers.
+//! [`rab_core::AgentSession`], which records every message before acting on it; and
+//! [`rab_core::runtime`], which runs it behind typed ops (`Op::Prompt`, `Op::Steer`,
+//! `Op::Abort`, `Op::Answer`, …) and one stream of events — the same runtime rab's terminal
+//! UI, REPL, print mode, RPC mode and editor protocol drive. (With a full
+//! [`rab_core::setup::Setup`], built from `RuntimeOptions`, `runtime::start_with` also
+//! takes typed lines: commands, shell lines, session operations.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::sync::Arc;
@@ -20,8 +24,8 @@ use rab_agent::{AgentConfig, AgentEvent, AgentTool, DrainMode, Tool, ToolContext
 use rab_agent::{ToolLevel, ToolOutput};
 use rab_ai::{Client, ModelQuery, Registry, RetryPolicy, StreamOptions};
 use rab_core::AgentSession;
+use rab_core::runtime::{Event, Op};
 use rab_session::Tape;
-use tokio_util::sync::CancellationToken;
 
 /// Arguments of the custom tool.
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -99,7 +103,7 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let tape = Tape::create(dir.path(), dir.path(), None);
     let tools: Vec<Arc<dyn AgentTool>> = vec![Arc::new(WordCount)];
-    let (mut session, _) = AgentSession::new(
+    let (session, _) = AgentSession::new(
         Arc::new(Client::new()),
         config,
         "You are terse.".to_owned(),
@@ -108,23 +112,31 @@ async fn main() {
     )
     .unwrap();
 
-    // A custom event sink: print what happens as it happens.
-    let mut events = session.subscribe();
-    let printer = tokio::spawn(async move {
-        while let Some(event) = events.recv().await {
-            match event {
-                AgentEvent::TextDelta { delta } => print!("{delta}"),
-                AgentEvent::ToolCall { call } => {
-                    println!("[tool] {} {}", call.name, call.arguments)
-                }
-                AgentEvent::ToolResult { result, .. } => println!("[result] {}", result.text()),
-                AgentEvent::AgentEnd { .. } => println!(),
-                _ => {}
+    // The runtime owns the session; the custom event sink prints what happens.
+    let (mut rt, _questions) = rab_core::runtime::start(session);
+    rt.submit(Op::Prompt { text: prompt, images: Vec::new() });
+    while let Some(event) = rt.events.recv().await {
+        match event {
+            Event::Agent(AgentEvent::TextDelta { delta }) => print!("{delta}"),
+            Event::Agent(AgentEvent::ToolCall { call }) => {
+                println!("[tool] {} {}", call.name, call.arguments)
             }
+            Event::Agent(AgentEvent::ToolResult { result, .. }) => {
+                println!("[result] {}", result.text())
+            }
+            // This session has no permission gate; with one, questions come here and are
+            // answered with `Op::Answer { id, approval }`.
+            Event::ApprovalRequested { id, .. } => {
+                rt.submit(Op::Answer { id, approval: rab_core::Approval::Once });
+            }
+            Event::RunEnded { stop, .. } => {
+                println!("\nstopped: {stop:?}");
+                break;
+            }
+            _ => {}
         }
-    });
-    let stop = session.prompt(prompt, CancellationToken::new()).await;
-    drop(session);
-    printer.await.unwrap();
-    println!("stopped: {stop:?}");
+    }
+    // The session comes back, recorded.
+    let session = rt.finish().await.unwrap();
+    println!("recorded {} messages", session.agent().messages().len());
 }

@@ -97,6 +97,11 @@ pub enum Op {
         /// Summarise the abandoned branch.
         summarise: bool,
     },
+    /// Summarises the session and continues in a fresh one linked to it.
+    Handoff {
+        /// What the summary should keep.
+        focus: Option<String>,
+    },
     /// A new session in the same directory.
     NewSession,
     /// Continues the session in this file.
@@ -701,6 +706,9 @@ impl Actor {
             }
             Op::Line { text } => self.line(id, text).await,
             Op::NewSession => self.new_session(id),
+            Op::Handoff { focus } => {
+                self.outcome(id, crate::CommandOutcome::Handoff(focus)).await;
+            }
             Op::Branch { entry, summarise } => {
                 let outcome = crate::CommandOutcome::Branch(entry.unwrap_or_default(), summarise);
                 self.outcome(id, outcome).await;
