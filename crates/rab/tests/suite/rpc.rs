@@ -200,8 +200,16 @@ fn steer_and_follow_up_reach_the_running_agent_and_abort_stops_it() {
     let end = rpc.event("agent_end");
     assert!(end.to_string().contains("bort"), "{end}");
     rpc.send(r#"{"type": "get_messages"}"#);
-    assert_eq!(rpc.response("get_messages")["success"], true);
+    let messages = rpc.response("get_messages")["data"]["messages"].as_array().unwrap().len();
+    rpc.send(r#"{"type": "get_state"}"#);
+    let file = rpc.response("get_state")["data"]["sessionFile"].as_str().unwrap().to_owned();
     rpc.end();
+    // The tape is whole: it reads without warnings, every call has its result, and it
+    // holds what the runtime reported.
+    let (mut tape, warnings) = rab_session::Tape::open(std::path::Path::new(&file)).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(tape.repair().unwrap(), 0, "no call without its result");
+    assert_eq!(tape.messages().len(), messages);
 }
 
 #[test]
