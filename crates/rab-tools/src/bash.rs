@@ -113,6 +113,9 @@ impl Tool for Bash {
             return self.start_in_background(&args.command);
         }
         let secs = args.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS).clamp(1, MAX_TIMEOUT_SECS);
+        if let Some(terminal) = self.ws.editor().terminal() {
+            return in_terminal(terminal, &args.command, &self.ws.root(), secs, &cx).await;
+        }
         let started = Instant::now();
         let root = self.ws.root();
         let (child, output) = spawn(&args.command, &self.ws).map_err(|e| {
@@ -161,6 +164,46 @@ impl Bash {
         );
         Ok(ToolOutput::text(text).with_details(json!({"backgroundId": id})))
     }
+}
+
+/// Runs the command in the editor's terminal and reports it as the tool does.
+async fn in_terminal(
+    terminal: &dyn crate::editor_files::EditorTerminal,
+    command: &str,
+    root: &std::path::Path,
+    secs: u64,
+    cx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let started = Instant::now();
+    let timeout = Duration::from_secs(secs);
+    let run = terminal
+        .run(command, root, &cx.call_id, cx.cancel.clone(), timeout)
+        .await
+        .map_err(|e| ToolError::Model(format!("the editor's terminal could not run it: {e}")))?;
+    let body =
+        crate::truncate::tail(&run.output, crate::truncate::MAX_LINES, crate::truncate::MAX_BYTES)
+            .text;
+    let status = if run.is_aborted {
+        format!("{ABORTED}; the editor's terminal was killed")
+    } else if run.is_timed_out {
+        format!("timed out after {secs}s; the editor's terminal was killed")
+    } else {
+        match (run.exit_code, &run.signal) {
+            (Some(0), _) => {
+                let details = json!({
+                    "exitCode": 0,
+                    "durationMs": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                    "truncated": run.is_truncated,
+                    "editorTerminal": true,
+                });
+                return Ok(ToolOutput::text(body).with_details(details));
+            }
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(signal)) => format!("killed by signal {signal}"),
+            (None, None) => "ended without an exit code".to_owned(),
+        }
+    };
+    Err(ToolError::Model(format!("{status}\n{body}")))
 }
 
 /// How the command ended.

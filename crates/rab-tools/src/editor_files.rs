@@ -4,11 +4,16 @@
 //! write lands in the editor's buffer (which saves it), so the editor tracks the change.
 //! Paths are resolved and checked (sandbox, permission rules) before the editor is
 //! asked, as for the disk.
+//!
+//! An editor's terminal ([`EditorTerminal`]) runs `bash` commands where the user sees
+//! them — outside rab's sandbox, so only when the user asks for it.
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rab_agent::BoxFuture;
+use tokio_util::sync::CancellationToken;
 
 /// An editor's files.
 pub trait EditorFiles: Send + Sync {
@@ -22,17 +27,56 @@ pub trait EditorFiles: Send + Sync {
     fn write<'a>(&'a self, path: &'a Path, content: String) -> BoxFuture<'a, Result<(), String>>;
 }
 
-/// Shared editor files, or none.
+/// An editor's terminal, where `bash` runs its commands when the user asks for it.
+pub trait EditorTerminal: Send + Sync {
+    /// Runs `sh -c command` in `cwd` for the call `call_id`; ends it on `cancel` or after
+    /// `timeout`.
+    fn run<'a>(
+        &'a self,
+        command: &'a str,
+        cwd: &'a Path,
+        call_id: &'a str,
+        cancel: CancellationToken,
+        timeout: Duration,
+    ) -> BoxFuture<'a, Result<TerminalRun, String>>;
+}
+
+/// How a command in the editor's terminal ended.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TerminalRun {
+    /// Its output, as the terminal kept it.
+    pub output: String,
+    /// The terminal kept only the end of it.
+    pub is_truncated: bool,
+    /// Its exit code, when it exited.
+    pub exit_code: Option<u32>,
+    /// The signal that ended it.
+    pub signal: Option<String>,
+    /// It ran past its timeout and was killed.
+    pub is_timed_out: bool,
+    /// It was interrupted and killed.
+    pub is_aborted: bool,
+}
+
+/// Shared editor files and terminal, or none.
 #[derive(Clone, Default)]
-pub struct Editor(pub(crate) Option<Arc<dyn EditorFiles>>);
+pub struct Editor(
+    pub(crate) Option<Arc<dyn EditorFiles>>,
+    pub(crate) Option<Arc<dyn EditorTerminal>>,
+);
 
 impl std::fmt::Debug for Editor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "Editor(set)" } else { "Editor(none)" })
+        write!(f, "Editor(files: {}, terminal: {})", self.0.is_some(), self.1.is_some())
     }
 }
 
 impl Editor {
+    /// The editor's terminal, when commands run there.
+    pub fn terminal(&self) -> Option<&dyn EditorTerminal> {
+        self.1.as_deref()
+    }
+
     /// The editor, when it reads files.
     pub fn reader(&self) -> Option<&dyn EditorFiles> {
         self.0.as_deref().filter(|e| e.can_read())

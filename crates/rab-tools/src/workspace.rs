@@ -85,7 +85,17 @@ impl Workspace {
         mut self,
         editor: Option<Arc<dyn crate::editor_files::EditorFiles>>,
     ) -> Self {
-        self.editor = crate::editor_files::Editor(editor);
+        self.editor.0 = editor;
+        self
+    }
+
+    /// Runs `bash` commands in an editor's terminal (outside the sandbox: only when the
+    /// user asks for it).
+    pub fn with_editor_terminal(
+        mut self,
+        terminal: Option<Arc<dyn crate::editor_files::EditorTerminal>>,
+    ) -> Self {
+        self.editor.1 = terminal;
         self
     }
 

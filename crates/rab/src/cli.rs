@@ -148,6 +148,11 @@ pub struct Cli {
     #[arg(long)]
     pub verbose: bool,
 
+    /// With `--mode acp`: run commands in the editor's terminal when it offers one. They
+    /// then run outside rab's sandbox, with the editor's environment.
+    #[arg(long)]
+    pub editor_terminal: bool,
+
     /// Use the plain line-oriented REPL instead of the terminal UI.
     #[arg(long)]
     pub repl: bool,

@@ -179,7 +179,8 @@ impl Setup {
         )?;
         let workspace = tools::workspace(&env, &cwd, safety.sandbox)
             .with_read_filter(safety.gate.read_filter())
-            .with_editor_files(options.editor_files.clone());
+            .with_editor_files(options.editor_files.clone())
+            .with_editor_terminal(options.editor_terminal.clone());
         let inbox = crate::inbox::Inbox::default();
         let (enter_plan, exit_plan) =
             crate::plan_tools(safety.gate.mode().clone(), safety.approver.clone());

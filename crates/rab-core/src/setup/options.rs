@@ -34,6 +34,9 @@ pub struct RuntimeOptions {
     pub sandbox_helper: Option<PathBuf>,
     /// An editor whose files the file tools read and write (rab driven from an editor).
     pub editor_files: Option<Arc<dyn rab_tools::editor_files::EditorFiles>>,
+    /// An editor's terminal `bash` runs commands in (outside the sandbox: only when the
+    /// user asks for it).
+    pub editor_terminal: Option<Arc<dyn rab_tools::editor_files::EditorTerminal>>,
     /// The model.
     pub model: ModelChoice,
     /// Which tools.
@@ -61,6 +64,7 @@ impl RuntimeOptions {
             factories: Vec::new(),
             sandbox_helper: None,
             editor_files: None,
+            editor_terminal: None,
             model: ModelChoice::default(),
             tools: ToolChoice::default(),
             safety: SafetyChoice::default(),

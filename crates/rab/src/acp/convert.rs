@@ -193,11 +193,16 @@ fn tool_result(
         .map(|d| diffs(d, cwd))
         .unwrap_or_default();
     let text = Content::join_text(content);
-    if shown.is_empty() || is_error {
+    // A command that ran in the editor's terminal stays shown there.
+    let in_terminal = details.as_ref().is_some_and(|d| d["editorTerminal"] == true);
+    if (shown.is_empty() && !in_terminal) || is_error {
         shown.push(tail(&text, MAX_OUTPUT).into());
     }
     let status = if is_error { ToolCallStatus::Failed } else { ToolCallStatus::Completed };
-    let mut fields = ToolCallUpdateFields::new().status(status).content(shown);
+    let mut fields = ToolCallUpdateFields::new().status(status);
+    if !shown.is_empty() {
+        fields = fields.content(shown);
+    }
     if let Some(d) = details {
         fields = fields.raw_output(d.clone());
     }

@@ -35,6 +35,8 @@ use convert::{ToolLookup, Translator};
 struct Acp {
     /// What the editor offers: reading and writing its files.
     files: Mutex<(bool, bool)>,
+    /// The editor offers a terminal.
+    terminal: Mutex<bool>,
     cli: Cli,
     env: Env,
     paths: Paths,
@@ -53,6 +55,7 @@ struct Live {
 pub fn run(cli: &Cli, env: Env, paths: Paths, extensions: Vec<Arc<dyn Extension>>) -> u8 {
     let acp = Arc::new(Acp {
         files: Mutex::new((false, false)),
+        terminal: Mutex::new(false),
         cli: cli.clone(),
         env,
         paths,
@@ -92,6 +95,9 @@ impl ConnectTo<Client> for RabAcp {
                     let fs = &req.client_capabilities.fs;
                     if let Ok(mut files) = a1.files.lock() {
                         *files = (fs.read_text_file, fs.write_text_file);
+                    }
+                    if let Ok(mut terminal) = a1.terminal.lock() {
+                        *terminal = req.client_capabilities.terminal;
                     }
                     responder.respond(
                         InitializeResponse::new(req.protocol_version)
@@ -272,6 +278,11 @@ impl Acp {
         if read || write {
             let files = EditorFiles { cx: cx.clone(), session: session.clone(), read, write };
             options.editor_files = Some(Arc::new(files));
+        }
+        let has_terminal = self.terminal.lock().map(|t| *t).unwrap_or_default();
+        if self.cli.editor_terminal && has_terminal {
+            let terminal = EditorTerminal { cx: cx.clone(), session: session.clone() };
+            options.editor_terminal = Some(Arc::new(terminal));
         }
         #[cfg(feature = "mcp")]
         options.factories.push(Arc::new(crate::mcp::Servers::with(mcp_servers(servers, cwd)?)));
@@ -490,6 +501,82 @@ impl rab_tools::editor_files::EditorFiles for EditorFiles {
             let asked = WriteTextFileRequest::new(sid, path.to_path_buf(), content);
             let answer = self.cx.send_request(asked).block_task().await;
             answer.map(|_| ()).map_err(|e| format!("the editor could not write it: {e}"))
+        })
+    }
+}
+
+/// The editor's terminal, used for commands only with `--editor-terminal` (there they run
+/// outside rab's sandbox): the command shows in the tool call as a live terminal.
+struct EditorTerminal {
+    cx: v1::ConnectionTo<Client>,
+    session: Arc<OnceLock<SessionId>>,
+}
+
+impl EditorTerminal {
+    async fn run_in(
+        &self,
+        command: &str,
+        cwd: &Path,
+        call_id: &str,
+        cancel: tokio_util::sync::CancellationToken,
+        timeout: std::time::Duration,
+    ) -> Result<rab_tools::editor_files::TerminalRun, agent_client_protocol::Error> {
+        use agent_client_protocol::v1::schema::{
+            CreateTerminalRequest, KillTerminalRequest, ReleaseTerminalRequest, Terminal,
+            TerminalOutputRequest, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
+            WaitForTerminalExitRequest,
+        };
+        let Some(sid) = self.session.get().cloned() else {
+            return Err(Error::internal_error().data("the session is not open yet"));
+        };
+        let create = CreateTerminalRequest::new(sid.clone(), "sh")
+            .args(vec!["-c".to_owned(), command.to_owned()])
+            .cwd(cwd.to_path_buf())
+            .output_byte_limit(Some(1024 * 1024));
+        let id = self.cx.send_request(create).block_task().await?.terminal_id;
+        // The editor shows the terminal in the tool call.
+        let shown = ToolCallUpdateFields::new()
+            .content(vec![ToolCallContent::Terminal(Terminal::new(id.clone()))]);
+        let update = SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.to_owned(), shown));
+        let _ = self.cx.send_notification(SessionNotification::new(sid.clone(), update));
+        let wait = self.cx.send_request(WaitForTerminalExitRequest::new(sid.clone(), id.clone()));
+        let mut run = rab_tools::editor_files::TerminalRun::default();
+        tokio::select! {
+            exited = wait.block_task() => {
+                let status = exited?.exit_status;
+                run.exit_code = status.exit_code;
+                run.signal = status.signal;
+            }
+            () = cancel.cancelled() => run.is_aborted = true,
+            () = tokio::time::sleep(timeout) => run.is_timed_out = true,
+        }
+        if run.is_aborted || run.is_timed_out {
+            let kill = KillTerminalRequest::new(sid.clone(), id.clone());
+            let _ = self.cx.send_request(kill).block_task().await;
+        }
+        let output = self
+            .cx
+            .send_request(TerminalOutputRequest::new(sid.clone(), id.clone()))
+            .block_task()
+            .await?;
+        run.output = output.output;
+        run.is_truncated = output.truncated;
+        let _ = self.cx.send_request(ReleaseTerminalRequest::new(sid, id)).block_task().await;
+        Ok(run)
+    }
+}
+
+impl rab_tools::editor_files::EditorTerminal for EditorTerminal {
+    fn run<'a>(
+        &'a self,
+        command: &'a str,
+        cwd: &'a Path,
+        call_id: &'a str,
+        cancel: tokio_util::sync::CancellationToken,
+        timeout: std::time::Duration,
+    ) -> rab_agent::BoxFuture<'a, Result<rab_tools::editor_files::TerminalRun, String>> {
+        Box::pin(async move {
+            self.run_in(command, cwd, call_id, cancel, timeout).await.map_err(|e| e.to_string())
         })
     }
 }

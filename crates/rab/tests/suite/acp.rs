@@ -10,11 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, FileSystemCapabilities, InitializeRequest,
-    LoadSessionRequest, NewSessionRequest, PromptRequest, ReadTextFileRequest,
-    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    CancelNotification, ClientCapabilities, CreateTerminalRequest, CreateTerminalResponse,
+    FileSystemCapabilities, InitializeRequest, LoadSessionRequest, NewSessionRequest,
+    PromptRequest, ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest,
+    ReleaseTerminalResponse, RequestPermissionOutcome, RequestPermissionRequest,
     RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, StopReason,
-    WriteTextFileRequest, WriteTextFileResponse,
+    TerminalExitStatus, TerminalOutputRequest, TerminalOutputResponse, WaitForTerminalExitRequest,
+    WaitForTerminalExitResponse, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client, v1};
 use rab_fake_llm::{FakeLlm, Turn};
@@ -33,6 +35,8 @@ struct Seen {
     /// The editor's buffers, by path, when it offers its files (reads come from here,
     /// writes go here).
     buffers: std::collections::HashMap<String, String>,
+    /// Commands run in the editor's terminal, with their output.
+    terminals: Vec<(String, String)>,
 }
 
 /// Runs `rab --mode acp` in `cwd` and `talk` as the editor over its pipes, answering
@@ -49,10 +53,28 @@ where
         + Send
         + 'static,
 {
+    editor_with(home, llm, cwd, &[], answer, talk)
+}
+
+/// [`editor`] with more options for rab.
+fn editor_with<F>(
+    home: &Home,
+    llm: &FakeLlm,
+    cwd: &Path,
+    args: &[&str],
+    answer: &'static str,
+    talk: F,
+) -> Arc<Mutex<Seen>>
+where
+    F: AsyncFnOnce(v1::ConnectionTo<Agent>, Arc<Mutex<Seen>>) -> agent_client_protocol::Result<()>
+        + Send
+        + 'static,
+{
     let mut cmd: tokio::process::Command =
         home.rab_for("anthropic-messages", llm, Some("k")).into();
     cmd.current_dir(cwd)
         .args(["--mode", "acp"])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -65,7 +87,8 @@ where
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
-        let (s1, s2, s3, s4, s5) = (s.clone(), s.clone(), s.clone(), s.clone(), s);
+        let (s1, s2, s3, s4, s5, s6, s7) =
+            (s.clone(), s.clone(), s.clone(), s.clone(), s.clone(), s.clone(), s);
         let talked = tokio::time::timeout(
             T,
             Client
@@ -110,8 +133,48 @@ where
                     },
                     agent_client_protocol::on_receive_request!(),
                 )
+                // A terminal that runs the command at once and keeps its output.
+                .on_receive_request(
+                    async move |t: CreateTerminalRequest, responder, _cx| {
+                        let out = std::process::Command::new(&t.command)
+                            .args(&t.args)
+                            .current_dir(t.cwd.clone().unwrap())
+                            .output()
+                            .unwrap();
+                        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+                        let mut seen = s6.lock().unwrap();
+                        seen.terminals.push((t.args.join(" "), text));
+                        responder.respond(CreateTerminalResponse::new(format!(
+                            "t{}",
+                            seen.terminals.len()
+                        )))
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |_: WaitForTerminalExitRequest, responder, _cx| {
+                        responder.respond(WaitForTerminalExitResponse::new(
+                            TerminalExitStatus::new().exit_code(0),
+                        ))
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |t: TerminalOutputRequest, responder, _cx| {
+                        let n: usize = t.terminal_id.0[1..].parse().unwrap();
+                        let text = s3.lock().unwrap().terminals[n - 1].1.clone();
+                        responder.respond(TerminalOutputResponse::new(text, false))
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
+                .on_receive_request(
+                    async move |_: ReleaseTerminalRequest, responder, _cx| {
+                        responder.respond(ReleaseTerminalResponse::new())
+                    },
+                    agent_client_protocol::on_receive_request!(),
+                )
                 .connect_with(transport, async move |cx: v1::ConnectionTo<Agent>| {
-                    talk(cx, s3).await
+                    talk(cx, s7).await
                 }),
         )
         .await;
@@ -286,6 +349,49 @@ fn an_editor_offering_its_files_has_reads_and_edits_go_through_its_buffers() {
     assert!(!seen.buffers.keys().any(|k| k.ends_with("outside.txt")), "{:?}", seen.buffers.keys());
     assert!(!home.dir.path().join("outside.txt").exists());
     assert!(results[1].contains("is outside the workspace"), "{results:?}");
+}
+
+#[test]
+fn commands_run_in_the_editors_terminal_only_when_asked() {
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let llm = FakeLlm::start();
+    let turns = || {
+        [Turn::tool_call("bash", json!({"command": "echo from-the-terminal"})), Turn::text("done")]
+    };
+    let talk = |cwd: std::path::PathBuf| {
+        async move |cx: v1::ConnectionTo<Agent>, _: Arc<Mutex<Seen>>| {
+            init_with(&cx, ClientCapabilities::new().terminal(true)).await?;
+            let sid = cx.send_request(NewSessionRequest::new(cwd)).block_task().await?.session_id;
+            let r =
+                cx.send_request(PromptRequest::new(sid, vec!["run".into()])).block_task().await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            Ok(())
+        }
+    };
+    // Offered but not asked for: the command runs in rab's sandbox.
+    llm.script(turns());
+    let seen = editor_with(&home, &llm, &dir, &["--yolo"], "allow", talk(dir.clone()));
+    assert!(seen.lock().unwrap().terminals.is_empty());
+    assert!(llm.requests()[1].tool_results()[0].1.contains("from-the-terminal"));
+    // Asked for: the editor runs it, the model gets its output, the call shows it.
+    llm.script(turns());
+    let seen = editor_with(
+        &home,
+        &llm,
+        &dir,
+        &["--yolo", "--editor-terminal"],
+        "allow",
+        talk(dir.clone()),
+    );
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.terminals.len(), 1, "{:?}", seen.terminals);
+    assert_eq!(seen.terminals[0].0, "-c echo from-the-terminal");
+    assert!(llm.requests()[3].tool_results()[0].1.contains("from-the-terminal"));
+    let shown = find(&seen.updates, "tool_call_update");
+    assert!(shown.iter().any(|u| u["content"][0]["type"] == "terminal"), "{:#?}", seen.updates);
+    assert!(shown.iter().any(|u| u["status"] == "completed"));
 }
 
 /// A JSON-RPC line reader and writer over the child's pipes.
