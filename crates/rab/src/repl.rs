@@ -47,10 +47,11 @@ pub async fn run(setup: Setup, session: AgentSession, first: Option<String>) -> 
                         }
                     },
                     // A scheduled prompt fires while the REPL waits for a line.
+                    // A run starts by itself (a scheduled prompt): follow it to its end.
                     Some(event) = rt.events.recv() => {
-                        if let Event::CronFired { job, prompt, .. } = &event {
-                            println!("(scheduled prompt {job}: {})", safe(prompt));
-                            if !wait(&mut rt, 0, &mut lines, &mut out, &mut setup).await {
+                        if let Event::RunStarted { submission } = event {
+                            let waited = wait(&mut rt, submission, true, &mut lines, &mut out, &mut setup);
+                            if !waited.await {
                                 break;
                             }
                         } else {
@@ -65,7 +66,7 @@ pub async fn run(setup: Setup, session: AgentSession, first: Option<String>) -> 
             continue;
         }
         let submission = rt.submit(Op::Line { text: line });
-        if !wait(&mut rt, submission, &mut lines, &mut out, &mut setup).await {
+        if !wait(&mut rt, submission, false, &mut lines, &mut out, &mut setup).await {
             break;
         }
     }
@@ -80,12 +81,21 @@ pub async fn run(setup: Setup, session: AgentSession, first: Option<String>) -> 
 async fn wait(
     rt: &mut RuntimeHandle,
     submission: u64,
+    is_running: bool,
     lines: &mut Input,
     out: &mut Printer,
     setup: &mut Arc<Setup>,
 ) -> bool {
-    let mut watcher: Option<tokio::task::JoinHandle<()>> = None;
-    let mut is_running = false;
+    let interrupts = |rt: &RuntimeHandle| {
+        let aborter = rt.aborter();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                aborter.abort();
+            }
+        })
+    };
+    let mut watcher = is_running.then(|| interrupts(rt));
+    let mut is_running = is_running;
     let mut is_quit = false;
     let mut follow = Vec::new();
     let ended = loop {
@@ -97,12 +107,7 @@ async fn wait(
             }
             Event::RunStarted { submission: s } if s == submission => {
                 is_running = true;
-                let aborter = rt.aborter();
-                watcher = Some(tokio::spawn(async move {
-                    if tokio::signal::ctrl_c().await.is_ok() {
-                        aborter.abort();
-                    }
-                }));
+                watcher = Some(interrupts(rt));
             }
             Event::RunEnded { submission: s, stop } if s == submission => {
                 out.line_end();

@@ -785,3 +785,6 @@ impl Actor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -253,7 +253,14 @@ impl Ui {
                     self.next_question();
                 }
             }
-            E::RunStarted { .. } => self.app.run_started(),
+            E::RunStarted { .. } => {
+                // A run no typed line started carries what was queued too late for the
+                // last one (or a scheduled prompt).
+                if self.line.is_none() {
+                    self.app.queued.clear();
+                }
+                self.app.run_started();
+            }
             E::RunEnded { stop, .. } => self.app.run_ended(&stop),
             E::StateChanged(state) => {
                 self.app.update_footer(&state);

@@ -1,0 +1,153 @@
+//! The runtime with a real set-up against the fake model: typed lines classified once
+//! (commands, shell lines, prompts with shared output), views, questions withdrawn when
+//! their run is aborted.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rab_config::{Env, Paths};
+use rab_fake_llm::{FakeLlm, Turn};
+use serde_json::json;
+
+use super::{Event, Op, RuntimeHandle, View, start_with};
+use crate::setup::{RuntimeOptions, Setup, TapeChoice};
+
+/// A runtime over a new session in a temporary project, talking to `llm`.
+fn runtime(llm: &FakeLlm, dir: &std::path::Path) -> RuntimeHandle {
+    let cwd = dir.join("proj");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let env = Env::from_pairs([
+        ("HOME", dir.display().to_string()),
+        ("ANTHROPIC_API_KEY", "k".to_owned()),
+        ("ANTHROPIC_BASE_URL", llm.url()),
+    ]);
+    let mut options = RuntimeOptions::new(env, Paths::at(dir.join("rab")), cwd);
+    options.model.provider = Some("anthropic".into());
+    options.safety.sandbox = Some("off".into());
+    let setup = Setup::new(options).unwrap();
+    let (tape, _) = setup.tape(&TapeChoice::default()).unwrap();
+    let (session, _) = setup.session(tape).unwrap();
+    start_with(Arc::new(setup), session)
+}
+
+/// Events until `submission` is done (and its run, if it started one, has ended).
+async fn until_done(rt: &mut RuntimeHandle, submission: u64) -> Vec<Event> {
+    let mut out = Vec::new();
+    let mut is_running = false;
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(20), rt.events.recv())
+            .await
+            .expect("the runtime answers")
+            .expect("the runtime is alive");
+        let end = match &event {
+            Event::RunStarted { submission: s } if *s == submission => {
+                is_running = true;
+                false
+            }
+            Event::RunEnded { submission: s, .. } => *s == submission,
+            Event::Done { submission: s, .. } => *s == submission && !is_running,
+            _ => false,
+        };
+        out.push(event);
+        if end {
+            return out;
+        }
+    }
+}
+
+fn infos(events: &[Event]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Info { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn refusal(events: &[Event]) -> Option<&str> {
+    events.iter().find_map(|e| match e {
+        Event::Done { result: Err(why), .. } => Some(why.as_str()),
+        _ => None,
+    })
+}
+
+#[tokio::test]
+async fn typed_lines_are_commands_shell_lines_or_prompts_classified_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("ok")]);
+    let mut rt = runtime(&llm, dir.path());
+
+    let id = rt.submit(Op::Line { text: "/name first".into() });
+    assert_eq!(infos(&until_done(&mut rt, id).await), ["named: first"]);
+    let id = rt.submit(Op::Line { text: "/nosuch".into() });
+    let events = until_done(&mut rt, id).await;
+    assert!(refusal(&events).is_some_and(|r| r.contains("unknown command /nosuch")));
+
+    // `!cmd` keeps its output for the next prompt; `!!cmd` does not.
+    let id = rt.submit(Op::Line { text: "!echo shared-output".into() });
+    let events = until_done(&mut rt, id).await;
+    assert!(events.iter().any(|e| matches!(e, Event::ShellStarted { .. })));
+    let shared = events.iter().any(|e| {
+        matches!(e, Event::ShellEnded { output, is_shared: true, .. } if output.contains("shared-output"))
+    });
+    assert!(shared, "{events:?}");
+    let id = rt.submit(Op::Line { text: "!!echo private-output".into() });
+    let events = until_done(&mut rt, id).await;
+    assert!(events.iter().any(|e| matches!(e, Event::ShellEnded { is_shared: false, .. })));
+    assert!(llm.requests().is_empty(), "no shell line called the model");
+
+    let id = rt.submit(Op::Line { text: "hello".into() });
+    let events = until_done(&mut rt, id).await;
+    assert!(events.iter().any(|e| matches!(e, Event::RunEnded { .. })));
+    let sent = llm.requests()[0].last_user_text().unwrap();
+    assert!(sent.contains("shared-output") && sent.ends_with("hello"), "{sent}");
+    assert!(!sent.contains("private-output"), "{sent}");
+
+    // What needs a person comes as a view.
+    let id = rt.submit(Op::Line { text: "/tree".into() });
+    let events = until_done(&mut rt, id).await;
+    let tree = events.iter().find_map(|e| match e {
+        Event::Show { view: View::Tree(items), .. } => Some(items),
+        _ => None,
+    });
+    let items = tree.expect("the tree view");
+    assert_eq!(items.len(), 1, "one user message: {items:?}");
+    assert!(items[0].full_text.ends_with("hello"));
+}
+
+#[tokio::test]
+async fn an_aborted_run_withdraws_its_question_and_a_line_waits_for_no_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("bash", json!({"command": "echo asked"}))]);
+    let mut rt = runtime(&llm, dir.path());
+    let id = rt.submit(Op::Prompt { text: "run it".into(), images: Vec::new() });
+    let question = loop {
+        match rt.events.recv().await.unwrap() {
+            Event::ApprovalRequested { id, request } => {
+                assert_eq!(request.tool, "bash");
+                assert!(!request.call_id.is_empty());
+                break id;
+            }
+            _ => continue,
+        }
+    };
+    // A line while the run goes on is refused, not queued behind it.
+    let line = rt.submit(Op::Line { text: "/name busy".into() });
+    rt.submit(Op::Abort);
+    let events = until_done(&mut rt, id).await;
+    let closed =
+        events.iter().any(|e| matches!(e, Event::QuestionClosed { id } if *id == question));
+    assert!(closed, "{events:?}");
+    let refused = events
+        .iter()
+        .any(|e| matches!(e, Event::Done { submission, result: Err(_) } if *submission == line));
+    assert!(refused, "{events:?}");
+    let stop = events.iter().find_map(|e| match e {
+        Event::RunEnded { stop, .. } => Some(stop.clone()),
+        _ => None,
+    });
+    assert_eq!(stop, Some(rab_agent::StopCause::Aborted));
+}
