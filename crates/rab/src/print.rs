@@ -64,6 +64,8 @@ pub async fn run(
     let mut stop = None;
     let mut code = EXIT_OK;
     let mut is_running = false;
+    // A shell line's output waits for the next prompt (`!cmd`, or `,,cmd` refused).
+    let mut shared = false;
     while let Some(event) = handle.events.recv().await {
         match event {
             Event::Agent(event) => {
@@ -97,6 +99,7 @@ pub async fn run(
             }
             Event::ShellEnded { output, is_error, is_shared, .. } => {
                 if is_shared {
+                    shared = true;
                     continue;
                 }
                 if is_error {
@@ -117,7 +120,7 @@ pub async fn run(
                     break;
                 }
                 // A `!cmd`: print mode has no next prompt, so its output goes now.
-                Ok(()) if !is_running && line.starts_with('!') && !line.starts_with("!!") => {
+                Ok(()) if !is_running && std::mem::take(&mut shared) => {
                     submission =
                         handle.submit(Op::Prompt { text: String::new(), images: Vec::new() });
                 }

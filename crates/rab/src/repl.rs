@@ -95,32 +95,53 @@ async fn wait(
         })
     };
     let mut watcher = is_running.then(|| interrupts(rt));
-    let mut is_running = is_running;
+    // Whether the submission's own work (its line, then its run) has ended.
+    let (mut is_running, mut is_done) = (is_running, is_running);
     let mut is_quit = false;
     let mut follow = Vec::new();
-    let ended = loop {
-        let Some(event) = rt.events.recv().await else { break true };
+    // Runs the submission did not start (a scheduled prompt meanwhile): followed too.
+    let mut others: Vec<u64> = Vec::new();
+    loop {
+        let Some(event) = rt.events.recv().await else {
+            eprintln!("rab: the session's runtime ended");
+            return false;
+        };
         match event {
             Event::ApprovalRequested { id, request } => {
                 let approval = ask(&request, lines).await;
                 rt.submit(Op::Answer { id, approval });
             }
-            Event::RunStarted { submission: s } if s == submission => {
-                is_running = true;
+            Event::RunStarted { submission: s } => {
+                if s == submission {
+                    is_running = true;
+                } else {
+                    others.push(s);
+                }
+                if watcher.is_none() {
+                    watcher = Some(interrupts(rt));
+                }
+            }
+            // A compaction or a handoff talks to the model: Ctrl+C stops it too.
+            Event::OpStarted { submission: s, .. } if s == submission && watcher.is_none() => {
                 watcher = Some(interrupts(rt));
             }
-            Event::RunEnded { submission: s, stop } if s == submission => {
+            Event::RunEnded { submission: s, stop } if s == submission || others.contains(&s) => {
                 out.line_end();
                 stopped(&stop);
-                break true;
+                if s == submission && is_running {
+                    is_running = false;
+                    is_done = true;
+                } else {
+                    others.retain(|o| *o != s);
+                }
             }
             Event::Done { submission: s, result } if s == submission || follow.contains(&s) => {
                 if let Err(e) = result {
                     eprintln!("rab: {}", safe(&e));
                 }
                 follow.retain(|f| *f != s);
-                if !is_running && follow.is_empty() {
-                    break true;
+                if s == submission && !is_running {
+                    is_done = true;
                 }
             }
             Event::Quit { .. } => is_quit = true,
@@ -137,11 +158,14 @@ async fn wait(
             }
             other => out.event(other, setup),
         }
-    };
+        if is_done && !is_running && follow.is_empty() && others.is_empty() {
+            break;
+        }
+    }
     if let Some(w) = watcher {
         w.abort();
     }
-    ended && !is_quit
+    !is_quit
 }
 
 fn stopped(stop: &StopCause) {
@@ -265,7 +289,8 @@ impl Printer {
             | Event::Quit { .. }
             | Event::StateChanged(_)
             | Event::QuestionClosed { .. }
-            | Event::ShellStarted { .. } => {}
+            | Event::ShellStarted { .. }
+            | Event::OpStarted { .. } => {}
             Event::ServiceStatus(s) => match &s.state {
                 rab_core::ServiceState::Failed(why) | rab_core::ServiceState::Crashed(why) => {
                     let first = why.lines().next().unwrap_or_default();

@@ -372,7 +372,8 @@ fn event(event: Event, pending: &mut HashMap<u64, Pending>) {
         | Event::SetupChanged(_)
         | Event::Quit { .. }
         | Event::StateChanged(_)
-        | Event::ShellStarted { .. } => {}
+        | Event::ShellStarted { .. }
+        | Event::OpStarted { .. } => {}
         Event::ServiceStatus(s) => {
             let detail = match &s.state {
                 rab_core::ServiceState::Failed(why) | rab_core::ServiceState::Crashed(why) => {

@@ -14,6 +14,24 @@ use crate::session::AgentSession;
 use crate::setup::Setup;
 use crate::shell_line::ShellResult;
 
+/// A session operation that talks to the model: run off the actor like a run, so events
+/// flow and `Op::Abort` cancels it.
+pub(super) enum SessionOp {
+    /// `/compact [focus]`.
+    Compact(Option<String>),
+    /// `/tree N [summary]`: continue after an entry, maybe summarising what is left.
+    Branch(Option<String>, bool),
+    /// `/handoff [focus]`.
+    Handoff(Option<String>),
+}
+
+/// How a session operation ended well: what to say, and whether the session file
+/// changed.
+pub(super) struct OpDone {
+    pub(super) info: String,
+    pub(super) replaced: Option<Replaced>,
+}
+
 /// Work done off the actor, reporting back.
 pub(super) enum Inner {
     /// A command's slow part finished.
@@ -24,7 +42,8 @@ pub(super) enum Inner {
     ShellEnded(u64, ShellLine, ShellResult),
 }
 
-const NO_SETUP: &str = "this runtime was started without a set-up: it takes prompts only";
+pub(super) const NO_SETUP: &str =
+    "this runtime was started without a set-up: it takes prompts only";
 
 impl Actor {
     fn setup(&self) -> Result<Arc<Setup>, String> {
@@ -112,53 +131,12 @@ impl Actor {
                 return self.switch_session(id, listed.unwrap_or_else(|| setup.cwd.join(&arg)));
             }
             Outcome::NewSession => return self.new_session(id),
-            Outcome::Compact(focus) => match self.session.as_mut() {
-                Some(s) => s.compact(focus, CancellationToken::new()).await.map(|()| {
-                    self.emit(Event::Info { submission: id, text: "Compacted.".into() });
-                }),
-                None => Err(BUSY.to_owned()),
-            },
-            Outcome::Branch(entry, summary) => match self.session.as_mut() {
-                Some(s) => {
-                    let entry = (!entry.is_empty()).then_some(entry);
-                    let cancel = CancellationToken::new();
-                    match s.branch_to(entry.as_deref(), summary, cancel).await {
-                        Ok(()) => {
-                            let n = s.agent().messages().len();
-                            let text =
-                                format!("Continuing on a new branch ({n} messages of context).");
-                            self.emit(Event::Info { submission: id, text });
-                            Ok(())
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-                None => Err(BUSY.to_owned()),
-            },
-            Outcome::Handoff(focus) => match self.session.as_mut() {
-                Some(s) => {
-                    let dir = rab_session::session_dir(&setup.paths.sessions_dir(), &setup.cwd);
-                    let cancel = CancellationToken::new();
-                    match s.handoff(focus.as_deref(), &dir, cancel).await {
-                        Ok(path) => {
-                            let id_now = s.tape().id().to_owned();
-                            let text = format!(
-                                "Handed off to {}: continuing in a fresh session.",
-                                path.display()
-                            );
-                            self.emit(Event::Info { submission: id, text });
-                            self.emit(Event::SessionReplaced {
-                                submission: id,
-                                id: id_now,
-                                reason: Replaced::HandedOff,
-                            });
-                            Ok(())
-                        }
-                        Err(e) => Err(e),
-                    }
-                }
-                None => Err(BUSY.to_owned()),
-            },
+            Outcome::Compact(focus) => return self.start_op(id, SessionOp::Compact(focus)),
+            Outcome::Branch(entry, summary) => {
+                let entry = (!entry.is_empty()).then_some(entry);
+                return self.start_op(id, SessionOp::Branch(entry, summary));
+            }
+            Outcome::Handoff(focus) => return self.start_op(id, SessionOp::Handoff(focus)),
             Outcome::Search(query) => {
                 let (root, home) = (setup.paths.sessions_dir(), setup.paths.home().to_owned());
                 let tx = self.inner.clone();
@@ -201,6 +179,82 @@ impl Actor {
         };
         self.settle();
         self.done(id, result);
+    }
+
+    /// Starts a session operation off the actor; its `Done` comes when it ends.
+    pub(super) fn start_op(&mut self, id: u64, op: SessionOp) {
+        let Some(mut session) = self.session.take() else {
+            return self.done(id, Err(BUSY.to_owned()));
+        };
+        let dir =
+            self.setup.as_ref().map(|s| rab_session::session_dir(&s.paths.sessions_dir(), &s.cwd));
+        let label = match &op {
+            SessionOp::Compact(_) => "Compacting…",
+            SessionOp::Branch(_, true) => "Summarising the branch left behind…",
+            SessionOp::Branch(_, false) => "Branching…",
+            SessionOp::Handoff(_) => "Summarising for the handoff…",
+        };
+        let cancel = CancellationToken::new();
+        let token = cancel.clone();
+        let task = tokio::spawn(async move {
+            let result = match op {
+                SessionOp::Compact(focus) => session
+                    .compact(focus, token)
+                    .await
+                    .map(|()| OpDone { info: "Compacted.".into(), replaced: None }),
+                SessionOp::Branch(entry, summary) => {
+                    match session.branch_to(entry.as_deref(), summary, token).await {
+                        Ok(()) => {
+                            let n = session.agent().messages().len();
+                            let info =
+                                format!("Continuing on a new branch ({n} messages of context).");
+                            Ok(OpDone { info, replaced: None })
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+                SessionOp::Handoff(focus) => match dir {
+                    Some(dir) => {
+                        session.handoff(focus.as_deref(), &dir, token).await.map(|path| OpDone {
+                            info: format!(
+                                "Handed off to {}: continuing in a fresh session.",
+                                path.display()
+                            ),
+                            replaced: Some(Replaced::HandedOff),
+                        })
+                    }
+                    None => Err(super::lines::NO_SETUP.to_owned()),
+                },
+            };
+            (session, result)
+        });
+        self.busy = Some(super::Busy { submission: id, cancel, task });
+        self.emit(Event::OpStarted { submission: id, label: label.to_owned() });
+    }
+
+    /// A session operation ended: the session is back.
+    pub(super) fn op_ended(
+        &mut self,
+        id: u64,
+        session: AgentSession,
+        result: Result<OpDone, String>,
+    ) {
+        let new_id = session.tape().id().to_owned();
+        self.session = Some(session);
+        match result {
+            Ok(done) => {
+                if let Some(reason) = done.replaced {
+                    self.emit(Event::SessionReplaced { submission: id, id: new_id, reason });
+                }
+                self.settle();
+                self.emit(Event::Info { submission: id, text: done.info });
+                self.done(id, Ok(()));
+            }
+            Err(e) => {
+                self.settle();
+                self.done(id, Err(e));
+            }
+        }
     }
 
     fn show(&self, submission: u64, view: View) -> Result<(), String> {
@@ -385,6 +439,7 @@ impl Actor {
             let fresh = Arc::new(fresh);
             self.setup = Some(fresh.clone());
             self.watch_services();
+            self.report_services();
             self.emit(Event::SetupChanged(fresh));
             self.replace(id, session, Replaced::Reloaded);
             self.emit(Event::Info { submission: id, text });

@@ -282,6 +282,14 @@ pub enum Event {
         /// The command.
         command: String,
     },
+    /// A session operation that talks to the model started (compact, branch with a
+    /// summary, handoff): `Op::Abort` cancels it; its `Done` comes when it ends.
+    OpStarted {
+        /// The submission.
+        submission: u64,
+        /// What it does, for a status line.
+        label: String,
+    },
     /// A run started (for a prompt, a prompt line, a prompt command, a shared `,,cmd`,
     /// or a scheduled prompt: submission 0).
     RunStarted {
@@ -396,6 +404,13 @@ impl Approver for EventApprover {
 }
 
 /// A run under way.
+/// A session operation under way (compact, branch, handoff).
+struct Busy {
+    submission: u64,
+    cancel: CancellationToken,
+    task: JoinHandle<(AgentSession, Result<lines::OpDone, String>)>,
+}
+
 struct Running {
     submission: u64,
     /// Grants of a prompt command end with the run.
@@ -438,6 +453,7 @@ fn spawn(
         state: state_of(&session, false),
         session: Some(session),
         running: None,
+        busy: None,
         pending: HashMap::new(),
         next_question: 1,
         events: events_tx,
@@ -482,6 +498,8 @@ fn state_of(session: &AgentSession, is_streaming: bool) -> State {
 
 struct Actor {
     session: Option<AgentSession>,
+    /// A session operation going on (the session is away meanwhile).
+    busy: Option<Busy>,
     /// What sessions are made from (`None`: a bare session, no lines).
     setup: Option<Arc<Setup>>,
     /// The approver installed in the set-up (again after a reload).
@@ -528,6 +546,12 @@ impl Actor {
             let finished = async {
                 match self.running.as_mut() {
                     Some(r) => (&mut r.task).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let op_finished = async {
+                match self.busy.as_mut() {
+                    Some(b) => (&mut b.task).await,
                     None => std::future::pending().await,
                 }
             };
@@ -580,6 +604,19 @@ impl Actor {
                         }
                     }
                 }
+                joined = op_finished => {
+                    while let Ok(event) = agent.try_recv() {
+                        self.agent_event(event);
+                    }
+                    let Some(b) = self.busy.take() else { continue };
+                    match joined {
+                        Ok((session, result)) => self.op_ended(b.submission, session, result),
+                        Err(e) => {
+                            self.done(b.submission, Err(format!("the operation failed: {e}")));
+                            return None;
+                        }
+                    }
+                }
                 Some(work) = inner.recv() => self.inner(work).await,
                 job = due => self.cron(job),
                 () = services_changed => self.report_services(),
@@ -589,6 +626,12 @@ impl Actor {
                         // The front end is gone: stop what runs and end.
                         if let Some(r) = &self.running {
                             r.cancel.cancel();
+                        }
+                        if let Some(b) = self.busy.take() {
+                            b.cancel.cancel();
+                            if let Ok((session, _)) = b.task.await {
+                                self.session = Some(session);
+                            }
                         }
                         if let Some(r) = self.running.take()
                             && let Ok((session, _)) = r.task.await
@@ -739,6 +782,9 @@ impl Actor {
                     r.queues.clear();
                     r.cancel.cancel();
                 }
+                if let Some(b) = &self.busy {
+                    b.cancel.cancel();
+                }
                 self.done(id, Ok(()));
             }
             Op::Answer { id: question, approval } => match self.pending.remove(&question) {
@@ -774,14 +820,7 @@ impl Actor {
                 }
                 None => self.done(id, busy()),
             },
-            Op::Compact { focus } => match self.session.as_mut() {
-                Some(s) => {
-                    let result = s.compact(focus, CancellationToken::new()).await;
-                    self.settle();
-                    self.done(id, result);
-                }
-                None => self.done(id, busy()),
-            },
+            Op::Compact { focus } => self.start_op(id, lines::SessionOp::Compact(focus)),
         }
     }
 }

@@ -37,7 +37,7 @@ async fn until_done(rt: &mut RuntimeHandle, submission: u64) -> Vec<Event> {
     loop {
         let event = tokio::time::timeout(Duration::from_secs(20), rt.events.recv())
             .await
-            .expect("the runtime answers")
+            .unwrap_or_else(|_| panic!("the runtime answers; saw {out:?}"))
             .expect("the runtime is alive");
         let end = match &event {
             Event::RunStarted { submission: s } if *s == submission => {
@@ -150,4 +150,42 @@ async fn an_aborted_run_withdraws_its_question_and_a_line_waits_for_no_run() {
         _ => None,
     });
     assert_eq!(stop, Some(rab_agent::StopCause::Aborted));
+}
+
+#[tokio::test]
+async fn a_compaction_runs_off_the_actor_and_abort_stops_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let llm = FakeLlm::start();
+    // A long first exchange (older than what compaction keeps), a short second one, then
+    // a summary that streams slowly.
+    llm.script([
+        Turn::text("word ".repeat(40_000)),
+        Turn::text("short"),
+        Turn::text("summary ".repeat(400)).slow(20),
+    ]);
+    let mut rt = runtime(&llm, dir.path());
+    for text in ["hello", "again"] {
+        let id = rt.submit(Op::Line { text: text.into() });
+        until_done(&mut rt, id).await;
+    }
+    let id = rt.submit(Op::Line { text: "/compact".into() });
+    loop {
+        match rt.events.recv().await.unwrap() {
+            Event::OpStarted { submission, label } if submission == id => {
+                assert_eq!(label, "Compacting…");
+                break;
+            }
+            _ => continue,
+        }
+    }
+    // The actor still serves ops while the summary streams.
+    let state = rt.submit(Op::GetState);
+    let events = until_done(&mut rt, state).await;
+    assert!(events.iter().any(|e| matches!(e, Event::State { .. })));
+    rt.submit(Op::Abort);
+    let events = until_done(&mut rt, id).await;
+    assert!(refusal(&events).is_some(), "the compaction was stopped: {events:?}");
+    // The session is back.
+    let id = rt.submit(Op::Line { text: "/name after".into() });
+    assert_eq!(infos(&until_done(&mut rt, id).await), ["named: after"]);
 }

@@ -128,7 +128,13 @@ impl ModelCompactor {
         opts.thinking = ThinkingLevel::Off;
         opts.max_tokens = Some(model.max_output.min(8192));
         let mut stream = self.provider.stream(model, &context, &opts, cancel.child_token());
-        while let Some(event) = stream.next().await {
+        loop {
+            // Interrupting ends the wait at once, whatever the provider's stream does.
+            let event = tokio::select! {
+                event = stream.next() => event,
+                () = cancel.cancelled() => return Err("interrupted".to_owned()),
+            };
+            let Some(event) = event else { break };
             match event {
                 StreamEvent::Done(message) => {
                     let text = message.text();

@@ -135,6 +135,13 @@ pub fn build(
             tracing::warn!("{message}");
             warnings.push(message);
         }
+        if helper.is_none() {
+            warnings.push(
+                "no sandbox helper was given (RuntimeOptions::sandbox_helper): commands run \
+                 unconfined; only the file-path and permission checks protect the sandbox"
+                    .into(),
+            );
+        }
         helper
     } else {
         warnings.push(

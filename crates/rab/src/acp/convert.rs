@@ -47,6 +47,10 @@ impl Translator {
             AgentEvent::ToolUpdate { call_id, chunk } => {
                 let out = self.output.entry(call_id.clone()).or_default();
                 out.push_str(chunk);
+                // Only the tail is ever shown: keep no more of it.
+                if out.len() > 2 * MAX_OUTPUT {
+                    *out = tail(out, MAX_OUTPUT).to_owned();
+                }
                 let shown = tail(out, MAX_OUTPUT).to_owned();
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     call_id.clone(),
@@ -268,8 +272,9 @@ pub fn diffs(unified: &str, cwd: &Path) -> Vec<ToolCallContent> {
             flush(&mut hunk, &path, &mut out);
             hunk = Some((String::new(), String::new()));
         } else if let Some((old, new)) = hunk.as_mut() {
-            let (mark, rest) = line.split_at(line.len().min(1));
-            match mark {
+            let mark = line.chars().next();
+            let rest = mark.map_or("", |c| &line[c.len_utf8()..]);
+            match mark.map(String::from).as_deref().unwrap_or("") {
                 " " | "" => {
                     old.push_str(rest);
                     old.push('\n');

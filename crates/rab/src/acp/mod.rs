@@ -33,6 +33,8 @@ use convert::{ToolLookup, Translator};
 
 /// What the agent keeps for the connection.
 struct Acp {
+    /// Sessions that went on in another file, by the editor's id.
+    aliases: Arc<Mutex<HashMap<String, String>>>,
     /// What the editor offers: reading and writing its files.
     files: Mutex<(bool, bool)>,
     /// The editor offers a terminal.
@@ -46,7 +48,8 @@ struct Acp {
 
 /// A session the editor has open.
 struct Live {
-    handle: RuntimeHandle,
+    /// The runtime (taken at shutdown).
+    handle: Mutex<Option<RuntimeHandle>>,
     /// Prompts waiting for their run to end, by submission.
     waiting: Mutex<HashMap<u64, oneshot::Sender<Result<StopCause, String>>>>,
 }
@@ -54,6 +57,7 @@ struct Live {
 /// Runs the agent until the editor closes stdin; the exit code.
 pub fn run(cli: &Cli, env: Env, paths: Paths, extensions: Vec<Arc<dyn Extension>>) -> u8 {
     let acp = Arc::new(Acp {
+        aliases: Arc::new(Mutex::new(HashMap::new())),
         files: Mutex::new((false, false)),
         terminal: Mutex::new(false),
         cli: cli.clone(),
@@ -68,11 +72,27 @@ pub fn run(cli: &Cli, env: Env, paths: Paths, extensions: Vec<Arc<dyn Extension>
             return crate::fail(crate::EXIT_PROVIDER, &format!("cannot start the runtime: {e}"));
         }
     };
-    let served = runtime.block_on(RabAcp(acp.clone()).connect_to(Stdio::new()));
-    // Ends every session's runtime: their tapes are whole.
-    if let Ok(mut sessions) = acp.sessions.lock() {
-        sessions.clear();
-    }
+    let served = runtime.block_on(async {
+        let served = RabAcp(acp.clone()).connect_to(Stdio::new()).await;
+        // The editor is gone: each session's run is stopped (its calls recorded as
+        // interrupted) and the session ends, hooks included.
+        let live: Vec<Arc<Live>> = acp
+            .sessions
+            .lock()
+            .map(|mut s| s.drain().map(|(_, l)| l).collect())
+            .unwrap_or_default();
+        for l in live {
+            let handle = l.handle.lock().ok().and_then(|mut h| h.take());
+            if let Some(handle) = handle {
+                let finished =
+                    tokio::time::timeout(std::time::Duration::from_secs(3), handle.finish());
+                if let Ok(Some(session)) = finished.await {
+                    session.session_end("exit").await;
+                }
+            }
+        }
+        served
+    });
     match served {
         Ok(()) => crate::EXIT_OK,
         Err(e) => crate::fail(crate::EXIT_PROVIDER, &format!("the editor connection failed: {e}")),
@@ -153,8 +173,10 @@ impl ConnectTo<Client> for RabAcp {
                         Op::Prompt { text, images }
                     };
                     let (tx, rx) = oneshot::channel();
-                    if let Ok(mut waiting) = live.waiting.lock() {
-                        let submission = live.handle.submit(op);
+                    if let (Ok(mut waiting), Ok(handle)) = (live.waiting.lock(), live.handle.lock())
+                        && let Some(handle) = handle.as_ref()
+                    {
+                        let submission = handle.submit(op);
                         waiting.insert(submission, tx);
                     }
                     // The run goes on outside the dispatch loop, so that its questions
@@ -181,7 +203,7 @@ impl ConnectTo<Client> for RabAcp {
             .on_receive_notification(
                 async move |n: CancelNotification, _cx| {
                     if let Some(live) = a5.live(&n.session_id.0) {
-                        live.handle.submit(Op::Abort);
+                        live.submit(Op::Abort);
                     }
                     Ok(())
                 },
@@ -216,7 +238,13 @@ impl Acp {
         let setup = self.setup(cwd, servers, cx, &session_id)?;
         let tape = match load {
             Some(id) => {
-                let path = crate::sessions::find(&self.paths.sessions_dir(), id)?;
+                // A session that went on in another file (/new, /fork, /handoff) is loaded
+                // from where it went on.
+                let now = self.aliases.lock().ok().and_then(|a| a.get(id).cloned());
+                let path = crate::sessions::find(
+                    &self.paths.sessions_dir(),
+                    now.as_deref().unwrap_or(id),
+                )?;
                 let (tape, warnings) = Tape::open(&path).map_err(|e| e.to_string())?;
                 for w in warnings {
                     eprintln!("rab: warning: session line {}: {}", w.line, w.message);
@@ -226,7 +254,8 @@ impl Acp {
             None => setup.tape(&TapeChoice::default()).map_err(|e| e.message)?.0,
         };
         let (mut session, _) = setup.session(tape).map_err(|e| e.message)?;
-        let id = session.tape().id().to_owned();
+        // The editor's id for the session: the one it loads, or the new tape's.
+        let id = load.map_or_else(|| session.tape().id().to_owned(), str::to_owned);
         let _ = session_id.set(SessionId::new(id.clone()));
         let source = if load.is_some() { "resume" } else { "startup" };
         for w in session.session_start(source).await {
@@ -246,8 +275,12 @@ impl Acp {
         }
         let mut handle = rab_core::runtime::start_with(setup.clone(), session);
         let events = std::mem::replace(&mut handle.events, mpsc::unbounded_channel().1);
-        let live = Arc::new(Live { handle, waiting: Mutex::new(HashMap::new()) });
-        tokio::spawn(pump(Arc::downgrade(&live), events, translator, cx.clone(), sid));
+        let live = Arc::new(Live {
+            handle: Mutex::new(Some(handle)),
+            waiting: Mutex::new(HashMap::new()),
+        });
+        let aliases = (self.aliases.clone(), id.clone());
+        tokio::spawn(pump(Arc::downgrade(&live), events, translator, cx.clone(), sid, aliases));
         if let Ok(mut sessions) = self.sessions.lock() {
             sessions.insert(id.clone(), live);
         }
@@ -272,7 +305,9 @@ impl Acp {
         }
         let mut options =
             self.cli.options(self.env.clone(), self.paths.clone(), cwd.to_path_buf(), trusted);
-        options.keeps_running = true;
+        // No cron tools: a scheduled run would start outside any prompt of the editor's,
+        // and the editor's next prompt would be refused while it goes on.
+        options.keeps_running = false;
         options.extensions = self.extensions.clone();
         let (read, write) = self.files.lock().map(|f| *f).unwrap_or_default();
         if read || write {
@@ -369,6 +404,7 @@ async fn pump(
     mut translator: Translator,
     cx: v1::ConnectionTo<Client>,
     sid: SessionId,
+    aliases: (Arc<Mutex<HashMap<String, String>>>, String),
 ) {
     let mut started = std::collections::HashSet::new();
     let notify = |update: SessionUpdate| {
@@ -397,7 +433,7 @@ async fn pump(
                         Err(e) => Approval::Deny(Some(format!("the editor did not answer: {e}"))),
                     };
                     if let Some(live) = live.upgrade() {
-                        live.handle.submit(Op::Answer { id, approval });
+                        live.submit(Op::Answer { id, approval });
                     }
                 });
             }
@@ -408,6 +444,12 @@ async fn pump(
             }
             Event::RunStarted { submission } => {
                 started.insert(submission);
+            }
+            // The session goes on in another file: a later load of the editor's id finds it.
+            Event::SessionReplaced { id, .. } => {
+                if let Ok(mut a) = aliases.0.lock() {
+                    a.insert(aliases.1.clone(), id);
+                }
             }
             // A command line that ran no prompt ends its turn here.
             Event::Done { submission, result: Ok(()) } if !started.contains(&submission) => {
@@ -439,14 +481,32 @@ async fn pump(
             Event::Done { .. }
             | Event::State { .. }
             | Event::Messages { .. }
-            | Event::SessionReplaced { .. }
             | Event::ShellOutput { .. }
             | Event::SetupChanged(_)
             | Event::Quit { .. }
             | Event::StateChanged(_)
             | Event::QuestionClosed { .. }
             | Event::ShellStarted { .. }
-            | Event::ServiceStatus(_) => {}
+            | Event::ServiceStatus(_)
+            | Event::OpStarted { .. } => {}
+        }
+    }
+    // The runtime ended: prompts still waiting get an answer.
+    if let Some(live) = live.upgrade()
+        && let Ok(mut waiting) = live.waiting.lock()
+    {
+        for (_, tx) in waiting.drain() {
+            let _ = tx.send(Err("the session's runtime ended".into()));
+        }
+    }
+}
+
+impl Live {
+    fn submit(&self, op: Op) {
+        if let Ok(handle) = self.handle.lock()
+            && let Some(handle) = handle.as_ref()
+        {
+            handle.submit(op);
         }
     }
 }
@@ -523,8 +583,7 @@ impl EditorTerminal {
     ) -> Result<rab_tools::editor_files::TerminalRun, agent_client_protocol::Error> {
         use agent_client_protocol::v1::schema::{
             CreateTerminalRequest, KillTerminalRequest, ReleaseTerminalRequest, Terminal,
-            TerminalOutputRequest, ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
-            WaitForTerminalExitRequest,
+            ToolCallContent, ToolCallUpdate, ToolCallUpdateFields,
         };
         let Some(sid) = self.session.get().cloned() else {
             return Err(Error::internal_error().data("the session is not open yet"));
@@ -539,6 +598,28 @@ impl EditorTerminal {
             .content(vec![ToolCallContent::Terminal(Terminal::new(id.clone()))]);
         let update = SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(call_id.to_owned(), shown));
         let _ = self.cx.send_notification(SessionNotification::new(sid.clone(), update));
+        let run = self.follow(&sid, &id, cancel, timeout).await;
+        // Whatever happened, the terminal is not left running (`follow` kills it on cancel
+        // and timeout; here when following it failed), and it is released.
+        if run.is_err() {
+            let kill = KillTerminalRequest::new(sid.clone(), id.clone());
+            let _ = self.cx.send_request(kill).block_task().await;
+        }
+        let _ = self.cx.send_request(ReleaseTerminalRequest::new(sid, id)).block_task().await;
+        run
+    }
+
+    /// Waits for the command's end (or cancel, or the timeout) and reads its output.
+    async fn follow(
+        &self,
+        sid: &SessionId,
+        id: &agent_client_protocol::v1::schema::TerminalId,
+        cancel: tokio_util::sync::CancellationToken,
+        timeout: std::time::Duration,
+    ) -> Result<rab_tools::editor_files::TerminalRun, agent_client_protocol::Error> {
+        use agent_client_protocol::v1::schema::{
+            TerminalOutputRequest, WaitForTerminalExitRequest,
+        };
         let wait = self.cx.send_request(WaitForTerminalExitRequest::new(sid.clone(), id.clone()));
         let mut run = rab_tools::editor_files::TerminalRun::default();
         tokio::select! {
@@ -551,17 +632,16 @@ impl EditorTerminal {
             () = tokio::time::sleep(timeout) => run.is_timed_out = true,
         }
         if run.is_aborted || run.is_timed_out {
-            let kill = KillTerminalRequest::new(sid.clone(), id.clone());
+            let kill = agent_client_protocol::v1::schema::KillTerminalRequest::new(
+                sid.clone(),
+                id.clone(),
+            );
             let _ = self.cx.send_request(kill).block_task().await;
         }
-        let output = self
-            .cx
-            .send_request(TerminalOutputRequest::new(sid.clone(), id.clone()))
-            .block_task()
-            .await?;
+        let output = TerminalOutputRequest::new(sid.clone(), id.clone());
+        let output = self.cx.send_request(output).block_task().await?;
         run.output = output.output;
         run.is_truncated = output.truncated;
-        let _ = self.cx.send_request(ReleaseTerminalRequest::new(sid, id)).block_task().await;
         Ok(run)
     }
 }

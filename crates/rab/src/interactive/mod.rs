@@ -122,6 +122,8 @@ struct Ui {
     replay: Option<u64>,
     /// The typed line whose work goes on.
     line: Option<u64>,
+    /// A session operation going on (compact, branch, handoff): Esc stops it.
+    op: Option<u64>,
     /// Messages sent to steer or follow up, until the runtime took them.
     queued: Vec<(u64, String)>,
     quit: bool,
@@ -148,6 +150,7 @@ impl Ui {
             labelled: Vec::new(),
             replay: None,
             line: None,
+            op: None,
             queued: Vec::new(),
             quit: false,
         }
@@ -157,11 +160,10 @@ impl Ui {
         self.rt.as_ref().map_or(0, |r| r.submit(op))
     }
 
-    /// Submits `op` with a status label shown until it is done.
-    fn submit_labelled(&mut self, label: &str, op: Op) {
+    /// Shows `label` until `submission` is done.
+    fn submit_label(&mut self, submission: u64, label: &str) {
         self.app.set_status(label.to_owned());
-        let id = self.submit(op);
-        self.labelled.push(id);
+        self.labelled.push(submission);
     }
 
     fn welcome(&mut self) {
@@ -261,7 +263,19 @@ impl Ui {
                 }
                 self.app.run_started();
             }
-            E::RunEnded { stop, .. } => self.app.run_ended(&stop),
+            E::RunEnded { stop, .. } => {
+                // What was queued for a run that did not finish goes back to the editor.
+                if stop != rab_agent::StopCause::Done {
+                    self.app.restore_queued();
+                    self.queued.clear();
+                }
+                self.app.run_ended(&stop);
+            }
+            E::OpStarted { submission, label } => {
+                self.app.running = Some(app::Running { started: std::time::Instant::now() });
+                self.op = Some(submission);
+                self.submit_label(submission, &label);
+            }
             E::StateChanged(state) => {
                 self.app.update_footer(&state);
                 self.state = state;
@@ -272,6 +286,10 @@ impl Ui {
             }
             E::Done { submission, result } => {
                 self.end_label(submission);
+                if self.op == Some(submission) {
+                    self.op = None;
+                    self.app.running = None;
+                }
                 if self.line == Some(submission) {
                     self.line = None;
                     self.app.line_in_flight = false;
@@ -519,12 +537,8 @@ impl Ui {
             Picked::Branch { parent, text, summarise } => {
                 self.app.overlay = None;
                 self.app.editor.set_text(&text);
-                let label = if summarise {
-                    "Summarising the branch left behind…"
-                } else {
-                    "Branching…"
-                };
-                self.submit_labelled(label, Op::Branch { entry: parent, summarise });
+                // The runtime says what it does (OpStarted) until it is done.
+                self.submit(Op::Branch { entry: parent, summarise });
             }
             Picked::Setting(i) => {
                 match i {

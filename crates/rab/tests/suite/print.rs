@@ -258,6 +258,16 @@ fn typed_lines_are_classified_as_everywhere_and_piped_text_is_never_run() {
     assert_eq!(stdout(&out), "saw it\n", "{}", stderr(&out));
     let sent = llm.requests()[2].last_user_text().unwrap_or_default();
     assert!(sent.contains("I ran `echo shared-line`") && sent.contains("shared-line"), "{sent}");
+    // Leading blanks change nothing: the classifier trims, and the output still goes.
+    llm.script([Turn::text("saw that too")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", " !echo spaced-line"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "saw that too\n", "{}", stderr(&out));
+    let sent = llm.requests()[3].last_user_text().unwrap_or_default();
+    assert!(sent.contains("spaced-line"), "{sent}");
 }
 
 #[test]
