@@ -235,6 +235,8 @@ pub enum CommandOutcome {
     Clear,
     /// Show the keyboard shortcuts.
     Hotkeys,
+    /// Show the settings in effect (this text, or a front end's own settings editor).
+    Settings(String),
     /// Compact the conversation now.
     Compact(Option<String>),
     /// Show the tree (the UI opens a picker).
@@ -267,6 +269,7 @@ impl std::fmt::Debug for CommandOutcome {
             Self::PickModel => f.write_str("PickModel"),
             Self::Clear => f.write_str("Clear"),
             Self::Hotkeys => f.write_str("Hotkeys"),
+            Self::Settings(_) => f.write_str("Settings"),
             Self::Compact(t) => f.debug_tuple("Compact").field(t).finish(),
             Self::Tree => f.write_str("Tree"),
             Self::Branch(id, s) => f.debug_tuple("Branch").field(id).field(s).finish(),

@@ -92,6 +92,9 @@ pub async fn run(
             }
             Event::Info { text, .. } => println!("{}", crate::term::for_stdout(text.trim_end())),
             Event::Warning(w) => eprintln!("rab: warning: {}", crate::term::safe(&w)),
+            Event::Show { view: rab_core::runtime::View::Settings(text), .. } => {
+                println!("{}", crate::term::for_stdout(text.trim_end()));
+            }
             Event::Show { .. } => {
                 let name = line.split_whitespace().next().unwrap_or_default();
                 eprintln!("rab: {name} needs the interactive UI or the REPL");

@@ -372,6 +372,7 @@ fn show(view: View, setup: &Setup) {
             println!("switch with /model NAME");
         }
         View::Tree(items) => println!("{}", rab_core::commands::tree_lines(&items)),
+        View::Settings(text) => println!("{}", safe(text.trim_end())),
         View::Sessions(sessions) => {
             for (i, s) in sessions.iter().enumerate().take(20) {
                 let name = s.name.as_deref().map(|n| format!("[{n}] ")).unwrap_or_default();

@@ -225,7 +225,7 @@ fn execute(
         "search" => Outcome::Search(args.to_owned()),
         "export" => export(args, session, launch),
         "cost" => Outcome::Info(cost_info(session)),
-        "settings" => Outcome::Info(settings_info(launch, session)),
+        "settings" => Outcome::Settings(settings_info(launch, session)),
         "tools" => Outcome::Info(tools_info(launch, session)),
         "reload" => Outcome::Reload,
         "login" if args.is_empty() => Outcome::Info(login::list(launch)),

@@ -113,6 +113,7 @@ impl Actor {
             }
             Outcome::Clear => self.show(id, View::Clear),
             Outcome::Hotkeys => self.show(id, View::Hotkeys),
+            Outcome::Settings(text) => self.show(id, View::Settings(text)),
             Outcome::PickModel => self.show(id, View::Models),
             Outcome::Tree => match &self.session {
                 Some(s) => self.show(id, View::Tree(s.tree())),

@@ -150,6 +150,8 @@ pub enum View {
     Tree(Vec<TreeItem>),
     /// The keyboard shortcuts.
     Hotkeys,
+    /// The settings in effect, as text (a front end may open its settings editor).
+    Settings(String),
     /// Clear the screen (the session goes on).
     Clear,
     /// Ask for an API key without showing it; then [`Op::StoreKey`].

@@ -459,6 +459,9 @@ async fn pump(
             }
             Event::Info { text, .. } => notify(agent_text(&format!("{text}\n"))),
             Event::Warning(text) => notify(agent_text(&format!("(warning: {text})\n"))),
+            Event::Show { view: rab_core::runtime::View::Settings(text), .. } => {
+                notify(agent_text(&format!("{text}\n")));
+            }
             Event::Show { .. } => notify(agent_text(
                 "(this command needs rab's own terminal UI or REPL; in the editor use its \
                  arguments, e.g. /model NAME, /resume N)\n",

@@ -9,11 +9,6 @@ use super::{Ui, hotkeys};
 
 impl Ui {
     pub(super) fn line(&mut self, line: &str) {
-        // The settings editor is the UI's own.
-        if self.app.launch.extensions.parse(line).is_some_and(|(c, _)| c.name == "settings") {
-            self.open_settings();
-            return;
-        }
         let id = self.submit(Op::Line { text: line.to_owned() });
         self.line = Some(id);
         self.app.line_in_flight = true;
@@ -35,6 +30,8 @@ impl Ui {
                     Some(Overlay::Text { title: "Keyboard shortcuts".into(), lines });
             }
             View::Models => self.open_models(),
+            // The UI has its own settings editor.
+            View::Settings(_) => self.open_settings(),
             View::Sessions(list) => self.app.overlay = Some(Overlay::sessions(list)),
             View::Tree(items) => self.app.overlay = Some(Overlay::tree(items)),
             View::Login { provider } => {
