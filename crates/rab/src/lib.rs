@@ -26,6 +26,8 @@ mod interactive;
 mod logging;
 #[cfg(feature = "mcp")]
 mod mcp;
+#[cfg(feature = "plugins")]
+mod plugins;
 mod print;
 mod repl;
 mod rpc;
@@ -172,6 +174,8 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
     options.extensions = extensions;
     #[cfg(feature = "mcp")]
     options.factories.push(Arc::new(mcp::Servers::default()));
+    #[cfg(feature = "plugins")]
+    options.factories.push(Arc::new(plugins::Plugins));
     let launch = match rab_core::setup::Setup::new(options) {
         Ok(l) => l,
         Err(e) => return fail(e.code, &e.message),

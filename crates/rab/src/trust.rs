@@ -50,6 +50,7 @@ pub fn offers(env: &Env, paths: &Paths, cwd: &Path) -> Vec<String> {
     let mut out = rab_config::load_settings(&paths.settings_file(), cwd, env, false)
         .map(|l| l.ignored)
         .unwrap_or_default();
+    #[cfg(feature = "mcp")]
     out.extend(crate::mcp::project_servers(cwd));
     for dir in [cwd.join(".rab/agents"), cwd.join(".claude/agents")] {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
@@ -62,6 +63,18 @@ pub fn offers(env: &Env, paths: &Paths, cwd: &Path) -> Vec<String> {
         names.sort();
         if !names.is_empty() {
             out.push(format!("{}: agents {}", dir.display(), names.join(", ")));
+        }
+    }
+    #[cfg(feature = "plugins")]
+    {
+        let dir = cwd.join(".rab/extensions");
+        let mut names: Vec<String> = crate::plugins::entries(&dir)
+            .iter()
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        names.sort();
+        if !names.is_empty() {
+            out.push(format!("{}: WASM plugins {}", dir.display(), names.join(", ")));
         }
     }
     let home = rab_core::setup::resources::home_dir(env);

@@ -9,7 +9,7 @@
 mod convert;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use agent_client_protocol::v1::schema::{
@@ -321,6 +321,8 @@ impl Acp {
         }
         #[cfg(feature = "mcp")]
         options.factories.push(Arc::new(crate::mcp::Servers::with(mcp_servers(servers, cwd)?)));
+        #[cfg(feature = "plugins")]
+        options.factories.push(Arc::new(crate::plugins::Plugins));
         #[cfg(not(feature = "mcp"))]
         if !servers.is_empty() {
             return Err("this rab was built without MCP (the `mcp` feature)".into());
@@ -353,7 +355,7 @@ fn mcp_servers(
     cwd: &Path,
 ) -> Result<Vec<rab_mcp::config::ServerConfig>, String> {
     use rab_mcp::config::{ServerConfig, Transport};
-    let source = PathBuf::from("(the editor's session/new)");
+    let source = std::path::PathBuf::from("(the editor's session/new)");
     let mut out = Vec::new();
     for s in servers {
         let (name, transport) = match s {

@@ -8,6 +8,7 @@ mod extensions;
 mod harness;
 mod mcp;
 mod patch;
+mod plugins;
 mod print;
 mod pty;
 mod repl;

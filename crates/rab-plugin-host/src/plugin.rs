@@ -1,0 +1,365 @@
+//! One loaded plugin: its compiled component, its metadata, and an instance that runs
+//! one call at a time under limits — fuel, a wall-time deadline (epochs) and a memory
+//! cap. A call that traps (a panic, fuel or time used up, memory over the cap) becomes
+//! an error naming the plugin and the cause; the instance is dropped and the next call
+//! gets a fresh one. A plugin that traps too often in a row is disabled.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::time::Duration;
+
+use rab_agent::ToolLevel;
+use wasmtime::component::{Component, ComponentType, Instance, Lift, Linker};
+use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+
+use crate::{EPOCH_TICK, PluginError};
+
+/// What a plugin may use per call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Fuel per call (about one unit per WebAssembly instruction).
+    pub fuel: u64,
+    /// Wall time per call.
+    pub time: Duration,
+    /// Linear memory, in bytes.
+    pub memory: usize,
+    /// Traps in a row after which the plugin is disabled.
+    pub max_traps: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            fuel: 2_000_000_000,
+            time: Duration::from_secs(30),
+            memory: 256 * 1024 * 1024,
+            max_traps: 3,
+        }
+    }
+}
+
+/// A tool as the plugin describes it (`rab:plugin/types.tool-def`).
+#[derive(Clone, Debug, PartialEq, Eq, ComponentType, Lift)]
+#[component(record)]
+pub struct ToolDef {
+    /// The tool's name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON Schema of its arguments, as text.
+    pub parameters: String,
+    /// A short title.
+    pub label: String,
+}
+
+/// A command as the plugin describes it (`rab:plugin/types.slash-command`).
+#[derive(Clone, Debug, PartialEq, Eq, ComponentType, Lift)]
+#[component(record)]
+pub struct SlashCommand {
+    /// The command's name (without `/`).
+    pub name: String,
+    /// What it does.
+    pub description: String,
+}
+
+/// What a plugin's store holds.
+pub(crate) struct State {
+    limits: StoreLimits,
+    /// The plugin's name, for its log lines.
+    pub(crate) name: String,
+    /// Its settings as JSON (the `config` import).
+    pub(crate) config: String,
+}
+
+/// A loaded plugin.
+pub struct Plugin {
+    path: PathBuf,
+    name: String,
+    engine: Engine,
+    component: Component,
+    linker: Linker<State>,
+    limits: Limits,
+    config: String,
+    tools: Vec<ToolDef>,
+    commands: Vec<SlashCommand>,
+    levels: Vec<(String, ToolLevel)>,
+    has_execute_command: bool,
+    /// The instance calls run in; `None` after a trap (the next call makes a new one).
+    live: Mutex<Option<(Store<State>, Instance)>>,
+    traps: AtomicU32,
+    disabled: AtomicBool,
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin").field("name", &self.name).field("path", &self.path).finish()
+    }
+}
+
+impl Plugin {
+    /// Compiles (or takes) `component`, instantiates it, reads its name, tools and
+    /// commands, and runs its `self-test` when it has one.
+    pub(crate) fn load(
+        engine: &Engine,
+        linker: &Linker<State>,
+        path: &Path,
+        component: Component,
+        limits: Limits,
+        config: String,
+    ) -> Result<Self, PluginError> {
+        let mut plugin = Self {
+            path: path.to_path_buf(),
+            name: String::new(),
+            engine: engine.clone(),
+            component,
+            linker: linker.clone(),
+            limits,
+            config,
+            tools: Vec::new(),
+            commands: Vec::new(),
+            levels: Vec::new(),
+            has_execute_command: false,
+            live: Mutex::new(None),
+            traps: AtomicU32::new(0),
+            disabled: AtomicBool::new(false),
+        };
+        let failed = |why: String| PluginError::Load { path: path.to_path_buf(), why };
+        let (name, tools, commands, levels, has_command, self_test) = plugin
+            .call(|store, instance| {
+                let name =
+                    typed::<(), (String,)>(store, instance, "name")?.call(&mut *store, ())?.0;
+                let tools = typed::<(), (Vec<ToolDef>,)>(store, instance, "tools")?
+                    .call(&mut *store, ())?
+                    .0;
+                let commands = typed::<(), (Vec<SlashCommand>,)>(store, instance, "commands")?
+                    .call(&mut *store, ())?
+                    .0;
+                let levels = match instance.get_export_index(&mut *store, None, "tool-levels") {
+                    Some(_) => {
+                        typed::<(), (Vec<(String, String)>,)>(store, instance, "tool-levels")?
+                            .call(&mut *store, ())?
+                            .0
+                    }
+                    None => Vec::new(),
+                };
+                let has_command =
+                    instance.get_export_index(&mut *store, None, "execute-command").is_some();
+                let self_test = match instance.get_export_index(&mut *store, None, "self-test") {
+                    Some(_) => {
+                        typed::<(), (Result<(), String>,)>(store, instance, "self-test")?
+                            .call(&mut *store, ())?
+                            .0
+                    }
+                    None => Ok(()),
+                };
+                Ok((name, tools, commands, levels, has_command, self_test))
+            })
+            .map_err(failed)?;
+        if let Err(why) = self_test {
+            return Err(failed(format!("its self-test failed: {why}")));
+        }
+        if name.trim().is_empty() {
+            return Err(failed("it has an empty name".into()));
+        }
+        plugin.name = name;
+        plugin.tools = tools;
+        plugin.commands = commands;
+        plugin.has_execute_command = has_command;
+        plugin.levels = levels
+            .into_iter()
+            .map(|(tool, level)| match parse_level(&level) {
+                Some(l) => Ok((tool, l)),
+                None => Err(failed(format!(
+                    "tool {tool} has an unknown level {level:?} (read-only, edit, execute or \
+                     network)"
+                ))),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(plugin)
+    }
+
+    /// The plugin's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The file it was loaded from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Its tools.
+    pub fn tools(&self) -> &[ToolDef] {
+        &self.tools
+    }
+
+    /// Its commands.
+    pub fn commands(&self) -> &[SlashCommand] {
+        &self.commands
+    }
+
+    /// What a tool can do: as the plugin declares it, else `execute`.
+    pub fn level(&self, tool: &str) -> ToolLevel {
+        self.levels.iter().find(|(t, _)| t == tool).map_or(ToolLevel::Execute, |(_, l)| *l)
+    }
+
+    /// Whether it was disabled after trapping too often.
+    pub fn is_disabled(&self) -> bool {
+        self.disabled.load(Ordering::Relaxed)
+    }
+
+    /// Runs a tool (blocking: call it off the async runtime).
+    pub fn execute_tool(&self, tool: &str, call_id: &str, args: &str) -> Result<String, String> {
+        self.guarded(|store, instance| {
+            let f = typed::<(&str, &str, &str), (Result<String, String>,)>(
+                store,
+                instance,
+                "execute-tool",
+            )?;
+            Ok(f.call(&mut *store, (tool, call_id, args))?.0)
+        })
+    }
+
+    /// Runs a command (blocking).
+    pub fn execute_command(&self, command: &str, args: &str) -> Result<String, String> {
+        if !self.has_execute_command {
+            return Err(format!("plugin {} has no command runner (execute-command)", self.name));
+        }
+        self.guarded(|store, instance| {
+            let f = typed::<(&str, &str), (Result<String, String>,)>(
+                store,
+                instance,
+                "execute-command",
+            )?;
+            Ok(f.call(&mut *store, (command, args))?.0)
+        })
+    }
+
+    /// A call of the plugin's, refused once it is disabled; its own error or a trap as
+    /// the error.
+    fn guarded(
+        &self,
+        f: impl FnOnce(&mut Store<State>, &Instance) -> wasmtime::Result<Result<String, String>>,
+    ) -> Result<String, String> {
+        if self.is_disabled() {
+            return Err(format!(
+                "plugin {} is disabled after {} failures in a row; fix it and reload plugins",
+                self.name, self.limits.max_traps
+            ));
+        }
+        match self.call(f) {
+            Ok(result) => {
+                self.traps.store(0, Ordering::Relaxed);
+                result
+            }
+            Err(why) => {
+                let n = self.traps.fetch_add(1, Ordering::Relaxed) + 1;
+                let mut message = format!("plugin {} failed: {why}", self.name);
+                if n >= self.limits.max_traps {
+                    self.disabled.store(true, Ordering::Relaxed);
+                    tracing::warn!(plugin = %self.name, "disabled after {n} failures in a row");
+                    message
+                        .push_str(&format!("; it failed {n} times in a row and is now disabled"));
+                }
+                Err(message)
+            }
+        }
+    }
+
+    /// Runs `f` on the instance (made fresh when there is none) with the per-call
+    /// limits. A trap drops the instance and comes back as the cause, in words.
+    fn call<R>(
+        &self,
+        f: impl FnOnce(&mut Store<State>, &Instance) -> wasmtime::Result<R>,
+    ) -> Result<R, String> {
+        let mut live = self.live.lock().map_err(|_| "the plugin's lock is poisoned".to_owned())?;
+        if live.is_none() {
+            *live = Some(self.instantiate().map_err(|e| format!("cannot start it: {e:#}"))?);
+        }
+        let Some((store, instance)) = live.as_mut() else {
+            return Err("cannot start it".into());
+        };
+        let ticks = (self.limits.time.as_millis() / EPOCH_TICK.as_millis()).max(1);
+        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
+        if let Err(e) = store.set_fuel(self.limits.fuel) {
+            return Err(format!("cannot set its fuel: {e}"));
+        }
+        let result = f(store, instance);
+        match result {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                // A trapped instance is not used again.
+                *live = None;
+                Err(self.cause(&e))
+            }
+        }
+    }
+
+    /// A fresh store and instance.
+    fn instantiate(&self) -> wasmtime::Result<(Store<State>, Instance)> {
+        let limits = StoreLimitsBuilder::new()
+            .memory_size(self.limits.memory)
+            .trap_on_grow_failure(true)
+            .build();
+        let state = State { limits, name: self.name.clone(), config: self.config.clone() };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_fuel(self.limits.fuel)?;
+        store.set_epoch_deadline(u64::MAX / 2);
+        let instance = self.linker.instantiate(&mut store, &self.component)?;
+        Ok((store, instance))
+    }
+
+    /// What went wrong, in words.
+    fn cause(&self, e: &wasmtime::Error) -> String {
+        match e.downcast_ref::<Trap>() {
+            Some(Trap::OutOfFuel) => {
+                format!("it ran out of fuel ({} units per call)", self.limits.fuel)
+            }
+            Some(Trap::Interrupt) => {
+                format!(
+                    "it ran past its time limit ({} s per call)",
+                    self.limits.time.as_secs_f64()
+                )
+            }
+            Some(Trap::UnreachableCodeReached) => "it panicked (unreachable reached)".to_owned(),
+            Some(trap) => format!("it trapped: {trap}"),
+            None => {
+                let text = format!("{e:#}");
+                // The limiter refuses the growth (`trap_on_grow_failure`).
+                if text.contains("growing memory") {
+                    format!(
+                        "it asked for more memory than its limit ({} MiB)",
+                        self.limits.memory / (1024 * 1024)
+                    )
+                } else {
+                    e.root_cause().to_string()
+                }
+            }
+        }
+    }
+}
+
+fn typed<P, R>(
+    store: &mut Store<State>,
+    instance: &Instance,
+    name: &str,
+) -> wasmtime::Result<wasmtime::component::TypedFunc<P, R>>
+where
+    P: wasmtime::component::ComponentNamedList + wasmtime::component::Lower,
+    R: wasmtime::component::ComponentNamedList + Lift,
+{
+    instance.get_typed_func::<P, R>(&mut *store, name)
+}
+
+/// A declared level.
+fn parse_level(level: &str) -> Option<ToolLevel> {
+    match level {
+        "read-only" | "read" => Some(ToolLevel::ReadOnly),
+        "edit" => Some(ToolLevel::Edit),
+        "execute" => Some(ToolLevel::Execute),
+        "network" => Some(ToolLevel::Network),
+        _ => None,
+    }
+}

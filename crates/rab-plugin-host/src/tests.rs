@@ -1,0 +1,107 @@
+//! Plugins built at test time from text (no wasm32 Rust target here): a core module in
+//! WAT, given the `rab:plugin` world's metadata and made a component with wit-component.
+//! It echoes its arguments, traps, spins forever, eats memory or fails on purpose,
+//! according to the tool called.
+
+use std::time::{Duration, Instant};
+
+use super::test_support::component;
+use super::*;
+
+fn load(limits: Limits) -> Plugin {
+    let host = Host::shared().unwrap();
+    host.load_bytes(Path::new("test.wasm"), &component(true), limits, "{}".into()).unwrap()
+}
+
+#[test]
+fn a_plugin_describes_itself_and_its_tool_runs() {
+    let plugin = load(Limits::default());
+    assert_eq!(plugin.name(), "test-plugin");
+    let tools = plugin.tools();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].name, "echo");
+    assert_eq!(tools[0].parameters, r#"{"type":"object"}"#);
+    assert_eq!(plugin.level("echo"), rab_agent::ToolLevel::ReadOnly);
+    assert_eq!(plugin.level("other"), rab_agent::ToolLevel::Execute, "undeclared is execute");
+    assert_eq!(plugin.execute_tool("echo", "c1", r#"{"text":"hi"}"#).unwrap(), r#"{"text":"hi"}"#);
+    let err = plugin.execute_tool("fail", "c2", "{}").unwrap_err();
+    assert_eq!(err, "failed on purpose");
+}
+
+#[test]
+fn traps_fuel_time_and_memory_become_errors_naming_the_plugin_and_it_goes_on() {
+    let limits = Limits {
+        fuel: 50_000_000,
+        time: Duration::from_secs(30),
+        memory: 4 * 1024 * 1024,
+        max_traps: 10,
+    };
+    let plugin = load(limits);
+    let err = plugin.execute_tool("unreachable", "c", "{}").unwrap_err();
+    assert!(err.starts_with("plugin test-plugin failed: it panicked"), "{err}");
+    let err = plugin.execute_tool("spin", "c", "{}").unwrap_err();
+    assert!(err.contains("ran out of fuel"), "{err}");
+    let err = plugin.execute_tool("grow", "c", "{}").unwrap_err();
+    assert!(err.contains("more memory than its limit (4 MiB)"), "{err}");
+    // After each failure the next call gets a fresh instance.
+    assert_eq!(plugin.execute_tool("echo", "c", "again").unwrap(), "again");
+}
+
+#[test]
+fn an_endless_call_is_stopped_by_its_time_limit() {
+    let limits = Limits {
+        fuel: u64::MAX / 4,
+        time: Duration::from_millis(200),
+        memory: 16 * 1024 * 1024,
+        max_traps: 10,
+    };
+    let plugin = load(limits);
+    let started = Instant::now();
+    let err = plugin.execute_tool("spin", "c", "{}").unwrap_err();
+    assert!(err.contains("ran past its time limit"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_plugin_that_keeps_failing_is_disabled() {
+    let plugin = load(Limits { max_traps: 2, ..Limits::default() });
+    plugin.execute_tool("unreachable", "c", "{}").unwrap_err();
+    let err = plugin.execute_tool("unreachable", "c", "{}").unwrap_err();
+    assert!(err.contains("now disabled"), "{err}");
+    assert!(plugin.is_disabled());
+    let err = plugin.execute_tool("echo", "c", "x").unwrap_err();
+    assert!(err.contains("is disabled"), "{err}");
+}
+
+#[test]
+fn a_failing_self_test_or_a_broken_file_is_not_loaded() {
+    let host = Host::shared().unwrap();
+    let err = host
+        .load_bytes(Path::new("bad.wasm"), &component(false), Limits::default(), "{}".into())
+        .unwrap_err();
+    assert!(err.to_string().contains("its self-test failed: self-test says no"), "{err}");
+    let err = host
+        .load_bytes(Path::new("junk.wasm"), b"not wasm", Limits::default(), "{}".into())
+        .unwrap_err();
+    assert!(err.to_string().starts_with("plugin junk.wasm: not a rab plugin component"), "{err}");
+}
+
+#[test]
+fn plugins_are_found_in_the_folders_and_project_ones_only_when_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, cwd) = (dir.path().join("home"), dir.path().join("proj"));
+    std::fs::create_dir_all(home.join("extensions")).unwrap();
+    std::fs::create_dir_all(cwd.join(".rab/extensions/mine")).unwrap();
+    std::fs::write(cwd.join(".rab/extensions/mine/mine.wasm"), component(true)).unwrap();
+    std::fs::write(home.join("extensions/broken.wasm"), b"junk").unwrap();
+    let host = Host::shared().unwrap();
+    let mut warnings = Vec::new();
+    let untrusted = load_all(&host, &plugin_dirs(&home, &cwd, false), &mut warnings);
+    assert!(untrusted.is_empty());
+    assert!(
+        warnings.iter().any(|w| w.contains("broken.wasm") && w.ends_with("skipped")),
+        "{warnings:?}"
+    );
+    let trusted = load_all(&host, &plugin_dirs(&home, &cwd, true), &mut Vec::new());
+    assert_eq!(trusted.iter().map(|p| p.name()).collect::<Vec<_>>(), ["test-plugin"]);
+}
