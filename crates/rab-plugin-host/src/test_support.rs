@@ -37,6 +37,9 @@ const WAT: &str = r#"
     (local $p i32)
     (local.set $p (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
     (global.set $heap (i32.add (local.get $p) (local.get $size)))
+    ;; Grow when the heap passes the end of memory (it never frees).
+    (if (i32.gt_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536)))
+      (then (drop (memory.grow (i32.add (i32.div_u (local.get $size) (i32.const 65536)) (i32.const 1))))))
     (local.get $p))
 
   (func (export "name") (result i32) (i32.const 1000))
