@@ -1,6 +1,8 @@
 //! WASM plugins end to end: the real binary loads a component from rab's extensions
 //! folder (or a trusted project's), the model calls its tool through the agent loop,
 //! and the result reaches the next request; a broken file is skipped with a warning.
+//! Built with the `plugins` feature (`.ci/run` runs them so).
+#![cfg(feature = "plugins")]
 
 use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::json;
