@@ -2,8 +2,8 @@
 //! through the agent-tool path (arguments to JSON text, a blocking thread, fresh fuel
 //! and deadline, the call into the component and back) against the built-in
 //! `todo_write` with one item, both from a current-thread tokio runtime as the agent
-//! loop runs them; the median of 5,000 calls each. Also the time to compile the test
-//! component and to load it.
+//! loop runs them; the median of 5,000 calls each. Also the time to compile and load
+//! the test component, and one of about 2 MB of code.
 //!
 //! Run: `cargo bench -p rab-plugin-host --bench call`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -59,5 +59,16 @@ fn main() {
         plugin_call.as_secs_f64() * 1e6,
         builtin_call.as_secs_f64() * 1e6,
         (plugin_call.as_secs_f64() - builtin_call.as_secs_f64()) * 1e6
+    );
+    // A component of about 2 MB of code.
+    let large = rab_plugin_host::test_support::large_component(7_000);
+    let started = Instant::now();
+    let plugin = host.load_bytes(Path::new("large.wasm"), &large, Limits::default(), "{}".into());
+    let load = started.elapsed();
+    plugin.unwrap();
+    println!(
+        "component of {:.2} MB: compiled and loaded in {:.0} ms (no cache yet)",
+        large.len() as f64 / 1e6,
+        load.as_secs_f64() * 1e3
     );
 }

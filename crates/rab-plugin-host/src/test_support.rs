@@ -87,8 +87,27 @@ const WAT: &str = r#"
 
 /// The test plugin as a component, its self-test passing or not.
 pub fn component(self_test_passes: bool) -> Vec<u8> {
-    let wat = WAT.replace("SELF_TEST", if self_test_passes { "0" } else { "1" });
-    let mut module = wat::parse_str(&wat).expect("the test module parses");
+    build(&WAT.replace("SELF_TEST", if self_test_passes { "0" } else { "1" }))
+}
+
+/// The test plugin with `functions` more functions of straight-line arithmetic (none
+/// called): a component of a given size, for load-time figures.
+pub fn large_component(functions: usize) -> Vec<u8> {
+    let mut filler = String::new();
+    for i in 0..functions {
+        filler.push_str(&format!("  (func $f{i} (param i32) (result i32) (local.get 0)"));
+        for k in 0..40 {
+            filler.push_str(&format!(" (i32.const {}) (i32.add) (i32.const 3) (i32.mul)", i + k));
+        }
+        filler.push_str(")\n");
+    }
+    let wat = WAT.replace("SELF_TEST", "0");
+    let end = wat.rfind(')').unwrap_or(wat.len());
+    build(&format!("{}{filler}{}", &wat[..end], &wat[end..]))
+}
+
+fn build(wat: &str) -> Vec<u8> {
+    let mut module = wat::parse_str(wat).expect("the test module parses");
     let mut resolve = wit_parser::Resolve::default();
     let pkg = resolve.push_str("plugin.wit", WIT).expect("the WIT parses");
     let world = resolve.select_world(&[pkg], Some("rab-plugin")).expect("the world is there");
