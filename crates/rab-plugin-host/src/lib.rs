@@ -12,6 +12,7 @@
 //! becomes a tool error naming the plugin and the cause, and the host, the session and
 //! other plugins go on.
 
+mod cache;
 mod plugin;
 mod tool;
 
@@ -22,6 +23,7 @@ use std::time::Duration;
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine};
 
+pub use cache::Cache;
 pub use plugin::{Limits, Plugin, SlashCommand, ToolDef};
 pub use tool::PluginExtension;
 
@@ -89,15 +91,42 @@ impl Host {
         limits: Limits,
         config: String,
     ) -> Result<Plugin, PluginError> {
-        let component = Component::new(&self.engine, bytes).map_err(|e| PluginError::Load {
+        self.load_with(path, bytes, limits, config, None)
+    }
+
+    /// [`Host::load_bytes`], taking the compiled component from `cache` when it has it
+    /// (and keeping it there when not).
+    pub fn load_with(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        limits: Limits,
+        config: String,
+        cache: Option<&Cache>,
+    ) -> Result<Plugin, PluginError> {
+        let compiled = match cache {
+            Some(cache) => cache.component(&self.engine, bytes).map(|(c, _)| c),
+            None => Component::new(&self.engine, bytes),
+        };
+        let component = compiled.map_err(|e| PluginError::Load {
             path: path.to_path_buf(),
             why: format!("not a rab plugin component: {e:#}"),
         })?;
         Plugin::load(&self.engine, &self.linker, path, component, limits, config)
     }
 
+    /// The engine plugins are compiled for.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
     /// Loads the plugin in `path`: a `.wasm` file, or a folder with one.
-    pub fn load(&self, path: &Path, limits: Limits) -> Result<Plugin, PluginError> {
+    pub fn load(
+        &self,
+        path: &Path,
+        limits: Limits,
+        cache: Option<&Cache>,
+    ) -> Result<Plugin, PluginError> {
         let failed = |why: String| PluginError::Load { path: path.to_path_buf(), why };
         let wasm = if path.is_dir() {
             let mut found: Vec<PathBuf> = std::fs::read_dir(path)
@@ -116,7 +145,7 @@ impl Host {
             path.to_path_buf()
         };
         let bytes = std::fs::read(&wasm).map_err(|e| failed(format!("cannot read it: {e}")))?;
-        self.load_bytes(&wasm, &bytes, limits, "{}".to_owned())
+        self.load_with(&wasm, &bytes, limits, "{}".to_owned(), cache)
     }
 }
 
@@ -156,7 +185,12 @@ pub fn plugin_dirs(rab_home: &Path, cwd: &Path, trusted: bool) -> Vec<PathBuf> {
 
 /// Every plugin in `dirs` (a `.wasm` file or a folder), loaded; what failed is pushed
 /// to `warnings`, naming the file and the reason.
-pub fn load_all(host: &Host, dirs: &[PathBuf], warnings: &mut Vec<String>) -> Vec<Arc<Plugin>> {
+pub fn load_all(
+    host: &Host,
+    dirs: &[PathBuf],
+    cache: Option<&Cache>,
+    warnings: &mut Vec<String>,
+) -> Vec<Arc<Plugin>> {
     let mut plugins: Vec<Arc<Plugin>> = Vec::new();
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
@@ -167,7 +201,7 @@ pub fn load_all(host: &Host, dirs: &[PathBuf], warnings: &mut Vec<String>) -> Ve
             .collect();
         paths.sort();
         for path in paths {
-            match host.load(&path, Limits::default()) {
+            match host.load(&path, Limits::default(), cache) {
                 Ok(p) if plugins.iter().any(|q| q.name() == p.name()) => warnings.push(format!(
                     "plugin {} in {} is left out: a plugin of that name is already loaded",
                     p.name(),

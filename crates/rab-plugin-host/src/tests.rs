@@ -96,12 +96,43 @@ fn plugins_are_found_in_the_folders_and_project_ones_only_when_trusted() {
     std::fs::write(home.join("extensions/broken.wasm"), b"junk").unwrap();
     let host = Host::shared().unwrap();
     let mut warnings = Vec::new();
-    let untrusted = load_all(&host, &plugin_dirs(&home, &cwd, false), &mut warnings);
+    let untrusted = load_all(&host, &plugin_dirs(&home, &cwd, false), None, &mut warnings);
     assert!(untrusted.is_empty());
     assert!(
         warnings.iter().any(|w| w.contains("broken.wasm") && w.ends_with("skipped")),
         "{warnings:?}"
     );
-    let trusted = load_all(&host, &plugin_dirs(&home, &cwd, true), &mut Vec::new());
+    let trusted = load_all(&host, &plugin_dirs(&home, &cwd, true), None, &mut Vec::new());
     assert_eq!(trusted.iter().map(|p| p.name()).collect::<Vec<_>>(), ["test-plugin"]);
+}
+
+#[test]
+fn compiled_components_are_cached_checked_and_compiled_again_when_damaged() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(dir.path().join("cache"));
+    let host = Host::shared().unwrap();
+    let bytes = component(true);
+    let (_, cached) = cache.component(host.engine(), &bytes).unwrap();
+    assert!(!cached, "the first load compiles");
+    let entries: Vec<_> = std::fs::read_dir(dir.path().join("cache")).unwrap().flatten().collect();
+    assert_eq!(entries.len(), 1, "one entry, no temporary file left");
+    let (_, cached) = cache.component(host.engine(), &bytes).unwrap();
+    assert!(cached, "the second load comes from the cache");
+    // A plugin loaded from the cache works.
+    let plugin =
+        host.load_with(Path::new("c.wasm"), &bytes, Limits::default(), "{}".into(), Some(&cache));
+    assert_eq!(plugin.unwrap().execute_tool("echo", "c", "cached").unwrap(), "cached");
+    // A damaged entry is never handed to wasmtime: it is compiled again and rewritten.
+    let entry = entries[0].path();
+    let mut data = std::fs::read(&entry).unwrap();
+    let middle = data.len() / 2;
+    data[middle] ^= 0xff;
+    std::fs::write(&entry, &data).unwrap();
+    let (_, cached) = cache.component(host.engine(), &bytes).unwrap();
+    assert!(!cached, "the damaged entry was not used");
+    let (_, cached) = cache.component(host.engine(), &bytes).unwrap();
+    assert!(cached, "and was written again");
+    // Another component has another entry.
+    let (_, cached) = cache.component(host.engine(), &component(false)).unwrap();
+    assert!(!cached);
 }

@@ -18,7 +18,10 @@ impl ExtensionFactory for Plugins {
             return Ok(Arc::new(PluginExtension::new(Vec::new())));
         }
         let plugins = match rab_plugin_host::Host::shared() {
-            Ok(host) => rab_plugin_host::load_all(&host, &dirs, cx.warnings),
+            Ok(host) => {
+                let cache = rab_plugin_host::Cache::new(cx.paths.home().join("cache/plugins"));
+                rab_plugin_host::load_all(&host, &dirs, Some(&cache), cx.warnings)
+            }
             Err(e) => {
                 cx.warnings.push(format!("{e}; plugins are off"));
                 Vec::new()
