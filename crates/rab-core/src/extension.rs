@@ -102,12 +102,53 @@ pub trait Services: Send + Sync {
 /// One service's state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServiceStatus {
-    /// Its name (the configured server name).
+    /// What kind of service it is.
+    pub kind: ServiceKind,
+    /// Its name (the configured server name, the plugin's name).
     pub name: String,
     /// Where it is.
     pub state: ServiceState,
     /// How many tools it offers.
     pub tools: usize,
+    /// How many times it was loaded (a plugin reloaded from a changed file counts up),
+    /// so a reload that changes nothing else is reported too; 0 where that means
+    /// nothing.
+    pub generation: u64,
+}
+
+/// The kinds of service an extension runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServiceKind {
+    /// An MCP server.
+    McpServer,
+    /// A WASM plugin.
+    Plugin,
+}
+
+impl ServiceKind {
+    /// What a person calls it: `MCP server`, `plugin`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::McpServer => "MCP server",
+            Self::Plugin => "plugin",
+        }
+    }
+
+    /// As a protocol value: `mcp_server`, `plugin`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::McpServer => "mcp_server",
+            Self::Plugin => "plugin",
+        }
+    }
+
+    /// The commands that show more about a service of this kind and try it again.
+    pub fn hint(self, name: &str) -> String {
+        match self {
+            Self::McpServer => format!("/mcp shows more; /mcp restart {name} tries again"),
+            Self::Plugin => "/plugins shows more; /reload-plugins tries again".to_owned(),
+        }
+    }
 }
 
 /// Where a service is in its life.
@@ -123,6 +164,9 @@ pub enum ServiceState {
     Crashed(String),
     /// Turned off in its configuration.
     Disabled,
+    /// Gone while the session runs (a plugin whose file was removed): its tools are
+    /// no longer offered.
+    Removed,
 }
 
 impl ServiceState {
@@ -134,6 +178,7 @@ impl ServiceState {
             Self::Failed(_) => "failed",
             Self::Crashed(_) => "crashed",
             Self::Disabled => "disabled",
+            Self::Removed => "removed",
         }
     }
 }

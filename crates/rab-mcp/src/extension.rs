@@ -197,6 +197,7 @@ impl rab_core::Services for ServerWatch {
             .servers()
             .into_iter()
             .map(|s| rab_core::ServiceStatus {
+                kind: rab_core::ServiceKind::McpServer,
                 name: s.name,
                 state: match s.state {
                     ServerState::Starting => S::Starting,
@@ -206,6 +207,7 @@ impl rab_core::Services for ServerWatch {
                     ServerState::Disabled => S::Disabled,
                 },
                 tools: s.tools.len(),
+                generation: 0,
             })
             .collect()
     }

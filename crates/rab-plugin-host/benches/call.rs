@@ -13,8 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rab_agent::{AgentTool, ToolContext};
-use rab_core::Extension;
-use rab_plugin_host::{Host, Limits, PluginExtension};
+use rab_plugin_host::{Host, Settings};
 use serde_json::json;
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -27,11 +26,10 @@ fn main() {
     let bytes = rab_plugin_host::test_support::component(true);
     let host = Host::shared().unwrap();
     let started = Instant::now();
-    let plugin = host.load_bytes(Path::new("echo.wasm"), &bytes, Limits::default(), "{}".into());
+    let plugin = host.load_bytes(Path::new("echo.wasm"), &bytes, Settings::default());
     let load = started.elapsed();
     let plugin = Arc::new(plugin.unwrap());
-    let ext = PluginExtension::new(vec![plugin]);
-    let echo = ext.tools().remove(0);
+    let echo = rab_plugin_host::agent_tools(&plugin).remove(0);
     let todo: Arc<dyn AgentTool> = Arc::new(rab_tools::todo::TodoWrite::new());
     let time = |tool: &Arc<dyn AgentTool>, args: serde_json::Value| {
         let mut samples = Vec::new();
@@ -66,13 +64,8 @@ fn main() {
     let cache = rab_plugin_host::Cache::new(dir.clone());
     for what in ["compiled (and cached)", "from the cache"] {
         let started = Instant::now();
-        let plugin = host.load_with(
-            Path::new("large.wasm"),
-            &large,
-            Limits::default(),
-            "{}".into(),
-            Some(&cache),
-        );
+        let plugin =
+            host.load_with(Path::new("large.wasm"), &large, Settings::default(), Some(&cache));
         let load = started.elapsed();
         plugin.unwrap();
         println!(

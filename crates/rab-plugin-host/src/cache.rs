@@ -40,6 +40,11 @@ impl Cache {
         Self { dir }
     }
 
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// The entry for `bytes` compiled by `engine`.
     fn entry(&self, engine: &Engine, bytes: &[u8]) -> PathBuf {
         let mut sha = Sha(Sha256::new());

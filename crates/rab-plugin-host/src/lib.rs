@@ -13,19 +13,24 @@
 //! other plugins go on.
 
 mod cache;
+pub mod config;
+mod http;
 mod plugin;
+mod registry;
 mod tool;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine};
 
 pub use cache::Cache;
+pub use config::Settings;
 pub use plugin::{Limits, Plugin, SlashCommand, ToolDef};
-pub use tool::PluginExtension;
+pub use registry::{Entry, Registry, plugin_files};
+pub use tool::{PluginExtension, agent_tools};
 
 /// How often the epoch ticks: the granularity of the wall-time limit.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
@@ -68,6 +73,12 @@ impl Host {
         let engine = Engine::new(&config).map_err(|e| PluginError::Engine(e.to_string()))?;
         let mut linker = Linker::new(&engine);
         host_imports(&mut linker).map_err(|e| PluginError::Engine(e.to_string()))?;
+        // WASI, for components that import it (every componentize-py one does): each
+        // store's context holds only what its plugin was granted.
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .map_err(|e| PluginError::Engine(e.to_string()))?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+            .map_err(|e| PluginError::Engine(e.to_string()))?;
         let ticker = engine.weak();
         let spawned =
             std::thread::Builder::new().name("rab-plugin-epoch".into()).spawn(move || {
@@ -88,10 +99,9 @@ impl Host {
         &self,
         path: &Path,
         bytes: &[u8],
-        limits: Limits,
-        config: String,
+        settings: Settings,
     ) -> Result<Plugin, PluginError> {
-        self.load_with(path, bytes, limits, config, None)
+        self.load_with(path, bytes, settings, None)
     }
 
     /// [`Host::load_bytes`], taking the compiled component from `cache` when it has it
@@ -100,8 +110,7 @@ impl Host {
         &self,
         path: &Path,
         bytes: &[u8],
-        limits: Limits,
-        config: String,
+        settings: Settings,
         cache: Option<&Cache>,
     ) -> Result<Plugin, PluginError> {
         let compiled = match cache {
@@ -112,7 +121,7 @@ impl Host {
             path: path.to_path_buf(),
             why: format!("not a rab plugin component: {e:#}"),
         })?;
-        Plugin::load(&self.engine, &self.linker, path, component, limits, config)
+        Plugin::load(&self.engine, &self.linker, path, component, settings)
     }
 
     /// The engine plugins are compiled for.
@@ -124,7 +133,7 @@ impl Host {
     pub fn load(
         &self,
         path: &Path,
-        limits: Limits,
+        settings: Settings,
         cache: Option<&Cache>,
     ) -> Result<Plugin, PluginError> {
         let failed = |why: String| PluginError::Load { path: path.to_path_buf(), why };
@@ -145,7 +154,7 @@ impl Host {
             path.to_path_buf()
         };
         let bytes = std::fs::read(&wasm).map_err(|e| failed(format!("cannot read it: {e}")))?;
-        self.load_with(&wasm, &bytes, limits, "{}".to_owned(), cache)
+        self.load_with(&wasm, &bytes, settings, cache)
     }
 }
 
@@ -181,38 +190,6 @@ pub fn plugin_dirs(rab_home: &Path, cwd: &Path, trusted: bool) -> Vec<PathBuf> {
     }
     dirs.push(rab_home.join("extensions"));
     dirs
-}
-
-/// Every plugin in `dirs` (a `.wasm` file or a folder), loaded; what failed is pushed
-/// to `warnings`, naming the file and the reason.
-pub fn load_all(
-    host: &Host,
-    dirs: &[PathBuf],
-    cache: Option<&Cache>,
-    warnings: &mut Vec<String>,
-) -> Vec<Arc<Plugin>> {
-    let mut plugins: Vec<Arc<Plugin>> = Vec::new();
-    for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(dir) else { continue };
-        let mut paths: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_dir() || p.extension().is_some_and(|e| e == "wasm"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            match host.load(&path, Limits::default(), cache) {
-                Ok(p) if plugins.iter().any(|q| q.name() == p.name()) => warnings.push(format!(
-                    "plugin {} in {} is left out: a plugin of that name is already loaded",
-                    p.name(),
-                    path.display()
-                )),
-                Ok(p) => plugins.push(Arc::new(p)),
-                Err(e) => warnings.push(format!("{e}; skipped")),
-            }
-        }
-    }
-    plugins
 }
 
 #[cfg(any(test, feature = "test-support"))]

@@ -12,7 +12,10 @@ use std::time::Duration;
 use rab_agent::ToolLevel;
 use wasmtime::component::{Component, ComponentType, Instance, Lift, Linker};
 use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::{FsPerms, ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use crate::config::{Grants, Settings};
 use crate::{EPOCH_TICK, PluginError};
 
 /// What a plugin may use per call.
@@ -70,6 +73,24 @@ pub(crate) struct State {
     pub(crate) name: String,
     /// Its settings as JSON (the `config` import).
     pub(crate) config: String,
+    /// WASI, with only what it was granted.
+    wasi: WasiCtx,
+    table: ResourceTable,
+    /// `wasi:http`, refused without a network grant.
+    http: WasiHttpCtx,
+    http_hooks: crate::http::HttpHooks,
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for State {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { ctx: &mut self.http, table: &mut self.table, hooks: &mut self.http_hooks }
+    }
 }
 
 /// A loaded plugin.
@@ -81,6 +102,7 @@ pub struct Plugin {
     linker: Linker<State>,
     limits: Limits,
     config: String,
+    grants: Grants,
     tools: Vec<ToolDef>,
     commands: Vec<SlashCommand>,
     levels: Vec<(String, ToolLevel)>,
@@ -89,6 +111,9 @@ pub struct Plugin {
     live: Mutex<Option<(Store<State>, Instance)>>,
     traps: AtomicU32,
     disabled: AtomicBool,
+    last_error: Mutex<Option<String>>,
+    /// Where the last error is kept for other processes (`rab plugin list`).
+    error_file: Mutex<Option<PathBuf>>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -105,8 +130,7 @@ impl Plugin {
         linker: &Linker<State>,
         path: &Path,
         component: Component,
-        limits: Limits,
-        config: String,
+        settings: Settings,
     ) -> Result<Self, PluginError> {
         let mut plugin = Self {
             path: path.to_path_buf(),
@@ -114,8 +138,9 @@ impl Plugin {
             engine: engine.clone(),
             component,
             linker: linker.clone(),
-            limits,
-            config,
+            limits: settings.limits,
+            config: settings.config,
+            grants: settings.grants,
             tools: Vec::new(),
             commands: Vec::new(),
             levels: Vec::new(),
@@ -123,6 +148,8 @@ impl Plugin {
             live: Mutex::new(None),
             traps: AtomicU32::new(0),
             disabled: AtomicBool::new(false),
+            last_error: Mutex::new(None),
+            error_file: Mutex::new(None),
         };
         let failed = |why: String| PluginError::Load { path: path.to_path_buf(), why };
         let (name, tools, commands, levels, has_command, self_test) = plugin
@@ -159,9 +186,7 @@ impl Plugin {
         if let Err(why) = self_test {
             return Err(failed(format!("its self-test failed: {why}")));
         }
-        if name.trim().is_empty() {
-            return Err(failed("it has an empty name".into()));
-        }
+        check_names(&name, &tools, &commands).map_err(failed)?;
         plugin.name = name;
         plugin.tools = tools;
         plugin.commands = commands;
@@ -202,6 +227,59 @@ impl Plugin {
     /// What a tool can do: as the plugin declares it, else `execute`.
     pub fn level(&self, tool: &str) -> ToolLevel {
         self.levels.iter().find(|(t, _)| t == tool).map_or(ToolLevel::Execute, |(_, l)| *l)
+    }
+
+    /// What it was granted.
+    pub fn grants(&self) -> &Grants {
+        &self.grants
+    }
+
+    /// Its limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// The last failure of a call (a trap, or the plugin's own error), if any: this
+    /// process's, else the one kept in the error file (another session's).
+    pub fn last_error(&self) -> Option<String> {
+        if let Some(e) = self.last_error.lock().ok().and_then(|e| e.clone()) {
+            return Some(e);
+        }
+        let file = self.error_file.lock().ok().and_then(|f| f.clone())?;
+        let text = std::fs::read_to_string(file).ok()?;
+        let (at, error) = text.split_once('\n')?;
+        let at: u64 = at.parse().ok()?;
+        let ago = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|now| now.as_secs().saturating_sub(at))
+            .unwrap_or(0);
+        Some(format!("{error} ({} ago)", human_age(ago)))
+    }
+
+    /// Keeps the last error of every call in `file` too, so another process can show
+    /// it.
+    pub fn keep_errors_in(&self, file: PathBuf) {
+        if let Ok(mut f) = self.error_file.lock() {
+            *f = Some(file);
+        }
+    }
+
+    fn record_error(&self, error: &str) {
+        if let Ok(mut last) = self.last_error.lock() {
+            *last = Some(error.to_owned());
+        }
+        let Some(file) = self.error_file.lock().ok().and_then(|f| f.clone()) else { return };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let written = file.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| {
+            let tmp = file.with_extension(format!("{}.tmp", std::process::id()));
+            std::fs::write(&tmp, format!("{now}\n{error}"))?;
+            std::fs::rename(&tmp, &file)
+        });
+        if let Err(e) = written {
+            tracing::debug!("cannot keep the plugin's last error in {}: {e}", file.display());
+        }
     }
 
     /// Whether it was disabled after trapping too often.
@@ -248,7 +326,12 @@ impl Plugin {
                 self.name, self.limits.max_traps
             ));
         }
-        match self.call(f) {
+        let outcome = self.call(f);
+        match &outcome {
+            Ok(Err(e)) | Err(e) => self.record_error(e),
+            Ok(Ok(_)) => {}
+        }
+        match outcome {
             Ok(result) => {
                 self.traps.store(0, Ordering::Relaxed);
                 result
@@ -302,13 +385,49 @@ impl Plugin {
             .memory_size(self.limits.memory)
             .trap_on_grow_failure(true)
             .build();
-        let state = State { limits, name: self.name.clone(), config: self.config.clone() };
+        let state = State {
+            limits,
+            name: self.name.clone(),
+            config: self.config.clone(),
+            wasi: self.wasi()?,
+            table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            http_hooks: crate::http::HttpHooks::new(
+                self.grants.network,
+                self.grants.private_network,
+                self.limits.time,
+            ),
+        };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         store.set_fuel(self.limits.fuel)?;
         store.set_epoch_deadline(u64::MAX / 2);
         let instance = self.linker.instantiate(&mut store, &self.component)?;
         Ok((store, instance))
+    }
+
+    /// A WASI context with only what the plugin was granted: its folders (preopened,
+    /// so nothing outside them can be named), and TCP to public addresses (all, with
+    /// `private-network`) when it may use the network. No environment, no arguments, no
+    /// stdin; output is dropped.
+    fn wasi(&self) -> wasmtime::Result<WasiCtx> {
+        let mut wasi = WasiCtxBuilder::new();
+        for dir in &self.grants.dirs {
+            let perms = if dir.write { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+            for guest in &dir.guest {
+                wasi.preopened_dir(&dir.host, guest, perms)?;
+            }
+        }
+        let network = self.grants.network;
+        wasi.allow_tcp(network).allow_udp(false).allow_ip_name_lookup(network);
+        if network {
+            let private = self.grants.private_network;
+            wasi.socket_addr_check(move |addr, _| {
+                let allowed = private || !rab_tools::web_fetch::is_private_address(addr.ip());
+                Box::pin(async move { allowed })
+            });
+        }
+        Ok(wasi.build())
     }
 
     /// What went wrong, in words.
@@ -351,6 +470,57 @@ where
     R: wasmtime::component::ComponentNamedList + Lift,
 {
     instance.get_typed_func::<P, R>(&mut *store, name)
+}
+
+/// Names a provider and rab can use: the plugin's names a file too (its last error),
+/// tool names go to the model's API (letters, digits, `_`, `-`; at most 64), and each
+/// tool's parameters must be a JSON Schema object.
+fn check_names(name: &str, tools: &[ToolDef], commands: &[SlashCommand]) -> Result<(), String> {
+    let is_word = |s: &str, extra: &[char]| {
+        !s.is_empty()
+            && s.len() <= 64
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || extra.contains(&c))
+    };
+    if !is_word(name, &['.']) || name.starts_with('.') {
+        return Err(format!(
+            "its name {name:?} cannot be used (letters, digits, '.', '_' and '-', at most 64)"
+        ));
+    }
+    for (i, tool) in tools.iter().enumerate() {
+        if !is_word(&tool.name, &[]) {
+            return Err(format!(
+                "its tool name {:?} cannot be used (letters, digits, '_' and '-', at most 64)",
+                tool.name
+            ));
+        }
+        if tools[..i].iter().any(|t| t.name == tool.name) {
+            return Err(format!("it offers two tools named {}", tool.name));
+        }
+        let schema: Result<serde_json::Value, _> = serde_json::from_str(&tool.parameters);
+        if !schema.as_ref().is_ok_and(serde_json::Value::is_object) {
+            return Err(format!(
+                "the parameters of its tool {} are not a JSON Schema object",
+                tool.name
+            ));
+        }
+    }
+    for command in commands {
+        if !is_word(&command.name, &[':', '.']) {
+            return Err(format!("its command name {:?} cannot be used", command.name));
+        }
+    }
+    Ok(())
+}
+
+/// `ago` seconds in words.
+fn human_age(ago: u64) -> String {
+    match ago {
+        0..60 => format!("{ago} s"),
+        60..3600 => format!("{} min", ago / 60),
+        3600..86400 => format!("{} h", ago / 3600),
+        _ => format!("{} days", ago / 86400),
+    }
 }
 
 /// A declared level.

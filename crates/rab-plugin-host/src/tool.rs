@@ -1,30 +1,34 @@
-//! A plugin as an extension: its tools as agent tools, its commands as commands. Calls
-//! run on a blocking thread (the plugin's code is synchronous and may be slow) under the
-//! plugin's limits.
+//! The plugins as one extension: their tools as agent tools (a tool source that changes
+//! with every reload, so the next request carries the new tools), their commands as
+//! commands, `/plugins` and `/reload-plugins`, and each plugin's state as a service the
+//! front ends report. Calls run on a blocking thread (the plugin's code is synchronous
+//! and may be slow) under the plugin's limits.
 
 use std::sync::Arc;
 
-use rab_agent::{AgentTool, BoxFuture, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab_agent::{AgentTool, BoxFuture, ToolContext, ToolError, ToolLevel, ToolOutput, ToolSource};
 use rab_ai::ToolSpec;
-use rab_core::{Command, CommandOutcome, Extension};
+use rab_core::{
+    Command, CommandOutcome, Extension, ServiceKind, ServiceState, ServiceStatus, Services,
+};
 use serde_json::Value;
 
-use crate::Plugin;
+use crate::{Plugin, Registry};
 
-/// The plugins, as one extension.
+/// The plugins of a session, as one extension.
 pub struct PluginExtension {
-    plugins: Vec<Arc<Plugin>>,
+    registry: Registry,
 }
 
 impl PluginExtension {
-    /// An extension over `plugins`.
-    pub fn new(plugins: Vec<Arc<Plugin>>) -> Self {
-        Self { plugins }
+    /// An extension over the plugins of `registry`.
+    pub fn new(registry: Registry) -> Self {
+        Self { registry }
     }
 
-    /// The plugins.
-    pub fn plugins(&self) -> &[Arc<Plugin>] {
-        &self.plugins
+    /// The registry behind it.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
     }
 }
 
@@ -33,55 +37,140 @@ impl Extension for PluginExtension {
         "plugins"
     }
 
-    fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
-        self.plugins
-            .iter()
-            .flat_map(|p| {
-                p.tools().iter().map(|def| {
-                    let parameters = serde_json::from_str(&def.parameters)
-                        .unwrap_or_else(|_| serde_json::json!({"type": "object"}));
-                    let spec = ToolSpec {
-                        name: def.name.clone(),
-                        description: def.description.clone(),
-                        parameters,
-                        grammar: None,
-                    };
-                    let level = p.level(&def.name);
-                    Arc::new(PluginTool { plugin: p.clone(), spec, level }) as Arc<dyn AgentTool>
-                })
-            })
-            .collect()
+    fn tool_source(&self) -> Option<Arc<dyn ToolSource>> {
+        Some(Arc::new(self.registry.clone()))
+    }
+
+    fn expects_tools(&self) -> bool {
+        self.registry.has_files()
     }
 
     fn commands(&self) -> Vec<Command> {
-        self.plugins
-            .iter()
-            .flat_map(|p| {
-                p.commands().iter().map(|c| {
-                    let plugin = p.clone();
-                    let name = c.name.clone();
-                    rab_core::command(&c.name, &c.description, move |args, _cx| {
-                        let (plugin, name, args) = (plugin.clone(), name.clone(), args.to_owned());
-                        CommandOutcome::Later(Box::pin(async move {
-                            let ran = tokio::task::spawn_blocking(move || {
-                                plugin.execute_command(&name, &args)
-                            })
-                            .await;
-                            match ran {
-                                Ok(Ok(text)) => CommandOutcome::Info(text),
-                                Ok(Err(e)) => CommandOutcome::Error(e),
-                                Err(e) => CommandOutcome::Error(format!("the command failed: {e}")),
+        let list = self.registry.clone();
+        let reload = self.registry.clone();
+        vec![
+            rab_core::command("plugins", "WASM plugins: tools, grants, state, last error", {
+                move |_args, _cx| CommandOutcome::Info(list.describe())
+            }),
+            rab_core::command(
+                "reload-plugins",
+                "Load changed or new WASM plugins again, drop removed ones",
+                move |_args, _cx| {
+                    let registry = reload.clone();
+                    CommandOutcome::Later(Box::pin(async move {
+                        let ran = tokio::task::spawn_blocking(move || {
+                            let changes = registry.reload(true);
+                            (changes, registry.describe())
+                        })
+                        .await;
+                        match ran {
+                            Ok((changes, described)) if changes.is_empty() => {
+                                CommandOutcome::Info(described)
                             }
-                        }))
-                    })
-                })
-            })
-            .collect()
+                            Ok((changes, _)) => CommandOutcome::Info(changes.join("\n")),
+                            Err(e) => CommandOutcome::Error(format!("reloading failed: {e}")),
+                        }
+                    }))
+                },
+            ),
+        ]
+    }
+
+    fn dynamic_commands(&self) -> Vec<Command> {
+        self.registry.plugins().iter().flat_map(commands_of).collect()
+    }
+
+    fn services(&self) -> Option<Arc<dyn Services>> {
+        Some(Arc::new(self.registry.clone()))
     }
 
     fn as_any(&self) -> Option<&dyn std::any::Any> {
         Some(self)
     }
+}
+
+impl Services for Registry {
+    fn statuses(&self) -> Vec<ServiceStatus> {
+        self.entries()
+            .iter()
+            .map(|e| {
+                let (state, tools) = match &e.outcome {
+                    Ok(p) if p.is_disabled() => (
+                        ServiceState::Crashed(
+                            p.last_error()
+                                .unwrap_or_else(|| "disabled after failing too often".to_owned()),
+                        ),
+                        p.tools().len(),
+                    ),
+                    Ok(p) => (ServiceState::Ready, p.tools().len()),
+                    Err(why) => (ServiceState::Failed(why.clone()), 0),
+                };
+                ServiceStatus {
+                    kind: ServiceKind::Plugin,
+                    name: e.name(),
+                    state,
+                    tools,
+                    generation: e.generation(),
+                }
+            })
+            .chain(self.removed().into_iter().map(|(name, generation)| ServiceStatus {
+                kind: ServiceKind::Plugin,
+                name,
+                state: ServiceState::Removed,
+                tools: 0,
+                generation,
+            }))
+            .collect()
+    }
+
+    fn watch(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.subscribe()
+    }
+}
+
+/// A plugin's tools as agent tools (what the agent loop calls).
+pub fn agent_tools(plugin: &Arc<Plugin>) -> Vec<Arc<dyn AgentTool>> {
+    plugin
+        .tools()
+        .iter()
+        .map(|def| {
+            let parameters = serde_json::from_str(&def.parameters)
+                .unwrap_or_else(|_| serde_json::json!({"type": "object"}));
+            let spec = ToolSpec {
+                name: def.name.clone(),
+                description: def.description.clone(),
+                parameters,
+                grammar: None,
+            };
+            let level = plugin.level(&def.name);
+            Arc::new(PluginTool { plugin: plugin.clone(), spec, level }) as Arc<dyn AgentTool>
+        })
+        .collect()
+}
+
+/// A plugin's commands as commands; each runs on a blocking thread.
+fn commands_of(plugin: &Arc<Plugin>) -> Vec<Command> {
+    plugin
+        .commands()
+        .iter()
+        .map(|c| {
+            let plugin = plugin.clone();
+            let name = c.name.clone();
+            rab_core::command(&c.name, &c.description, move |args, _cx| {
+                let (plugin, name, args) = (plugin.clone(), name.clone(), args.to_owned());
+                CommandOutcome::Later(Box::pin(async move {
+                    let ran =
+                        tokio::task::spawn_blocking(move || plugin.execute_command(&name, &args))
+                            .await;
+                    match ran {
+                        Ok(Ok(text)) => CommandOutcome::Info(text),
+                        Ok(Err(e)) => CommandOutcome::Error(e),
+                        Err(e) => CommandOutcome::Error(format!("the command failed: {e}")),
+                    }
+                }))
+            })
+        })
+        .collect()
 }
 
 /// One tool of a plugin.

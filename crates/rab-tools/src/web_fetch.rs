@@ -25,6 +25,8 @@ use crate::truncate::{self, MAX_BYTES, format_size};
 
 mod guard;
 
+pub use guard::is_private as is_private_address;
+
 use guard::{GuardedResolver, check_url};
 
 /// Bytes read when the model does not say.
@@ -171,13 +173,33 @@ impl WebFetch {
 }
 
 fn build_client(is_private_allowed: bool) -> Result<reqwest::Client, String> {
-    rab_ai::http_client_builder()?
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .dns_resolver(GuardedResolver { is_private_allowed })
+    guarded_client_builder(is_private_allowed)?
         .connect_timeout(TIMEOUT)
         .build()
         .map_err(|e| e.to_string())
+}
+
+/// An HTTP client that reaches only public addresses unless `is_private_allowed` (its
+/// resolver refuses the rest when it connects, so DNS rebinding gets nowhere), follows
+/// no redirect (each hop is the caller's to check) and ignores proxy settings: what
+/// `web_fetch` uses, and WASM plugins granted the network.
+pub fn guarded_client_builder(is_private_allowed: bool) -> Result<reqwest::ClientBuilder, String> {
+    Ok(rab_ai::http_client_builder()?
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(GuardedResolver { is_private_allowed }))
+}
+
+/// Whether `e` (or what caused it) is the guard refusing an address.
+pub fn is_refused_address(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.to_string().contains(guard::REFUSED) {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }
 
 /// Reads the body, stopping at `max_bytes`.

@@ -197,6 +197,12 @@ pub enum Command {
         #[command(subcommand)]
         action: McpCommand,
     },
+    /// WASM plugins: make one, build it, list what loads here. See docs/plugins.md.
+    Plugin {
+        /// What to do.
+        #[command(subcommand)]
+        action: PluginCommand,
+    },
     /// Trust a folder (default: this one) and the folders under it: its hooks, MCP
     /// servers, allow rules and other widening settings apply from now on.
     Trust {
@@ -216,6 +222,40 @@ pub enum Command {
     /// JetBrains IDEs, Neovim); the model comes from the settings. `rab --mode acp
     /// --model NAME …` takes the usual options. See docs/acp.md.
     Acp,
+}
+
+/// `rab plugin …`.
+#[derive(Clone, Debug, Subcommand)]
+pub enum PluginCommand {
+    /// Make a new Rust plugin in ./NAME: Cargo.toml, src/lib.rs and the WIT.
+    New {
+        /// The plugin's name (and its crate's): letters, digits, `-` and `_`.
+        name: String,
+        /// Where to make it (default: ./NAME).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Use the rab-plugin-sdk crate at this path (a rab checkout's
+        /// crates/rab-plugin-sdk) instead of rab's git repository.
+        #[arg(long, value_name = "PATH")]
+        sdk_path: Option<PathBuf>,
+    },
+    /// Build the plugin in DIR (default: here) for wasm32-wasip2, in release mode.
+    Build {
+        /// The plugin's folder (its Cargo.toml).
+        dir: Option<PathBuf>,
+        /// Then copy the .wasm to ~/.rab/extensions/ (every project).
+        #[arg(long, conflicts_with = "install_project")]
+        install: bool,
+        /// Then copy the .wasm to this project's .rab/extensions/.
+        #[arg(long)]
+        install_project: bool,
+    },
+    /// The plugins this folder loads: their tools, grants, state and last error.
+    List {
+        /// Trust this folder for this listing (its own plugins and grants).
+        #[arg(long)]
+        trust_project: bool,
+    },
 }
 
 /// `rab mcp …`.

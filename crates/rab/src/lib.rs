@@ -26,6 +26,7 @@ mod interactive;
 mod logging;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod plugin_cmd;
 #[cfg(feature = "plugins")]
 mod plugins;
 mod print;
@@ -115,6 +116,9 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         }
         Some(cli::Command::Doctor) => return doctor::run(&cli, &env, &paths, &cwd),
         Some(cli::Command::Acp) => return acp::run(&cli, env, paths, extensions),
+        Some(cli::Command::Plugin { action }) => {
+            return plugin_cmd::run(action, &cli, &env, &paths, &cwd);
+        }
         Some(cli::Command::Sessions { .. } | cli::Command::Mcp { .. }) | None => {}
     }
     if cli.mode == Some(cli::RunMode::Acp) {
@@ -175,7 +179,7 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
     #[cfg(feature = "mcp")]
     options.factories.push(Arc::new(mcp::Servers::default()));
     #[cfg(feature = "plugins")]
-    options.factories.push(Arc::new(plugins::Plugins));
+    options.factories.push(Arc::new(plugins::Plugins { watch: mode != Mode::Print }));
     let launch = match rab_core::setup::Setup::new(options) {
         Ok(l) => l,
         Err(e) => return fail(e.code, &e.message),
@@ -215,6 +219,10 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
                 #[cfg(feature = "mcp")]
                 if let Some(m) = mcp::manager(&launch) {
                     mcp::wait_for_servers(m).await;
+                }
+                #[cfg(feature = "plugins")]
+                if let Some(p) = launch.extension::<rab_plugin_host::PluginExtension>() {
+                    plugins::wait_for_plugins(p).await;
                 }
                 let input =
                     if typed { print::Input::Typed(prompt) } else { print::Input::Data(prompt) };

@@ -294,7 +294,8 @@ impl Printer {
             Event::ServiceStatus(s) => match &s.state {
                 rab_core::ServiceState::Failed(why) | rab_core::ServiceState::Crashed(why) => {
                     let first = why.lines().next().unwrap_or_default();
-                    eprintln!("rab: MCP server {} {}: {}", s.name, s.state.label(), safe(first));
+                    let kind = s.kind.label();
+                    eprintln!("rab: {kind} {} {}: {}", s.name, s.state.label(), safe(first));
                 }
                 _ => {}
             },

@@ -383,6 +383,7 @@ fn event(event: Event, pending: &mut HashMap<u64, Pending>) {
             };
             write(&json!({
                 "type": "service_status",
+                "kind": s.kind.as_str(),
                 "name": s.name,
                 "state": s.state.label(),
                 "tools": s.tools,

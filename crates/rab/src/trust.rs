@@ -68,13 +68,18 @@ pub fn offers(env: &Env, paths: &Paths, cwd: &Path) -> Vec<String> {
     #[cfg(feature = "plugins")]
     {
         let dir = cwd.join(".rab/extensions");
-        let mut names: Vec<String> = crate::plugins::entries(&dir)
+        let mut names: Vec<String> = crate::plugins::plugin_files(&dir)
             .iter()
             .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .collect();
         names.sort();
         if !names.is_empty() {
             out.push(format!("{}: WASM plugins {}", dir.display(), names.join(", ")));
+        }
+        // It can grant any plugin, a global one too, folders and the network.
+        let grants = cwd.join(".rab/extensions.toml");
+        if grants.is_file() {
+            out.push(format!("{}: WASM plugin settings and grants", grants.display()));
         }
     }
     let home = rab_core::setup::resources::home_dir(env);

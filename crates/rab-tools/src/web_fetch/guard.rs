@@ -11,8 +11,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use reqwest::Url;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
-/// Whether `ip` is loopback, private, link-local or otherwise not on the public internet.
-pub(crate) fn is_private(ip: IpAddr) -> bool {
+/// Whether `ip` is loopback, private, link-local or otherwise not on the public internet
+/// (the rule `web_fetch` and plugins' network grants share).
+pub fn is_private(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_private_v4(v4),
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
@@ -64,11 +65,14 @@ fn is_private_v6(ip: Ipv6Addr) -> bool {
         || (s[..6] == [0, 0, 0, 0, 0, 0] && embedded(s[6], s[7]))
 }
 
+/// What every refusal says (how a caller recognises one in an error's causes).
+pub(crate) const REFUSED: &str = "a loopback, private or link-local address";
+
 /// Why a URL may not be fetched.
 fn refusal(host: &str, ip: IpAddr) -> String {
     format!(
-        "refused to fetch {host}: it is at {ip}, a loopback, private or link-local address; \
-         web_fetch only reaches public addresses"
+        "refused to fetch {host}: it is at {ip}, {REFUSED}; web_fetch only reaches public \
+         addresses"
     )
 }
 

@@ -322,7 +322,7 @@ impl Acp {
         #[cfg(feature = "mcp")]
         options.factories.push(Arc::new(crate::mcp::Servers::with(mcp_servers(servers, cwd)?)));
         #[cfg(feature = "plugins")]
-        options.factories.push(Arc::new(crate::plugins::Plugins));
+        options.factories.push(Arc::new(crate::plugins::Plugins { watch: true }));
         #[cfg(not(feature = "mcp"))]
         if !servers.is_empty() {
             return Err("this rab was built without MCP (the `mcp` feature)".into());

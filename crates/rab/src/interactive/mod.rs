@@ -331,22 +331,28 @@ impl Ui {
         }
     }
 
-    /// An MCP server became ready, failed or crashed: the user hears of it (the UI never
-    /// waits for servers, so this is where a failure shows up).
+    /// An MCP server or a plugin became ready, failed or crashed: the user hears of it
+    /// (the UI never waits for them, so this is where a failure shows up).
     fn service(&mut self, s: &rab_core::ServiceStatus) {
-        // A server's prompts are commands: offer them in completion once they exist.
+        // A server's prompts and a plugin's commands are commands: offer them in
+        // completion once they exist.
         self.app.refresh_commands();
-        let label = s.state.label();
+        let (kind, label) = (s.kind.label(), s.state.label());
         match &s.state {
             rab_core::ServiceState::Ready => {
-                self.app.set_status(format!("MCP server {} ready: {} tools", s.name, s.tools))
+                let verb = if s.generation > 1 { "reloaded" } else { "ready" };
+                self.app.set_status(format!("{kind} {} {verb}: {} tools", s.name, s.tools))
             }
             rab_core::ServiceState::Failed(why) | rab_core::ServiceState::Crashed(why) => {
                 let first = why.lines().next().unwrap_or_default();
                 self.app.error(&format!(
-                    "MCP server {} {label}: {first} (/mcp shows more; /mcp restart {} tries again)",
-                    s.name, s.name
+                    "{kind} {} {label}: {first} ({})",
+                    s.name,
+                    s.kind.hint(&s.name)
                 ));
+            }
+            rab_core::ServiceState::Removed => {
+                self.app.set_status(format!("{kind} {} unloaded: its file was removed", s.name))
             }
             rab_core::ServiceState::Starting | rab_core::ServiceState::Disabled => {}
         }

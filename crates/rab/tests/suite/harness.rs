@@ -1,6 +1,11 @@
 //! Runs the real binary with a clean environment pointed at a fake server.
 
-use std::process::{Command, Output, Stdio};
+use std::io::Write;
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
 
 use rab_fake_llm::FakeLlm;
 
@@ -108,4 +113,77 @@ pub fn json_lines(
         }
     });
     lines
+}
+
+/// How long a test waits for a line.
+pub const T: Duration = Duration::from_secs(20);
+
+/// A running `rab --mode rpc` and the lines it wrote.
+pub struct Rpc {
+    pub child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<Value>,
+    pub seen: Vec<Value>,
+}
+
+impl Rpc {
+    pub fn start(home: &Home, llm: &FakeLlm, args: &[&str]) -> Self {
+        Self::start_in(home, llm, home.dir.path(), args)
+    }
+
+    pub fn start_in(home: &Home, llm: &FakeLlm, cwd: &std::path::Path, args: &[&str]) -> Self {
+        let mut child = home
+            .rab_for("anthropic-messages", llm, Some("k"))
+            .current_dir(cwd)
+            .args(["--mode", "rpc"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = json_lines(child.stdout.take().unwrap());
+        Self { child, stdin, lines, seen: Vec::new() }
+    }
+
+    pub fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Waits for a line matching `pred` (lines before it are kept in `seen`).
+    pub fn wait(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = std::time::Instant::now() + T;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(v) => {
+                    self.seen.push(v.clone());
+                    if pred(&v) {
+                        return v;
+                    }
+                }
+                Err(_) => panic!("no {what}; saw {:#?}", self.seen),
+            }
+        }
+    }
+
+    pub fn response(&mut self, command: &str) -> Value {
+        let c = command.to_owned();
+        self.wait(&format!("{command} response"), move |v| {
+            v["type"] == "response" && v["command"] == c.as_str()
+        })
+    }
+
+    pub fn event(&mut self, kind: &str) -> Value {
+        let k = kind.to_owned();
+        self.wait(kind, move |v| v["type"] == k.as_str())
+    }
+
+    pub fn end(mut self) {
+        drop(self.stdin);
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status}");
+    }
 }

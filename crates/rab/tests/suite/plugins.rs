@@ -1,22 +1,33 @@
-//! WASM plugins end to end: the real binary loads a component from rab's extensions
-//! folder (or a trusted project's), the model calls its tool through the agent loop,
-//! and the result reaches the next request; a broken file is skipped with a warning.
-//! Built with the `plugins` feature (`.ci/run` runs them so).
+//! WASM plugins end to end: the real binary loads components from rab's extensions
+//! folder (or a trusted project's), the model calls their tools through the agent loop
+//! and the results reach the next request; a broken file is skipped with a warning;
+//! grants decide what a plugin may read; a session reloads a plugin whose file changes
+//! and drops one that is removed; `rab plugin new|build|list`.
+//! Built with the `plugins` feature (on by default).
 #![cfg(feature = "plugins")]
 
 use rab_fake_llm::{FakeLlm, Turn};
-use serde_json::json;
+use rab_plugin_host::test_support::{component, files_component};
+use serde_json::{Value, json};
 
-use super::harness::{Home, offered, stderr, stdout};
+use super::harness::{Home, Rpc, offered, stderr, stdout};
+
+mod python;
+mod sdk;
+
+fn install(home: &Home, file: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let extensions = home.dir.path().join("rab/extensions");
+    std::fs::create_dir_all(&extensions).unwrap();
+    let path = extensions.join(file);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
 
 #[test]
 fn a_plugins_tool_runs_through_the_agent_loop_and_a_broken_one_is_skipped() {
     let home = Home::new();
-    let extensions = home.dir.path().join("rab/extensions");
-    std::fs::create_dir_all(&extensions).unwrap();
-    std::fs::write(extensions.join("echo.wasm"), rab_plugin_host::test_support::component(true))
-        .unwrap();
-    std::fs::write(extensions.join("broken.wasm"), b"not a component").unwrap();
+    install(&home, "echo.wasm", &component(true));
+    install(&home, "broken.wasm", b"not a component");
     let llm = FakeLlm::start();
     llm.script([Turn::tool_call("echo", json!({"text": "from the plugin"})), Turn::text("done")]);
     let out = home
@@ -42,8 +53,7 @@ fn a_projects_plugins_load_only_in_a_trusted_folder() {
     let project = home.dir.path().join("proj");
     let extensions = project.join(".rab/extensions");
     std::fs::create_dir_all(&extensions).unwrap();
-    std::fs::write(extensions.join("echo.wasm"), rab_plugin_host::test_support::component(true))
-        .unwrap();
+    std::fs::write(extensions.join("echo.wasm"), component(true)).unwrap();
     let llm = FakeLlm::start();
     llm.script([Turn::text("untrusted"), Turn::text("trusted")]);
     let rab = |trust: bool| {
@@ -59,4 +69,202 @@ fn a_projects_plugins_load_only_in_a_trusted_folder() {
     assert!(stderr(&out).contains("WASM plugins echo.wasm"), "{}", stderr(&out));
     rab(true);
     assert!(offered(&llm, 1).iter().any(|n| n == "echo"));
+}
+
+/// A project grants a global plugin its `docs` folder: only once trusted, and never
+/// anything outside the folder; the refusal reaches the model as the tool's error, and
+/// `rab plugin list` shows the grant and that last error.
+#[test]
+fn grants_come_from_settings_files_and_a_read_outside_them_is_refused() {
+    let home = Home::new();
+    install(&home, "reader.wasm", &files_component());
+    let project = home.dir.path().join("proj");
+    std::fs::create_dir_all(project.join("docs")).unwrap();
+    std::fs::create_dir_all(project.join(".rab")).unwrap();
+    std::fs::write(project.join("docs/a.txt"), "granted text").unwrap();
+    std::fs::write(project.join("secret.txt"), "not for plugins").unwrap();
+    std::fs::write(
+        project.join(".rab/extensions.toml"),
+        "[plugins.reader.grants]\nfiles = [\"docs\"]\n",
+    )
+    .unwrap();
+    let llm = FakeLlm::start();
+    let read = |path: &str| Turn::tool_call("read_file", json!({ "path": path }));
+    llm.script([read("a.txt"), Turn::text("untrusted"), read("a.txt"), read("../secret.txt")]);
+    llm.script([Turn::text("trusted")]);
+    let run = |trust: bool| {
+        let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+        cmd.current_dir(&project).args(["-p", "read"]);
+        if trust {
+            cmd.arg("--trust-project");
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(false);
+    assert!(stderr(&out).contains("WASM plugin settings and grants"), "{}", stderr(&out));
+    let result = &llm.requests()[1].tool_results()[0].1;
+    assert!(result.contains("no folder granted"), "untrusted: no grant: {result}");
+    let out = run(true);
+    assert_eq!(stdout(&out), "trusted\n", "{}", stderr(&out));
+    let requests = llm.requests();
+    assert_eq!(requests[3].tool_results()[0].1, "granted text");
+    let refused = &requests[4].tool_results()[1].1;
+    assert!(refused.contains("error-code") && !refused.contains("not for plugins"), "{refused}");
+
+    let list = home
+        .rab()
+        .current_dir(&project)
+        .args(["plugin", "list", "--trust-project"])
+        .output()
+        .unwrap();
+    let text = stdout(&list);
+    assert!(text.contains("file-reader (loaded)"), "{text}");
+    assert!(text.contains("tools: read_file [read-only]"), "{text}");
+    let docs = project.join("docs").canonicalize().unwrap();
+    assert!(text.contains(&format!("grants: {} (ro)", docs.display())), "{text}");
+    assert!(text.contains("last error: error-code"), "{text}");
+}
+
+fn plugin_status(v: &Value, name: &str, state: &str) -> bool {
+    v["type"] == "service_status"
+        && v["kind"] == "plugin"
+        && v["name"] == name
+        && v["state"] == state
+}
+
+fn prompt_and_wait(rpc: &mut Rpc, text: &str) {
+    rpc.send(&json!({"type": "prompt", "message": text}).to_string());
+    rpc.event("agent_end");
+}
+
+/// The result of the last call in the last request.
+fn last_result(llm: &FakeLlm) -> String {
+    let requests = llm.requests();
+    let results = requests.last().unwrap().tool_results();
+    results.last().map(|r| r.1.clone()).unwrap_or_default()
+}
+
+/// A session that stays (RPC here) reloads a plugin whose file is replaced and drops
+/// one that is removed: the model's next call reaches the new tool, and a removed
+/// tool is unknown.
+#[test]
+fn a_running_session_reloads_a_changed_plugin_and_drops_a_removed_one() {
+    let home = Home::new();
+    let file = install(&home, "tool.wasm", &component(true));
+    let llm = FakeLlm::start();
+    let call = |name: &str, args: Value| [Turn::tool_call(name, args), Turn::text("ok")];
+    let mut rpc = Rpc::start(&home, &llm, &[]);
+    rpc.wait("the plugin ready", |v| plugin_status(v, "test-plugin", "ready"));
+    llm.script(call("echo", json!({"n": 1})));
+    prompt_and_wait(&mut rpc, "one");
+    assert_eq!(last_result(&llm), r#"{"n":1}"#);
+
+    // Replaced (as `rab plugin build --install` does: a new file renamed over it).
+    let tmp = file.with_extension("tmp");
+    std::fs::write(&tmp, files_component()).unwrap();
+    std::fs::rename(&tmp, &file).unwrap();
+    rpc.wait("the new plugin ready", |v| plugin_status(v, "file-reader", "ready"));
+    llm.script(call("read_file", json!({"path": "a.txt"})));
+    prompt_and_wait(&mut rpc, "two");
+    assert_eq!(last_result(&llm), "no folder granted", "the new plugin's tool ran");
+    llm.script(call("echo", json!({"n": 2})));
+    prompt_and_wait(&mut rpc, "three");
+    assert!(last_result(&llm).contains("unknown tool 'echo'"), "{}", last_result(&llm));
+
+    std::fs::remove_file(&file).unwrap();
+    rpc.wait("the plugin removed", |v| plugin_status(v, "file-reader", "removed"));
+    llm.script(call("read_file", json!({"path": "a.txt"})));
+    prompt_and_wait(&mut rpc, "four");
+    assert!(last_result(&llm).contains("unknown tool 'read_file'"), "{}", last_result(&llm));
+
+    // By hand: /reload-plugins loads a new file (the watcher may be quicker; either
+    // way the plugin is back).
+    install(&home, "again.wasm", &component(true));
+    rpc.send(&json!({"type": "prompt", "message": "/reload-plugins"}).to_string());
+    let r = rpc.response("prompt");
+    assert_eq!(r["success"], true, "{r}");
+    rpc.wait("the plugin back", |v| plugin_status(v, "test-plugin", "ready"));
+    llm.script(call("echo", json!({"n": 3})));
+    prompt_and_wait(&mut rpc, "five");
+    assert_eq!(last_result(&llm), r#"{"n":3}"#);
+    rpc.end();
+}
+
+/// `rab plugin build` says how to get the target when the toolchain lacks it, and with
+/// a toolchain that has it (stand-ins for rustc and cargo that record how they were
+/// run) builds in release mode for wasm32-wasip2 and installs the component, which a
+/// session then loads.
+#[test]
+fn plugin_build_needs_the_target_and_installs_what_it_built() {
+    let home = Home::new();
+    let dir = home.dir.path().join("hello");
+    let out = home.rab().args(["plugin", "new", "hello"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sysroot = home.dir.path().join("sysroot");
+    std::fs::create_dir_all(sysroot.join("lib/rustlib/x86_64-unknown-linux-gnu")).unwrap();
+    let bin = home.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = |name: &str, body: String| {
+        let path = bin.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        path
+    };
+    let rustc = script("rustc", format!("echo {}\n", sysroot.display()));
+    let out = home
+        .rab()
+        .current_dir(&dir)
+        .env("RUSTC", &rustc)
+        .args(["plugin", "build", "--install"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("rustup target add wasm32-wasip2"), "{err}");
+
+    // Now the toolchain has the target; "cargo" records its arguments and "builds" the
+    // test plugin.
+    std::fs::create_dir_all(sysroot.join("lib/rustlib/wasm32-wasip2")).unwrap();
+    let target = home.dir.path().join("target");
+    let built = target.join("wasm32-wasip2/release/hello.wasm");
+    std::fs::write(home.dir.path().join("plugin.wasm"), component(true)).unwrap();
+    let metadata = json!({"target_directory": target, "packages": [{
+        "name": "hello",
+        "manifest_path": dir.join("Cargo.toml"),
+        "targets": [{"name": "hello", "kind": ["cdylib"]}],
+    }]});
+    std::fs::write(home.dir.path().join("metadata.json"), metadata.to_string()).unwrap();
+    let log = home.dir.path().join("cargo.log");
+    let cargo = script(
+        "cargo",
+        format!(
+            "echo \"$@\" >> {log}\ncase \"$1\" in\n  metadata) cat {meta} ;;\n  build) mkdir -p \
+             {out} && cp {plugin} {built} ;;\nesac\n",
+            log = log.display(),
+            meta = home.dir.path().join("metadata.json").display(),
+            out = built.parent().unwrap().display(),
+            plugin = home.dir.path().join("plugin.wasm").display(),
+            built = built.display(),
+        ),
+    );
+    let out = home
+        .rab()
+        .current_dir(&dir)
+        .env("RUSTC", &rustc)
+        .env("CARGO", &cargo)
+        .args(["plugin", "build", "--install"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let calls = std::fs::read_to_string(&log).unwrap();
+    assert!(calls.contains("build --release --target wasm32-wasip2 --manifest-path"), "{calls}");
+    let installed = home.dir.path().join("rab/extensions/hello.wasm");
+    assert_eq!(std::fs::read(&installed).unwrap(), component(true));
+    assert!(stdout(&out).contains("installed as"), "{}", stdout(&out));
+    let list = home.rab().args(["plugin", "list"]).output().unwrap();
+    assert!(stdout(&list).contains("test-plugin (loaded)"), "{}", stdout(&list));
 }

@@ -2,87 +2,10 @@
 //! steering and follow-ups while a run goes on, abort, questions answered remotely,
 //! state, messages, model changes, and bad lines that get an error and change nothing.
 
-use std::io::Write;
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
-
 use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::{Value, json};
 
-use super::harness::Home;
-
-const T: Duration = Duration::from_secs(20);
-
-/// A running `rab --mode rpc` and the lines it wrote.
-struct Rpc {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<Value>,
-    seen: Vec<Value>,
-}
-
-impl Rpc {
-    fn start(home: &Home, llm: &FakeLlm, args: &[&str]) -> Self {
-        Self::start_in(home, llm, home.dir.path(), args)
-    }
-
-    fn start_in(home: &Home, llm: &FakeLlm, cwd: &std::path::Path, args: &[&str]) -> Self {
-        let mut child = home
-            .rab_for("anthropic-messages", llm, Some("k"))
-            .current_dir(cwd)
-            .args(["--mode", "rpc"])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let lines = super::harness::json_lines(child.stdout.take().unwrap());
-        Self { child, stdin, lines, seen: Vec::new() }
-    }
-
-    fn send(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// Waits for a line matching `pred` (lines before it are kept in `seen`).
-    fn wait(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = std::time::Instant::now() + T;
-        loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(v) => {
-                    self.seen.push(v.clone());
-                    if pred(&v) {
-                        return v;
-                    }
-                }
-                Err(_) => panic!("no {what}; saw {:#?}", self.seen),
-            }
-        }
-    }
-
-    fn response(&mut self, command: &str) -> Value {
-        let c = command.to_owned();
-        self.wait(&format!("{command} response"), move |v| {
-            v["type"] == "response" && v["command"] == c.as_str()
-        })
-    }
-
-    fn event(&mut self, kind: &str) -> Value {
-        let k = kind.to_owned();
-        self.wait(kind, move |v| v["type"] == k.as_str())
-    }
-
-    fn end(mut self) {
-        drop(self.stdin);
-        let status = self.child.wait().unwrap();
-        assert!(status.success(), "{status}");
-    }
-}
+use super::harness::{Home, Rpc};
 
 #[test]
 fn a_prompt_streams_its_events_and_state_and_messages_answer_at_any_time() {

@@ -5,12 +5,13 @@
 
 use std::time::{Duration, Instant};
 
-use super::test_support::component;
-use super::*;
+use crate::test_support::component;
+use crate::*;
 
 fn load(limits: Limits) -> Plugin {
     let host = Host::shared().unwrap();
-    host.load_bytes(Path::new("test.wasm"), &component(true), limits, "{}".into()).unwrap()
+    host.load_bytes(Path::new("test.wasm"), &component(true), Settings::with_limits(limits))
+        .unwrap()
 }
 
 #[test]
@@ -76,13 +77,11 @@ fn a_plugin_that_keeps_failing_is_disabled() {
 #[test]
 fn a_failing_self_test_or_a_broken_file_is_not_loaded() {
     let host = Host::shared().unwrap();
-    let err = host
-        .load_bytes(Path::new("bad.wasm"), &component(false), Limits::default(), "{}".into())
-        .unwrap_err();
+    let err =
+        host.load_bytes(Path::new("bad.wasm"), &component(false), Settings::default()).unwrap_err();
     assert!(err.to_string().contains("its self-test failed: self-test says no"), "{err}");
-    let err = host
-        .load_bytes(Path::new("junk.wasm"), b"not wasm", Limits::default(), "{}".into())
-        .unwrap_err();
+    let err =
+        host.load_bytes(Path::new("junk.wasm"), b"not wasm", Settings::default()).unwrap_err();
     assert!(err.to_string().starts_with("plugin junk.wasm: not a rab plugin component"), "{err}");
 }
 
@@ -94,16 +93,20 @@ fn plugins_are_found_in_the_folders_and_project_ones_only_when_trusted() {
     std::fs::create_dir_all(cwd.join(".rab/extensions/mine")).unwrap();
     std::fs::write(cwd.join(".rab/extensions/mine/mine.wasm"), component(true)).unwrap();
     std::fs::write(home.join("extensions/broken.wasm"), b"junk").unwrap();
-    let host = Host::shared().unwrap();
-    let mut warnings = Vec::new();
-    let untrusted = load_all(&host, &plugin_dirs(&home, &cwd, false), None, &mut warnings);
-    assert!(untrusted.is_empty());
+    let registry = |trusted: bool| {
+        let sources = config::Sources::new(&home, &cwd, trusted);
+        Registry::new(plugin_dirs(&home, &cwd, trusted), sources, None)
+    };
+    let untrusted = registry(false);
+    let changes = untrusted.reload(false);
+    assert!(untrusted.plugins().is_empty());
     assert!(
-        warnings.iter().any(|w| w.contains("broken.wasm") && w.ends_with("skipped")),
-        "{warnings:?}"
+        changes.iter().any(|w| w.contains("broken.wasm") && w.ends_with("skipped")),
+        "{changes:?}"
     );
-    let trusted = load_all(&host, &plugin_dirs(&home, &cwd, true), None, &mut Vec::new());
-    assert_eq!(trusted.iter().map(|p| p.name()).collect::<Vec<_>>(), ["test-plugin"]);
+    let trusted = registry(true);
+    trusted.reload(false);
+    assert_eq!(trusted.plugins().iter().map(|p| p.name()).collect::<Vec<_>>(), ["test-plugin"]);
 }
 
 #[test]
@@ -119,8 +122,7 @@ fn compiled_components_are_cached_checked_and_compiled_again_when_damaged() {
     let (_, cached) = cache.component(host.engine(), &bytes).unwrap();
     assert!(cached, "the second load comes from the cache");
     // A plugin loaded from the cache works.
-    let plugin =
-        host.load_with(Path::new("c.wasm"), &bytes, Limits::default(), "{}".into(), Some(&cache));
+    let plugin = host.load_with(Path::new("c.wasm"), &bytes, Settings::default(), Some(&cache));
     assert_eq!(plugin.unwrap().execute_tool("echo", "c", "cached").unwrap(), "cached");
     // A damaged entry is never handed to wasmtime: it is compiled again and rewritten.
     let entry = entries[0].path();
