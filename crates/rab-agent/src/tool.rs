@@ -201,6 +201,12 @@ pub trait AgentTool: Send + Sync {
     fn facts(&self) -> ToolFacts {
         ToolFacts::NONE
     }
+    /// A second name permission rules and hook matchers know it by, for tools that
+    /// arrive after the rules are read (a WASM plugin's: `plugin__NAME__TOOL`, so
+    /// `plugin__NAME` rules cover every tool of the plugin).
+    fn rule_alias(&self) -> Option<String> {
+        None
+    }
     /// What this call can do, when it depends on the arguments (`config` reads with
     /// `get` and writes with `set`); the tool's [`AgentTool::level`] otherwise.
     fn level_of(&self, arguments: &Value) -> ToolLevel {

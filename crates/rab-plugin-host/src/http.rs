@@ -21,6 +21,8 @@ pub(crate) struct HttpHooks {
     client: Option<reqwest::Client>,
     /// The plugin's time limit per call: no exchange outlives it.
     timeout: Duration,
+    /// Whether private addresses may be reached.
+    private: bool,
 }
 
 impl HttpHooks {
@@ -34,7 +36,7 @@ impl HttpHooks {
             .and_then(|built| {
                 built.inspect_err(|e| tracing::warn!("no HTTP client for plugins: {e}")).ok()
             });
-        Self { client, timeout }
+        Self { client, timeout, private }
     }
 }
 
@@ -61,6 +63,14 @@ impl WasiHttpHooks for HttpHooks {
         let timeout = options
             .and_then(|o| o.first_byte_timeout)
             .map_or(self.timeout, |t| t.min(self.timeout));
+        // An address written as such is never looked up, so the resolver's check
+        // would not see it: it is checked here.
+        let literal = request.uri().host().and_then(|h| {
+            h.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().ok()
+        });
+        if !self.private && literal.is_some_and(rab_tools::web_fetch::is_private_address) {
+            return Box::new(async { Err(Error::DestinationIpProhibited) });
+        }
         Box::new(async move {
             let (parts, body) = request.into_parts();
             let body = Limited::new(body, MAX_UPLOAD)

@@ -5,18 +5,18 @@
 //! gets a fresh one. A plugin that traps too often in a row is disabled.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rab_agent::ToolLevel;
 use wasmtime::component::{Component, ComponentType, Instance, Lift, Linker};
-use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime::{Engine, Store, StoreLimits, StoreLimitsBuilder, Trap, UpdateDeadline};
 use wasmtime_wasi::{FsPerms, ResourceTable, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use crate::PluginError;
 use crate::config::{Grants, Settings};
-use crate::{EPOCH_TICK, PluginError};
 
 /// What a plugin may use per call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +79,28 @@ pub(crate) struct State {
     /// `wasi:http`, refused without a network grant.
     http: WasiHttpCtx,
     http_hooks: crate::http::HttpHooks,
+    /// When the call going on must end (its wall-time limit).
+    deadline: Instant,
+    /// Set when the call going on is interrupted (the user pressed Esc).
+    stop: Option<Arc<AtomicBool>>,
+}
+
+/// A call stopped because its caller went away (an interrupted turn).
+#[derive(Debug)]
+struct Interrupted;
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("it was interrupted")
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// Why a call failed, and whether it counts towards disabling the plugin.
+struct Failure {
+    why: String,
+    counts: bool,
 }
 
 impl WasiView for State {
@@ -153,7 +175,7 @@ impl Plugin {
         };
         let failed = |why: String| PluginError::Load { path: path.to_path_buf(), why };
         let (name, tools, commands, levels, has_command, self_test) = plugin
-            .call(|store, instance| {
+            .call(None, |store, instance| {
                 let name =
                     typed::<(), (String,)>(store, instance, "name")?.call(&mut *store, ())?.0;
                 let tools = typed::<(), (Vec<ToolDef>,)>(store, instance, "tools")?
@@ -182,7 +204,7 @@ impl Plugin {
                 };
                 Ok((name, tools, commands, levels, has_command, self_test))
             })
-            .map_err(failed)?;
+            .map_err(|f| failed(f.why))?;
         if let Err(why) = self_test {
             return Err(failed(format!("its self-test failed: {why}")));
         }
@@ -289,7 +311,19 @@ impl Plugin {
 
     /// Runs a tool (blocking: call it off the async runtime).
     pub fn execute_tool(&self, tool: &str, call_id: &str, args: &str) -> Result<String, String> {
-        self.guarded(|store, instance| {
+        self.execute_tool_until(tool, call_id, args, None)
+    }
+
+    /// [`Plugin::execute_tool`], ended early (within an epoch tick of the plugin's own
+    /// code running) once `stop` is set.
+    pub fn execute_tool_until(
+        &self,
+        tool: &str,
+        call_id: &str,
+        args: &str,
+        stop: Option<Arc<AtomicBool>>,
+    ) -> Result<String, String> {
+        self.guarded(stop, |store, instance| {
             let f = typed::<(&str, &str, &str), (Result<String, String>,)>(
                 store,
                 instance,
@@ -304,7 +338,7 @@ impl Plugin {
         if !self.has_execute_command {
             return Err(format!("plugin {} has no command runner (execute-command)", self.name));
         }
-        self.guarded(|store, instance| {
+        self.guarded(None, |store, instance| {
             let f = typed::<(&str, &str), (Result<String, String>,)>(
                 store,
                 instance,
@@ -318,6 +352,7 @@ impl Plugin {
     /// the error.
     fn guarded(
         &self,
+        stop: Option<Arc<AtomicBool>>,
         f: impl FnOnce(&mut Store<State>, &Instance) -> wasmtime::Result<Result<String, String>>,
     ) -> Result<String, String> {
         if self.is_disabled() {
@@ -326,9 +361,9 @@ impl Plugin {
                 self.name, self.limits.max_traps
             ));
         }
-        let outcome = self.call(f);
+        let outcome = self.call(stop, f);
         match &outcome {
-            Ok(Err(e)) | Err(e) => self.record_error(e),
+            Ok(Err(e)) | Err(Failure { why: e, .. }) => self.record_error(e),
             Ok(Ok(_)) => {}
         }
         match outcome {
@@ -336,7 +371,8 @@ impl Plugin {
                 self.traps.store(0, Ordering::Relaxed);
                 result
             }
-            Err(why) => {
+            Err(Failure { why, counts: false }) => Err(format!("plugin {}: {why}", self.name)),
+            Err(Failure { why, counts: true }) => {
                 let n = self.traps.fetch_add(1, Ordering::Relaxed) + 1;
                 let mut message = format!("plugin {} failed: {why}", self.name);
                 if n >= self.limits.max_traps {
@@ -354,21 +390,32 @@ impl Plugin {
     /// limits. A trap drops the instance and comes back as the cause, in words.
     fn call<R>(
         &self,
+        stop: Option<Arc<AtomicBool>>,
         f: impl FnOnce(&mut Store<State>, &Instance) -> wasmtime::Result<R>,
-    ) -> Result<R, String> {
-        let mut live = self.live.lock().map_err(|_| "the plugin's lock is poisoned".to_owned())?;
+    ) -> Result<R, Failure> {
+        let failed = |why: String| Failure { why, counts: true };
+        let mut live = self.live.lock().map_err(|_| failed("its lock is poisoned".into()))?;
+        let deadline = Instant::now() + self.limits.time;
         if live.is_none() {
-            *live = Some(self.instantiate().map_err(|e| format!("cannot start it: {e:#}"))?);
+            let made = self.instantiate(deadline, stop.clone());
+            *live = Some(made.map_err(|e| {
+                let Failure { why, counts } = self.cause(&e);
+                Failure { why: format!("cannot start it: {why}"), counts }
+            })?);
         }
         let Some((store, instance)) = live.as_mut() else {
-            return Err("cannot start it".into());
+            return Err(failed("cannot start it".into()));
         };
-        let ticks = (self.limits.time.as_millis() / EPOCH_TICK.as_millis()).max(1);
-        store.set_epoch_deadline(u64::try_from(ticks).unwrap_or(u64::MAX));
+        store.data_mut().deadline = deadline;
+        store.data_mut().stop = stop;
+        // The callback runs at every tick: it ends the call past its deadline or once
+        // it is interrupted.
+        store.set_epoch_deadline(1);
         if let Err(e) = store.set_fuel(self.limits.fuel) {
-            return Err(format!("cannot set its fuel: {e}"));
+            return Err(failed(format!("cannot set its fuel: {e}")));
         }
         let result = f(store, instance);
+        store.data_mut().stop = None;
         match result {
             Ok(r) => Ok(r),
             Err(e) => {
@@ -379,8 +426,12 @@ impl Plugin {
         }
     }
 
-    /// A fresh store and instance.
-    fn instantiate(&self) -> wasmtime::Result<(Store<State>, Instance)> {
+    /// A fresh store and instance (its start bounded by `deadline` and `stop` too).
+    fn instantiate(
+        &self,
+        deadline: Instant,
+        stop: Option<Arc<AtomicBool>>,
+    ) -> wasmtime::Result<(Store<State>, Instance)> {
         let limits = StoreLimitsBuilder::new()
             .memory_size(self.limits.memory)
             .trap_on_grow_failure(true)
@@ -397,11 +448,23 @@ impl Plugin {
                 self.grants.private_network,
                 self.limits.time,
             ),
+            deadline,
+            stop,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         store.set_fuel(self.limits.fuel)?;
-        store.set_epoch_deadline(u64::MAX / 2);
+        store.epoch_deadline_callback(|cx| {
+            let state = cx.data();
+            if state.stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return Err(Interrupted.into());
+            }
+            if Instant::now() >= state.deadline {
+                return Err(Trap::Interrupt.into());
+            }
+            Ok(UpdateDeadline::Continue(1))
+        });
+        store.set_epoch_deadline(1);
         let instance = self.linker.instantiate(&mut store, &self.component)?;
         Ok((store, instance))
     }
@@ -430,9 +493,10 @@ impl Plugin {
         Ok(wasi.build())
     }
 
-    /// What went wrong, in words.
-    fn cause(&self, e: &wasmtime::Error) -> String {
-        match e.downcast_ref::<Trap>() {
+    /// What went wrong, in words, and whether it counts as the plugin's failure (an
+    /// interruption does not).
+    fn cause(&self, e: &wasmtime::Error) -> Failure {
+        let why = match e.downcast_ref::<Trap>() {
             Some(Trap::OutOfFuel) => {
                 format!("it ran out of fuel ({} units per call)", self.limits.fuel)
             }
@@ -444,6 +508,9 @@ impl Plugin {
             }
             Some(Trap::UnreachableCodeReached) => "it panicked (unreachable reached)".to_owned(),
             Some(trap) => format!("it trapped: {trap}"),
+            None if e.downcast_ref::<Interrupted>().is_some() => {
+                return Failure { why: Interrupted.to_string(), counts: false };
+            }
             None => {
                 let text = format!("{e:#}");
                 // The limiter refuses the growth (`trap_on_grow_failure`).
@@ -456,7 +523,8 @@ impl Plugin {
                     e.root_cause().to_string()
                 }
             }
-        }
+        };
+        Failure { why, counts: true }
     }
 }
 
@@ -472,7 +540,8 @@ where
     instance.get_typed_func::<P, R>(&mut *store, name)
 }
 
-/// Names a provider and rab can use: the plugin's names a file too (its last error),
+/// Names a provider and rab can use: the plugin's names a file (its last error) and
+/// rules (`plugin__NAME`),
 /// tool names go to the model's API (letters, digits, `_`, `-`; at most 64), and each
 /// tool's parameters must be a JSON Schema object.
 fn check_names(name: &str, tools: &[ToolDef], commands: &[SlashCommand]) -> Result<(), String> {
@@ -482,9 +551,9 @@ fn check_names(name: &str, tools: &[ToolDef], commands: &[SlashCommand]) -> Resu
             && s.chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || extra.contains(&c))
     };
-    if !is_word(name, &['.']) || name.starts_with('.') {
+    if !is_word(name, &[]) {
         return Err(format!(
-            "its name {name:?} cannot be used (letters, digits, '.', '_' and '-', at most 64)"
+            "its name {name:?} cannot be used (letters, digits, '_' and '-', at most 64)"
         ));
     }
     for (i, tool) in tools.iter().enumerate() {

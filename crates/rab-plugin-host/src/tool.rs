@@ -5,6 +5,7 @@
 //! and may be slow) under the plugin's limits.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rab_agent::{AgentTool, BoxFuture, ToolContext, ToolError, ToolLevel, ToolOutput, ToolSource};
 use rab_ai::ToolSpec;
@@ -173,6 +174,15 @@ fn commands_of(plugin: &Arc<Plugin>) -> Vec<Command> {
         .collect()
 }
 
+/// Sets its flag when dropped: a call whose future is dropped is stopped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// One tool of a plugin.
 struct PluginTool {
     plugin: Arc<Plugin>,
@@ -189,6 +199,10 @@ impl AgentTool for PluginTool {
         self.level
     }
 
+    fn rule_alias(&self) -> Option<String> {
+        Some(format!("plugin__{}__{}", self.plugin.name(), self.spec.name))
+    }
+
     fn execute(
         &self,
         arguments: Value,
@@ -198,10 +212,25 @@ impl AgentTool for PluginTool {
         let name = self.spec.name.clone();
         Box::pin(async move {
             let args = arguments.to_string();
+            // Interrupted (Esc, or the turn dropped): the plugin's code stops at its next
+            // epoch tick instead of running on to its time limit.
+            let stop = Arc::new(AtomicBool::new(false));
+            let _stop_when_dropped = StopOnDrop(stop.clone());
+            let flag = stop.clone();
+            let id = cx.call_id.clone();
+            let call = tokio::task::spawn_blocking(move || {
+                plugin.execute_tool_until(&name, &id, &args, Some(flag))
+            });
+            tokio::pin!(call);
+            let ran = tokio::select! {
+                ran = &mut call => ran,
+                () = cx.cancel.cancelled() => {
+                    stop.store(true, Ordering::Relaxed);
+                    call.await
+                }
+            };
             let ran =
-                tokio::task::spawn_blocking(move || plugin.execute_tool(&name, &cx.call_id, &args))
-                    .await
-                    .map_err(|e| ToolError::Model(format!("the plugin's call failed: {e}")))?;
+                ran.map_err(|e| ToolError::Model(format!("the plugin's call failed: {e}")))?;
             ran.map(ToolOutput::text).map_err(ToolError::Model)
         })
     }

@@ -295,11 +295,13 @@ impl Gate {
         cancel: &CancellationToken,
     ) -> HookDecision {
         let mut args = call.arguments.clone();
+        let alias = tool.rule_alias();
         let mut hook_allows = false;
         let mut hook_asks = false;
         if self.hooks.has(HookEvent::PreToolUse) {
             let input = self.tool_input(call, None);
-            let names = self.hook_names(&call.name);
+            let mut names = self.hook_names(&call.name);
+            names.extend(alias.clone());
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let out = self.hooks.run(HookEvent::PreToolUse, Some(&names), input, cancel).await;
             for w in &out.warnings {
@@ -328,12 +330,13 @@ impl Gate {
                 .collect(),
             _ => vec![args.clone()],
         };
-        let verdict = match self.policy.read() {
-            Ok(p) => strictest(
-                checked.iter().map(|c| p.check(mode, &call.name, tool.level_of(&args), c)),
-            ),
-            Err(_) => Verdict::Deny("the permission rules are unavailable".into()),
-        };
+        let verdict =
+            match self.policy.read() {
+                Ok(p) => strictest(checked.iter().map(|c| {
+                    p.check_as(mode, &call.name, alias.as_deref(), tool.level_of(&args), c)
+                })),
+                Err(_) => Verdict::Deny("the permission rules are unavailable".into()),
+            };
         let verdict = match verdict {
             Verdict::Ask(_) | Verdict::Allow if hook_asks => {
                 Verdict::Ask("a PreToolUse hook asks for confirmation".into())
@@ -367,7 +370,14 @@ impl Gate {
         reason: String,
         cancel: &CancellationToken,
     ) -> Option<String> {
-        let rule = self.policy.read().map(|p| p.suggest_rule(&call.name, args)).unwrap_or_default();
+        // A tool that arrived after the rules were read is allowed by its alias (the
+        // plain name would not parse at the next start).
+        let rule = match tool.rule_alias() {
+            Some(alias) => alias,
+            None => {
+                self.policy.read().map(|p| p.suggest_rule(&call.name, args)).unwrap_or_default()
+            }
+        };
         let request = ApprovalRequest {
             kind: ApprovalKind::Permission,
             tool: call.name.clone(),

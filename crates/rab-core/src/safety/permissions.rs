@@ -105,7 +105,7 @@ enum Pattern {
 /// One parsed rule.
 #[derive(Clone, Debug)]
 struct Rule {
-    /// Canonical tool name, or an `mcp__server` prefix (ending in `__`).
+    /// Canonical tool name, or an `mcp__SERVER` / `plugin__NAME` prefix (ending in `__`).
     tool: String,
     pattern: Pattern,
     text: String,
@@ -252,12 +252,25 @@ impl Policy {
         level: ToolLevel,
         args: &Value,
     ) -> Verdict {
+        self.check_as(mode, tool, None, level, args)
+    }
+
+    /// [`Policy::check`] for a tool that rules may also name by `alias` (a plugin's
+    /// tool: `plugin__NAME__TOOL`).
+    pub fn check_as(
+        &self,
+        mode: PermissionMode,
+        tool: &str,
+        alias: Option<&str>,
+        level: ToolLevel,
+        args: &Value,
+    ) -> Verdict {
         // A command is parsed once, for every rule.
         let scan = match (tool, args.get("command").and_then(Value::as_str)) {
             ("bash", Some(cmd)) if self.reads_commands => Some(shell_scan::scan(cmd)),
             _ => None,
         };
-        let call = Call { tool, args, scan: scan.as_ref() };
+        let call = Call { tool, alias, args, scan: scan.as_ref() };
         if let Some(rule) = self.deny.iter().find(|r| self.matches_any(r, &call)) {
             return Verdict::Deny(format!("denied by the rule \"{}\"", rule.text));
         }
@@ -309,7 +322,7 @@ impl Policy {
     /// every simple command it runs, each by some rule.
     fn allowed(&self, call: &Call<'_>) -> bool {
         let mut rules =
-            self.allow.iter().chain(&self.granted).filter(|r| r.applies(call.tool, &self.tools));
+            self.allow.iter().chain(&self.granted).filter(|r| r.names(call, &self.tools));
         let Some(scan) = call.scan else {
             return rules.any(|r| self.matches(r, call, true));
         };
@@ -381,7 +394,7 @@ impl Policy {
     /// Whether `rule` matches a call; `all`: a path must match both as written and
     /// with symbolic links resolved (allow rules), else either (deny and ask rules).
     fn matches(&self, rule: &Rule, call: &Call<'_>, all: bool) -> bool {
-        if !rule.applies(call.tool, &self.tools) {
+        if !rule.names(call, &self.tools) {
             return false;
         }
         let args = call.args;
@@ -431,11 +444,18 @@ impl Policy {
 /// A call being checked, with its command parsed once.
 struct Call<'a> {
     tool: &'a str,
+    /// The name rules may also give it (`plugin__NAME__TOOL`).
+    alias: Option<&'a str>,
     args: &'a Value,
     scan: Option<&'a shell_scan::Scan>,
 }
 
 impl Rule {
+    /// Whether the rule is about the call's tool, by its name or its alias.
+    fn names(&self, call: &Call<'_>, tools: &ToolCatalog) -> bool {
+        self.applies(call.tool, tools) || call.alias.is_some_and(|a| self.applies(a, tools))
+    }
+
     /// Whether the rule is about `tool`.
     fn applies(&self, tool: &str, tools: &ToolCatalog) -> bool {
         if let Some(server) = self.tool.strip_suffix("__") {
@@ -498,17 +518,20 @@ fn parse_rule(text: &str, cx: &PolicyContext<'_>) -> Result<Rule, String> {
     if name.is_empty() {
         return Err("missing tool name".into());
     }
-    if let Some(rest) = name.strip_prefix("mcp__") {
+    // MCP servers' tools and WASM plugins' arrive after the rules are read: their rules
+    // name them by server or plugin.
+    for (prefix, kind, whole) in [("mcp__", "MCP", "SERVER"), ("plugin__", "plugin", "PLUGIN")] {
+        let Some(rest) = name.strip_prefix(prefix) else { continue };
         if pattern.is_some() {
-            return Err("MCP tools take no pattern".into());
+            return Err(format!("{kind} tools take no pattern"));
         }
-        let (server, tool) = rest.split_once("__").unwrap_or((rest, ""));
+        let (owner, tool) = rest.split_once("__").unwrap_or((rest, ""));
         let ok = |s: &str| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        if server.is_empty() || !ok(server) || !(ok(tool) || tool == "*") {
-            return Err("an MCP rule is mcp__SERVER or mcp__SERVER__TOOL".into());
+        if owner.is_empty() || !ok(owner) || !(ok(tool) || tool == "*") {
+            return Err(format!("a {kind} rule is {prefix}{whole} or {prefix}{whole}__TOOL"));
         }
         let tool = if tool.is_empty() || tool == "*" {
-            format!("mcp__{server}__")
+            format!("{prefix}{owner}__")
         } else {
             name.to_owned()
         };

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::config::{DirGrant, Grants, Settings};
-use crate::test_support::{files_component, path_args};
+use crate::test_support::{files_component, host_args, http_component, path_args};
 use crate::{Host, Plugin};
 
 fn load(grants: Grants) -> Plugin {
@@ -56,4 +56,53 @@ fn a_granted_folder_can_be_read_and_nothing_outside_it() {
     // A refused path is the plugin's own error, not a trap: it goes on.
     assert!(!plugin.is_disabled());
     assert_eq!(plugin.execute_tool("read_file", "c", &path_args("a.txt")).unwrap(), "inside");
+}
+
+/// A server on loopback answering `count` requests with 200.
+fn local_server(count: usize) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(count) {
+            let mut stream = stream.unwrap();
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = stream.read(&mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
+                seen.extend_from_slice(&buf[..n]);
+            }
+            let _ = stream
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+        }
+    });
+    addr.to_string()
+}
+
+fn http_plugin(network: bool, private_network: bool) -> Plugin {
+    let grants = Grants { network, private_network, ..Grants::default() };
+    let settings = Settings { grants, ..Settings::default() };
+    Host::shared().unwrap().load_bytes(Path::new("http.wasm"), &http_component(), settings).unwrap()
+}
+
+#[test]
+fn http_needs_a_grant_and_reaches_private_addresses_only_when_allowed() {
+    let server = local_server(1);
+    let port = server.rsplit(':').next().unwrap().to_owned();
+    // No grant: denied before anything leaves (15: HTTP-request-denied).
+    let none = http_plugin(false, false);
+    assert_eq!(none.execute_tool("get", "c", &host_args(&server)).unwrap_err(), "error-code 15");
+    // The network granted: public addresses only (4: destination-IP-prohibited), by
+    // address or by a name that resolves to one.
+    let public = http_plugin(true, false);
+    for host in [server.clone(), format!("localhost:{port}"), format!("[::1]:{port}")] {
+        let err = public.execute_tool("get", "c", &host_args(&host)).unwrap_err();
+        assert_eq!(err, "error-code 04", "{host}");
+    }
+    // With private-network too, the local server answers.
+    let private = http_plugin(true, true);
+    assert_eq!(private.execute_tool("get", "c", &host_args(&server)).unwrap(), "status 200");
 }

@@ -138,3 +138,51 @@ fn compiled_components_are_cached_checked_and_compiled_again_when_damaged() {
     let (_, cached) = cache.component(host.engine(), &component(false)).unwrap();
     assert!(!cached);
 }
+
+#[tokio::test]
+async fn an_interrupted_call_stops_at_once_and_does_not_count_against_the_plugin() {
+    use rab_agent::ToolContext;
+    let limits = Limits {
+        fuel: u64::MAX / 4,
+        time: Duration::from_secs(60),
+        max_traps: 1,
+        ..Limits::default()
+    };
+    let bytes = crate::test_support::spinner_component();
+    let host = Host::shared().unwrap();
+    let plugin = host.load_bytes(Path::new("spin.wasm"), &bytes, Settings::with_limits(limits));
+    let plugin = std::sync::Arc::new(plugin.unwrap());
+    let spin = crate::agent_tools(&plugin).remove(0);
+    assert_eq!(spin.spec().name, "spin");
+    // The agent's cancellation token (Esc) stops the plugin's code at its next tick,
+    // not at its 60 s limit.
+    for _ in 0..2 {
+        let cx = ToolContext::detached("c");
+        let cancel = cx.cancel.clone();
+        let started = Instant::now();
+        let tool = spin_tool(&plugin);
+        let call = tokio::spawn(async move { spin_call(tool, cx).await });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        cancel.cancel();
+        let err = call.await.unwrap();
+        assert_eq!(err, "plugin test-plugin: it was interrupted");
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        // With max-traps 1, one counted failure would have disabled it.
+        assert!(!plugin.is_disabled(), "an interruption is not the plugin's failure");
+    }
+    drop(spin);
+}
+
+fn spin_tool(plugin: &std::sync::Arc<Plugin>) -> std::sync::Arc<dyn rab_agent::AgentTool> {
+    crate::agent_tools(plugin).remove(0)
+}
+
+async fn spin_call(
+    tool: std::sync::Arc<dyn rab_agent::AgentTool>,
+    cx: rab_agent::ToolContext,
+) -> String {
+    match tool.execute(serde_json::json!({}), cx).await {
+        Ok(out) => panic!("the spinning call returned {out:?}"),
+        Err(e) => e.to_string(),
+    }
+}

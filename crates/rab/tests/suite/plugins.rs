@@ -125,6 +125,61 @@ fn grants_come_from_settings_files_and_a_read_outside_them_is_refused() {
     assert!(text.contains("last error: error-code"), "{text}");
 }
 
+/// A plugin's tool passes what a built-in one does: the gate at the level the plugin
+/// declares (none: it runs programs, so headless it is refused until a rule allows it
+/// by the plugin's name), PreToolUse hooks, and the secret firewall before the model
+/// and the tape see its output.
+#[test]
+fn a_plugins_tool_passes_the_gate_hooks_and_secret_firewall() {
+    use rab_plugin_host::test_support::undeclared_component;
+    let home = Home::new();
+    install(&home, "echo.wasm", &undeclared_component());
+    install(&home, "reader.wasm", &files_component());
+    let key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789";
+    std::fs::create_dir_all(home.dir.path().join("docs")).unwrap();
+    std::fs::write(home.dir.path().join("docs/creds.txt"), format!("token {key}")).unwrap();
+    let grants = "[plugins.reader.grants]\nfiles = [\"docs\"]\n";
+    std::fs::write(home.dir.path().join("rab/extensions.toml"), grants).unwrap();
+    let llm = FakeLlm::start();
+    let echo = |text: &str| Turn::tool_call("echo", json!({ "text": text }));
+    let read = Turn::tool_call("read_file", json!({"path": "creds.txt"}));
+    llm.script([echo("hi"), Turn::text("one"), echo("again"), read, Turn::text("two")]);
+    let run = |args: &[&str]| {
+        home.rab_for("anthropic-messages", &llm, Some("k")).args(args).output().unwrap()
+    };
+    let out = run(&["-p", "go"]);
+    let err = stderr(&out);
+    assert!(err.contains("denied echo") && err.contains("'plugin__test-plugin__echo'"), "{err}");
+    assert!(last_result(&llm).contains("denied"), "{}", last_result(&llm));
+
+    let out = run(&["-p", "go", "--allowed-tools", "plugin__test-plugin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = llm.requests();
+    assert_eq!(requests[3].tool_results()[0].1, r#"{"text":"again"}"#, "allowed by the rule");
+    let result = last_result(&llm);
+    assert!(result.contains("[REDACTED: API key (sk-…)]") && !result.contains(key), "{result}");
+    for r in llm.requests() {
+        assert!(!String::from_utf8_lossy(&r.raw).contains(key), "the key reached the model");
+    }
+    let sessions = home.dir.path().join("rab/sessions");
+    let tapes: Vec<String> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten())
+        .map(|f| std::fs::read_to_string(f.path()).unwrap())
+        .collect();
+    assert!(tapes.iter().all(|t| !t.contains(key)) && tapes.iter().any(|t| t.contains("REDACTED")));
+
+    // A PreToolUse hook matching the plugin's tools blocks the call.
+    let hooks = json!({"hooks": {"PreToolUse": [{"matcher": "plugin__test-plugin__.*",
+        "hooks": [{"type": "command", "command": "echo 'no plugins today' >&2; exit 2"}]}]}});
+    std::fs::create_dir_all(home.dir.path().join("rab/agent")).unwrap();
+    std::fs::write(home.dir.path().join("rab/agent/settings.json"), hooks.to_string()).unwrap();
+    llm.script([echo("blocked?"), Turn::text("three")]);
+    run(&["-p", "go", "--allowed-tools", "plugin__test-plugin"]);
+    assert_eq!(last_result(&llm), "blocked by a PreToolUse hook: no plugins today");
+}
+
 fn plugin_status(v: &Value, name: &str, state: &str) -> bool {
     v["type"] == "service_status"
         && v["kind"] == "plugin"
@@ -267,4 +322,57 @@ fn plugin_build_needs_the_target_and_installs_what_it_built() {
     assert!(stdout(&out).contains("installed as"), "{}", stdout(&out));
     let list = home.rab().args(["plugin", "list"]).output().unwrap();
     assert!(stdout(&list).contains("test-plugin (loaded)"), "{}", stdout(&list));
+}
+
+/// The network grant through the real binary: a plugin's HTTP request leaves through
+/// rab's guarded client, and reaches a local server only with `private-network` from
+/// the user's own settings.
+#[test]
+fn a_plugin_granted_the_network_reaches_a_local_server_only_with_private_network() {
+    use rab_plugin_host::test_support::{host_args, http_component};
+    let home = Home::new();
+    install(&home, "getter.wasm", &http_component());
+    let server = local_http_server();
+    let settings = home.dir.path().join("rab/extensions.toml");
+    let llm = FakeLlm::start();
+    let get = || Turn::tool_call("get", serde_json::from_str(&host_args(&server)).unwrap());
+    llm.script([get(), Turn::text("one"), get(), Turn::text("two"), get(), Turn::text("three")]);
+    let run = || {
+        let out = home
+            .rab_for("anthropic-messages", &llm, Some("k"))
+            .args(["-p", "get it", "--allowed-tools", "plugin__http-getter"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        last_result(&llm)
+    };
+    assert_eq!(run(), "error-code 15", "no grant: denied");
+    std::fs::write(&settings, "[plugins.getter.grants]\nnetwork = true\n").unwrap();
+    assert_eq!(run(), "error-code 04", "public addresses only");
+    std::fs::write(&settings, "[plugins.getter.grants]\nnetwork = true\nprivate-network = true\n")
+        .unwrap();
+    assert_eq!(run(), "status 200");
+}
+
+/// A loopback server answering every request with 200 (on a thread of its own).
+fn local_http_server() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => seen.extend_from_slice(&buf[..n]),
+                }
+            }
+            let reply = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
+            let _ = stream.write_all(reply);
+        }
+    });
+    addr
 }

@@ -180,6 +180,21 @@ fn mcp_rules_cover_a_server_or_one_tool() {
 }
 
 #[test]
+fn plugin_rules_cover_a_plugin_or_one_tool_by_its_alias() {
+    let p = policy(&["plugin__getter"], &[], &["plugin__tools__wipe"]).unwrap();
+    let check = |tool, alias, mode| p.check_as(mode, tool, Some(alias), Execute, &json!({}));
+    assert_eq!(check("get", "plugin__getter__get", Default), Verdict::Allow);
+    assert!(matches!(check("wipe", "plugin__tools__wipe", Yolo), Verdict::Deny(_)));
+    assert!(matches!(check("other", "plugin__tools__other", Default), Verdict::Ask(_)));
+    // The plain name alone is not the plugin's: a tool of that name elsewhere is not
+    // covered, and a plugin rule never covers a built-in.
+    assert!(matches!(p.check(Default, "get", Execute, &json!({})), Verdict::Ask(_)));
+    for bad in ["plugin__", "plugin__a__b(x)", "plugin__a b"] {
+        assert!(policy(&[bad], &[], &[]).is_err(), "{bad} should fail");
+    }
+}
+
+#[test]
 fn always_rules_are_suggested_narrowly() {
     let p = policy(&[], &[], &[]).unwrap();
     assert_eq!(

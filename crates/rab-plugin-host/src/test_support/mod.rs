@@ -1,0 +1,156 @@
+//! A test plugin built from text (this machine has no wasm32 Rust target): a core module
+//! in WAT, given the `rab:plugin` world's metadata and made a component with
+//! wit-component. Tool `echo` returns its arguments; a tool whose name starts with `u`
+//! traps, `s` spins forever, `g` eats memory, anything else fails on purpose.
+#![allow(clippy::expect_used)]
+
+const WIT: &str = include_str!("../../wit/plugin.wit");
+
+/// The module; `SELF_TEST` is 0 (ok) or 1 (an error).
+const WAT: &str = r#"
+(module
+  (import "rab:plugin/host" "log" (func $log (param i32 i32 i32 i32)))
+  (memory (export "memory") 1)
+  (global $heap (mut i32) (i32.const 8192))
+  (data (i32.const 100) "test-plugin")
+  (data (i32.const 200) "echo")
+  (data (i32.const 220) "Echoes its arguments")
+  (data (i32.const 300) "{\"type\":\"object\"}")
+  (data (i32.const 400) "Echo")
+  (data (i32.const 500) "read-only")
+  (data (i32.const 600) "failed on purpose")
+  (data (i32.const 700) "info")
+  (data (i32.const 720) "echoing")
+  (data (i32.const 800) "self-test says no")
+  ;; name: (ptr, len)
+  (data (i32.const 1000) "\64\00\00\00\0b\00\00\00")
+  ;; tools: one tool-def at 1100 (four strings)
+  (data (i32.const 1008) "\4c\04\00\00\01\00\00\00")
+  (data (i32.const 1100) "\c8\00\00\00\04\00\00\00\dc\00\00\00\14\00\00\00\2c\01\00\00\11\00\00\00\90\01\00\00\04\00\00\00")
+  ;; commands: none
+  (data (i32.const 1016) "\00\00\00\00\00\00\00\00")
+  ;; tool-levels: [("echo", "read-only")] at 1200
+  (data (i32.const 1024) "\b0\04\00\00\01\00\00\00")
+  (data (i32.const 1200) "\c8\00\00\00\04\00\00\00\f4\01\00\00\09\00\00\00")
+
+  (func (export "cabi_realloc") (param $old i32) (param $old_size i32) (param $align i32) (param $size i32) (result i32)
+    (local $p i32)
+    (local.set $p (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
+    (global.set $heap (i32.add (local.get $p) (local.get $size)))
+    ;; Grow when the heap passes the end of memory (it never frees).
+    (if (i32.gt_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536)))
+      (then (drop (memory.grow (i32.add (i32.div_u (local.get $size) (i32.const 65536)) (i32.const 1))))))
+    (local.get $p))
+
+  (func (export "name") (result i32) (i32.const 1000))
+  (func (export "tools") (result i32) (i32.const 1008))
+  (func (export "commands") (result i32) (i32.const 1016))
+  (func (export "tool-levels") (result i32) (i32.const 1024))
+  (func (export "self-test") (result i32)
+    (i32.store8 (i32.const 1040) (i32.const SELF_TEST))
+    (i32.store (i32.const 1044) (i32.const 800))
+    (i32.store (i32.const 1048) (i32.const 17))
+    (i32.const 1040))
+
+  ;; execute-command(name, args): says hello.
+  (func (export "execute-command") (param i32 i32 i32 i32) (result i32)
+    (i32.store8 (i32.const 1080) (i32.const 0))
+    (i32.store (i32.const 1084) (i32.const 100))
+    (i32.store (i32.const 1088) (i32.const 11))
+    (i32.const 1080))
+
+  ;; execute-tool(name, call-id, args) -> result<string, string>, by the name's first
+  ;; letter: e(cho) returns the arguments, u(nreachable) traps, s(pin) never ends,
+  ;; g(row) asks for memory forever, anything else is an error.
+  (func (export "execute-tool")
+    (param $np i32) (param $nl i32) (param $cp i32) (param $cl i32) (param $ap i32) (param $al i32)
+    (result i32)
+    (local $c i32)
+    (local.set $c (i32.load8_u (local.get $np)))
+    (if (i32.eq (local.get $c) (i32.const 101)) ;; e
+      (then
+        (call $log (i32.const 700) (i32.const 4) (i32.const 720) (i32.const 7))
+        (i32.store8 (i32.const 1060) (i32.const 0))
+        (i32.store (i32.const 1064) (local.get $ap))
+        (i32.store (i32.const 1068) (local.get $al))
+        (return (i32.const 1060))))
+    (if (i32.eq (local.get $c) (i32.const 117)) (then unreachable)) ;; u
+    (if (i32.eq (local.get $c) (i32.const 115)) (then (loop $l (br $l)))) ;; s
+    (if (i32.eq (local.get $c) (i32.const 103)) ;; g
+      (then (loop $l (drop (memory.grow (i32.const 16))) (br $l))))
+    (i32.store8 (i32.const 1060) (i32.const 1))
+    (i32.store (i32.const 1064) (i32.const 600))
+    (i32.store (i32.const 1068) (i32.const 17))
+    (i32.const 1060))
+)
+"#;
+
+/// The test plugin as a component, its self-test passing or not.
+pub fn component(self_test_passes: bool) -> Vec<u8> {
+    build(&WAT.replace("SELF_TEST", if self_test_passes { "0" } else { "1" }))
+}
+
+/// The test plugin with its tool named `spin` (read-only), which never returns.
+pub fn spinner_component() -> Vec<u8> {
+    build(
+        &WAT.replace("SELF_TEST", "0")
+            .replace(r#"(data (i32.const 200) "echo")"#, r#"(data (i32.const 200) "spin")"#),
+    )
+}
+
+/// The test plugin declaring no level for its tool (`tool-levels` is empty), so `echo`
+/// counts as running programs.
+pub fn undeclared_component() -> Vec<u8> {
+    let wat = WAT.replace("SELF_TEST", "0").replace(
+        r#"(func (export "tool-levels") (result i32) (i32.const 1024))"#,
+        r#"(func (export "tool-levels") (result i32) (i32.const 1016))"#,
+    );
+    build(&wat)
+}
+
+/// The test plugin with `functions` more functions of straight-line arithmetic (none
+/// called): a component of a given size, for load-time figures.
+pub fn large_component(functions: usize) -> Vec<u8> {
+    let mut filler = String::new();
+    for i in 0..functions {
+        filler.push_str(&format!("  (func $f{i} (param i32) (result i32) (local.get 0)"));
+        for k in 0..40 {
+            filler.push_str(&format!(" (i32.const {}) (i32.add) (i32.const 3) (i32.mul)", i + k));
+        }
+        filler.push_str(")\n");
+    }
+    let wat = WAT.replace("SELF_TEST", "0");
+    let end = wat.rfind(')').unwrap_or(wat.len());
+    build(&format!("{}{filler}{}", &wat[..end], &wat[end..]))
+}
+
+mod files;
+mod http;
+
+pub use files::{files_component, path_args};
+pub use http::{host_args, http_component};
+
+fn build(wat: &str) -> Vec<u8> {
+    build_world(wat, &[], "rab-plugin")
+}
+
+pub(crate) fn build_world(wat: &str, extra: &[&str], world: &str) -> Vec<u8> {
+    let mut module = wat::parse_str(wat).expect("the test module parses");
+    let mut resolve = wit_parser::Resolve::default();
+    let mut pkg = resolve.push_str("plugin.wit", WIT).expect("the WIT parses");
+    for (i, text) in extra.iter().enumerate() {
+        pkg = resolve.push_str(format!("extra{i}.wit"), text).expect("the test WIT parses");
+    }
+    let world = resolve.select_world(&[pkg], Some(world)).expect("the world is there");
+    wit_component::embed_component_metadata(
+        &mut module,
+        &resolve,
+        world,
+        wit_component::StringEncoding::UTF8,
+    )
+    .expect("the metadata embeds");
+    wit_component::ComponentEncoder::default()
+        .module(&module)
+        .and_then(|e| e.validate(true).encode())
+        .expect("the component encodes")
+}
