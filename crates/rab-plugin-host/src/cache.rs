@@ -5,6 +5,10 @@
 //! artifact is handed to wasmtime: a torn or damaged file is compiled again, never
 //! loaded. Entries are written atomically (a temporary file, then a rename).
 //!
+//! Compiled code is large (a Python plugin's is about 40 MB), so each entry is touched
+//! when used and, after each write, the least recently used entries go until the cache
+//! is under [`Cache::cap`] (the entry just written always stays).
+//!
 //! Deserialising is `unsafe` in wasmtime because the bytes become native code. The cache
 //! lives in rab's home, like the settings whose hooks run commands: whoever can write
 //! there can already run code as the user, so the cache adds no new way in.
@@ -20,7 +24,11 @@ use wasmtime::component::Component;
 #[derive(Clone, Debug)]
 pub struct Cache {
     dir: PathBuf,
+    cap: u64,
 }
+
+/// How much compiled code is kept by default.
+pub const DEFAULT_CAP: u64 = 1024 * 1024 * 1024;
 
 /// Feeds the engine's compatibility hash into SHA-256.
 struct Sha(Sha256);
@@ -35,9 +43,19 @@ impl std::hash::Hasher for Sha {
 }
 
 impl Cache {
-    /// A cache in `dir` (made when first written).
+    /// A cache in `dir` (made when first written), kept under [`DEFAULT_CAP`].
     pub fn new(dir: PathBuf) -> Self {
-        Self { dir }
+        Self { dir, cap: DEFAULT_CAP }
+    }
+
+    /// The same cache kept under `bytes`.
+    pub fn with_cap(self, bytes: u64) -> Self {
+        Self { cap: bytes, ..self }
+    }
+
+    /// How many bytes of compiled code it keeps at most.
+    pub fn cap(&self) -> u64 {
+        self.cap
     }
 
     /// The folder.
@@ -59,13 +77,50 @@ impl Cache {
     pub fn component(&self, engine: &Engine, bytes: &[u8]) -> wasmtime::Result<(Component, bool)> {
         let entry = self.entry(engine, bytes);
         if let Some(component) = load(engine, &entry) {
+            // Used now: the last to go when the cache is pruned.
+            if let Err(e) = std::fs::File::options()
+                .append(true)
+                .open(&entry)
+                .and_then(|f| f.set_modified(std::time::SystemTime::now()))
+            {
+                tracing::debug!("cannot touch {}: {e}", entry.display());
+            }
             return Ok((component, true));
         }
         let component = Component::new(engine, bytes)?;
-        if let Err(e) = store(&entry, &component) {
-            tracing::warn!("cannot keep the compiled plugin in {}: {e}", entry.display());
+        match store(&entry, &component) {
+            Ok(()) => self.prune(&entry),
+            Err(e) => tracing::warn!("cannot keep the compiled plugin in {}: {e}", entry.display()),
         }
         Ok((component, false))
+    }
+
+    /// Removes the least recently used entries until the cache is under its cap,
+    /// never `keep`.
+    fn prune(&self, keep: &Path) {
+        let Ok(read) = std::fs::read_dir(&self.dir) else { return };
+        let mut entries: Vec<(std::time::SystemTime, u64, PathBuf)> = read
+            .flatten()
+            .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+            .filter_map(|e| {
+                let meta = e.metadata().ok()?;
+                Some((meta.modified().ok()?, meta.len(), e.path()))
+            })
+            .collect();
+        let mut total: u64 = entries.iter().map(|(_, len, _)| len).sum();
+        entries.sort();
+        for (_, len, path) in entries {
+            if total <= self.cap {
+                break;
+            }
+            if path == keep {
+                continue;
+            }
+            match std::fs::remove_file(&path) {
+                Ok(()) => total = total.saturating_sub(len),
+                Err(e) => tracing::debug!("cannot prune {}: {e}", path.display()),
+            }
+        }
     }
 }
 

@@ -186,3 +186,32 @@ async fn spin_call(
         Err(e) => e.to_string(),
     }
 }
+
+#[test]
+fn the_cache_keeps_the_recently_used_entries_under_its_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = Host::shared().unwrap();
+    let (a, b) = (component(true), component(false));
+    let size = |c: &Cache, bytes: &[u8]| {
+        c.component(host.engine(), bytes).unwrap();
+        std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.metadata().unwrap().len()).sum::<u64>()
+    };
+    let roomy = Cache::new(dir.path().to_path_buf());
+    let one = size(&roomy, &a);
+    let two = size(&roomy, &b);
+    assert!(two > one, "both kept under the default cap");
+    // Room for one entry: writing a third drops the least recently used, never itself.
+    let tight = Cache::new(dir.path().to_path_buf()).with_cap(two - 1);
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    for e in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        std::fs::File::options().append(true).open(e.path()).unwrap().set_modified(old).unwrap();
+    }
+    tight.component(host.engine(), &a).unwrap(); // a hit: a is now the most recent
+    let c = crate::test_support::spinner_component();
+    tight.component(host.engine(), &c).unwrap();
+    assert!(tight.component(host.engine(), &c).unwrap().1, "the new entry stays");
+    let left: u64 =
+        std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.metadata().unwrap().len()).sum();
+    assert!(left <= tight.cap(), "pruned to the cap: {left} bytes");
+    assert!(!Cache::new(dir.path().to_path_buf()).component(host.engine(), &b).unwrap().1, "b, the oldest, went");
+}
