@@ -18,7 +18,7 @@
 //! [grants]
 //! files = ["docs"]       # read-only, relative to the workspace
 //! write = ["out"]        # read and write
-//! network = true         # HTTP (wasi:http) and TCP to public addresses only
+//! network = true         # HTTP (wasi:http) to public addresses only
 //! private-network = true # and to local ones (only from ~/.rab, never a project)
 //!
 //! [config]               # what the plugin reads with `config()`, as JSON
@@ -70,7 +70,7 @@ pub struct GrantsLayer {
     pub files: Option<Vec<String>>,
     /// Folders the plugin may read and write.
     pub write: Option<Vec<String>>,
-    /// Outgoing HTTP and TCP to public addresses.
+    /// Outgoing HTTP to public addresses.
     pub network: Option<bool>,
     /// With `network`: private, loopback and link-local addresses too (local services).
     /// Honoured only from the user's own files, never a project's.
@@ -116,7 +116,7 @@ impl Settings {
 pub struct Grants {
     /// Folders, each with whether it may be written.
     pub dirs: Vec<DirGrant>,
-    /// Outgoing HTTP and TCP connections to public addresses.
+    /// Outgoing HTTP to public addresses.
     pub network: bool,
     /// With `network`: private, loopback and link-local addresses too.
     pub private_network: bool,

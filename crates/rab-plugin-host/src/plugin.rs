@@ -470,9 +470,8 @@ impl Plugin {
     }
 
     /// A WASI context with only what the plugin was granted: its folders (preopened,
-    /// so nothing outside them can be named), and TCP to public addresses (all, with
-    /// `private-network`) when it may use the network. No environment, no arguments, no
-    /// stdin; output is dropped.
+    /// so nothing outside them can be named). No sockets, no environment, no
+    /// arguments, no stdin; output is dropped.
     fn wasi(&self) -> wasmtime::Result<WasiCtx> {
         let mut wasi = WasiCtxBuilder::new();
         for dir in &self.grants.dirs {
@@ -481,15 +480,9 @@ impl Plugin {
                 wasi.preopened_dir(&dir.host, guest, perms)?;
             }
         }
-        let network = self.grants.network;
-        wasi.allow_tcp(network).allow_udp(false).allow_ip_name_lookup(network);
-        if network {
-            let private = self.grants.private_network;
-            wasi.socket_addr_check(move |addr, _| {
-                let allowed = private || !rab_tools::web_fetch::is_private_address(addr.ip());
-                Box::pin(async move { allowed })
-            });
-        }
+        // No sockets at all: the network grant is `wasi:http`, through the guarded client
+        // (see http.rs). A raw socket would need a guard of its own.
+        wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
         Ok(wasi.build())
     }
 

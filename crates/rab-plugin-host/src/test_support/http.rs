@@ -72,6 +72,32 @@ interface outgoing-handler {
 }
 "#;
 
+/// The part of `wasi:sockets` the plugin imports (to show it gets no socket).
+const WASI_SOCKETS: &str = r#"
+package wasi:sockets@0.2.0;
+
+interface network {
+  enum error-code {
+    unknown, access-denied, not-supported, invalid-argument, out-of-memory, timeout,
+    concurrency-conflict, not-in-progress, would-block, invalid-state, new-socket-limit,
+    address-not-bindable, address-in-use, remote-unreachable, connection-refused,
+    connection-reset, connection-aborted, datagram-too-large, name-unresolvable,
+    temporary-resolver-failure, permanent-resolver-failure,
+  }
+  enum ip-address-family { ipv4, ipv6 }
+}
+
+interface tcp {
+  resource tcp-socket;
+}
+
+interface tcp-create-socket {
+  use network.{error-code, ip-address-family};
+  use tcp.{tcp-socket};
+  create-tcp-socket: func(address-family: ip-address-family) -> result<tcp-socket, error-code>;
+}
+"#;
+
 const HTTP_WORLD: &str = r#"
 package rab:plugin-test;
 
@@ -80,12 +106,15 @@ world http-plugin {
   import wasi:http/outgoing-handler@0.2.0;
   import wasi:http/types@0.2.0;
   import wasi:io/poll@0.2.0;
+  import wasi:sockets/tcp-create-socket@0.2.0;
 }
 "#;
 
 /// `http-getter`, tool `get`: arguments exactly `{"host":"…"}` (see [`host_args`]);
 /// GETs `http://HOST/` and returns `status NNN`, or `error-code NN` (the number of the
-/// `wasi:http` error: 4 destination-IP-prohibited, 15 HTTP-request-denied, …).
+/// `wasi:http` error: 4 destination-IP-prohibited, 15 HTTP-request-denied, …). A tool
+/// whose name starts with `t` (not declared) makes a TCP socket instead: `created`, or
+/// the `wasi:sockets` error (`error-code 01`: access-denied).
 const HTTP_WAT: &str = r#"
 (module
   (import "wasi:http/types@0.2.0" "[constructor]fields" (func $fields (result i32)))
@@ -106,6 +135,8 @@ const HTTP_WAT: &str = r#"
   (import "wasi:http/outgoing-handler@0.2.0" "handle"
     (func $handle (param i32 i32 i32 i32)))
   (import "wasi:io/poll@0.2.0" "[method]pollable.block" (func $block (param i32)))
+  (import "wasi:sockets/tcp-create-socket@0.2.0" "create-tcp-socket"
+    (func $tcp (param i32 i32)))
   (memory (export "memory") 1)
   (global $heap (mut i32) (i32.const 8192))
   (data (i32.const 100) "http-getter")
@@ -118,6 +149,7 @@ const HTTP_WAT: &str = r#"
   (data (i32.const 700) "/")
   (data (i32.const 2300) "error-code ")
   (data (i32.const 2400) "status ")
+  (data (i32.const 2500) "created")
   (data (i32.const 1000) "\64\00\00\00\0b\00\00\00")
   (data (i32.const 1008) "\4c\04\00\00\01\00\00\00")
   (data (i32.const 1100) "\c8\00\00\00\03\00\00\00\dc\00\00\00\0b\00\00\00\2c\01\00\00\11\00\00\00\90\01\00\00\03\00\00\00")
@@ -160,6 +192,15 @@ const HTTP_WAT: &str = r#"
     (param $np i32) (param $nl i32) (param $cp i32) (param $cl i32) (param $ap i32) (param $al i32)
     (result i32)
     (local $req i32) (local $future i32) (local $status i32)
+    ;; t…: create-tcp-socket(ipv4) -> result<socket, error-code> at 3200 (payload at 3204)
+    (if (i32.eq (i32.load8_u (local.get $np)) (i32.const 116))
+      (then
+        (call $tcp (i32.const 0) (i32.const 3200))
+        (if (i32.load8_u (i32.const 3200)) (then (return (call $fail (i32.const 3204)))))
+        (i32.store8 (i32.const 1060) (i32.const 0))
+        (i32.store (i32.const 1064) (i32.const 2500))
+        (i32.store (i32.const 1068) (i32.const 7))
+        (return (i32.const 1060))))
     (local.set $req (call $request (call $fields)))
     ;; Some(HTTP), Some(host), Some("/"); the host is the arguments `{"host":"…"}`
     ;; without their first 9 and last 2 bytes.
@@ -196,5 +237,5 @@ pub fn host_args(host: &str) -> String {
 
 /// The HTTP test plugin (see `HTTP_WAT`) as a component importing `wasi:http`.
 pub fn http_component() -> Vec<u8> {
-    build_world(HTTP_WAT, &[WASI_IO, WASI_HTTP, HTTP_WORLD], "http-plugin")
+    build_world(HTTP_WAT, &[WASI_IO, WASI_HTTP, WASI_SOCKETS, HTTP_WORLD], "http-plugin")
 }

@@ -58,13 +58,14 @@ fn a_granted_folder_can_be_read_and_nothing_outside_it() {
     assert_eq!(plugin.execute_tool("read_file", "c", &path_args("a.txt")).unwrap(), "inside");
 }
 
-/// A server on loopback answering `count` requests with 200.
+/// A server on loopback answering `count` requests: the first with 200, the rest with a
+/// redirect to an address that would answer too.
 fn local_server(count: usize) -> String {
     use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
-        for stream in listener.incoming().take(count) {
+        for (i, stream) in listener.incoming().take(count).enumerate() {
             let mut stream = stream.unwrap();
             let mut seen = Vec::new();
             let mut buf = [0u8; 1024];
@@ -75,8 +76,12 @@ fn local_server(count: usize) -> String {
                 }
                 seen.extend_from_slice(&buf[..n]);
             }
-            let _ = stream
-                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+            let reply: &[u8] = if i == 0 {
+                b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok"
+            } else {
+                b"HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:9/\r\ncontent-length: 0\r\n\r\n"
+            };
+            let _ = stream.write_all(reply);
         }
     });
     addr.to_string()
@@ -90,7 +95,7 @@ fn http_plugin(network: bool, private_network: bool) -> Plugin {
 
 #[test]
 fn http_needs_a_grant_and_reaches_private_addresses_only_when_allowed() {
-    let server = local_server(1);
+    let server = local_server(2);
     let port = server.rsplit(':').next().unwrap().to_owned();
     // No grant: denied before anything leaves (15: HTTP-request-denied).
     let none = http_plugin(false, false);
@@ -102,7 +107,13 @@ fn http_needs_a_grant_and_reaches_private_addresses_only_when_allowed() {
         let err = public.execute_tool("get", "c", &host_args(&host)).unwrap_err();
         assert_eq!(err, "error-code 04", "{host}");
     }
-    // With private-network too, the local server answers.
+    // With private-network too, the local server answers; a redirect is not followed
+    // for the plugin (it sees the 302 and decides).
     let private = http_plugin(true, true);
     assert_eq!(private.execute_tool("get", "c", &host_args(&server)).unwrap(), "status 200");
+    assert_eq!(private.execute_tool("get", "c", &host_args(&server)).unwrap(), "status 302");
+    // Never a raw socket, whatever the grants (1: access-denied).
+    for plugin in [&none, &public, &private] {
+        assert_eq!(plugin.execute_tool("tcp", "c", "{}").unwrap_err(), "error-code 01");
+    }
 }

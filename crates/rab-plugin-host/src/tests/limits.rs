@@ -194,7 +194,11 @@ fn the_cache_keeps_the_recently_used_entries_under_its_cap() {
     let (a, b) = (component(true), component(false));
     let size = |c: &Cache, bytes: &[u8]| {
         c.component(host.engine(), bytes).unwrap();
-        std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.metadata().unwrap().len()).sum::<u64>()
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.metadata().unwrap().len())
+            .sum::<u64>()
     };
     let roomy = Cache::new(dir.path().to_path_buf());
     let one = size(&roomy, &a);
@@ -213,5 +217,8 @@ fn the_cache_keeps_the_recently_used_entries_under_its_cap() {
     let left: u64 =
         std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.metadata().unwrap().len()).sum();
     assert!(left <= tight.cap(), "pruned to the cap: {left} bytes");
-    assert!(!Cache::new(dir.path().to_path_buf()).component(host.engine(), &b).unwrap().1, "b, the oldest, went");
+    assert!(
+        !Cache::new(dir.path().to_path_buf()).component(host.engine(), &b).unwrap().1,
+        "b, the oldest, went"
+    );
 }
