@@ -1,7 +1,7 @@
 //! The file-reading test plugin: `wasi:filesystem` through the folders it was granted.
 #![allow(clippy::expect_used)]
 
-use super::build_world;
+use super::{Meta, build_world, module};
 
 /// The part of `wasi:filesystem` the file-reading test plugin imports (a subset of the
 /// interface; the host provides all of it).
@@ -48,62 +48,7 @@ world file-plugin {
 /// the first folder it was granted (WASI preopens) and returns the first 4 KiB, or
 /// `error-code N` (the `wasi:filesystem` error's number, e.g. 31 for `not-permitted`),
 /// or `no folder granted`.
-const FILES_WAT: &str = r#"
-(module
-  (import "wasi:filesystem/preopens@0.2.0" "get-directories" (func $dirs (param i32)))
-  (import "wasi:filesystem/types@0.2.0" "[method]descriptor.open-at"
-    (func $open (param i32 i32 i32 i32 i32 i32 i32)))
-  (import "wasi:filesystem/types@0.2.0" "[method]descriptor.read"
-    (func $read (param i32 i64 i64 i32)))
-  (memory (export "memory") 1)
-  (global $heap (mut i32) (i32.const 8192))
-  (data (i32.const 100) "file-reader")
-  (data (i32.const 200) "read_file")
-  (data (i32.const 220) "Reads a file")
-  (data (i32.const 300) "{\"type\":\"object\"}")
-  (data (i32.const 400) "Read")
-  (data (i32.const 500) "read-only")
-  (data (i32.const 600) "no folder granted")
-  (data (i32.const 2300) "error-code ")
-  (data (i32.const 1000) "\64\00\00\00\0b\00\00\00")
-  (data (i32.const 1008) "\4c\04\00\00\01\00\00\00")
-  (data (i32.const 1100) "\c8\00\00\00\09\00\00\00\dc\00\00\00\0c\00\00\00\2c\01\00\00\11\00\00\00\90\01\00\00\04\00\00\00")
-  (data (i32.const 1016) "\00\00\00\00\00\00\00\00")
-  (data (i32.const 1024) "\b0\04\00\00\01\00\00\00")
-  (data (i32.const 1200) "\c8\00\00\00\09\00\00\00\f4\01\00\00\09\00\00\00")
-
-  (func (export "cabi_realloc") (param i32 i32 i32) (param $size i32) (result i32)
-    (local $p i32)
-    (local.set $p (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
-    (global.set $heap (i32.add (local.get $p) (local.get $size)))
-    (if (i32.gt_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536)))
-      (then (drop (memory.grow (i32.add (i32.div_u (local.get $size) (i32.const 65536)) (i32.const 1))))))
-    (local.get $p))
-  (func (export "name") (result i32) (i32.const 1000))
-  (func (export "tools") (result i32) (i32.const 1008))
-  (func (export "commands") (result i32) (i32.const 1016))
-  (func (export "tool-levels") (result i32) (i32.const 1024))
-  (func (export "self-test") (result i32)
-    (i32.store8 (i32.const 1040) (i32.const 0))
-    (i32.const 1040))
-  ;; execute-command: it has none (Err "no folder granted" would do; any error).
-  (func (export "execute-command") (param i32 i32 i32 i32) (result i32)
-    (i32.store8 (i32.const 1080) (i32.const 1))
-    (i32.store (i32.const 1084) (i32.const 600))
-    (i32.store (i32.const 1088) (i32.const 17))
-    (i32.const 1080))
-
-  ;; Err("error-code N") for the code at `at`.
-  (func $fail (param $at i32) (result i32)
-    (local $c i32)
-    (local.set $c (i32.load8_u (local.get $at)))
-    (i32.store8 (i32.const 2311) (i32.add (i32.const 48) (i32.div_u (local.get $c) (i32.const 10))))
-    (i32.store8 (i32.const 2312) (i32.add (i32.const 48) (i32.rem_u (local.get $c) (i32.const 10))))
-    (i32.store8 (i32.const 1060) (i32.const 1))
-    (i32.store (i32.const 1064) (i32.const 2300))
-    (i32.store (i32.const 1068) (i32.const 13))
-    (i32.const 1060))
-
+const FILES_BODY: &str = r#"
   (func (export "execute-tool")
     (param $np i32) (param $nl i32) (param $cp i32) (param $cl i32) (param $ap i32) (param $al i32)
     (result i32)
@@ -126,7 +71,14 @@ const FILES_WAT: &str = r#"
     (i32.store (i32.const 1064) (i32.load (i32.const 2204)))
     (i32.store (i32.const 1068) (i32.load (i32.const 2208)))
     (i32.const 1060))
-)
+"#;
+
+const FILES_IMPORTS: &str = r#"
+  (import "wasi:filesystem/preopens@0.2.0" "get-directories" (func $dirs (param i32)))
+  (import "wasi:filesystem/types@0.2.0" "[method]descriptor.open-at"
+    (func $open (param i32 i32 i32 i32 i32 i32 i32)))
+  (import "wasi:filesystem/types@0.2.0" "[method]descriptor.read"
+    (func $read (param i32 i64 i64 i32)))
 "#;
 
 /// The arguments the file-reading plugin reads: `{"path":"…"}`.
@@ -134,8 +86,15 @@ pub fn path_args(path: &str) -> String {
     serde_json::json!({ "path": path }).to_string()
 }
 
-/// The file-reading test plugin (see `FILES_WAT`) as a component importing
+/// The file-reading test plugin (see `FILES_BODY`) as a component importing
 /// `wasi:filesystem`.
 pub fn files_component() -> Vec<u8> {
-    build_world(FILES_WAT, &[WASI_FS, FILES_WORLD], "file-plugin")
+    let meta = Meta {
+        name: "file-reader",
+        tool: "read_file",
+        description: "Reads a file",
+        level: "read-only",
+        message: "no folder granted",
+    };
+    build_world(&module(FILES_IMPORTS, &meta, FILES_BODY), &[WASI_FS, FILES_WORLD], "file-plugin")
 }

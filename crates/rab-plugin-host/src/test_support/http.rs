@@ -1,6 +1,6 @@
 //! The HTTP test plugin: one GET through `wasi:http`, to the host it is told.
 
-use super::build_world;
+use super::{Meta, build_world, module};
 
 /// The part of `wasi:io` the plugin imports.
 const WASI_IO: &str = r#"
@@ -115,8 +115,7 @@ world http-plugin {
 /// `wasi:http` error: 4 destination-IP-prohibited, 15 HTTP-request-denied, …). A tool
 /// whose name starts with `t` (not declared) makes a TCP socket instead: `created`, or
 /// the `wasi:sockets` error (`error-code 01`: access-denied).
-const HTTP_WAT: &str = r#"
-(module
+const HTTP_IMPORTS: &str = r#"
   (import "wasi:http/types@0.2.0" "[constructor]fields" (func $fields (result i32)))
   (import "wasi:http/types@0.2.0" "[constructor]outgoing-request"
     (func $request (param i32) (result i32)))
@@ -137,57 +136,12 @@ const HTTP_WAT: &str = r#"
   (import "wasi:io/poll@0.2.0" "[method]pollable.block" (func $block (param i32)))
   (import "wasi:sockets/tcp-create-socket@0.2.0" "create-tcp-socket"
     (func $tcp (param i32 i32)))
-  (memory (export "memory") 1)
-  (global $heap (mut i32) (i32.const 8192))
-  (data (i32.const 100) "http-getter")
-  (data (i32.const 200) "get")
-  (data (i32.const 220) "GETs a host")
-  (data (i32.const 300) "{\"type\":\"object\"}")
-  (data (i32.const 400) "Get")
-  (data (i32.const 500) "network")
-  (data (i32.const 600) "no commands")
-  (data (i32.const 700) "/")
-  (data (i32.const 2300) "error-code ")
+"#;
+
+const HTTP_BODY: &str = r#"
   (data (i32.const 2400) "status ")
   (data (i32.const 2500) "created")
-  (data (i32.const 1000) "\64\00\00\00\0b\00\00\00")
-  (data (i32.const 1008) "\4c\04\00\00\01\00\00\00")
-  (data (i32.const 1100) "\c8\00\00\00\03\00\00\00\dc\00\00\00\0b\00\00\00\2c\01\00\00\11\00\00\00\90\01\00\00\03\00\00\00")
-  (data (i32.const 1016) "\00\00\00\00\00\00\00\00")
-  (data (i32.const 1024) "\b0\04\00\00\01\00\00\00")
-  (data (i32.const 1200) "\c8\00\00\00\03\00\00\00\f4\01\00\00\07\00\00\00")
-
-  (func (export "cabi_realloc") (param i32 i32 i32) (param $size i32) (result i32)
-    (local $p i32)
-    (local.set $p (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
-    (global.set $heap (i32.add (local.get $p) (local.get $size)))
-    (if (i32.gt_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536)))
-      (then (drop (memory.grow (i32.add (i32.div_u (local.get $size) (i32.const 65536)) (i32.const 1))))))
-    (local.get $p))
-  (func (export "name") (result i32) (i32.const 1000))
-  (func (export "tools") (result i32) (i32.const 1008))
-  (func (export "commands") (result i32) (i32.const 1016))
-  (func (export "tool-levels") (result i32) (i32.const 1024))
-  (func (export "self-test") (result i32)
-    (i32.store8 (i32.const 1040) (i32.const 0))
-    (i32.const 1040))
-  (func (export "execute-command") (param i32 i32 i32 i32) (result i32)
-    (i32.store8 (i32.const 1080) (i32.const 1))
-    (i32.store (i32.const 1084) (i32.const 600))
-    (i32.store (i32.const 1088) (i32.const 11))
-    (i32.const 1080))
-
-  ;; Err("error-code NN") for the code at `at`.
-  (func $fail (param $at i32) (result i32)
-    (local $c i32)
-    (local.set $c (i32.load8_u (local.get $at)))
-    (i32.store8 (i32.const 2311) (i32.add (i32.const 48) (i32.div_u (local.get $c) (i32.const 10))))
-    (i32.store8 (i32.const 2312) (i32.add (i32.const 48) (i32.rem_u (local.get $c) (i32.const 10))))
-    (i32.store8 (i32.const 1060) (i32.const 1))
-    (i32.store (i32.const 1064) (i32.const 2300))
-    (i32.store (i32.const 1068) (i32.const 13))
-    (i32.const 1060))
-
+  (data (i32.const 700) "/")
   (func (export "execute-tool")
     (param $np i32) (param $nl i32) (param $cp i32) (param $cl i32) (param $ap i32) (param $al i32)
     (result i32)
@@ -227,7 +181,6 @@ const HTTP_WAT: &str = r#"
     (i32.store (i32.const 1064) (i32.const 2400))
     (i32.store (i32.const 1068) (i32.const 10))
     (i32.const 1060))
-)
 "#;
 
 /// The arguments the HTTP plugin reads: `{"host":"…"}`.
@@ -235,7 +188,15 @@ pub fn host_args(host: &str) -> String {
     serde_json::json!({ "host": host }).to_string()
 }
 
-/// The HTTP test plugin (see `HTTP_WAT`) as a component importing `wasi:http`.
+/// The HTTP test plugin (see `HTTP_BODY`) as a component importing `wasi:http`.
 pub fn http_component() -> Vec<u8> {
-    build_world(HTTP_WAT, &[WASI_IO, WASI_HTTP, WASI_SOCKETS, HTTP_WORLD], "http-plugin")
+    let meta = Meta {
+        name: "http-getter",
+        tool: "get",
+        description: "GETs a host",
+        level: "network",
+        message: "no commands",
+    };
+    let wat = module(HTTP_IMPORTS, &meta, HTTP_BODY);
+    build_world(&wat, &[WASI_IO, WASI_HTTP, WASI_SOCKETS, HTTP_WORLD], "http-plugin")
 }

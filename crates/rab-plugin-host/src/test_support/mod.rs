@@ -127,6 +127,99 @@ pub fn large_component(functions: usize) -> Vec<u8> {
 mod files;
 mod http;
 
+/// What a one-tool test plugin says about itself (see [`module`]).
+pub(crate) struct Meta<'a> {
+    pub name: &'a str,
+    pub tool: &'a str,
+    pub description: &'a str,
+    pub level: &'a str,
+    /// Its `execute-command` error, also free for its tool to return (at 600).
+    pub message: &'a str,
+}
+
+/// A one-tool plugin module: `imports`, the exports every such test plugin has (its
+/// metadata laid out from `meta`, a passing self-test, an `execute-command` that fails
+/// with `meta.message`, a bump allocator), the helper `$fail` (at: a byte error code
+/// → `Err("error-code NN")`), and `body`, which defines `execute-tool`.
+pub(crate) fn module(imports: &str, meta: &Meta<'_>, body: &str) -> String {
+    let le = |n: usize| -> String {
+        u32::try_from(n).unwrap_or(0).to_le_bytes().iter().map(|b| format!("\\{b:02x}")).collect()
+    };
+    let text =
+        |at: usize, s: &str| format!("  (data (i32.const {at}) \"{}\")\n", s.replace('"', "\\\""));
+    let params = r#"{"type":"object"}"#;
+    let mut data = String::new();
+    for (at, s) in [
+        (100, meta.name),
+        (200, meta.tool),
+        (220, meta.description),
+        (300, params),
+        (400, meta.tool),
+        (500, meta.level),
+        (600, meta.message),
+        (2300, "error-code "),
+    ] {
+        data.push_str(&text(at, s));
+    }
+    let record = |at: usize, fields: &[(usize, usize)]| {
+        let bytes: String = fields.iter().map(|(p, l)| le(*p) + &le(*l)).collect();
+        format!("  (data (i32.const {at}) \"{bytes}\")\n")
+    };
+    data.push_str(&record(1000, &[(100, meta.name.len())]));
+    data.push_str(&record(1008, &[(1100, 1)]));
+    data.push_str(&record(
+        1100,
+        &[
+            (200, meta.tool.len()),
+            (220, meta.description.len()),
+            (300, params.len()),
+            (400, meta.tool.len()),
+        ],
+    ));
+    data.push_str(&record(1016, &[(0, 0)]));
+    data.push_str(&record(1024, &[(1200, 1)]));
+    data.push_str(&record(1200, &[(200, meta.tool.len()), (500, meta.level.len())]));
+    let message = meta.message.len();
+    format!(
+        r#"(module
+{imports}
+  (memory (export "memory") 1)
+  (global $heap (mut i32) (i32.const 8192))
+{data}
+  (func (export "cabi_realloc") (param i32 i32 i32) (param $size i32) (result i32)
+    (local $p i32)
+    (local.set $p (i32.and (i32.add (global.get $heap) (i32.const 7)) (i32.const -8)))
+    (global.set $heap (i32.add (local.get $p) (local.get $size)))
+    (if (i32.gt_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536)))
+      (then (drop (memory.grow (i32.add (i32.div_u (local.get $size) (i32.const 65536)) (i32.const 1))))))
+    (local.get $p))
+  (func (export "name") (result i32) (i32.const 1000))
+  (func (export "tools") (result i32) (i32.const 1008))
+  (func (export "commands") (result i32) (i32.const 1016))
+  (func (export "tool-levels") (result i32) (i32.const 1024))
+  (func (export "self-test") (result i32)
+    (i32.store8 (i32.const 1040) (i32.const 0))
+    (i32.const 1040))
+  (func (export "execute-command") (param i32 i32 i32 i32) (result i32)
+    (i32.store8 (i32.const 1080) (i32.const 1))
+    (i32.store (i32.const 1084) (i32.const 600))
+    (i32.store (i32.const 1088) (i32.const {message}))
+    (i32.const 1080))
+  ;; Err("error-code NN") for the byte code at `at`.
+  (func $fail (param $at i32) (result i32)
+    (local $c i32)
+    (local.set $c (i32.load8_u (local.get $at)))
+    (i32.store8 (i32.const 2311) (i32.add (i32.const 48) (i32.div_u (local.get $c) (i32.const 10))))
+    (i32.store8 (i32.const 2312) (i32.add (i32.const 48) (i32.rem_u (local.get $c) (i32.const 10))))
+    (i32.store8 (i32.const 1060) (i32.const 1))
+    (i32.store (i32.const 1064) (i32.const 2300))
+    (i32.store (i32.const 1068) (i32.const 13))
+    (i32.const 1060))
+{body}
+)"#
+    )
+}
+
 pub use files::{files_component, path_args};
 pub use http::{host_args, http_component};
 

@@ -3,7 +3,6 @@
 //! with its diff, the permission answered, cancel, loading the session again), and
 //! with a hand-written JSON-RPC transcript (a question refused, bad requests).
 
-use std::io::Write;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -23,7 +22,7 @@ use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::{Value, json};
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
-use super::harness::Home;
+use super::harness::{Home, Piped};
 
 const T: Duration = Duration::from_secs(20);
 
@@ -395,33 +394,9 @@ fn commands_run_in_the_editors_terminal_only_when_asked() {
 }
 
 /// A JSON-RPC line reader and writer over the child's pipes.
-struct Wire {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    lines: std::sync::mpsc::Receiver<Value>,
-    seen: Vec<Value>,
-}
-
-impl Wire {
-    fn send(&mut self, v: Value) {
-        writeln!(self.stdin, "{v}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn wait(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + T;
-        loop {
-            match self.lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(v) if pred(&v) => return v,
-                Ok(v) => self.seen.push(v),
-                Err(_) => panic!("no {what}; saw {:#?}", self.seen),
-            }
-        }
-    }
-
-    fn response(&mut self, id: i64) -> Value {
-        self.wait(&format!("response {id}"), |v| v["id"] == id && v.get("method").is_none())
-    }
+/// The response to request `id`.
+fn response(w: &mut Piped, id: i64) -> Value {
+    w.wait(&format!("response {id}"), |v| v["id"] == id && v.get("method").is_none())
 }
 
 #[test]
@@ -434,33 +409,24 @@ fn a_hand_written_transcript_refuses_a_command_and_bad_requests_get_errors() {
         Turn::tool_call("bash", json!({"command": "touch refused.txt"})),
         Turn::text("Understood."),
     ]);
-    let mut child = home
-        .rab_for("anthropic-messages", &llm, Some("k"))
-        .current_dir(&dir)
-        .args(["--mode", "acp"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take().unwrap();
-    let lines = super::harness::json_lines(child.stdout.take().unwrap());
-    let mut w = Wire { child, stdin, lines, seen: Vec::new() };
-    w.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}}}));
-    let r = w.response(0);
+    let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+    cmd.current_dir(&dir).args(["--mode", "acp"]);
+    let mut w = Piped::spawn(cmd);
+    w.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false}}}).to_string());
+    let r = response(&mut w, 0);
     assert_eq!(r["result"]["protocolVersion"], 1, "{r}");
     assert_eq!(r["result"]["agentInfo"]["name"], "rab");
-    w.send(json!({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": dir, "mcpServers": []}}));
-    let sid = w.response(1)["result"]["sessionId"].as_str().unwrap().to_owned();
-    w.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "make a file"}]}}));
+    w.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": dir, "mcpServers": []}}).to_string());
+    let sid = response(&mut w, 1)["result"]["sessionId"].as_str().unwrap().to_owned();
+    w.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "make a file"}]}}).to_string());
     let ask = w.wait("a permission request", |v| v["method"] == "session/request_permission");
     assert_eq!(ask["params"]["sessionId"], sid.as_str());
     let call =
         w.seen.iter().find(|v| v["params"]["update"]["sessionUpdate"] == "tool_call").unwrap();
     assert_eq!(call["params"]["update"]["kind"], "execute");
     assert_eq!(call["params"]["update"]["title"], "bash $ touch refused.txt");
-    w.send(json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": {"outcome": "selected", "optionId": "reject"}}}));
-    let end = w.response(2);
+    w.send(&json!({"jsonrpc": "2.0", "id": ask["id"], "result": {"outcome": {"outcome": "selected", "optionId": "reject"}}}).to_string());
+    let end = response(&mut w, 2);
     assert_eq!(end["result"]["stopReason"], "end_turn", "{end}");
     assert!(!dir.join("refused.txt").exists());
     let results = llm.requests()[1].tool_results();
@@ -471,15 +437,15 @@ fn a_hand_written_transcript_refuses_a_command_and_bad_requests_get_errors() {
     });
     assert!(failed, "{:#?}", w.seen);
     // Bad requests: an unknown session, a cwd that is not absolute, an unknown method.
-    w.send(json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "nope", "prompt": []}}));
-    assert!(w.response(3)["error"]["data"].as_str().unwrap().contains("no session nope"));
-    w.send(json!({"jsonrpc": "2.0", "id": 4, "method": "session/new", "params": {"cwd": "rel/dir", "mcpServers": []}}));
-    assert!(w.response(4)["error"]["data"].as_str().unwrap().contains("absolute"));
-    w.send(json!({"jsonrpc": "2.0", "id": 5, "method": "session/teleport", "params": {}}));
-    assert_eq!(w.response(5)["error"]["code"], -32601);
-    w.send(json!({"jsonrpc": "2.0", "id": 6, "method": "session/load", "params": {"sessionId": "nope", "cwd": dir, "mcpServers": []}}));
-    assert!(w.response(6)["error"]["data"].as_str().unwrap().contains("no session matches"));
-    drop(w.stdin);
-    let status = w.child.wait().unwrap();
-    assert!(status.success(), "{status}");
+    w.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": {"sessionId": "nope", "prompt": []}}).to_string());
+    assert!(response(&mut w, 3)["error"]["data"].as_str().unwrap().contains("no session nope"));
+    w.send(&json!({"jsonrpc": "2.0", "id": 4, "method": "session/new", "params": {"cwd": "rel/dir", "mcpServers": []}}).to_string());
+    assert!(response(&mut w, 4)["error"]["data"].as_str().unwrap().contains("absolute"));
+    w.send(
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "session/teleport", "params": {}}).to_string(),
+    );
+    assert_eq!(response(&mut w, 5)["error"]["code"], -32601);
+    w.send(&json!({"jsonrpc": "2.0", "id": 6, "method": "session/load", "params": {"sessionId": "nope", "cwd": dir, "mcpServers": []}}).to_string());
+    assert!(response(&mut w, 6)["error"]["data"].as_str().unwrap().contains("no session matches"));
+    w.end();
 }

@@ -118,41 +118,32 @@ pub fn json_lines(
 /// How long a test waits for a line.
 pub const T: Duration = Duration::from_secs(20);
 
-/// A running `rab --mode rpc` and the lines it wrote.
-pub struct Rpc {
+/// A child speaking JSON lines on its stdin and stdout (RPC, ACP), and the lines it
+/// wrote.
+pub struct Piped {
     pub child: Child,
     stdin: ChildStdin,
     lines: mpsc::Receiver<Value>,
     pub seen: Vec<Value>,
 }
 
-impl Rpc {
-    pub fn start(home: &Home, llm: &FakeLlm, args: &[&str]) -> Self {
-        Self::start_in(home, llm, home.dir.path(), args)
-    }
-
-    pub fn start_in(home: &Home, llm: &FakeLlm, cwd: &std::path::Path, args: &[&str]) -> Self {
-        let mut child = home
-            .rab_for("anthropic-messages", llm, Some("k"))
-            .current_dir(cwd)
-            .args(["--mode", "rpc"])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+impl Piped {
+    /// Starts `cmd` with its stdin and stdout piped (stderr dropped).
+    pub fn spawn(mut cmd: Command) -> Self {
+        let mut child =
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let stdin = child.stdin.take().unwrap();
         let lines = json_lines(child.stdout.take().unwrap());
         Self { child, stdin, lines, seen: Vec::new() }
     }
 
+    /// Writes one line.
     pub fn send(&mut self, line: &str) {
         writeln!(self.stdin, "{line}").unwrap();
         self.stdin.flush().unwrap();
     }
 
-    /// Waits for a line matching `pred` (lines before it are kept in `seen`).
+    /// Waits for a line matching `pred` (every line read is kept in `seen`).
     pub fn wait(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
         let deadline = std::time::Instant::now() + T;
         loop {
@@ -169,6 +160,41 @@ impl Rpc {
         }
     }
 
+    /// Closes stdin and checks the child exits 0.
+    pub fn end(mut self) {
+        drop(self.stdin);
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status}");
+    }
+}
+
+/// A running `rab --mode rpc`.
+pub struct Rpc(pub Piped);
+
+impl std::ops::Deref for Rpc {
+    type Target = Piped;
+    fn deref(&self) -> &Piped {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Rpc {
+    fn deref_mut(&mut self) -> &mut Piped {
+        &mut self.0
+    }
+}
+
+impl Rpc {
+    pub fn start(home: &Home, llm: &FakeLlm, args: &[&str]) -> Self {
+        Self::start_in(home, llm, home.dir.path(), args)
+    }
+
+    pub fn start_in(home: &Home, llm: &FakeLlm, cwd: &std::path::Path, args: &[&str]) -> Self {
+        let mut cmd = home.rab_for("anthropic-messages", llm, Some("k"));
+        cmd.current_dir(cwd).args(["--mode", "rpc"]).args(args);
+        Self(Piped::spawn(cmd))
+    }
+
     pub fn response(&mut self, command: &str) -> Value {
         let c = command.to_owned();
         self.wait(&format!("{command} response"), move |v| {
@@ -181,9 +207,7 @@ impl Rpc {
         self.wait(kind, move |v| v["type"] == k.as_str())
     }
 
-    pub fn end(mut self) {
-        drop(self.stdin);
-        let status = self.child.wait().unwrap();
-        assert!(status.success(), "{status}");
+    pub fn end(self) {
+        self.0.end();
     }
 }
