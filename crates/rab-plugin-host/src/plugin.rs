@@ -136,6 +136,8 @@ pub struct Plugin {
     last_error: Mutex<Option<String>>,
     /// Where the last error is kept for other processes (`rab plugin list`).
     error_file: Mutex<Option<PathBuf>>,
+    /// Told when the plugin is disabled (the registry, so front ends hear of it).
+    on_disabled: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -172,6 +174,7 @@ impl Plugin {
             disabled: AtomicBool::new(false),
             last_error: Mutex::new(None),
             error_file: Mutex::new(None),
+            on_disabled: Mutex::new(None),
         };
         let failed = |why: String| PluginError::Load { path: path.to_path_buf(), why };
         let (name, tools, commands, levels, has_command, self_test) = plugin
@@ -286,6 +289,13 @@ impl Plugin {
         }
     }
 
+    /// Calls `f` when the plugin is disabled after failing too often.
+    pub fn on_disabled(&self, f: Box<dyn Fn() + Send + Sync>) {
+        if let Ok(mut slot) = self.on_disabled.lock() {
+            *slot = Some(f);
+        }
+    }
+
     fn record_error(&self, error: &str) {
         if let Ok(mut last) = self.last_error.lock() {
             *last = Some(error.to_owned());
@@ -378,6 +388,11 @@ impl Plugin {
                 if n >= self.limits.max_traps {
                     self.disabled.store(true, Ordering::Relaxed);
                     tracing::warn!(plugin = %self.name, "disabled after {n} failures in a row");
+                    if let Ok(f) = self.on_disabled.lock()
+                        && let Some(f) = f.as_ref()
+                    {
+                        f();
+                    }
                     message
                         .push_str(&format!("; it failed {n} times in a row and is now disabled"));
                 }

@@ -276,6 +276,13 @@ impl Registry {
             plugin
                 .keep_errors_in(cache.dir().join("errors").join(format!("{}.txt", plugin.name())));
         }
+        // Disabled: the front ends hear of it through the changed status.
+        let weak = Arc::downgrade(&self.inner);
+        plugin.on_disabled(Box::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                Registry { inner }.bump();
+            }
+        }));
         Ok(Arc::new(plugin))
     }
 

@@ -105,3 +105,28 @@ fn a_reload_by_hand_reports_what_changed_and_keeps_what_did_not() {
         "{listing}"
     );
 }
+
+#[test]
+fn a_plugin_disabled_after_its_failures_is_reported_as_crashed() {
+    use rab_core::{ServiceState, Services};
+    let (_tmp, home, cwd) = setup();
+    std::fs::write(home.join("extensions/spin.wasm"), crate::test_support::spinner_component())
+        .unwrap();
+    std::fs::write(
+        home.join("extensions.toml"),
+        "[plugins.spin.limits]\nfuel = 1000000\nmax-traps = 1\n",
+    )
+    .unwrap();
+    let r = registry(&home, &cwd);
+    r.reload(false);
+    let rx = r.subscribe();
+    let plugin = r.plugins().remove(0);
+    let err = plugin.execute_tool("spin", "c", "{}").unwrap_err();
+    assert!(err.contains("ran out of fuel") && err.contains("now disabled"), "{err}");
+    assert!(rx.has_changed().unwrap(), "the registry's watchers hear of it");
+    let status = r.statuses().remove(0);
+    match status.state {
+        ServiceState::Crashed(why) => assert!(why.contains("ran out of fuel"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
