@@ -27,8 +27,13 @@ const WAT: &str = r#"
   ;; tools: one tool-def at 1100 (four strings)
   (data (i32.const 1008) "\4c\04\00\00\01\00\00\00")
   (data (i32.const 1100) "\c8\00\00\00\04\00\00\00\dc\00\00\00\14\00\00\00\2c\01\00\00\11\00\00\00\90\01\00\00\04\00\00\00")
-  ;; commands: none
-  (data (i32.const 1016) "\00\00\00\00\00\00\00\00")
+  ;; commands: one, `greet`, at 1300
+  (data (i32.const 850) "greet")
+  (data (i32.const 860) "Greets from the plugin")
+  (data (i32.const 1016) "\14\05\00\00\01\00\00\00")
+  (data (i32.const 1300) "\52\03\00\00\05\00\00\00\5c\03\00\00\16\00\00\00")
+  ;; an empty list
+  (data (i32.const 1032) "\00\00\00\00\00\00\00\00")
   ;; tool-levels: [("echo", "read-only")] at 1200
   (data (i32.const 1024) "\b0\04\00\00\01\00\00\00")
   (data (i32.const 1200) "\c8\00\00\00\04\00\00\00\f4\01\00\00\09\00\00\00")
@@ -52,7 +57,7 @@ const WAT: &str = r#"
     (i32.store (i32.const 1048) (i32.const 17))
     (i32.const 1040))
 
-  ;; execute-command(name, args): says hello.
+  ;; execute-command(name, args): answers with the plugin's name.
   (func (export "execute-command") (param i32 i32 i32 i32) (result i32)
     (i32.store8 (i32.const 1080) (i32.const 0))
     (i32.store (i32.const 1084) (i32.const 100))
@@ -103,7 +108,7 @@ pub fn spinner_component() -> Vec<u8> {
 pub fn undeclared_component() -> Vec<u8> {
     let wat = WAT.replace("SELF_TEST", "0").replace(
         r#"(func (export "tool-levels") (result i32) (i32.const 1024))"#,
-        r#"(func (export "tool-levels") (result i32) (i32.const 1016))"#,
+        r#"(func (export "tool-levels") (result i32) (i32.const 1032))"#,
     );
     build(&wat)
 }

@@ -27,6 +27,9 @@ fn a_plugin_describes_itself_and_its_tool_runs() {
     assert_eq!(plugin.execute_tool("echo", "c1", r#"{"text":"hi"}"#).unwrap(), r#"{"text":"hi"}"#);
     let err = plugin.execute_tool("fail", "c2", "{}").unwrap_err();
     assert_eq!(err, "failed on purpose");
+    let commands: Vec<_> = plugin.commands().iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(commands, ["greet"]);
+    assert_eq!(plugin.execute_command("greet", "x").unwrap(), "test-plugin");
 }
 
 #[test]

@@ -45,6 +45,14 @@ fn a_plugins_tool_runs_through_the_agent_loop_and_a_broken_one_is_skipped() {
         err.contains("broken.wasm: not a rab plugin component") && err.contains("skipped"),
         "{err}"
     );
+    // Its command runs as /greet (and ,greet), no model involved.
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "/greet"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "test-plugin\n", "{}", stderr(&out));
+    assert_eq!(llm.requests().len(), 2, "a command is not a prompt");
 }
 
 #[test]
