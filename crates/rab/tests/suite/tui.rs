@@ -330,3 +330,24 @@ fn the_ui_reports_an_mcp_server_that_fails_without_waiting_for_it() {
     pty.send("/mcp__test__rev");
     pty.wait_for_screen("the prompt command", T, |s| s.contains("Review a file"));
 }
+
+#[cfg(feature = "plugins")]
+#[test]
+fn the_ui_reports_plugins_without_waiting_for_them_and_runs_their_commands() {
+    let home = Home::new();
+    let extensions = home.dir.path().join("rab/extensions");
+    std::fs::create_dir_all(&extensions).unwrap();
+    std::fs::write(extensions.join("good.wasm"), rab_plugin_host::test_support::component(true))
+        .unwrap();
+    std::fs::write(extensions.join("broken.wasm"), b"not a component").unwrap();
+    let llm = FakeLlm::start();
+    let mut pty = start(&home, &llm, home.dir.path(), 120, 30);
+    pty.wait_for("the failure note", T, |s| {
+        s.contains("plugin broken failed") && s.contains("/reload-plugins tries again")
+    });
+    pty.send("/plugins\r");
+    pty.wait_for("the listing", T, |s| s.contains("test-plugin (loaded)"));
+    assert!(pty.history().contains("echo [read-only]"), "{}", pty.history());
+    pty.send("/greet\r");
+    pty.wait_for("the command's answer", T, |s| s.matches("test-plugin").count() >= 2);
+}
