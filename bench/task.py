@@ -6,6 +6,9 @@ RSS of the `rab` process (median of N runs). The first request's size is measure
 
 Usage: bench/task.py [runs]
 Build first: cargo build --release -p rab -p rab-fake-llm
+Environment: RAB_BIN and RAB_FAKE_LLM name other binaries (a build without a feature);
+RAB_BENCH_PLUGIN names a plugin (.wasm) to put in rab's extensions folder, to measure a
+session that loads one (its compiled form is cached by the warm-up runs).
 CPU and peak RSS come from GNU time (%U %S %M); wall time from a monotonic clock
 around the run (includes GNU time's own exec, about 1 ms).
 """
@@ -19,8 +22,9 @@ import tempfile
 import time
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-rab = os.path.join(root, "target/release/rab")
-fake = os.path.join(root, "target/release/rab-fake-llm")
+rab = os.environ.get("RAB_BIN", os.path.join(root, "target/release/rab"))
+fake = os.environ.get("RAB_FAKE_LLM", os.path.join(root, "target/release/rab-fake-llm"))
+plugin = os.environ.get("RAB_BENCH_PLUGIN")
 runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
 # The interpreter itself, not a version-manager shim (pyenv's shim adds ~70 ms of bash
 # scripts per call here, which measures pyenv, not rab).
@@ -42,6 +46,9 @@ script_path = os.path.join(work, "script.json")
 with open(script_path, "w") as f:
     json.dump(script, f)
 server = subprocess.Popen([fake, "--script", script_path], stdout=subprocess.PIPE, text=True)
+if plugin:
+    os.makedirs(os.path.join(work, "home", "extensions"))
+    shutil.copy(plugin, os.path.join(work, "home", "extensions", os.path.basename(plugin)))
 url = server.stdout.readline().strip()
 
 walls, cpus, rss = [], [], []

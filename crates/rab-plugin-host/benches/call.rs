@@ -5,7 +5,8 @@
 //! loop runs them; the median of 5,000 calls each. Also the time to compile and load
 //! the test component, and one of about 2 MB of code.
 //!
-//! Run: `cargo bench -p rab-plugin-host --bench call`
+//! Run: `cargo bench -p rab-plugin-host --bench call` (`RAB_BENCH_WRITE_PLUGIN=FILE` also
+//! writes the 2 MB component to FILE, for `bench/task.py`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
@@ -47,6 +48,17 @@ fn main() {
     let plugin_call = time(&echo, json!({"text": "hello"}));
     let todo_args = json!({"todos": [{"content": "a", "status": "pending"}]});
     let builtin_call = time(&todo, todo_args);
+    // The same call without the hop to a blocking thread: what the component itself
+    // costs (arguments in, result out, fuel and deadline set).
+    let mut direct = Vec::new();
+    for i in 0..5_200 {
+        let started = Instant::now();
+        plugin.execute_tool("echo", "c", r#"{"text":"hello"}"#).unwrap();
+        if i >= 200 {
+            direct.push(started.elapsed());
+        }
+    }
+    let direct = median(direct);
     println!(
         "component of {} bytes: compiled and loaded in {:.1} ms",
         bytes.len(),
@@ -58,8 +70,17 @@ fn main() {
         builtin_call.as_secs_f64() * 1e6,
         (plugin_call.as_secs_f64() - builtin_call.as_secs_f64()) * 1e6
     );
+    println!(
+        "  of which the component call itself (no thread hop): {:.1} µs",
+        direct.as_secs_f64() * 1e6
+    );
     // A component of about 2 MB of code: compiled, then from the cache.
     let large = rab_plugin_host::test_support::large_component(7_000);
+    // For bench/task.py's RAB_BENCH_PLUGIN: a session that loads a 2 MB plugin.
+    if let Ok(path) = std::env::var("RAB_BENCH_WRITE_PLUGIN") {
+        std::fs::write(&path, &large).unwrap();
+        println!("wrote the 2 MB component to {path}");
+    }
     let dir = std::env::temp_dir().join(format!("rab-plugin-bench-{}", std::process::id()));
     let cache = rab_plugin_host::Cache::new(dir.clone());
     for what in ["compiled (and cached)", "from the cache"] {
