@@ -26,7 +26,7 @@ use std::time::Duration;
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine};
 
-pub use cache::Cache;
+pub use cache::{Cache, DEFAULT_CAP};
 pub use config::Settings;
 pub use plugin::{Limits, Plugin, SlashCommand, ToolDef};
 pub use registry::{Entry, Registry, plugin_files};
