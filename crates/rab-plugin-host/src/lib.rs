@@ -14,6 +14,7 @@
 
 mod cache;
 pub mod config;
+mod declared;
 mod http;
 mod plugin;
 mod registry;

@@ -17,6 +17,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::PluginError;
 use crate::config::{Grants, Settings};
+use crate::declared::{check_names, parse_level};
 
 /// What a plugin may use per call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -548,48 +549,6 @@ where
     instance.get_typed_func::<P, R>(&mut *store, name)
 }
 
-/// Names a provider and rab can use: the plugin's names a file (its last error) and
-/// rules (`plugin__NAME`),
-/// tool names go to the model's API (letters, digits, `_`, `-`; at most 64), and each
-/// tool's parameters must be a JSON Schema object.
-fn check_names(name: &str, tools: &[ToolDef], commands: &[SlashCommand]) -> Result<(), String> {
-    let is_word = |s: &str, extra: &[char]| {
-        !s.is_empty()
-            && s.len() <= 64
-            && s.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || extra.contains(&c))
-    };
-    if !is_word(name, &[]) {
-        return Err(format!(
-            "its name {name:?} cannot be used (letters, digits, '_' and '-', at most 64)"
-        ));
-    }
-    for (i, tool) in tools.iter().enumerate() {
-        if !is_word(&tool.name, &[]) {
-            return Err(format!(
-                "its tool name {:?} cannot be used (letters, digits, '_' and '-', at most 64)",
-                tool.name
-            ));
-        }
-        if tools[..i].iter().any(|t| t.name == tool.name) {
-            return Err(format!("it offers two tools named {}", tool.name));
-        }
-        let schema: Result<serde_json::Value, _> = serde_json::from_str(&tool.parameters);
-        if !schema.as_ref().is_ok_and(serde_json::Value::is_object) {
-            return Err(format!(
-                "the parameters of its tool {} are not a JSON Schema object",
-                tool.name
-            ));
-        }
-    }
-    for command in commands {
-        if !is_word(&command.name, &[':', '.']) {
-            return Err(format!("its command name {:?} cannot be used", command.name));
-        }
-    }
-    Ok(())
-}
-
 /// `ago` seconds in words.
 fn human_age(ago: u64) -> String {
     match ago {
@@ -597,16 +556,5 @@ fn human_age(ago: u64) -> String {
         60..3600 => format!("{} min", ago / 60),
         3600..86400 => format!("{} h", ago / 3600),
         _ => format!("{} days", ago / 86400),
-    }
-}
-
-/// A declared level.
-fn parse_level(level: &str) -> Option<ToolLevel> {
-    match level {
-        "read-only" | "read" => Some(ToolLevel::ReadOnly),
-        "edit" => Some(ToolLevel::Edit),
-        "execute" => Some(ToolLevel::Execute),
-        "network" => Some(ToolLevel::Network),
-        _ => None,
     }
 }
