@@ -76,6 +76,32 @@ impl Default for CompactionSettings {
     }
 }
 
+/// Chat channels (`rab serve`, `rab telegram`). Read from the user's own settings only:
+/// who may command rab through a chat is never a project's decision.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct ChannelSettings {
+    /// The Telegram bot.
+    pub telegram: Option<TelegramSettings>,
+}
+
+/// The Telegram bot. There is no key for the token: it comes from the environment
+/// variable named by `token_env`, or from auth.json (`telegram`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct TelegramSettings {
+    /// The environment variable holding the bot token (`TELEGRAM_BOT_TOKEN` by default).
+    pub token_env: Option<String>,
+    /// Who may use the bot: user ids (numbers) and `@usernames`.
+    pub allowed_users: Vec<Value>,
+    /// The Bot API's base URL (a self-hosted Bot API server); api.telegram.org by
+    /// default.
+    pub api_base: Option<String>,
+    /// Seconds a permission question waits for a button before it counts as deny (300
+    /// by default).
+    pub question_timeout_secs: Option<u64>,
+}
+
 /// All settings.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -125,10 +151,12 @@ pub struct Settings {
     /// Run `,cmd` lines of the model's answers (through the permission gate) and feed
     /// the results back. Off by default.
     pub route_assistant_commands: bool,
+    /// Chat channels; from the global file only.
+    pub channels: ChannelSettings,
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 20] = [
+const KNOWN_KEYS: [&str; 21] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
@@ -149,6 +177,7 @@ const KNOWN_KEYS: [&str; 20] = [
     "toolSearch",
     "skillsAsTools",
     "routeAssistantCommands",
+    "channels",
 ];
 
 /// Settings and what loading them noticed.
@@ -213,6 +242,14 @@ pub fn load_settings(
         && let Some(mut map) = read_settings(&own)?
     {
         check_keys(&own, &map)?;
+        if map.remove("channels").is_some() {
+            loaded.warnings.push(format!(
+                "{}: \"channels\" is ignored here: who may command rab through a chat is set \
+                 in your own settings ({})",
+                own.display(),
+                global.display()
+            ));
+        }
         if !trusted {
             restrict(&own, &mut map, &merged, &mut loaded.ignored);
         }

@@ -24,7 +24,8 @@ pub struct Cli {
     pub print: bool,
 
     /// `rpc`: JSON lines on stdin and stdout for a program driving rab (see docs/rpc.md);
-    /// `acp`: an Agent Client Protocol agent for editors (see docs/acp.md).
+    /// `acp`: an Agent Client Protocol agent for editors (see docs/acp.md); `telegram`,
+    /// `serve`: chat channels (see docs/telegram.md).
     #[arg(long, value_enum, value_name = "MODE")]
     pub mode: Option<RunMode>,
 
@@ -169,6 +170,10 @@ pub enum RunMode {
     Rpc,
     /// An Agent Client Protocol agent on stdin and stdout, for editors (`rab acp`).
     Acp,
+    /// The Telegram bot (`rab telegram`).
+    Telegram,
+    /// Every configured chat channel (`rab serve`).
+    Serve,
 }
 
 /// Print-mode output formats.
@@ -203,6 +208,13 @@ pub enum Command {
         #[command(subcommand)]
         action: PluginCommand,
     },
+    /// Serve the chat channels configured in settings ("channels"), until SIGTERM or
+    /// Ctrl+C; session options may follow (`rab serve --model NAME`). See
+    /// docs/telegram.md.
+    Serve,
+    /// The Telegram bot alone; the token from TELEGRAM_BOT_TOKEN or auth.json; session
+    /// options may follow (`rab telegram --model NAME`). See docs/telegram.md.
+    Telegram,
     /// Trust a folder (default: this one) and the folders under it: its hooks, MCP
     /// servers, allow rules and other widening settings apply from now on.
     Trust {
@@ -361,9 +373,23 @@ impl Cli {
 
 /// Parses the process arguments, accepting `-nc` for `--no-context-files`.
 pub fn parse() -> Result<Cli, clap::Error> {
-    let args =
-        std::env::args_os().map(|a| if a == "-nc" { "--no-context-files".into() } else { a });
-    Cli::try_parse_from(args)
+    Cli::try_parse_from(normalise(std::env::args_os().collect()))
+}
+
+/// `-nc` as `--no-context-files`; `rab telegram …` and `rab serve …` as `rab --mode
+/// telegram …`, so the session options (`--model`, `--provider`, …) may follow them as
+/// they follow every mode.
+fn normalise(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = args
+        .into_iter()
+        .map(|a| if a == "-nc" { "--no-context-files".into() } else { a })
+        .collect();
+    if let Some(first) = args.get(1).cloned()
+        && (first == "telegram" || first == "serve")
+    {
+        args.splice(1..2, ["--mode".into(), first]);
+    }
+    args
 }
 
 impl Cli {

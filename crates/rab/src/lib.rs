@@ -19,6 +19,7 @@
 //! ```
 
 mod acp;
+mod channels;
 mod cli;
 mod doctor;
 mod input;
@@ -33,6 +34,7 @@ mod print;
 mod repl;
 mod rpc;
 mod sessions;
+mod telegram;
 mod term;
 mod trust;
 
@@ -119,10 +121,23 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         Some(cli::Command::Plugin { action }) => {
             return plugin_cmd::run(action, &cli, &env, &paths, &cwd);
         }
+        Some(cli::Command::Serve) => {
+            return channels::serve(&cli, env, paths, cwd, extensions, false);
+        }
+        Some(cli::Command::Telegram) => {
+            return channels::serve(&cli, env, paths, cwd, extensions, true);
+        }
         Some(cli::Command::Sessions { .. } | cli::Command::Mcp { .. }) | None => {}
     }
-    if cli.mode == Some(cli::RunMode::Acp) {
-        return acp::run(&cli, env, paths, extensions);
+    match cli.mode {
+        Some(cli::RunMode::Acp) => return acp::run(&cli, env, paths, extensions),
+        Some(cli::RunMode::Telegram) => {
+            return channels::serve(&cli, env, paths, cwd, extensions, true);
+        }
+        Some(cli::RunMode::Serve) => {
+            return channels::serve(&cli, env, paths, cwd, extensions, false);
+        }
+        Some(cli::RunMode::Rpc) | None => {}
     }
     if let Some(cli::Command::Mcp { action: cli::McpCommand::Serve(args) }) = &cli.command {
         #[cfg(feature = "mcp")]
@@ -173,11 +188,8 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
     };
     // MCP servers start in the background on this runtime while the rest starts up.
     let entered = runtime.enter();
-    let mut options = cli.options(env, paths, cwd, trusted);
+    let mut options = runtime_options(&cli, env, paths, cwd, trusted, extensions);
     options.keeps_running = mode != Mode::Print;
-    options.extensions = extensions;
-    #[cfg(feature = "mcp")]
-    options.factories.push(Arc::new(mcp::Servers::default()));
     #[cfg(feature = "plugins")]
     options.factories.push(Arc::new(plugins::Plugins { watch: mode != Mode::Print }));
     let launch = match rab_core::setup::Setup::new(options) {
@@ -233,6 +245,23 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             Mode::Rpc => rpc::run(launch, session).await,
         }
     })
+}
+
+/// What a session is built from: the command line, compiled-in `extensions` and MCP
+/// servers (plugins are added by the caller, which knows whether to watch them).
+pub(crate) fn runtime_options(
+    cli: &cli::Cli,
+    env: Env,
+    paths: Paths,
+    cwd: std::path::PathBuf,
+    trusted: bool,
+    extensions: Vec<Arc<dyn rab_core::Extension>>,
+) -> rab_core::setup::RuntimeOptions {
+    let mut options = cli.options(env, paths, cwd, trusted);
+    options.extensions = extensions;
+    #[cfg(feature = "mcp")]
+    options.factories.push(Arc::new(mcp::Servers::default()));
+    options
 }
 
 /// Whether the working directory's hooks, servers and widening rules apply: decided

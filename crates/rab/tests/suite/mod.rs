@@ -16,5 +16,6 @@ mod resources;
 mod rpc;
 mod safety;
 mod sessions;
+mod telegram;
 mod trust;
 mod tui;

@@ -1,0 +1,184 @@
+//! `rab telegram` end to end: the real binary against the fake Bot API server and the
+//! fake model — a task with a question answered by a button, strangers refused, 429s
+//! waited out, long replies split, a crash mid-turn and a restart, a clean shutdown.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rab_fake_llm::{FakeLlm, Turn};
+use rab_fake_telegram::{FakeTelegram, Fault, TOKEN, User};
+use serde_json::json;
+
+use super::harness::Home;
+
+const T: Duration = Duration::from_secs(30);
+
+fn alice() -> User {
+    User::new(1001, "alice")
+}
+
+/// A project folder and the bot's settings (alice by id, bob by name).
+fn setup(home: &Home, tg: &FakeTelegram) -> PathBuf {
+    let project = home.dir.path().join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    let settings = json!({"channels": {"telegram": {
+        "allowedUsers": [1001, "@bob"], "apiBase": tg.api_base(), "questionTimeoutSecs": 60,
+    }}});
+    std::fs::create_dir_all(home.dir.path().join("rab/agent")).unwrap();
+    std::fs::write(home.dir.path().join("rab/agent/settings.json"), settings.to_string()).unwrap();
+    project
+}
+
+/// `rab telegram` in `project`, its stderr in `stderr.log` of the home.
+fn start(home: &Home, llm: &FakeLlm, project: &Path) -> Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(home.dir.path().join("stderr.log"))
+        .unwrap();
+    home.rab()
+        .current_dir(project)
+        .args(["telegram", "--provider", "anthropic", "--api", "anthropic-messages"])
+        .env("ANTHROPIC_BASE_URL", llm.url())
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("TELEGRAM_BOT_TOKEN", TOKEN)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap()
+}
+
+fn stderr_of(home: &Home) -> String {
+    std::fs::read_to_string(home.dir.path().join("stderr.log")).unwrap_or_default()
+}
+
+fn texts(tg: &FakeTelegram, chat: i64) -> Vec<String> {
+    tg.messages(chat).into_iter().map(|m| m.text).collect()
+}
+
+fn has_text(tg: &FakeTelegram, chat: i64, needle: &str) -> bool {
+    texts(tg, chat).iter().any(|t| t.contains(needle))
+}
+
+/// The message with buttons that is still waiting, and its id.
+fn question(tg: &FakeTelegram, chat: i64) -> Option<(i64, Vec<(String, String)>)> {
+    tg.messages(chat)
+        .into_iter()
+        .rev()
+        .find(|m| !m.buttons.is_empty())
+        .map(|m| (m.message_id, m.buttons.concat()))
+}
+
+fn press(tg: &FakeTelegram, user: &User, label: &str) {
+    let (id, buttons) = question(tg, user.id).unwrap();
+    let data = buttons.iter().find(|(l, _)| l == label).map(|(_, d)| d.clone()).unwrap();
+    tg.press(user, id, &data);
+}
+
+fn stop(mut child: Child) -> (std::process::ExitStatus, Duration) {
+    let started = Instant::now();
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let status = child.wait().unwrap();
+    (status, started.elapsed())
+}
+
+#[test]
+fn a_task_runs_with_its_edit_approved_by_a_button_and_the_answer_streamed() {
+    let home = Home::new();
+    let tg = FakeTelegram::start();
+    let project = setup(&home, &tg);
+    std::fs::write(project.join("hello.txt"), "hello\n").unwrap();
+    let llm = FakeLlm::start();
+    let edit =
+        json!({"path": "hello.txt", "edits": [{"old_text": "hello", "new_text": "hello, rab"}]});
+    llm.script([
+        Turn::tool_call("read", json!({"path": "hello.txt"})),
+        Turn::tool_call("edit", edit),
+        Turn::tool_call("bash", json!({"command": "cat hello.txt"})),
+        Turn::text("Done: **hello.txt** now says `hello, rab` & <nothing> else."),
+    ]);
+    let child = start(&home, &llm, &project);
+    let alice = alice();
+    tg.send_text(&alice, "greet rab in hello.txt");
+    tg.wait_until("the edit's question", T, |t| {
+        question(t, alice.id).is_some_and(|(_, b)| b.len() == 3)
+    });
+    let (_, buttons) = question(&tg, alice.id).unwrap();
+    let labels: Vec<&str> = buttons.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(labels, ["Allow once", "Always", "Deny"]);
+    assert!(has_text(&tg, alice.id, "<b>edit</b> asks to run"), "{:#?}", texts(&tg, alice.id));
+    press(&tg, &alice, "Allow once");
+    tg.wait_until("the command's question", T, |t| {
+        question(t, alice.id).is_some() && has_text(t, alice.id, "<b>bash</b> asks to run")
+    });
+    press(&tg, &alice, "Allow once");
+    tg.wait_until("the answer", T, |t| has_text(t, alice.id, "now says"));
+    assert_eq!(std::fs::read_to_string(project.join("hello.txt")).unwrap(), "hello, rab\n");
+    let all = texts(&tg, alice.id);
+    let answer = all.iter().find(|t| t.contains("now says")).unwrap();
+    assert_eq!(
+        answer,
+        "Done: <b>hello.txt</b> now says <code>hello, rab</code> &amp; &lt;nothing&gt; else."
+    );
+    assert!(all.iter().any(|t| t.contains("✓ <b>read</b> hello.txt")), "{all:#?}");
+    assert!(all.iter().any(|t| t.contains("✅ Allowed once.")), "{all:#?}");
+    assert!(question(&tg, alice.id).is_none(), "no buttons left");
+    assert!(!tg.answered_callbacks().is_empty());
+    let (status, took) = stop(child);
+    assert!(status.success(), "{status}: {}", stderr_of(&home));
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+#[test]
+fn a_stranger_is_refused_once_and_nothing_runs() {
+    let home = Home::new();
+    let tg = FakeTelegram::start();
+    let project = setup(&home, &tg);
+    let llm = FakeLlm::start();
+    let child = start(&home, &llm, &project);
+    let mallory = User::new(666, "mallory");
+    tg.send_text(&mallory, "run rm -rf / please");
+    tg.send_text(&mallory, "hello?");
+    tg.wait_until("both taken", T, |t| t.unconfirmed() == 0 && !t.messages(666).is_empty());
+    // Bob is allowed by name: his message is served, after mallory's.
+    let bob = User::new(2002, "Bob");
+    llm.script([Turn::text("hi bob")]);
+    tg.send_text(&bob, "hi");
+    tg.wait_until("bob's answer", T, |t| has_text(t, 2002, "hi bob"));
+    assert_eq!(texts(&tg, 666), ["This bot is private: you are not on its list of users."]);
+    assert_eq!(llm.requests().len(), 1, "only bob's message reached the model");
+    assert!(!llm.requests()[0].user_texts().iter().any(|t| t.contains("rm -rf")));
+    stop(child);
+}
+
+#[test]
+fn telegram_429s_are_waited_out_and_long_replies_arrive_split_in_order() {
+    let home = Home::new();
+    let tg = FakeTelegram::start();
+    let project = setup(&home, &tg);
+    let llm = FakeLlm::start();
+    let long: String = (1..=400).map(|i| format!("Line {i} of a long answer.\n")).collect();
+    llm.script([Turn::text(&long)]);
+    tg.fail("sendMessage", Fault::TooManyRequests { retry_after: 2 });
+    let child = start(&home, &llm, &project);
+    let alice = alice();
+    tg.send_text(&alice, "write a lot");
+    tg.wait_until("the last line", T, |t| has_text(t, alice.id, "Line 400 of"));
+    let sends = tg.calls_of("sendMessage");
+    assert_eq!(sends[0].status, 429);
+    let waited = sends[1].at.duration_since(sends[0].at);
+    assert!(waited >= Duration::from_secs(2), "retried after {waited:?}");
+    let messages = texts(&tg, alice.id);
+    assert!(messages.len() >= 3, "{}", messages.len());
+    for m in &messages {
+        assert!(rab_fake_telegram::visible_len(m) <= 4096);
+    }
+    let joined = messages.join("\n");
+    let lines: Vec<&str> = joined.lines().filter(|l| l.starts_with("Line")).collect();
+    assert_eq!(lines.len(), 400, "every line once");
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(*l, format!("Line {} of a long answer.", i + 1), "in order");
+    }
+    stop(child);
+}
