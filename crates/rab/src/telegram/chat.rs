@@ -130,14 +130,14 @@ impl Chat {
             self.say("⏹ rab is shutting down: this turn ends here (it is recorded up to now).")
                 .await;
         }
-        let Chat { handle, mut updates, store, id, .. } = self;
+        let Chat { handle, updates, store, id, .. } = self;
+        // The run going on is aborted and its tape closed with a result for every call
+        // (the runtime ends when its events do); its message is answered as far as it
+        // goes, so a restart does not report it cut off.
         let mut events = handle.shutdown();
-        while let Some(event) = events.recv().await {
-            // The run going on ends aborted; its message stays taken (not run again).
-            if let Event::RunEnded { submission, .. } = event
-                && let Some(update) = updates.remove(&submission)
-                && let Err(e) = store.finish(update)
-            {
+        while events.recv().await.is_some() {}
+        for update in updates.into_values() {
+            if let Err(e) = store.finish(update) {
                 tracing::error!(chat = id, "{e}");
             }
         }

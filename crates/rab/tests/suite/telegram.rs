@@ -182,3 +182,69 @@ fn telegram_429s_are_waited_out_and_long_replies_arrive_split_in_order() {
     }
     stop(child);
 }
+
+/// Killed while a turn waits on a question, then started again: the message is not
+/// handled twice, the chat hears the turn was cut off, and the session goes on with a
+/// whole tape (the fake model refuses a history with a call and no result).
+#[test]
+fn a_crash_mid_turn_neither_repeats_the_message_nor_breaks_the_session() {
+    let home = Home::new();
+    let tg = FakeTelegram::start();
+    let project = setup(&home, &tg);
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("bash", json!({"command": "echo from the first turn"}))]);
+    let mut child = start(&home, &llm, &project);
+    let alice = alice();
+    tg.send_text(&alice, "first task");
+    tg.wait_until("the question", T, |t| question(t, alice.id).is_some());
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    llm.script([Turn::text("going on from here")]);
+    let child = start(&home, &llm, &project);
+    tg.wait_until("the cut-off notice", T, |t| has_text(t, alice.id, "rab restarted while"));
+    assert_eq!(llm.requests().len(), 1, "the first message was not handled again");
+    // The old question's button no longer does anything but lose its buttons.
+    press(&tg, &alice, "Allow once");
+    tg.wait_until("the buttons gone", T, |t| question(t, alice.id).is_none());
+    tg.send_text(&alice, "go on");
+    tg.wait_until("the answer", T, |t| has_text(t, alice.id, "going on from here"));
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 2);
+    let prompts = requests[1].user_texts();
+    assert_eq!(prompts.iter().filter(|t| t.contains("first task")).count(), 1, "{prompts:?}");
+    let results = requests[1].tool_results();
+    assert_eq!(results.len(), 1, "the interrupted call has its result");
+    assert!(results[0].1.contains("stopped before this tool call finished"), "{results:?}");
+    stop(child);
+}
+
+/// SIGTERM while a turn waits: rab ends within 5 s, the turn is recorded as aborted,
+/// and the next start continues the chat's session.
+#[test]
+fn sigterm_shuts_down_within_five_seconds_and_the_session_continues() {
+    let home = Home::new();
+    let tg = FakeTelegram::start();
+    let project = setup(&home, &tg);
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("bash", json!({"command": "echo waiting"}))]);
+    let child = start(&home, &llm, &project);
+    let alice = alice();
+    tg.send_text(&alice, "start something");
+    tg.wait_until("the question", T, |t| question(t, alice.id).is_some());
+    let (status, took) = stop(child);
+    assert!(status.success(), "{status}: {}", stderr_of(&home));
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    assert!(has_text(&tg, alice.id, "rab is shutting down"), "{:#?}", texts(&tg, alice.id));
+    let log = stderr_of(&home);
+    assert!(log.contains("rab: telegram: starting") && log.contains("rab: telegram: stopped"), "{log}");
+
+    llm.script([Turn::text("back again")]);
+    let child = start(&home, &llm, &project);
+    tg.send_text(&alice, "are you there?");
+    tg.wait_until("the answer", T, |t| has_text(t, alice.id, "back again"));
+    assert!(!has_text(&tg, alice.id, "rab restarted while"), "a clean stop cuts nothing off");
+    let results = llm.requests()[1].tool_results();
+    assert_eq!(results.len(), 1, "{results:?}");
+    stop(child);
+}
