@@ -76,6 +76,11 @@ fn press(tg: &FakeTelegram, user: &User, label: &str) {
     tg.press(user, id, &data);
 }
 
+/// The last tool result request `i` carries.
+fn last_result(llm: &FakeLlm, i: usize) -> String {
+    llm.requests()[i].tool_results().last().map(|r| r.1.clone()).unwrap_or_default()
+}
+
 fn stop(mut child: Child) -> (std::process::ExitStatus, Duration) {
     let started = Instant::now();
     Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
@@ -237,7 +242,10 @@ fn sigterm_shuts_down_within_five_seconds_and_the_session_continues() {
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert!(has_text(&tg, alice.id, "rab is shutting down"), "{:#?}", texts(&tg, alice.id));
     let log = stderr_of(&home);
-    assert!(log.contains("rab: telegram: starting") && log.contains("rab: telegram: stopped"), "{log}");
+    assert!(
+        log.contains("rab: telegram: starting") && log.contains("rab: telegram: stopped"),
+        "{log}"
+    );
 
     llm.script([Turn::text("back again")]);
     let child = start(&home, &llm, &project);
@@ -246,5 +254,143 @@ fn sigterm_shuts_down_within_five_seconds_and_the_session_continues() {
     assert!(!has_text(&tg, alice.id, "rab restarted while"), "a clean stop cuts nothing off");
     let results = llm.requests()[1].tool_results();
     assert_eq!(results.len(), 1, "{results:?}");
+    stop(child);
+}
+
+/// Photos reach the model as images and text documents as text; other files are
+/// refused with a reason; an `ask_user` question is answered by a button or a reply; a
+/// question nobody answers counts as deny; 500s and dropped connections are retried;
+/// long code arrives as a file.
+#[test]
+fn attachments_questions_retries_and_files() {
+    let home = Home::new();
+    let tg = FakeTelegram::start();
+    let project = setup(&home, &tg);
+    let settings = json!({"channels": {"telegram": {
+        "allowedUsers": [1001], "apiBase": tg.api_base(), "questionTimeoutSecs": 5,
+    }}});
+    std::fs::write(home.dir.path().join("rab/agent/settings.json"), settings.to_string()).unwrap();
+    let llm = FakeLlm::start();
+    let code =
+        (1..=200).map(|i| format!("print({i})  # a line of generated code\n")).collect::<String>();
+    llm.script([
+        Turn::text("a photo"),
+        Turn::text("a note"),
+        Turn::tool_call(
+            "ask_user",
+            json!({"question": "Which colour?", "options": ["red", "blue"]}),
+        ),
+        Turn::text("blue it is"),
+        Turn::tool_call("ask_user", json!({"question": "Anything else?", "options": ["no"]})),
+        Turn::text("noted"),
+        Turn::tool_call("bash", json!({"command": "echo never"})),
+        Turn::text("denied, fine"),
+        Turn::text(&format!("Here:\n\n```python\n{code}```\n\nThat is all.")),
+    ]);
+    let child = start(&home, &llm, &project);
+    let alice = alice();
+    let png = b"\x89PNG\r\n\x1a\n fake image bytes".to_vec();
+    tg.send_photo(&alice, png.clone(), Some("what is this?"));
+    tg.wait_until("the photo's answer", T, |t| has_text(t, alice.id, "a photo"));
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&png);
+    assert!(
+        String::from_utf8_lossy(&llm.requests()[0].raw).contains(&b64),
+        "the image reached the model"
+    );
+    assert!(llm.requests()[0].user_texts().iter().any(|t| t.contains("what is this?")));
+
+    tg.send_document(
+        &alice,
+        "notes.txt",
+        "text/plain",
+        b"line one\nthe secret plan".to_vec(),
+        None,
+    );
+    tg.wait_until("the note's answer", T, |t| has_text(t, alice.id, "a note"));
+    let prompt = llm.requests()[1].user_texts().concat();
+    assert!(
+        prompt.contains("<file name=\"notes.txt\">") && prompt.contains("the secret plan"),
+        "{prompt}"
+    );
+    tg.send_document(&alice, "scan.pdf", "application/pdf", vec![0, 159, 146, 150], None);
+    tg.wait_until("the refusal", T, |t| has_text(t, alice.id, "scan.pdf was not passed on"));
+    assert_eq!(llm.requests().len(), 2);
+
+    // A button answers an ask_user question; a reply answers another.
+    tg.send_text(&alice, "pick a colour");
+    tg.wait_until("the question", T, |t| has_text(t, alice.id, "Which colour?"));
+    press(&tg, &alice, "blue");
+    tg.wait_until("its answer", T, |t| has_text(t, alice.id, "blue it is"));
+    assert_eq!(llm.requests()[3].tool_results()[0].1, "The user answered: blue");
+    tg.send_text(&alice, "anything?");
+    tg.wait_until("the second question", T, |t| has_text(t, alice.id, "Anything else?"));
+    tg.send_text(&alice, "yes: write tests");
+    tg.wait_until("its answer", T, |t| has_text(t, alice.id, "noted"));
+    assert!(last_result(&llm, 5).contains("yes: write tests"), "{}", last_result(&llm, 5));
+
+    // Nobody presses: denied after the timeout (5 s here). Telegram fails meanwhile.
+    tg.fail("editMessageText", Fault::ServerError);
+    tg.fail("sendMessage", Fault::Drop);
+    tg.send_text(&alice, "run it");
+    tg.wait_until("the timeout", Duration::from_secs(40), |t| {
+        has_text(t, alice.id, "No answer within 5 s: denied")
+    });
+    tg.wait_until("the answer after it", T, |t| has_text(t, alice.id, "denied, fine"));
+    assert!(last_result(&llm, 7).contains("nobody answered"), "{}", last_result(&llm, 7));
+    let statuses: Vec<u16> = tg.calls().iter().map(|c| c.status).collect();
+    assert!(statuses.contains(&500) && statuses.contains(&0), "both faults happened: {statuses:?}");
+
+    // Long code goes as a file, named in the answer.
+    tg.send_text(&alice, "write code");
+    tg.wait_until("the file", T, |t| {
+        !t.documents(alice.id).is_empty() && has_text(t, alice.id, "That is all.")
+    });
+    let docs = tg.documents(alice.id);
+    assert_eq!(docs[0].file_name, "code-1.py");
+    assert_eq!(String::from_utf8_lossy(&docs[0].content), code.trim_end());
+    assert!(has_text(&tg, alice.id, "code-1.py (200 lines of code, sent as a file)"));
+    stop(child);
+}
+
+/// Commands in a chat: /stop interrupts a run, /new starts a fresh session, /cost
+/// answers without the model, `,cmd` runs through the permission question and `!cmd` is
+/// refused; an answer streams by edits of one message.
+#[test]
+fn chat_commands_and_streamed_edits() {
+    let home = Home::new();
+    let tg = FakeTelegram::start();
+    let project = setup(&home, &tg);
+    let llm = FakeLlm::start();
+    let story: String = (1..=40).map(|i| format!("word{i} ")).collect();
+    llm.script([Turn::text(&story).slow(150), Turn::text("fresh start")]);
+    let child = start(&home, &llm, &project);
+    let alice = alice();
+    tg.send_text(&alice, "tell a long story");
+    tg.wait_until("the answer under way", T, |t| has_text(t, alice.id, "word3"));
+    tg.wait_until("an edit", T, |t| t.messages(alice.id).iter().any(|m| m.edits > 0));
+    tg.send_text(&alice, "/stop");
+    tg.wait_until("the stop", T, |t| has_text(t, alice.id, "⏹ Stopped."));
+    assert!(!has_text(&tg, alice.id, "word40"), "the run did not go on");
+
+    tg.send_text(&alice, "/new");
+    tg.wait_until("the new session", T, |t| has_text(t, alice.id, "A new session starts here"));
+    tg.send_text(&alice, "hello again");
+    tg.wait_until("its answer", T, |t| has_text(t, alice.id, "fresh start"));
+    let texts_sent = llm.requests()[1].user_texts();
+    assert_eq!(texts_sent, ["hello again"], "the new session has no history");
+
+    tg.send_text(&alice, "/cost");
+    tg.wait_until("the cost", T, |t| has_text(t, alice.id, "$"));
+    tg.send_text(&alice, "!ls");
+    tg.wait_until("the refusal", T, |t| {
+        has_text(t, alice.id, "Shell lines starting with ! are not run")
+    });
+    std::fs::write(project.join("marker.txt"), "x").unwrap();
+    tg.send_text(&alice, ",ls");
+    tg.wait_until("the command's question", T, |t| question(t, alice.id).is_some());
+    press(&tg, &alice, "Allow once");
+    tg.wait_until("its output", T, |t| has_text(t, alice.id, "marker.txt"));
+    assert_eq!(llm.requests().len(), 2, "commands and shell lines need no model");
     stop(child);
 }
