@@ -285,7 +285,7 @@ fn attachments_questions_retries_and_files() {
         Turn::text("noted"),
         Turn::tool_call("bash", json!({"command": "echo never"})),
         Turn::text("denied, fine"),
-        Turn::text(&format!("Here:\n\n```python\n{code}```\n\nThat is all.")),
+        Turn::text(format!("Here:\n\n```python\n{code}```\n\nThat is all.")),
     ]);
     let child = start(&home, &llm, &project);
     let alice = alice();
