@@ -112,6 +112,14 @@ fn a_task_runs_with_its_edit_approved_by_a_button_and_the_answer_streamed() {
     let (_, buttons) = question(&tg, alice.id).unwrap();
     let labels: Vec<&str> = buttons.iter().map(|(l, _)| l.as_str()).collect();
     assert_eq!(labels, ["Allow once", "Always", "Deny"]);
+    // Someone else pressing alice's button changes nothing.
+    let (qid, _) = question(&tg, alice.id).unwrap();
+    let allow = buttons[0].1.clone();
+    tg.press(&User::new(666, "mallory"), qid, &allow);
+    tg.send_text(&User::new(666, "mallory"), "sync");
+    tg.wait_until("mallory refused", T, |t| !t.messages(666).is_empty());
+    assert!(question(&tg, alice.id).is_some(), "still waiting for alice");
+    assert_eq!(std::fs::read_to_string(project.join("hello.txt")).unwrap(), "hello\n");
     assert!(has_text(&tg, alice.id, "<b>edit</b> asks to run"), "{:#?}", texts(&tg, alice.id));
     press(&tg, &alice, "Allow once");
     tg.wait_until("the command's question", T, |t| {
@@ -140,6 +148,10 @@ fn a_stranger_is_refused_once_and_nothing_runs() {
     let home = Home::new();
     let tg = FakeTelegram::start();
     let project = setup(&home, &tg);
+    // A checkout cannot add users.
+    std::fs::create_dir_all(project.join(".rab")).unwrap();
+    let widen = json!({"channels": {"telegram": {"allowedUsers": [666]}}});
+    std::fs::write(project.join(".rab/settings.json"), widen.to_string()).unwrap();
     let llm = FakeLlm::start();
     let child = start(&home, &llm, &project);
     let mallory = User::new(666, "mallory");
@@ -154,6 +166,7 @@ fn a_stranger_is_refused_once_and_nothing_runs() {
     assert_eq!(texts(&tg, 666), ["This bot is private: you are not on its list of users."]);
     assert_eq!(llm.requests().len(), 1, "only bob's message reached the model");
     assert!(!llm.requests()[0].user_texts().iter().any(|t| t.contains("rm -rf")));
+    assert!(stderr_of(&home).contains("\"channels\" is ignored here"), "{}", stderr_of(&home));
     stop(child);
 }
 
@@ -340,6 +353,11 @@ fn attachments_questions_retries_and_files() {
     assert!(last_result(&llm, 7).contains("nobody answered"), "{}", last_result(&llm, 7));
     let statuses: Vec<u16> = tg.calls().iter().map(|c| c.status).collect();
     assert!(statuses.contains(&500) && statuses.contains(&0), "both faults happened: {statuses:?}");
+    // The failures were logged, and the token (part of every API URL) with none of them.
+    let logs = stderr_of(&home)
+        + &std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap_or_default();
+    assert!(logs.contains("retrying"), "{logs}");
+    assert!(!logs.contains(TOKEN) && !logs.contains(TOKEN.split(':').nth(1).unwrap()), "{logs}");
 
     // Long code goes as a file, named in the answer.
     tg.send_text(&alice, "write code");
