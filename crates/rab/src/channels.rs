@@ -177,3 +177,52 @@ async fn wait_for_signal() {
         let _ = tokio::signal::ctrl_c().await;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Fails its first runs, then serves until stopped; records when each run began.
+    struct Flaky {
+        failures: usize,
+        starts: Mutex<Vec<tokio::time::Instant>>,
+    }
+
+    impl Channel for Flaky {
+        fn name(&self) -> &str {
+            "flaky"
+        }
+        fn run(&self, stop: CancellationToken) -> rab_agent::BoxFuture<'_, Result<(), String>> {
+            Box::pin(async move {
+                let n = {
+                    let mut starts = self.starts.lock().unwrap();
+                    starts.push(tokio::time::Instant::now());
+                    starts.len()
+                };
+                if n <= self.failures {
+                    return Err(format!("failure {n}"));
+                }
+                stop.cancelled().await;
+                Ok(())
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failing_channel_is_started_again_after_doubling_pauses_until_stopped() {
+        let flaky = Arc::new(Flaky { failures: 3, starts: Mutex::new(Vec::new()) });
+        let stop = CancellationToken::new();
+        let supervisor = tokio::spawn(supervise(vec![flaky.clone()], stop.clone()));
+        // Four starts: three failures, then serving.
+        while flaky.starts.lock().unwrap().len() < 4 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let starts = flaky.starts.lock().unwrap().clone();
+        let pauses: Vec<u64> = starts.windows(2).map(|w| (w[1] - w[0]).as_secs()).collect();
+        assert_eq!(pauses, [1, 2, 4]);
+        stop.cancel();
+        supervisor.await.unwrap();
+        assert_eq!(flaky.starts.lock().unwrap().len(), 4, "not started again once stopped");
+    }
+}
