@@ -41,7 +41,7 @@ struct Stream {
     /// The Markdown of this part of the answer (since the last tool calls).
     text: String,
     /// Where the message being edited starts in `text`.
-    start: usize,
+    mark: render::Mark,
     /// The message being edited, and what it shows.
     message: Option<(i64, String)>,
     /// Code blocks sent as files, by where they start in `text`.
@@ -390,14 +390,14 @@ impl Chat {
     }
 
     async fn flush_answer(&mut self, last: bool) {
-        let blocks = render::blocks(&self.stream.text[self.stream.start..]);
+        // Long code blocks go as files once complete (the last block may still grow).
+        let from = self.stream.mark.start;
+        let blocks = render::blocks(&self.stream.text[from..]);
         let count = blocks.len();
-        let mut html = String::new();
         for (i, block) in blocks.into_iter().enumerate() {
-            let at = self.stream.start + block.start;
-            let complete = last || i + 1 < count;
+            let at = from + block.start;
             if let Some((name, code)) = &block.file
-                && complete
+                && (last || i + 1 < count)
                 && !self.stream.files_sent.contains(&at)
             {
                 self.stream.files_sent.push(at);
@@ -406,33 +406,17 @@ impl Chat {
                     tracing::warn!(chat = self.id, "the file {name} was not sent: {e}");
                 }
             }
-            let joined = if html.is_empty() {
-                block.html.clone()
-            } else {
-                format!("{html}\n\n{}", block.html)
-            };
-            if render::visible_len(&joined) <= LIMIT {
-                html = joined;
-                continue;
-            }
-            // Full: what fits stays in this message; the rest starts the next one.
-            if !html.is_empty() {
-                let message = self.stream.message.take();
-                let _ = self.show_in(message, std::mem::take(&mut html)).await;
-                self.stream.start = at;
-            }
-            let mut pieces = render::split_block(&block.html, LIMIT);
-            let tail = pieces.pop().unwrap_or_default();
-            for piece in pieces {
-                let message = self.stream.message.take();
-                let _ = self.show_in(message, piece).await;
-            }
-            html = tail;
-            self.stream.start = at;
         }
-        if !html.trim().is_empty() {
+        let (full, current, mark) = render::pack(&self.stream.text, self.stream.mark, LIMIT);
+        self.stream.mark = mark;
+        // The first complete message is the one being edited; each after it is new.
+        for html in full {
             let message = self.stream.message.take();
-            self.stream.message = self.show_in(message, html).await;
+            let _ = self.show_in(message, html).await;
+        }
+        if !current.trim().is_empty() {
+            let message = self.stream.message.take();
+            self.stream.message = self.show_in(message, current).await;
         }
     }
 

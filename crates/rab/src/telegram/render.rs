@@ -342,6 +342,42 @@ fn extension(lang: &str) -> String {
         .unwrap_or_else(|| "txt".to_owned())
 }
 
+/// Where the message being edited starts: a block of the answer (its byte offset) and
+/// how many pieces of that block earlier messages hold already (a block longer than a
+/// message is cut into pieces, and cutting a growing block keeps its earlier pieces).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mark {
+    /// Where the block starts in the answer.
+    pub start: usize,
+    /// Its pieces already in earlier messages.
+    pub pieces: usize,
+}
+
+/// The answer from `mark` on, in messages: those now complete (the first goes in the
+/// message being edited, the rest are new), what the message being edited shows next,
+/// and where that message starts from now on. Rendering the same answer again from the
+/// returned mark never repeats what the complete messages hold.
+pub fn pack(answer: &str, mark: Mark, limit: usize) -> (Vec<String>, String, Mark) {
+    let mut full = Vec::new();
+    let mut html = String::new();
+    let mut next = mark;
+    for (i, block) in blocks(&answer[mark.start..]).into_iter().enumerate() {
+        let at = mark.start + block.start;
+        let skip = if i == 0 { mark.pieces } else { 0 };
+        for (k, piece) in split_block(&block.html, limit).into_iter().enumerate().skip(skip) {
+            let joined = if html.is_empty() { piece.clone() } else { format!("{html}\n\n{piece}") };
+            if visible_len(&joined) <= limit {
+                html = joined;
+                continue;
+            }
+            full.push(std::mem::take(&mut html));
+            next = Mark { start: at, pieces: k };
+            html = piece;
+        }
+    }
+    (full, html, next)
+}
+
 /// `html` cut into pieces of at most `limit` visible units, between lines; tags open
 /// at a cut are closed at its end and opened again at the next piece's start.
 pub fn split_block(html: &str, limit: usize) -> Vec<String> {

@@ -71,3 +71,42 @@ fn a_long_block_is_cut_between_lines_with_its_tags_closed_and_reopened() {
 fn visible_length_counts_what_the_user_sees_in_utf16() {
     assert_eq!(visible_len("<b>ab</b> &amp; 😀"), 7);
 }
+
+/// An answer streamed in small deltas and packed after each: every line ends up in
+/// exactly one message, in order, each message within the limit.
+#[test]
+fn packing_a_growing_answer_never_repeats_or_loses_a_line() {
+    let answer: String =
+        (1..=400).map(|i| format!("Line {i} of a long answer.\n")).collect::<String>()
+            + "\n```\n"
+            + &"code line\n".repeat(300)
+            + "```\n\nThe end.";
+    let mut messages: Vec<String> = vec![String::new()];
+    let mut mark = Mark::default();
+    let mut upto = 0;
+    while upto < answer.len() {
+        upto = (upto + 37).min(answer.len());
+        while !answer.is_char_boundary(upto) {
+            upto += 1;
+        }
+        let (full, current, next) = pack(&answer[..upto], mark, 1000);
+        // The first complete one is the message being edited; each after it is new.
+        for m in full {
+            *messages.last_mut().unwrap() = m;
+            messages.push(String::new());
+        }
+        *messages.last_mut().unwrap() = current;
+        mark = next;
+    }
+    for m in &messages {
+        assert!(visible_len(m) <= 1000, "{}", visible_len(m));
+    }
+    let all = messages.join("\n");
+    let lines: Vec<&str> = all.lines().filter(|l| l.starts_with("Line ")).collect();
+    assert_eq!(lines.len(), 400);
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(*l, format!("Line {} of a long answer.", i + 1));
+    }
+    assert_eq!(all.matches("code line").count(), 300);
+    assert_eq!(all.matches("The end.").count(), 1);
+}
