@@ -441,8 +441,13 @@ impl Agent {
                 StreamEvent::ThinkingDelta { delta, .. } => {
                     sink.emit(AgentEvent::ThinkingDelta { delta })?
                 }
-                StreamEvent::Retry { attempt, delay, error } => {
-                    sink.emit(AgentEvent::Retry { attempt, delay, message: error.to_string() })?
+                StreamEvent::Retry { attempt, delay, error, discarded } => {
+                    sink.emit(AgentEvent::Retry {
+                        attempt,
+                        delay,
+                        message: error.to_string(),
+                        discarded,
+                    })?
                 }
                 StreamEvent::ToolCallStart { .. }
                 | StreamEvent::ToolCallDelta { .. }

@@ -88,7 +88,8 @@ pub enum AgentEvent {
         /// The usage.
         usage: Usage,
     },
-    /// A request failed before any content and is retried.
+    /// A request failed, or its stream broke before the response was complete, and it
+    /// is tried again.
     Retry {
         /// The attempt about to start.
         attempt: u32,
@@ -97,6 +98,9 @@ pub enum AgentEvent {
         delay: Duration,
         /// Why the previous attempt failed.
         message: String,
+        /// Text and thinking streamed by the failed attempt are discarded: the answer
+        /// starts again (front ends mark what they showed).
+        discarded: bool,
     },
     /// Compaction is about to run (automatic ones are announced before they start).
     CompactionStart {

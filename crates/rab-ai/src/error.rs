@@ -144,6 +144,11 @@ impl Error {
             Error::Http { status, .. } => is_retryable_status(*status),
             Error::Connect { .. } | Error::Stream { .. } => true,
             Error::Api { code, message, .. } => {
+                // A numeric code is an HTTP status (OpenAI-compatible servers send 502 for
+                // an upstream failure).
+                if let Some(status) = code.as_deref().and_then(|c| c.trim().parse::<u16>().ok()) {
+                    return is_retryable_status(status);
+                }
                 let code = code.as_deref().unwrap_or_default().to_ascii_lowercase();
                 let message = message.to_ascii_lowercase();
                 ["overloaded", "rate_limit", "server_error", "internal", "unavailable", "529"]

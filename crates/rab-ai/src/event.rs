@@ -47,7 +47,8 @@ pub enum StreamEvent {
     },
     /// Token usage so far (providers report it at the start, the end, or both).
     Usage(Usage),
-    /// The request failed before any content arrived and will be tried again.
+    /// The request failed, or its stream broke or turned malformed before the response
+    /// was complete, and it will be tried again (nothing has been acted on yet).
     Retry {
         /// The attempt that is about to start (2 for the first retry).
         attempt: u32,
@@ -55,6 +56,9 @@ pub enum StreamEvent {
         delay: Duration,
         /// Why the previous attempt failed.
         error: Error,
+        /// The failed attempt had streamed content: it is discarded, and the answer
+        /// starts again from the beginning.
+        discarded: bool,
     },
     /// The response is complete; `stop_reason` says why it ended.
     Done(AssistantMessage),

@@ -159,6 +159,9 @@ struct Job {
 /// Why an attempt ended without a complete response.
 enum Failure {
     Error(Error),
+    /// The stream turned malformed part-way (a bad line, an event too large): tried
+    /// again like a broken connection, though its error is a protocol error.
+    Broken(Error),
     /// The consumer dropped the stream: nobody is listening, stop quietly.
     Gone,
 }
@@ -183,24 +186,30 @@ impl Job {
         loop {
             let mut builder = Builder::new(&self.model);
             builder.prefix_hash(request.prefix_hash.as_deref());
-            let failure = match self.attempt(&request, &mut builder).await {
+            let (failure, broken) = match self.attempt(&request, &mut builder).await {
                 Ok(()) => {
                     let message = builder.finish();
                     let _ = self.tx.send(StreamEvent::Done(message)).await;
                     return;
                 }
                 Err(Failure::Gone) => return,
-                Err(Failure::Error(e)) => e,
+                Err(Failure::Error(e)) => (e, false),
+                Err(Failure::Broken(e)) => (e, true),
             };
-            if failure != Error::Aborted && !builder.has_content() && failure.is_retryable() {
+            // A stream that broke before it was complete is tried again even after
+            // content arrived: nothing has been acted on yet (tool calls run only once a
+            // response is complete), and what was shown is marked discarded.
+            if failure != Error::Aborted && (broken || failure.is_retryable()) {
                 retry += 1;
                 let retry_after = match &failure {
                     Error::Http { retry_after, .. } => *retry_after,
                     _ => None,
                 };
                 if let Some(delay) = self.policy.delay(retry, retry_after) {
-                    warn!(attempt = retry + 1, ?delay, error = %failure, "retrying model request");
-                    let event = StreamEvent::Retry { attempt: retry + 1, delay, error: failure };
+                    let discarded = builder.has_content();
+                    warn!(attempt = retry + 1, ?delay, discarded, error = %failure, "retrying model request");
+                    let event =
+                        StreamEvent::Retry { attempt: retry + 1, delay, error: failure, discarded };
                     if self.tx.send(event).await.is_err() {
                         return;
                     }
@@ -287,7 +296,12 @@ impl Job {
             let flushed = self.flush(builder).await;
             match fed {
                 Ok(()) => {}
-                Err(FeedError::Sse(e)) => return Err(Failure::Error(self.protocol(e.to_string()))),
+                Err(FeedError::Sse(e)) => {
+                    return Err(Failure::Broken(self.protocol(e.to_string())));
+                }
+                Err(FeedError::Handler(WireError::Protocol(m))) => {
+                    return Err(Failure::Broken(self.protocol(m)));
+                }
                 Err(FeedError::Handler(e)) => return Err(Failure::Error(self.wire_error(e))),
             }
             flushed?;

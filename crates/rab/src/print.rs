@@ -226,9 +226,14 @@ fn verbose(event: &AgentEvent) {
             let first = crate::term::safe(first);
             eprintln!("  {mark} {first} ({} lines, {duration_ms} ms)", text.lines().count());
         }
-        AgentEvent::Retry { attempt, delay, message } => {
+        AgentEvent::Retry { attempt, delay, message, discarded } => {
             let message = crate::term::safe(message);
-            eprintln!("rab: {message}; retrying in {:.1}s (attempt {attempt})", delay.as_secs_f64())
+            let again =
+                if *discarded { " from the start (the partial answer is discarded)" } else { "" };
+            eprintln!(
+                "rab: {message}; retrying{again} in {:.1}s (attempt {attempt})",
+                delay.as_secs_f64()
+            )
         }
         AgentEvent::AgentStart
         | AgentEvent::TurnStart { .. }

@@ -54,11 +54,33 @@ async fn gives_up_after_three_server_errors_with_a_clear_error() {
 }
 
 #[tokio::test]
-async fn a_disconnect_mid_stream_is_an_error_event_without_retry() {
+async fn a_disconnect_mid_stream_is_retried_and_the_partial_answer_discarded() {
     for api in APIS {
         let llm = FakeLlm::start();
         // Enough events for some text to have streamed before the cut.
-        llm.script([Turn::text("a fairly long answer that will be cut off").disconnect_after(6)]);
+        let cut = Turn::text("a fairly long answer that will be cut off").disconnect_after(6);
+        llm.script([cut, Turn::text("the whole answer")]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        assert_eq!(out.message().text(), "the whole answer", "{api}");
+        let retries: Vec<bool> = out
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Retry { discarded, .. } => Some(*discarded),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(retries, [true], "{api}: one retry, the partial text discarded");
+        assert_eq!(llm.requests().len(), 2, "{api}");
+    }
+}
+
+#[tokio::test]
+async fn a_stream_that_keeps_breaking_ends_with_its_error_and_partial_text() {
+    for api in APIS {
+        let llm = FakeLlm::start();
+        let cut = || Turn::text("a fairly long answer that will be cut off").disconnect_after(6);
+        llm.script([cut(), cut(), cut()]);
         let out = run(&model(api, &llm), &context("hi"), &options()).await;
         let (err, partial) = match out.events.last() {
             Some(StreamEvent::Error { error, partial }) => (error, partial),
@@ -67,7 +89,7 @@ async fn a_disconnect_mid_stream_is_an_error_event_without_retry() {
         assert!(matches!(err, Error::Stream { .. }), "{api}: {err:?}");
         assert_eq!(partial.stop_reason, StopReason::Error);
         assert!(!partial.text().is_empty(), "{api}: partial text kept");
-        assert_eq!(llm.requests().len(), 1, "{api}: no retry after content streamed");
+        assert_eq!(llm.requests().len(), 3, "{api}: 1 attempt + 2 retries, then it stops");
     }
 }
 
@@ -82,13 +104,18 @@ async fn a_disconnect_before_any_content_is_retried() {
 }
 
 #[tokio::test]
-async fn a_malformed_sse_line_is_a_clear_error_naming_the_provider() {
+async fn a_malformed_sse_line_is_retried_then_a_clear_error_naming_the_provider() {
     for api in APIS {
         let llm = FakeLlm::start();
-        llm.script([Turn::text(
-            "hello world, this is long enough to need many chunks of eight characters",
-        )
-        .malformed_after(5)]);
+        let bad = || {
+            Turn::text("hello world, this is long enough to need many chunks of eight characters")
+                .malformed_after(5)
+        };
+        llm.script([bad(), Turn::text("clean")]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        assert_eq!(out.message().text(), "clean", "{api}: recovered on the retry");
+        let llm = FakeLlm::start();
+        llm.script([bad(), bad(), bad()]);
         let out = run(&model(api, &llm), &context("hi"), &options()).await;
         let err = out.error();
         assert!(matches!(err, Error::Protocol { .. }), "{api}: {err:?}");
@@ -96,17 +123,20 @@ async fn a_malformed_sse_line_is_a_clear_error_naming_the_provider() {
         let provider = &model(api, &llm).provider;
         assert!(text.starts_with(&format!("{provider}: malformed response stream")), "{text}");
         assert!(text.contains("invalid JSON"), "{text}");
+        assert_eq!(llm.requests().len(), 3, "{api}");
     }
 }
 
 #[tokio::test]
-async fn an_error_event_in_the_stream_is_reported() {
+async fn an_overload_event_in_the_stream_is_retried_then_reported() {
     for api in APIS {
+        let long = "hello world, this is long enough to need many chunks of eight characters";
         let llm = FakeLlm::start();
-        llm.script([Turn::text(
-            "hello world, this is long enough to need many chunks of eight characters",
-        )
-        .error_after(5)]);
+        llm.script([Turn::text(long).error_after(5), Turn::text("after the overload")]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        assert_eq!(out.message().text(), "after the overload", "{api}");
+        let llm = FakeLlm::start();
+        llm.script([0, 1, 2].map(|_| Turn::text(long).error_after(5)));
         let out = run(&model(api, &llm), &context("hi"), &options()).await;
         assert!(matches!(out.error(), Error::Api { .. }), "{api}: {:?}", out.error());
     }

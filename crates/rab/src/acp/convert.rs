@@ -75,11 +75,15 @@ impl Translator {
                     "\n\n(compacted the conversation, {how}: {tokens_before} → {tokens_after} tokens)\n\n"
                 ))]
             }
+            // What was streamed cannot be taken back from the editor: it is marked.
+            AgentEvent::Retry { discarded: true, .. } => vec![agent_text(
+                "\n\n(↻ the answer above broke off and is discarded; it starts again)\n\n",
+            )],
             AgentEvent::AgentStart
             | AgentEvent::TurnStart { .. }
             | AgentEvent::MessageEnd { .. }
             | AgentEvent::Usage { .. }
-            | AgentEvent::Retry { .. }
+            | AgentEvent::Retry { discarded: false, .. }
             | AgentEvent::CompactionStart { .. }
             | AgentEvent::CompactionFailed { .. }
             | AgentEvent::Error { .. }

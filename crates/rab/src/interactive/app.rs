@@ -515,7 +515,14 @@ impl App {
                     self.last_tool = Some(v);
                 }
             }
-            AgentEvent::Retry { attempt, delay, message } => {
+            AgentEvent::Retry { attempt, delay, message, discarded } => {
+                if discarded {
+                    // Lines already in the scrollback stay; they are marked, and the answer
+                    // starts again below them.
+                    let lines = self.stream.finish(w, t, &self.highlighter, self.show_thinking);
+                    self.commit.extend(lines);
+                    self.info("↻ The answer above broke off and is discarded; it starts again.");
+                }
                 self.set_status(format!(
                     "{message}; retrying in {:.0}s (attempt {attempt})",
                     delay.as_secs_f64()

@@ -351,8 +351,15 @@ impl Chat {
                 }
                 self.dirty = true;
             }
-            AgentEvent::Retry { attempt, message, .. } => {
+            AgentEvent::Retry { attempt, message, discarded, .. } => {
                 tracing::info!(chat = self.id, attempt, "retrying the model: {message}");
+                if discarded {
+                    // The answer starts again: the message being edited will show it.
+                    self.stream.text.clear();
+                    self.stream.mark = render::Mark::default();
+                    self.stream.files_sent.clear();
+                    self.dirty = true;
+                }
             }
             AgentEvent::CompactionEnd { .. } => self.say("🗜 The conversation was compacted.").await,
             AgentEvent::AgentStart
