@@ -449,6 +449,9 @@ impl Agent {
                         discarded,
                     })?
                 }
+                StreamEvent::Waiting { waited, first } => {
+                    sink.emit(AgentEvent::Waiting { seconds: waited.as_secs(), first })?
+                }
                 StreamEvent::ToolCallStart { .. }
                 | StreamEvent::ToolCallDelta { .. }
                 | StreamEvent::ToolCallEnd { .. }

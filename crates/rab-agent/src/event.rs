@@ -102,6 +102,14 @@ pub enum AgentEvent {
         /// starts again (front ends mark what they showed).
         discarded: bool,
     },
+    /// The model has sent nothing for a while (repeated while the wait lasts): no
+    /// response yet (`first`), or nothing since its last event.
+    Waiting {
+        /// Seconds waited so far.
+        seconds: u64,
+        /// Waiting for the response itself, not its next event.
+        first: bool,
+    },
     /// Compaction is about to run (automatic ones are announced before they start).
     CompactionStart {
         /// Why.

@@ -60,6 +60,14 @@ pub enum StreamEvent {
         /// starts again from the beginning.
         discarded: bool,
     },
+    /// Nothing has come for a while: no response yet (`first`), or no event since the
+    /// last one. Sent every [`crate::Timeouts::notice`] while the wait lasts.
+    Waiting {
+        /// How long it has been.
+        waited: Duration,
+        /// Waiting for the response itself, not for its next event.
+        first: bool,
+    },
     /// The response is complete; `stop_reason` says why it ended.
     Done(AssistantMessage),
     /// The request failed; `partial` holds what arrived before the failure.

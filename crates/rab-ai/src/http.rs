@@ -38,8 +38,10 @@ impl Client {
         Self::default()
     }
 
-    fn http(&self, url: &str) -> Result<reqwest::Client, String> {
-        let (client, verifier) = self.http.get_or_init(build_http).clone()?;
+    fn http(&self, url: &str, connect: Duration) -> Result<reqwest::Client, String> {
+        // One client per process: the first request's connect timeout (every request of
+        // a process has the same settings).
+        let (client, verifier) = self.http.get_or_init(|| build_http(connect)).clone()?;
         if url.starts_with("https:") {
             // Load the system roots while DNS and TCP connect run.
             std::thread::spawn(move || verifier.warm_up());
@@ -48,15 +50,15 @@ impl Client {
     }
 }
 
-fn build_http() -> Http {
+fn build_http(connect: Duration) -> Http {
     // ring rather than aws-lc: quick to compile, small; roots load on first handshake.
     let (tls, verifier) = client_config()?;
     // As `tls::http_client_builder`, keeping the verifier to warm up.
     let client = reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .user_agent(concat!("rab/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(Duration::from_secs(30))
-        .read_timeout(Duration::from_secs(300))
+        .connect_timeout(connect)
+        // Silence is timed per request (`Timeouts`), with a message that says so.
         .pool_idle_timeout(Duration::from_secs(90))
         .build()
         .map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
@@ -95,7 +97,8 @@ impl Provider for Client {
         let job = Job {
             request,
             wire,
-            http: self.http(&model.base_url),
+            http: self.http(&model.base_url, options.timeouts.connect),
+            timeouts: options.timeouts,
             model: model.clone(),
             policy: options.retry,
             auth_hint: options.auth_hint.clone(),
@@ -151,6 +154,7 @@ struct Job {
     http: Result<reqwest::Client, String>,
     model: Model,
     policy: RetryPolicy,
+    timeouts: crate::retry::Timeouts,
     auth_hint: Option<String>,
     cancel: CancellationToken,
     tx: mpsc::Sender<StreamEvent>,
@@ -183,6 +187,7 @@ impl Job {
             }
         };
         let mut retry = 0;
+        let first_attempt = tokio::time::Instant::now();
         loop {
             let mut builder = Builder::new(&self.model);
             builder.prefix_hash(request.prefix_hash.as_deref());
@@ -205,7 +210,9 @@ impl Job {
                     Error::Http { retry_after, .. } => *retry_after,
                     _ => None,
                 };
-                if let Some(delay) = self.policy.delay(retry, retry_after) {
+                let within_budget =
+                    |delay: &Duration| first_attempt.elapsed() + *delay <= self.policy.budget;
+                if let Some(delay) = self.policy.delay(retry, retry_after).filter(within_budget) {
                     let discarded = builder.has_content();
                     warn!(attempt = retry + 1, ?delay, discarded, error = %failure, "retrying model request");
                     let event =
@@ -243,10 +250,11 @@ impl Job {
             req = req.header(name, value);
         }
         debug!(url = %request.url, bytes = request.body.len(), "model request");
-        let response = tokio::select! {
-            r = req.send() => r.map_err(|e| Failure::Error(self.connect_error(&request.url, &e)))?,
-            _ = self.cancel.cancelled() => return Err(Failure::Error(Error::Aborted)),
-        };
+        let send = req.send();
+        let response = self
+            .wait(send, self.timeouts.first_byte, true, &request.url)
+            .await?
+            .map_err(|e| Failure::Error(self.connect_error(&request.url, &e)))?;
         let status = response.status();
         if !status.is_success() {
             let retry_after = parse_retry_after(response.headers());
@@ -283,10 +291,8 @@ impl Job {
         let mut sse = SseDecoder::new();
         let mut decoder = self.wire.decoder();
         loop {
-            let chunk = tokio::select! {
-                c = response.chunk() => c,
-                _ = self.cancel.cancelled() => return Err(Failure::Error(Error::Aborted)),
-            };
+            let chunk =
+                self.wait(response.chunk(), self.timeouts.idle, false, &request.url).await?;
             let chunk = match chunk {
                 Ok(Some(c)) => c,
                 Ok(None) => break,
@@ -315,6 +321,50 @@ impl Job {
                 Err(Failure::Error(self.stream_error(&format!("{msg} (last event cut off)"))))
             }
             Err(e) => Err(Failure::Error(self.wire_error(e))),
+        }
+    }
+
+    /// Awaits `fut`, reporting the wait every `notice` and giving up after `limit` of
+    /// silence with an error that says what was awaited and for how long (a stream
+    /// error: tried again like a broken connection).
+    async fn wait<T>(
+        &self,
+        fut: impl std::future::Future<Output = T>,
+        limit: Duration,
+        first: bool,
+        url: &str,
+    ) -> Result<T, Failure> {
+        let started = tokio::time::Instant::now();
+        tokio::pin!(fut);
+        loop {
+            let waited = started.elapsed();
+            let next = self
+                .timeouts
+                .notice
+                .min(limit.saturating_sub(waited))
+                .max(Duration::from_millis(1));
+            tokio::select! {
+                out = &mut fut => return Ok(out),
+                _ = self.cancel.cancelled() => return Err(Failure::Error(Error::Aborted)),
+                () = tokio::time::sleep(next) => {
+                    let waited = started.elapsed();
+                    if waited >= limit {
+                        let host = url.split("://").nth(1).and_then(|r| r.split('/').next()).unwrap_or(url);
+                        let (what, key) = if first {
+                            ("no response", "timeouts.firstByteSecs")
+                        } else {
+                            ("no data", "timeouts.idleSecs")
+                        };
+                        return Err(Failure::Error(self.stream_error(&format!(
+                            "{what} from {host} for {} s (the limit is {key} in settings)",
+                            waited.as_secs()
+                        ))));
+                    }
+                    if self.tx.send(StreamEvent::Waiting { waited, first }).await.is_err() {
+                        return Err(Failure::Gone);
+                    }
+                }
+            }
         }
     }
 

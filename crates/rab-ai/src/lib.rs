@@ -65,7 +65,7 @@ pub use model::{
 pub use openai_chat::chat_url;
 pub use openai_responses::responses_url;
 pub use provider::{EventStream, Provider, StreamOptions};
-pub use retry::RetryPolicy;
+pub use retry::{RetryPolicy, Timeouts};
 pub use tls::http_client_builder;
 pub use types::{
     AssistantBlock, AssistantMessage, Content, Context, Message, SUMMARY_PREFIX, StopReason,

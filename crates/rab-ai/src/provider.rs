@@ -45,8 +45,10 @@ pub struct StreamOptions {
     /// Where the key comes from, for 401/403 errors, e.g.
     /// `set ANTHROPIC_API_KEY or run rab with --api-key`.
     pub auth_hint: Option<String>,
-    /// Retry policy for failures before any content has streamed.
+    /// Retry policy for failed requests and broken streams.
     pub retry: RetryPolicy,
+    /// How long a request may stay silent.
+    pub timeouts: crate::retry::Timeouts,
 }
 
 /// An HTTP request ready to send (and to send again on retry).

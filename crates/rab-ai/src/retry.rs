@@ -13,6 +13,9 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
     /// A `retry-after` longer than this is not waited for: the error is reported instead.
     pub max_retry_after: Duration,
+    /// No retry starts once this long has passed since the first attempt: a failing
+    /// provider ends the run in bounded time whatever the number of retries.
+    pub budget: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -22,6 +25,31 @@ impl Default for RetryPolicy {
             base_delay: Duration::from_secs(1),
             max_delay: Duration::from_secs(30),
             max_retry_after: Duration::from_secs(60),
+            budget: Duration::from_secs(600),
+        }
+    }
+}
+
+/// How long a request may stay silent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// To open the connection (TCP and TLS).
+    pub connect: Duration,
+    /// From sending the request to the response's headers.
+    pub first_byte: Duration,
+    /// Between two pieces of the response's stream.
+    pub idle: Duration,
+    /// How often a wait is reported while it lasts ([`crate::StreamEvent::Waiting`]).
+    pub notice: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(15),
+            first_byte: Duration::from_secs(180),
+            idle: Duration::from_secs(120),
+            notice: Duration::from_secs(15),
         }
     }
 }

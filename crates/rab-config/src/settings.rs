@@ -58,6 +58,26 @@ impl Default for RetrySettings {
     }
 }
 
+/// How long a model request may stay silent, and how long retrying may go on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct TimeoutSettings {
+    /// To open the connection.
+    pub connect_secs: u64,
+    /// From sending a request to the response's headers.
+    pub first_byte_secs: u64,
+    /// Between two events of a response's stream.
+    pub idle_secs: u64,
+    /// No retry starts this long after a request's first attempt.
+    pub retry_budget_secs: u64,
+}
+
+impl Default for TimeoutSettings {
+    fn default() -> Self {
+        Self { connect_secs: 15, first_byte_secs: 180, idle_secs: 120, retry_budget_secs: 600 }
+    }
+}
+
 /// Compaction settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
@@ -133,6 +153,8 @@ pub struct Settings {
     pub theme: Option<String>,
     /// Retries of model requests.
     pub retry: RetrySettings,
+    /// Silence limits of model requests.
+    pub timeouts: TimeoutSettings,
     /// Context compaction.
     pub compaction: CompactionSettings,
     /// Permission rules: the lists of every file together; the last `defaultMode`.
@@ -156,7 +178,7 @@ pub struct Settings {
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 21] = [
+const KNOWN_KEYS: [&str; 22] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
@@ -169,6 +191,7 @@ const KNOWN_KEYS: [&str; 21] = [
     "followUpMode",
     "theme",
     "retry",
+    "timeouts",
     "compaction",
     "permissions",
     "hooks",

@@ -45,6 +45,11 @@ pub struct Turn {
     pub error_after: Option<usize>,
     /// Delay before each SSE event, in milliseconds.
     pub chunk_delay_ms: Option<u64>,
+    /// Stop sending after this many SSE events, the connection left open (a stalled
+    /// stream), until the client gives up.
+    pub stall_after: Option<usize>,
+    /// Accept the request and never answer it (no headers), until the client gives up.
+    pub hang: bool,
     /// Chat Completions server quirks to imitate: `noIndex`, `emptyIdLater`,
     /// `reasoningField` (use `reasoning` instead of `reasoning_content`),
     /// `usageInFinishChunk`, `noUsage`, `noDone`, `deepseekUsage`, `mistralThinking`
@@ -89,7 +94,7 @@ pub struct ScriptedUsage {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct HttpFault {
-    /// Status code.
+    /// Status code; 0 closes the connection before any byte of a response.
     pub status: u16,
     /// `retry-after` header value in seconds.
     pub retry_after: Option<u64>,
@@ -167,6 +172,24 @@ impl Turn {
     /// Sends the wire format's error event after `events` SSE events.
     pub fn error_after(mut self, events: usize) -> Self {
         self.error_after = Some(events);
+        self
+    }
+
+    /// Stalls (sends nothing more, keeps the connection) after `events` SSE events.
+    pub fn stall_after(mut self, events: usize) -> Self {
+        self.stall_after = Some(events);
+        self
+    }
+
+    /// Accepts the request and never answers it.
+    pub fn hang(mut self) -> Self {
+        self.hang = true;
+        self
+    }
+
+    /// Closes the connection before any byte of a response, once, before this turn.
+    pub fn after_drop(mut self) -> Self {
+        self.faults.push(HttpFault { status: 0, ..HttpFault::default() });
         self
     }
 

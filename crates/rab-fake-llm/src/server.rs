@@ -1,7 +1,6 @@
 //! The HTTP side: accept loop on its own thread and runtime, request recording,
 //! validation, fault injection and paced SSE streaming.
 
-use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -159,7 +158,7 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
 async fn handle(
     req: Request<Incoming>,
     state: Arc<Mutex<State>>,
-) -> Result<Response<ResBody>, Infallible> {
+) -> Result<Response<ResBody>, std::io::Error> {
     let method = req.method().to_string();
     let path = req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
     let headers: Vec<(String, String)> = req
@@ -193,6 +192,14 @@ async fn handle(
         answer
     };
     Ok(match answer {
+        Answer::Error { status: 0, .. } => {
+            return Err(std::io::Error::other("fake-llm: the connection is closed on purpose"));
+        }
+        Answer::Stream { turn, .. } if turn.hang => {
+            // Never answered: the client gives up (and this future is dropped with it).
+            std::future::pending::<()>().await;
+            return Err(std::io::Error::other("unreachable"));
+        }
         Answer::Error { status, body, retry_after } => {
             let mut res = full(status, "application/json", body);
             if let Some(secs) = retry_after
@@ -235,6 +242,11 @@ fn stream(wire: Wire, turn: Turn, frames: Vec<Frame>) -> Response<ResBody> {
             }
             if turn.malformed_after == Some(sent) {
                 let _ = tx.send(Ok(Bytes::from(malformed_event(wire).bytes))).await;
+                return;
+            }
+            if turn.stall_after == Some(sent) {
+                // Nothing more, the connection held until the client gives up.
+                tx.closed().await;
                 return;
             }
             if turn.error_after == Some(sent) {

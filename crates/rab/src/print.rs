@@ -190,9 +190,23 @@ fn show(
     }
 }
 
-/// What the user must hear about even without `--verbose`: compaction.
+/// What the user must hear about even without `--verbose`: retries, long waits for
+/// the model, compaction.
 fn notice(event: &AgentEvent) {
     match event {
+        AgentEvent::Retry { attempt, delay, message, discarded } => {
+            let message = crate::term::safe(message);
+            let again =
+                if *discarded { " from the start (the partial answer is discarded)" } else { "" };
+            eprintln!(
+                "rab: {message}; retrying{again} in {:.1}s (attempt {attempt})",
+                delay.as_secs_f64()
+            )
+        }
+        AgentEvent::Waiting { seconds, first } => {
+            let what = if *first { "no response" } else { "no data" };
+            eprintln!("rab: waiting for the model: {what} for {seconds} s");
+        }
         AgentEvent::CompactionStart { tokens, .. } => {
             eprintln!(
                 "rab: compacting the conversation (~{tokens} tokens) to fit the context window…"
@@ -226,16 +240,9 @@ fn verbose(event: &AgentEvent) {
             let first = crate::term::safe(first);
             eprintln!("  {mark} {first} ({} lines, {duration_ms} ms)", text.lines().count());
         }
-        AgentEvent::Retry { attempt, delay, message, discarded } => {
-            let message = crate::term::safe(message);
-            let again =
-                if *discarded { " from the start (the partial answer is discarded)" } else { "" };
-            eprintln!(
-                "rab: {message}; retrying{again} in {:.1}s (attempt {attempt})",
-                delay.as_secs_f64()
-            )
-        }
-        AgentEvent::AgentStart
+        AgentEvent::Retry { .. }
+        | AgentEvent::Waiting { .. }
+        | AgentEvent::AgentStart
         | AgentEvent::TurnStart { .. }
         | AgentEvent::TextDelta { .. }
         | AgentEvent::MessageEnd { .. }

@@ -346,13 +346,29 @@ impl Printer {
             AgentEvent::CompactionFailed { message, .. } => {
                 eprintln!("rab: compaction failed: {}", safe(message))
             }
+            AgentEvent::Retry { attempt, delay, message, discarded } => {
+                if !*at_line_start {
+                    println!();
+                    *at_line_start = true;
+                }
+                let again =
+                    if *discarded { " from the start (the answer above is discarded)" } else { "" };
+                eprintln!(
+                    "rab: {}; retrying{again} in {:.1}s (attempt {attempt})",
+                    safe(message),
+                    delay.as_secs_f64()
+                );
+            }
+            AgentEvent::Waiting { seconds, first } => {
+                let what = if *first { "no response" } else { "no data" };
+                eprintln!("rab: waiting for the model: {what} for {seconds} s");
+            }
             AgentEvent::AgentStart
             | AgentEvent::TurnStart { .. }
             | AgentEvent::ThinkingDelta { .. }
             | AgentEvent::MessageEnd { .. }
             | AgentEvent::ToolUpdate { .. }
             | AgentEvent::Usage { .. }
-            | AgentEvent::Retry { .. }
             | AgentEvent::Error { .. }
             | AgentEvent::TurnEnd { .. } => {}
         }

@@ -243,3 +243,63 @@ async fn issue_13_an_html_page_instead_of_a_stream_says_so() {
         assert!(!err.contains("<h1>"), "{err}");
     }
 }
+
+/// Silence is bounded: a server that never answers, and one that stalls after some
+/// events, each end the attempt with a message that says how long nothing came, and
+/// the waits are reported while they last; the retry then succeeds.
+#[tokio::test]
+async fn a_silent_server_is_given_up_on_with_a_clear_message_and_retried() {
+    for api in APIS {
+        for (what, turn) in [
+            ("no response", Turn::text("never").hang()),
+            ("no data", Turn::text("a stream that will stall in the middle").stall_after(4)),
+        ] {
+            let llm = FakeLlm::start();
+            llm.script([turn, Turn::text("after the silence")]);
+            let mut opts = options();
+            opts.timeouts = rab_ai::Timeouts {
+                first_byte: Duration::from_millis(1500),
+                idle: Duration::from_millis(1500),
+                notice: Duration::from_millis(500),
+                ..rab_ai::Timeouts::default()
+            };
+            let out = run(&model(api, &llm), &context("hi"), &opts).await;
+            assert_eq!(out.message().text(), "after the silence", "{api}: {what}");
+            let waits = out.count(|e| matches!(e, StreamEvent::Waiting { .. }));
+            assert!(waits >= 2, "{api}: {what}: the wait was reported ({waits})");
+            let message = out
+                .events
+                .iter()
+                .find_map(|e| match e {
+                    StreamEvent::Retry { error, .. } => Some(error.to_string()),
+                    _ => None,
+                })
+                .unwrap();
+            assert!(message.contains(&format!("{what} from 127.0.0.1")), "{api}: {message}");
+            assert!(message.contains("for 1 s") && message.contains("timeouts."), "{message}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_connection_closed_before_any_byte_is_retried() {
+    for api in APIS {
+        let llm = FakeLlm::start();
+        llm.script([Turn::text("on the second try").after_drop()]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        assert_eq!(out.message().text(), "on the second try", "{api}");
+    }
+}
+
+#[tokio::test]
+async fn retries_stop_once_their_time_budget_is_spent() {
+    for api in APIS {
+        let llm = FakeLlm::start();
+        llm.script([Turn::text("late").after_fault(503, Some(1)).after_fault(503, Some(1))]);
+        let mut opts = options();
+        opts.retry.budget = Duration::from_millis(1500);
+        let out = run(&model(api, &llm), &context("hi"), &opts).await;
+        assert!(matches!(out.error(), Error::Http { status: 503, .. }), "{api}");
+        assert_eq!(llm.requests().len(), 2, "{api}: the second retry would end past the budget");
+    }
+}

@@ -153,7 +153,8 @@ impl ModelCompactor {
                 | StreamEvent::ToolCallDelta { .. }
                 | StreamEvent::ToolCallEnd { .. }
                 | StreamEvent::Usage(_)
-                | StreamEvent::Retry { .. } => {}
+                | StreamEvent::Retry { .. }
+                | StreamEvent::Waiting { .. } => {}
             }
         }
         Err("the summary stream ended early".to_owned())

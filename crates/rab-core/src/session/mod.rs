@@ -631,6 +631,7 @@ impl rab_agent::EventSink for Recorder<'_> {
             | AgentEvent::ToolCall { .. }
             | AgentEvent::ToolUpdate { .. }
             | AgentEvent::Retry { .. }
+            | AgentEvent::Waiting { .. }
             | AgentEvent::CompactionStart { .. }
             | AgentEvent::CompactionFailed { .. }
             | AgentEvent::Error { .. }

@@ -309,7 +309,14 @@ impl Setup {
             retry: RetryPolicy {
                 max_retries: self.settings.retry.max_retries,
                 base_delay: std::time::Duration::from_millis(self.settings.retry.base_delay_ms),
+                budget: secs(self.settings.timeouts.retry_budget_secs),
                 ..RetryPolicy::default()
+            },
+            timeouts: rab_ai::Timeouts {
+                connect: secs(self.settings.timeouts.connect_secs),
+                first_byte: secs(self.settings.timeouts.first_byte_secs),
+                idle: secs(self.settings.timeouts.idle_secs),
+                ..rab_ai::Timeouts::default()
             },
             ..StreamOptions::default()
         }
@@ -422,4 +429,9 @@ fn is_date(s: &str) -> bool {
         && b.iter()
             .enumerate()
             .all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
+}
+
+/// `n` seconds, at least one (a zero limit would fail every request at once).
+fn secs(n: u64) -> std::time::Duration {
+    std::time::Duration::from_secs(n.max(1))
 }

@@ -84,6 +84,8 @@ impl Translator {
             | AgentEvent::MessageEnd { .. }
             | AgentEvent::Usage { .. }
             | AgentEvent::Retry { discarded: false, .. }
+            // Editors show their own progress while a prompt runs.
+            | AgentEvent::Waiting { .. }
             | AgentEvent::CompactionStart { .. }
             | AgentEvent::CompactionFailed { .. }
             | AgentEvent::Error { .. }

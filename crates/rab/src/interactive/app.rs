@@ -528,6 +528,10 @@ impl App {
                     delay.as_secs_f64()
                 ));
             }
+            AgentEvent::Waiting { seconds, first } => {
+                let what = if first { "no response" } else { "no data" };
+                self.set_status(format!("Waiting for the model: {what} for {seconds} s…"));
+            }
             AgentEvent::Error { message } => self.error(&message),
             AgentEvent::CompactionStart { tokens, .. } => {
                 self.info(&format!(

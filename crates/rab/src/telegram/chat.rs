@@ -362,6 +362,11 @@ impl Chat {
                 }
             }
             AgentEvent::CompactionEnd { .. } => self.say("🗜 The conversation was compacted.").await,
+            // A long wait for the model: "typing…" stays up.
+            AgentEvent::Waiting { .. } => {
+                let action = json!({"chat_id": self.id, "action": "typing"});
+                let _ = self.bot.call("sendChatAction", action).await;
+            }
             AgentEvent::AgentStart
             | AgentEvent::TurnStart { .. }
             | AgentEvent::ThinkingDelta { .. }

@@ -5,6 +5,7 @@ mod budget;
 mod context;
 mod deny;
 mod extensions;
+mod faults;
 mod harness;
 mod mcp;
 mod patch;
