@@ -50,6 +50,16 @@ pub enum Error {
     /// A branch point that does not exist.
     #[error("no entry {0} in this session")]
     UnknownEntry(String),
+    /// Another process writes this session.
+    #[error(
+        "session {} is open in another rab process; continue a copy of it with --fork \
+         (rab -c --fork), or close the other one first",
+        path.display()
+    )]
+    Busy {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 /// Something odd found while loading that did not stop the load.
@@ -399,6 +409,7 @@ impl Tape {
         let mut line = Vec::with_capacity(256);
         if self.file.is_none() {
             let file = open_append(&path).map_err(io)?;
+            lock(&file, &path)?;
             if !self.is_started {
                 serde_json::to_writer(&mut line, &self.header)
                     .map_err(|e| Error::Encode(e.to_string()))?;
@@ -693,6 +704,10 @@ fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
     f.read_exact(&mut last)?;
     Ok(last[0] == b'\n')
 }
+
+mod claim;
+
+pub(crate) use claim::lock;
 
 #[cfg(test)]
 mod tests;

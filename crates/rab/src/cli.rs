@@ -121,6 +121,11 @@ pub struct Cli {
     #[arg(short = 'c', long = "continue")]
     pub continue_session: bool,
 
+    /// With -c or --session: continue a copy of that session (the original is left as
+    /// it is, e.g. while another rab process writes it).
+    #[arg(long)]
+    pub fork: bool,
+
     /// Use this session file (created if missing).
     #[arg(long, value_name = "PATH")]
     pub session: Option<PathBuf>,
@@ -447,6 +452,7 @@ impl Cli {
             no_session: self.no_session,
             continue_session: self.continue_session,
             session: self.session.clone(),
+            fork: self.fork,
         }
     }
 }

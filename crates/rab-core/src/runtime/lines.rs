@@ -377,7 +377,8 @@ impl Actor {
             if self.session.is_none() {
                 return Err(BUSY.to_owned());
             }
-            let (tape, _) = rab_session::Tape::open(&path).map_err(|e| e.to_string())?;
+            let (mut tape, _) = rab_session::Tape::open(&path).map_err(|e| e.to_string())?;
+            tape.claim().map_err(|e| e.to_string())?;
             let (session, _) = setup.session(tape).map_err(|e| e.message)?;
             let text = format!(
                 "resumed {} ({} messages)",

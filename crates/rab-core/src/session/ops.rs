@@ -137,33 +137,7 @@ impl AgentSession {
     /// Copies the active branch into a new session file in `dir` (linked to this one
     /// through its header) and continues there. Returns the new file.
     pub fn fork(&mut self, dir: &Path) -> Result<PathBuf, String> {
-        let parent = self.tape.path().map(|p| p.display().to_string());
-        let cwd = PathBuf::from(&self.tape.header().cwd);
-        let mut new = Tape::create(dir, &cwd, parent);
-        let mut map: HashMap<String, String> = HashMap::new();
-        let bodies: Vec<(String, EntryBody)> =
-            self.tape.active_branch().iter().map(|e| (e.id.clone(), e.body.clone())).collect();
-        for (old_id, mut body) in bodies {
-            match &mut body {
-                EntryBody::Compaction { first_kept_entry_id, .. } => {
-                    if let Some(n) = map.get(first_kept_entry_id) {
-                        *first_kept_entry_id = n.clone();
-                    }
-                }
-                EntryBody::Label { target_id, .. } => {
-                    if let Some(n) = map.get(target_id) {
-                        *target_id = n.clone();
-                    }
-                }
-                EntryBody::Message { .. }
-                | EntryBody::ModelChange { .. }
-                | EntryBody::ThinkingLevelChange { .. }
-                | EntryBody::Context { .. }
-                | EntryBody::Custom { .. } => {}
-            }
-            let id = new.append(body).map_err(|e| e.to_string())?.id.clone();
-            map.insert(old_id, id);
-        }
+        let new = self.tape.forked(dir).map_err(|e| e.to_string())?;
         let path = new.path().map(Path::to_path_buf).unwrap_or_default();
         self.tape = new;
         self.reload_messages();

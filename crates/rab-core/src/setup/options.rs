@@ -143,6 +143,9 @@ pub struct TapeChoice {
     pub continue_session: bool,
     /// This session file (created when missing).
     pub session: Option<PathBuf>,
+    /// Continue a copy of the session chosen (`-c`, `session`) rather than the session
+    /// itself (when another process writes it).
+    pub fork: bool,
 }
 
 /// What an [`ExtensionFactory`] gets to build from.

@@ -123,10 +123,25 @@ pub fn tape(
     cwd: &Path,
 ) -> Result<(Tape, Vec<String>), SetupError> {
     let dir = rab_session::session_dir(&paths.sessions_dir(), cwd);
-    let open = |path: &Path| match Tape::open(path) {
-        Ok((tape, warnings)) => Ok((tape, warnings.iter().map(line_warning).collect())),
-        Err(e) => Err(SetupError::usage(e.to_string())),
+    // Continued here, or copied with --fork: one process writes a session at a time.
+    let open = |path: &Path| {
+        let (mut tape, warnings) =
+            Tape::open(path).map_err(|e| SetupError::usage(e.to_string()))?;
+        let mut warnings: Vec<String> = warnings.iter().map(line_warning).collect();
+        if cli.fork {
+            tape = tape.forked(&dir).map_err(|e| SetupError::usage(e.to_string()))?;
+            let into = tape.path().map(|p| p.display().to_string()).unwrap_or_default();
+            warnings.push(format!("continuing a copy of {} in {into}", path.display()));
+        } else {
+            tape.claim().map_err(|e| SetupError::usage(e.to_string()))?;
+        }
+        Ok((tape, warnings))
     };
+    if cli.fork && !cli.continue_session && cli.session.is_none() {
+        return Err(SetupError::usage(
+            "--fork copies the session -c or --session names; add one of them",
+        ));
+    }
     if cli.no_session {
         if cli.continue_session || cli.session.is_some() {
             return Err(SetupError::usage("--no-session cannot be combined with -c or --session"));

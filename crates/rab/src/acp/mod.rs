@@ -245,10 +245,11 @@ impl Acp {
                     &self.paths.sessions_dir(),
                     now.as_deref().unwrap_or(id),
                 )?;
-                let (tape, warnings) = Tape::open(&path).map_err(|e| e.to_string())?;
+                let (mut tape, warnings) = Tape::open(&path).map_err(|e| e.to_string())?;
                 for w in warnings {
                     eprintln!("rab: warning: session line {}: {}", w.line, w.message);
                 }
+                tape.claim().map_err(|e| e.to_string())?;
                 tape
             }
             None => setup.tape(&TapeChoice::default()).map_err(|e| e.message)?.0,

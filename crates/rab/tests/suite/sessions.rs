@@ -197,3 +197,54 @@ fn control_characters_from_sessions_and_models_reach_the_terminal_inert() {
     assert!(!text.contains('\x1b') && !text.contains('\0'), "{text:?}");
     assert!(text.contains("before^[[2J^[]52;c;aGk=^Gafter^@end"), "{text:?}");
 }
+
+/// Two processes on one session: the second is told another rab writes it and that
+/// `--fork` continues a copy; with `--fork` it does, and the original's lines are the
+/// first process's only.
+#[test]
+fn a_session_open_in_another_process_is_refused_and_can_be_forked() {
+    use super::harness::Rpc;
+    let home = super::harness::Home::new();
+    let llm = rab_fake_llm::FakeLlm::start();
+    llm.script([
+        rab_fake_llm::Turn::text("first"),
+        rab_fake_llm::Turn::text("from the fork"),
+        rab_fake_llm::Turn::text("still mine"),
+    ]);
+    let first =
+        home.rab_for("anthropic-messages", &llm, Some("k")).args(["-p", "one"]).output().unwrap();
+    assert!(first.status.success());
+    // An RPC host continues it and keeps it.
+    let mut rpc = Rpc::start(&home, &llm, &["-c"]);
+    rpc.send(r#"{"type": "get_state"}"#);
+    let state = rpc.response("get_state");
+    let file = state["data"]["sessionFile"].as_str().unwrap().to_owned();
+    let lines_before = std::fs::read_to_string(&file).unwrap().lines().count();
+
+    let second = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-c", "-p", "two"])
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(2));
+    let err = super::harness::stderr(&second);
+    assert!(err.contains("is open in another rab process") && err.contains("--fork"), "{err}");
+    assert_eq!(llm.requests().len(), 1, "nothing was sent");
+
+    let forked = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-c", "--fork", "-p", "two"])
+        .output()
+        .unwrap();
+    assert!(forked.status.success(), "{}", super::harness::stderr(&forked));
+    assert_eq!(super::harness::stdout(&forked), "from the fork\n");
+    assert!(super::harness::stderr(&forked).contains("continuing a copy of"));
+    assert_eq!(llm.requests()[1].user_texts(), ["one", "two"], "the copy has the history");
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), lines_before, "untouched");
+
+    // The first process goes on writing its own file.
+    rpc.send(r#"{"type": "prompt", "message": "three"}"#);
+    rpc.event("agent_end");
+    assert!(std::fs::read_to_string(&file).unwrap().lines().count() > lines_before);
+    rpc.end();
+}
