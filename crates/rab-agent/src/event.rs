@@ -32,6 +32,12 @@ pub enum StopCause {
     },
     /// The run was cancelled.
     Aborted,
+    /// The model repeated itself (the same tool calls reply after reply, or the same
+    /// text over and over) and the run was stopped.
+    Loop {
+        /// What repeated.
+        message: String,
+    },
 }
 
 /// One step of a run.

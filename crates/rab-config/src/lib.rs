@@ -34,7 +34,7 @@ pub use safety::{
     SecretSettings, add_allow_rule, set_setting,
 };
 pub use settings::{
-    ChannelSettings, CompactionSettings, LoadedSettings, QueueMode, RetrySettings, Settings,
-    TelegramSettings, claude_settings_file, load_settings,
+    ChannelSettings, CompactionSettings, LoadedSettings, LoopSettings, QueueMode, RetrySettings,
+    Settings, TelegramSettings, TimeoutSettings, claude_settings_file, load_settings,
 };
 pub use trust::{TrustStore, canonical_dir};

@@ -78,6 +78,38 @@ impl Default for TimeoutSettings {
     }
 }
 
+/// When a run counts as a runaway loop and is stopped.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct LoopSettings {
+    /// Stop runs that loop (on by default).
+    pub enabled: bool,
+    /// Replies in a row with the same tool calls (names and arguments); at least 2.
+    #[serde(deserialize_with = "at_least_two")]
+    pub call_repeats: u32,
+    /// Copies in a row of the same piece of text in one reply; at least 2.
+    #[serde(deserialize_with = "at_least_two")]
+    pub text_repeats: u32,
+}
+
+impl Default for LoopSettings {
+    fn default() -> Self {
+        Self { enabled: true, call_repeats: 5, text_repeats: 10 }
+    }
+}
+
+/// A repeat count: one copy is no repetition.
+fn at_least_two<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let n = u32::deserialize(d)?;
+    if n < 2 {
+        return Err(serde::de::Error::custom(format!(
+            "a repeat count must be at least 2, not {n} (loopDetection.enabled: false turns \
+             loop detection off)"
+        )));
+    }
+    Ok(n)
+}
+
 /// Compaction settings.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
@@ -157,6 +189,8 @@ pub struct Settings {
     pub timeouts: TimeoutSettings,
     /// Context compaction.
     pub compaction: CompactionSettings,
+    /// Runaway loops.
+    pub loop_detection: LoopSettings,
     /// Permission rules: the lists of every file together; the last `defaultMode`.
     pub permissions: PermissionSettings,
     /// Hooks of every file together.
@@ -178,7 +212,7 @@ pub struct Settings {
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 22] = [
+const KNOWN_KEYS: [&str; 23] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
@@ -193,6 +227,7 @@ const KNOWN_KEYS: [&str; 22] = [
     "retry",
     "timeouts",
     "compaction",
+    "loopDetection",
     "permissions",
     "hooks",
     "sandbox",

@@ -63,6 +63,9 @@ pub const EXIT_BUDGET: u8 = 4;
 /// The model finished, but tool calls were refused (permissions, a hook, nobody to
 /// approve): the json result's `permissionDenials` lists them.
 pub const EXIT_DENIED: u8 = 5;
+/// The model was stopped for repeating itself (the same tool calls reply after reply,
+/// or the same text over and over); `loopDetection` in settings tunes or disables it.
+pub const EXIT_LOOP: u8 = 6;
 /// SIGINT / Ctrl+C.
 pub const EXIT_INTERRUPTED: u8 = 130;
 

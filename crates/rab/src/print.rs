@@ -12,7 +12,9 @@ use rab_core::AgentSession;
 use serde_json::json;
 
 use crate::cli::OutputFormat;
-use crate::{EXIT_BUDGET, EXIT_DENIED, EXIT_INTERRUPTED, EXIT_MAX_TURNS, EXIT_OK, EXIT_PROVIDER};
+use crate::{
+    EXIT_BUDGET, EXIT_DENIED, EXIT_INTERRUPTED, EXIT_LOOP, EXIT_MAX_TURNS, EXIT_OK, EXIT_PROVIDER,
+};
 
 /// How to print.
 pub struct PrintOptions {
@@ -264,6 +266,7 @@ fn exit_code(stop: &StopCause) -> u8 {
         StopCause::Budget { .. } => EXIT_BUDGET,
         StopCause::Error { .. } => EXIT_PROVIDER,
         StopCause::Aborted => EXIT_INTERRUPTED,
+        StopCause::Loop { .. } => EXIT_LOOP,
     }
 }
 
@@ -312,6 +315,10 @@ fn finish(
         ),
         StopCause::Error { message } => eprintln!("rab: {}", crate::term::safe(message)),
         StopCause::Aborted => eprintln!("rab: interrupted"),
+        StopCause::Loop { message } => eprintln!(
+            "rab: stopped: {}; rephrase the task or continue with `rab -c -p \"...\"`",
+            crate::term::safe(message)
+        ),
     }
     code
 }
@@ -334,6 +341,7 @@ fn result_json(
         StopCause::Budget { .. } => "error_budget",
         StopCause::Error { .. } => "error",
         StopCause::Aborted => "interrupted",
+        StopCause::Loop { .. } => "error_loop",
     };
     let mut usage = totals.usage;
     usage.input += sub.usage.input;
@@ -347,7 +355,10 @@ fn result_json(
         "isError": code != EXIT_OK,
         "exitCode": code,
         "result": seen.final_text,
-        "error": match stop { StopCause::Error { message } => Some(message.as_str()), _ => None },
+        "error": match stop {
+            StopCause::Error { message } | StopCause::Loop { message } => Some(message.as_str()),
+            _ => None,
+        },
         "sessionId": session.tape().id(),
         "sessionPath": session.tape().path().map(|p| p.display().to_string()),
         "model": model.id,

@@ -179,6 +179,7 @@ fn stopped(stop: &StopCause) {
         }
         StopCause::Error { message } => eprintln!("rab: {}", safe(message)),
         StopCause::Aborted => eprintln!("rab: interrupted"),
+        StopCause::Loop { message } => eprintln!("rab: stopped: {}", safe(message)),
     }
 }
 

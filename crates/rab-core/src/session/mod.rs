@@ -180,6 +180,11 @@ impl AgentSession {
         self.compactor = Some(c);
     }
 
+    /// When a run counts as a runaway loop and is stopped.
+    pub fn set_loop_detection(&mut self, detection: rab_agent::LoopDetection) {
+        self.agent.set_loop_detection(detection);
+    }
+
     /// Puts every tool call through `gate` (permissions, hooks, secret firewall) and
     /// runs its prompt and stop hooks.
     pub fn set_gate(&mut self, gate: Arc<Gate>) {

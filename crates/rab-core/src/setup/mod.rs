@@ -322,6 +322,16 @@ impl Setup {
         }
     }
 
+    /// When a run counts as a runaway loop (`loopDetection`).
+    fn loop_detection(&self) -> rab_agent::LoopDetection {
+        let l = &self.settings.loop_detection;
+        rab_agent::LoopDetection {
+            enabled: l.enabled,
+            call_repeats: l.call_repeats,
+            text_repeats: l.text_repeats,
+        }
+    }
+
     /// A session over `tape` with the start-up model.
     pub fn session(&self, tape: Tape) -> Result<(AgentSession, Resumed), SetupError> {
         let config = AgentConfig {
@@ -347,6 +357,7 @@ impl Setup {
             session.route_assistant_commands(bash);
         }
         session.enable_compaction(self.settings.compaction.clone());
+        session.set_loop_detection(self.loop_detection());
         session.set_gate(self.gate.clone());
         session.set_extensions(self.extensions.clone());
         Ok((session, resumed))
@@ -371,7 +382,8 @@ impl Setup {
                     self.registry.models().to_vec(),
                 )
                 .with_inbox(self.inbox.clone())
-                .with_tool_sources(self.extensions.tool_sources()),
+                .with_tool_sources(self.extensions.tool_sources())
+                .with_loop_detection(self.loop_detection()),
             ));
         }
         // MCP servers still starting will bring tools: the view must be there for them.

@@ -112,6 +112,8 @@ pub struct TaskTool {
     counter: std::sync::atomic::AtomicU32,
     /// Every sub-agent call passes it; its SubagentStop hooks run at the end.
     gate: Option<Arc<crate::gate::Gate>>,
+    /// When a sub-agent's run counts as a runaway loop.
+    loops: rab_agent::LoopDetection,
 }
 
 impl TaskTool {
@@ -137,6 +139,7 @@ impl TaskTool {
             sources: Vec::new(),
             counter: std::sync::atomic::AtomicU32::new(0),
             gate,
+            loops: rab_agent::LoopDetection::default(),
         }
     }
 
@@ -163,6 +166,12 @@ impl TaskTool {
     /// servers' tools, as the main agent has them).
     pub fn with_tool_sources(mut self, sources: Vec<Arc<dyn rab_agent::ToolSource>>) -> Self {
         self.sources = sources;
+        self
+    }
+
+    /// Stops sub-agents that loop by these limits (the main agent's).
+    pub fn with_loop_detection(mut self, loops: rab_agent::LoopDetection) -> Self {
+        self.loops = loops;
         self
     }
 
@@ -263,6 +272,7 @@ impl Tool for TaskTool {
         };
         let tool_names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
         let mut agent = Agent::new(self.provider.clone(), config, prompt, tools);
+        agent.set_loop_detection(self.loops);
         if let Some(view) = view {
             agent.set_tool_view(view);
         }
@@ -332,6 +342,9 @@ impl Tool for TaskTool {
             StopCause::Error { message } => {
                 Err(ToolError::Model(format!("the sub-agent failed: {message}")))
             }
+            StopCause::Loop { message } => Err(ToolError::Model(format!(
+                "the sub-agent was stopped: {message}; its last words: {text}"
+            ))),
         }
     }
 }

@@ -318,6 +318,9 @@ pub fn stop_reason(stop: &StopCause) -> (Result<StopReason, String>, Option<Stri
             )),
         ),
         StopCause::Error { message } => (Err(message.clone()), None),
+        StopCause::Loop { message } => {
+            (Ok(StopReason::EndTurn), Some(format!("\n\n(stopped: {message})")))
+        }
     }
 }
 

@@ -576,6 +576,7 @@ impl App {
             )),
             StopCause::Error { .. } => {}
             StopCause::Aborted => self.info("Interrupted."),
+            StopCause::Loop { message } => self.error(&format!("stopped: {message}")),
         }
     }
 

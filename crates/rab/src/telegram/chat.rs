@@ -250,6 +250,9 @@ impl Chat {
                         self.say(&format!("⏹ Stopped: the next request would pass the budget (${spent:.2} of ${limit:.2}).")).await;
                     }
                     rab_agent::StopCause::Aborted => self.say("⏹ Stopped.").await,
+                    rab_agent::StopCause::Loop { message } => {
+                        self.say(&format!("⏹ Stopped: {}.", escape(&message))).await;
+                    }
                     rab_agent::StopCause::Done => {}
                 }
                 self.finish(submission);

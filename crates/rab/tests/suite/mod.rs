@@ -7,6 +7,7 @@ mod deny;
 mod extensions;
 mod faults;
 mod harness;
+mod loops;
 mod mcp;
 mod patch;
 mod plugins;
