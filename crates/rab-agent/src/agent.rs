@@ -19,7 +19,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info_span};
 
-use crate::compaction::{CompactReason, Compactor, estimate_context_tokens};
+use crate::compaction::{
+    CompactReason, Compactor, estimate_context_tokens, estimate_text_tokens, message_chars,
+};
 use crate::event::{AgentEvent, EventSink, StopCause};
 use crate::hooks::{HookDecision, ToolHook};
 use crate::queue::{DrainMode, Queues};
@@ -288,6 +290,11 @@ impl Agent {
     ) -> Result<StopCause, String> {
         sink.emit(AgentEvent::AgentStart)?;
         self.loops.reset();
+        if let Some(message) = self.oversized_prompt(&prompts) {
+            // Refused before it is recorded: a session holding it could never continue.
+            sink.emit(AgentEvent::Error { message: message.clone() })?;
+            return Ok(StopCause::Error { message });
+        }
         // A changed thinking level goes in before the user's message (where OpenAI
         // wants a `configuration_update`), so the earlier requests' prefix holds.
         let has_history = !self.messages.is_empty();
@@ -374,6 +381,23 @@ impl Agent {
                 self.push(m, sink)?;
             }
         }
+    }
+
+    /// Why `prompts` cannot be sent: alone they are larger than the model's window, so
+    /// no compaction of earlier turns could make them fit. (Only the prompt is counted:
+    /// a conversation that outgrows the window is the compactor's, and the provider's
+    /// overflow error its backstop.)
+    fn oversized_prompt(&self, prompts: &[Message]) -> Option<String> {
+        let window = self.config.model.context_window;
+        let chars: usize = prompts.iter().map(message_chars).sum();
+        let tokens = estimate_text_tokens(chars);
+        (window > 0 && tokens > window).then(|| {
+            format!(
+                "prompt is ~{tokens} tokens, the model takes {window} ({}); shorten it, or save \
+                 it to a file and ask for it to be read in parts",
+                self.config.model.id
+            )
+        })
     }
 
     /// Compacts before a request that would not leave the reserve free.

@@ -28,4 +28,4 @@ pub mod time;
 pub use entry::{Entry, EntryBody, FORMAT_VERSION, Header};
 pub use id::{entry_id, session_id};
 pub use store::{SessionInfo, list_sessions, most_recent, session_dir};
-pub use tape::{EntryKind, Error, INTERRUPTED_RESULT, Tape, Warning};
+pub use tape::{EntryKind, Error, INTERRUPTED_RESULT, Tape, TapeSink, Warning};

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -141,7 +141,7 @@ pub struct Tape {
     slots: Vec<Slot>,
     index: HashMap<String, usize>,
     leaf: Option<usize>,
-    file: Option<File>,
+    file: Option<Box<dyn TapeSink>>,
     /// The file exists and holds the header (false until the first append).
     is_started: bool,
 }
@@ -404,28 +404,48 @@ impl Tape {
     }
 
     fn write(&mut self, entry: &Entry) -> Result<(), Error> {
-        let Some(path) = self.path.clone() else { return Ok(()) };
+        if self.path.is_none() && self.file.is_none() {
+            return Ok(());
+        }
+        let path = self.path.clone().unwrap_or_default();
         let io = |source| Error::Io { path: path.clone(), source };
         let mut line = Vec::with_capacity(256);
         if self.file.is_none() {
             let file = open_append(&path).map_err(io)?;
             lock(&file, &path)?;
-            if !self.is_started {
-                serde_json::to_writer(&mut line, &self.header)
-                    .map_err(|e| Error::Encode(e.to_string()))?;
-                line.push(b'\n');
-            } else if !ends_with_newline(&path).map_err(io)? {
+            if !ends_with_newline(&path).map_err(io)? {
                 // A torn last line must not swallow the next entry.
                 line.push(b'\n');
             }
-            self.file = Some(file);
+            self.file = Some(Box::new(file));
+        }
+        if !self.is_started {
+            serde_json::to_writer(&mut line, &self.header)
+                .map_err(|e| Error::Encode(e.to_string()))?;
+            line.push(b'\n');
         }
         serde_json::to_writer(&mut line, entry).map_err(|e| Error::Encode(e.to_string()))?;
         line.push(b'\n');
         let Some(file) = self.file.as_mut() else { return Ok(()) };
-        file.write_all(&line).map_err(io)?;
+        let before = file.size().map_err(io)?;
+        if let Err(e) = file.append(&line) {
+            // A full disk or a file gone read-only: the lines before stay whole, and the
+            // entry is not kept, so nothing acts on what was not recorded.
+            if file.truncate(before).is_err() {
+                // The torn bytes stay; reopening puts the next entry on a fresh line.
+                self.file = None;
+            }
+            return Err(io(e));
+        }
         self.is_started = true;
         Ok(())
+    }
+
+    /// Sends the tape's next lines to `sink` instead of its file (which is then not
+    /// opened, nor locked): for tests of disk trouble, and for hosts that keep
+    /// sessions elsewhere. The header goes first if the tape has not been started.
+    pub fn set_sink(&mut self, sink: Box<dyn TapeSink>) {
+        self.file = Some(sink);
     }
 
     /// Slot indices from the root to the leaf.
@@ -706,8 +726,10 @@ fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
 }
 
 mod claim;
+mod sink;
 
 pub(crate) use claim::lock;
+pub use sink::TapeSink;
 
 #[cfg(test)]
 mod tests;

@@ -37,6 +37,9 @@ const MAX_LINE_CHARS: usize = 300;
 const MAX_LINE_BYTES: usize = 4 * MAX_LINE_CHARS;
 /// Most context lines on each side of a match.
 const MAX_CONTEXT: usize = 10;
+/// Longest line searched: a file with a longer one is skipped and named, so one
+/// minified bundle or data dump cannot take the memory of its size.
+const MAX_SEARCH_LINE: usize = 8 << 20;
 
 /// Searches file contents with a regex.
 pub struct Grep {
@@ -116,7 +119,13 @@ impl Tool for Grep {
             has_context: args.context.is_some_and(|c| c > 0),
         };
         let hidden = found.hidden;
+        let mut too_long: Vec<String> = found.too_long.iter().map(|p| self.ws.display(p)).collect();
+        too_long.sort_unstable();
         let mut rendered = render(found, &self.ws, &shape);
+        if let Some(note) = too_long_note(&too_long) {
+            rendered.text.push('\n');
+            rendered.text.push_str(&note);
+        }
         if let Some(note) = crate::hidden_note(hidden) {
             rendered.text.push('\n');
             rendered.text.push_str(&note);
@@ -128,6 +137,9 @@ impl Tool for Grep {
         });
         if hidden > 0 {
             details["hidden"] = json!(hidden);
+        }
+        if !too_long.is_empty() {
+            details["skippedLongLines"] = json!(too_long.len());
         }
         Ok(ToolOutput::text(rendered.text).with_details(details))
     }
@@ -208,6 +220,8 @@ struct Found {
     binary_target: bool,
     /// Files and directories left out for the read deny rules.
     hidden: usize,
+    /// Files skipped because a line is longer than [`MAX_SEARCH_LINE`].
+    too_long: Vec<PathBuf>,
 }
 
 impl Found {
@@ -349,6 +363,7 @@ fn search(query: &Query, cancel: &CancellationToken) -> Found {
     let mut searcher = SearcherBuilder::new();
     searcher
         .binary_detection(BinaryDetection::quit(b'\0'))
+        .heap_limit(Some(MAX_SEARCH_LINE))
         .line_number(true)
         .before_context(query.context)
         .after_context(query.context);
@@ -380,7 +395,16 @@ fn search(query: &Query, cancel: &CancellationToken) -> Found {
                 return WalkState::Continue;
             }
             sink.reset();
-            if searcher.search_path(&matcher, entry.path(), &mut sink).is_err() {
+            if let Err(e) = searcher.search_path(&matcher, entry.path(), &mut sink) {
+                // A line longer than the buffer cap (a minified bundle, a data dump) would
+                // need the whole line in memory: the file is skipped and named instead.
+                if e.to_string().contains("allocation limit") {
+                    found
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .too_long
+                        .push(entry.into_path());
+                }
                 return WalkState::Continue;
             }
             if sink.matches > 0 || (is_single_file && sink.is_binary) {
@@ -395,6 +419,20 @@ fn search(query: &Query, cancel: &CancellationToken) -> Found {
         })
     });
     found.into_inner().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The note naming files skipped for an over-long line (at most five named).
+fn too_long_note(paths: &[String]) -> Option<String> {
+    let (first, rest) = (paths.get(..paths.len().min(5))?, paths.len().saturating_sub(5));
+    if first.is_empty() {
+        return None;
+    }
+    let more = if rest > 0 { format!(" and {rest} more") } else { String::new() };
+    Some(format!(
+        "[not searched: {}{more}: a line longer than {} MB; use read with offset, or bash with head/cut]",
+        first.join(", "),
+        MAX_SEARCH_LINE >> 20
+    ))
 }
 
 /// The text for the model.

@@ -185,3 +185,86 @@ async fn branch_fork_names_and_anchors_keep_the_tape_and_the_conversation_in_ste
         .collect();
     assert_eq!(users, ["first", "other"]);
 }
+
+/// Appends fail from the `fail_from`-th on, as on a disk that has filled up.
+#[derive(Debug)]
+struct FillingDisk {
+    appends: usize,
+    fail_from: usize,
+    lines: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl rab_session::TapeSink for FillingDisk {
+    fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.appends += 1;
+        if self.appends >= self.fail_from {
+            return Err(std::io::Error::from_raw_os_error(28));
+        }
+        self.lines.lock().unwrap().extend_from_slice(bytes);
+        Ok(())
+    }
+    fn size(&self) -> std::io::Result<u64> {
+        Ok(self.lines.lock().unwrap().len() as u64)
+    }
+    fn truncate(&mut self, len: u64) -> std::io::Result<()> {
+        self.lines.lock().unwrap().truncate(len as usize);
+        Ok(())
+    }
+}
+
+static TOUCHED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+struct Touch;
+impl Tool for Touch {
+    type Args = EchoArgs;
+    const NAME: &'static str = "touch";
+    const LEVEL: ToolLevel = ToolLevel::ReadOnly;
+    fn description(&self) -> String {
+        "touch".into()
+    }
+    async fn run(&self, _: EchoArgs, _: ToolContext) -> Result<ToolOutput, ToolError> {
+        TOUCHED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(ToolOutput::text("touched"))
+    }
+}
+
+#[tokio::test]
+async fn a_full_disk_stops_the_run_before_a_call_that_was_not_recorded_runs() {
+    use std::sync::atomic::Ordering;
+    // Appends: model, thinking level, context, prompt, the reply with the call, its
+    // result. The disk fills at each of them in turn.
+    for fail_from in 1..=6 {
+        let dir = tempfile::tempdir().unwrap();
+        let llm = FakeLlm::start();
+        llm.script([Turn::tool_call("touch", json!({"text": "x"})), Turn::text("done")]);
+        let lines = std::sync::Arc::default();
+        let mut tape = Tape::create(dir.path(), std::path::Path::new("/p"), None);
+        let disk = FillingDisk { appends: 0, fail_from, lines: std::sync::Arc::clone(&lines) };
+        tape.set_sink(Box::new(disk));
+        let tools: Vec<Arc<dyn AgentTool>> = vec![Arc::new(Touch)];
+        let mut s =
+            AgentSession::new(Arc::new(Client::new()), config(&llm), "sys".into(), tools, tape)
+                .unwrap()
+                .0;
+        let before = TOUCHED.load(Ordering::SeqCst);
+        let stop = s.prompt("go".into(), CancellationToken::new()).await;
+        let ran = TOUCHED.load(Ordering::SeqCst) - before;
+        let StopCause::Error { message } = &stop else { panic!("{fail_from}: {stop:?}") };
+        assert!(message.contains("No space left on device"), "{fail_from}: {message}");
+        // The call runs only once the reply that asked for it is on the disk.
+        assert_eq!(ran, usize::from(fail_from == 6), "{fail_from}");
+        // What did reach the disk is whole lines of a session that loads.
+        let bytes = lines.lock().unwrap().clone();
+        assert!(bytes.is_empty() || bytes.ends_with(b"\n"), "{fail_from}");
+        if !bytes.is_empty() {
+            let path = dir.path().join("copy.jsonl");
+            std::fs::write(&path, &bytes).unwrap();
+            let (loaded, warnings) = Tape::open(&path).unwrap();
+            assert!(warnings.is_empty(), "{fail_from}: {warnings:?}");
+            assert_eq!(loaded.entries().len(), fail_from - 1, "{fail_from}");
+        }
+        // No request goes out for a prompt that was not recorded.
+        let sent = llm.requests().len();
+        assert_eq!(sent, usize::from(fail_from >= 5), "{fail_from}: {sent} requests");
+    }
+}

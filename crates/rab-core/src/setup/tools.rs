@@ -150,12 +150,42 @@ pub fn tape(
     }
     if let Some(path) = &cli.session {
         if path.exists() {
-            return open(path);
+            usable_session(path)?;
+            return open(path).map_err(|e: SetupError| SetupError {
+                message: format!(
+                    "{}; give another --session path, or run with --no-session",
+                    e.message
+                ),
+                ..e
+            });
         }
         let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let mut notes = Vec::new();
+        if !parent.is_dir() {
+            // Folders are made unasked only under RAB_HOME: a mistyped path elsewhere
+            // must not leave a trail of directories behind.
+            if !parent.starts_with(paths.home()) {
+                return Err(session_error(
+                    path,
+                    &format!(
+                        "the folder {} does not exist (rab makes folders only under RAB_HOME)",
+                        parent.display()
+                    ),
+                ));
+            }
+            std::fs::create_dir_all(parent).map_err(|e| session_error(path, &e.to_string()))?;
+            notes.push(format!("created the folder {}", parent.display()));
+        }
+        // Found out now, not at the first entry after the model has been paid.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .and_then(|_| std::fs::remove_file(path))
+            .map_err(|e| session_error(path, &format!("cannot be created: {e}")))?;
         let mut tape = Tape::create(parent, cwd, None);
         tape.set_path(path.clone());
-        return Ok((tape, Vec::new()));
+        return Ok((tape, notes));
     }
     if cli.continue_session {
         return match rab_session::most_recent(&dir) {
@@ -167,6 +197,32 @@ pub fn tape(
         };
     }
     Ok((Tape::create(&dir, cwd, None), Vec::new()))
+}
+
+/// A session file named on the command line that rab cannot use: the usage exit code
+/// (2) for every such case, with the way out.
+fn session_error(path: &Path, reason: &str) -> SetupError {
+    SetupError::usage(format!(
+        "session {}: {reason}; give another --session path, or run with --no-session",
+        path.display()
+    ))
+}
+
+/// An existing session file must be a file rab can read and append to.
+fn usable_session(path: &Path) -> Result<(), SetupError> {
+    if path.is_dir() {
+        return Err(session_error(path, "is a folder, not a session file"));
+    }
+    if !path.is_file() {
+        // A FIFO or a device would block the read or never hold a tape.
+        return Err(session_error(path, "is not a regular file"));
+    }
+    std::fs::File::open(path).map_err(|e| session_error(path, &format!("cannot be read: {e}")))?;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(|e| session_error(path, &format!("cannot be written: {e}")))?;
+    Ok(())
 }
 
 fn line_warning(w: &Warning) -> String {

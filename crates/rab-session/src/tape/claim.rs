@@ -33,7 +33,7 @@ impl Tape {
         }
         let file = open_append(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
         lock(&file, &path)?;
-        self.file = Some(file);
+        self.file = Some(Box::new(file));
         Ok(())
     }
 

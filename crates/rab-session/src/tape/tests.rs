@@ -2,6 +2,7 @@ use super::*;
 use pretty_assertions::assert_eq;
 use rab_ai::{Api, AssistantBlock, AssistantMessage, StopReason, ToolCall};
 use serde_json::json;
+use std::io::Write as _;
 
 fn user(text: &str) -> EntryBody {
     EntryBody::Message { message: Message::user(text), details: None }

@@ -188,3 +188,17 @@ async fn a_cancelled_search_is_aborted() {
     let err = tool.run(args("hit"), cx).await.unwrap_err();
     assert_eq!(err, ToolError::Model(ABORTED.into()));
 }
+
+#[tokio::test]
+async fn a_file_with_a_line_longer_than_the_cap_is_skipped_and_named() {
+    let long = format!("needle {}\n", "x".repeat(MAX_SEARCH_LINE + 1));
+    let (_dir, tool) = tree(&[("dump.json", &long), ("src/a.rs", "// needle\n")]);
+    let text = text(&tool, args("needle")).await;
+    assert!(text.starts_with("src/a.rs:1:// needle\n"), "{text}");
+    assert!(
+        text.ends_with("[not searched: dump.json: a line longer than 8 MB; use read with offset, or bash with head/cut]"),
+        "{text}"
+    );
+    let out = grep(&tool, args("needle")).await.unwrap();
+    assert_eq!(out.details.unwrap()["skippedLongLines"], 1);
+}

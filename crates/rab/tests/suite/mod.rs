@@ -7,6 +7,7 @@ mod deny;
 mod extensions;
 mod faults;
 mod harness;
+mod hostile;
 mod loops;
 mod mcp;
 mod patch;
