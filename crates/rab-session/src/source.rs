@@ -44,6 +44,23 @@ impl Source {
         }
     }
 
+    /// Whether the line at `range` can be read back when dropped from memory.
+    pub(crate) fn can_read(&self, range: &Range<usize>) -> bool {
+        self.text.get(range.clone()).is_some() || (self.is_exact && self.file.is_some())
+    }
+
+    /// Reads lines appended from now on back from `path` (a new session's file, once
+    /// its first line is written); a source over a repaired text keeps what it has.
+    pub(crate) fn follow(&mut self, path: &std::path::Path) {
+        if self.file.is_none()
+            && self.text.is_empty()
+            && let Ok(file) = File::open(path)
+        {
+            self.file = Some(file);
+            self.is_exact = true;
+        }
+    }
+
     /// The line at `range` (`None` when it cannot be read back).
     pub(crate) fn line(&self, range: &Range<usize>) -> Option<Cow<'_, str>> {
         if let Some(line) = self.text.get(range.clone()) {

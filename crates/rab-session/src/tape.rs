@@ -6,7 +6,6 @@
 //! loses at most a torn last line, which loading skips with a warning.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::ops::Range;
@@ -20,6 +19,7 @@ use crate::entry::{Entry, EntryBody, FORMAT_VERSION, Header};
 use crate::id::{entry_id, session_id};
 use crate::source::Source;
 use crate::time::{now_millis, rfc3339};
+use ids::Ids;
 
 /// Result text given to a tool call whose result was never recorded (rab was killed).
 pub const INTERRUPTED_RESULT: &str =
@@ -123,9 +123,11 @@ impl EntryKind {
 #[derive(Debug)]
 struct Slot {
     id: String,
-    parent_id: Option<String>,
+    /// The parent's slot, found once: walking a branch of thousands of entries takes
+    /// no id lookups.
+    parent: Option<usize>,
     kind: EntryKind,
-    /// The line's bytes in the file (empty for entries appended in this process).
+    /// The line's bytes in the file (empty for entries only held in memory).
     raw: Range<usize>,
     /// Boxed: most slots of a long tape are never parsed, and an `Entry` is large.
     entry: OnceLock<Option<Box<Entry>>>,
@@ -139,7 +141,7 @@ pub struct Tape {
     /// The file's lines as loaded; slots refer into them.
     source: Source,
     slots: Vec<Slot>,
-    index: HashMap<String, usize>,
+    index: Ids,
     leaf: Option<usize>,
     file: Option<Box<dyn TapeSink>>,
     /// The file exists and holds the header (false until the first append).
@@ -207,7 +209,7 @@ impl Tape {
             header,
             source: Source::default(),
             slots: Vec::new(),
-            index: HashMap::new(),
+            index: Ids::default(),
             leaf: None,
             file: None,
             is_started: false,
@@ -256,13 +258,17 @@ impl Tape {
         let parsed = parse_meta(text, &lines[1..]);
         let mut warnings = Vec::new();
         let mut slots = Vec::with_capacity(parsed.len());
-        let mut index = HashMap::with_capacity(parsed.len());
+        let mut index = Ids::with_capacity(parsed.len());
+        let mut parents = Vec::with_capacity(parsed.len());
         for (lineno, raw, meta) in parsed {
             let problem = match meta {
                 Ok((id, parent_id, kind)) => match EntryKind::parse(&kind) {
                     Some(kind) if !id.is_empty() => {
-                        index.insert(id.clone(), slots.len());
-                        slots.push(Slot { id, parent_id, kind, raw, entry: OnceLock::new() });
+                        let entry = OnceLock::new();
+                        slots.push(Slot { id, parent: None, kind, raw, entry });
+                        let n = slots.len() - 1;
+                        index.insert(&slots[n].id, n, |i| &slots[i].id);
+                        parents.push(parent_id);
                         continue;
                     }
                     Some(_) => format!("skipped a '{kind}' entry without an id"),
@@ -275,6 +281,13 @@ impl Tape {
             };
             tracing::warn!(path = %path.display(), line = lineno, "{problem}");
             warnings.push(Warning { line: lineno, message: problem });
+        }
+        let found: Vec<Option<usize>> = parents
+            .iter()
+            .map(|p| p.as_deref().and_then(|p| index.get(p, |i| &slots[i].id)))
+            .collect();
+        for (slot, parent) in slots.iter_mut().zip(found) {
+            slot.parent = parent;
         }
         let leaf = slots.len().checked_sub(1);
         let tape = Self {
@@ -355,7 +368,7 @@ impl Tape {
 
     /// An entry by id.
     pub fn entry(&self, id: &str) -> Option<&Entry> {
-        self.index.get(id).and_then(|&i| self.get(i))
+        self.find(id).and_then(|i| self.get(i))
     }
 
     /// The current leaf (the parent of the next entry).
@@ -366,9 +379,7 @@ impl Tape {
     /// Makes `id` the leaf, so the next entry starts a branch there (`None`: a new root).
     pub fn branch_from(&mut self, id: Option<&str>) -> Result<(), Error> {
         self.leaf = match id {
-            Some(id) => {
-                Some(*self.index.get(id).ok_or_else(|| Error::UnknownEntry(id.to_owned()))?)
-            }
+            Some(id) => Some(self.find(id).ok_or_else(|| Error::UnknownEntry(id.to_owned()))?),
             None => None,
         };
         Ok(())
@@ -377,7 +388,7 @@ impl Tape {
     /// Appends an entry after the leaf, writes it, and makes it the leaf.
     pub fn append(&mut self, body: EntryBody) -> Result<&Entry, Error> {
         let mut id = entry_id();
-        while self.index.contains_key(&id) {
+        while self.find(&id).is_some() {
             id = entry_id();
         }
         let parent_id = self.leaf.map(|i| self.slots[i].id.clone());
@@ -387,25 +398,42 @@ impl Tape {
             timestamp: rfc3339(now_millis()),
             body,
         };
-        self.write(&entry)?;
+        let raw = self.write(&entry)?;
+        // The entry before this one is dropped from memory once it can be read back
+        // from the file: a long-lived session keeps ids and places, not its history.
+        if let Some(prev) = self.leaf
+            && !self.slots[prev].raw.is_empty()
+            && self.source.can_read(&self.slots[prev].raw)
+        {
+            self.slots[prev].entry = OnceLock::new();
+        }
         let kind = EntryKind::of(&entry.body);
         let slot = Slot {
-            id: id.clone(),
-            parent_id,
+            id,
+            parent: self.leaf,
             kind,
-            raw: 0..0,
+            raw: raw.unwrap_or(0..0),
             entry: OnceLock::from(Some(Box::new(entry))),
         };
-        self.index.insert(id, self.slots.len());
         self.slots.push(slot);
+        let n = self.slots.len() - 1;
+        let slots = &self.slots;
+        self.index.insert(&slots[n].id, n, |i| &slots[i].id);
         self.leaf = Some(self.slots.len() - 1);
         self.get(self.slots.len() - 1)
             .ok_or_else(|| Error::Encode("the entry just written".to_owned()))
     }
 
-    fn write(&mut self, entry: &Entry) -> Result<(), Error> {
+    /// The slot of entry `id`.
+    fn find(&self, id: &str) -> Option<usize> {
+        self.index.get(id, |i| &self.slots[i].id)
+    }
+
+    /// Writes `entry`'s line; returns its byte range in the file where it can be read
+    /// back from there.
+    fn write(&mut self, entry: &Entry) -> Result<Option<Range<usize>>, Error> {
         if self.path.is_none() && self.file.is_none() {
-            return Ok(());
+            return Ok(None);
         }
         let path = self.path.clone().unwrap_or_default();
         let io = |source| Error::Io { path: path.clone(), source };
@@ -424,9 +452,11 @@ impl Tape {
                 .map_err(|e| Error::Encode(e.to_string()))?;
             line.push(b'\n');
         }
+        let entry_start = line.len();
         serde_json::to_writer(&mut line, entry).map_err(|e| Error::Encode(e.to_string()))?;
+        let entry_end = line.len();
         line.push(b'\n');
-        let Some(file) = self.file.as_mut() else { return Ok(()) };
+        let Some(file) = self.file.as_mut() else { return Ok(None) };
         let before = file.size().map_err(io)?;
         if let Err(e) = file.append(&line) {
             // A full disk or a file gone read-only: the lines before stay whole, and the
@@ -438,7 +468,11 @@ impl Tape {
             return Err(io(e));
         }
         self.is_started = true;
-        Ok(())
+        if let Some(path) = &self.path {
+            self.source.follow(path);
+        }
+        let at = usize::try_from(before).unwrap_or(usize::MAX);
+        Ok(Some(at.saturating_add(entry_start)..at.saturating_add(entry_end)))
     }
 
     /// Sends the tape's next lines to `sink` instead of its file (which is then not
@@ -454,7 +488,7 @@ impl Tape {
         let mut cursor = self.leaf;
         while let Some(i) = cursor {
             path.push(i);
-            cursor = self.slots[i].parent_id.as_ref().and_then(|p| self.index.get(p).copied());
+            cursor = self.slots[i].parent;
             if path.len() > self.slots.len() {
                 break; // a cycle in a hand-edited file must not hang the load
             }
@@ -476,7 +510,7 @@ impl Tape {
             if self.slots[i].kind == kind {
                 return self.get(i);
             }
-            cursor = self.slots[i].parent_id.as_ref().and_then(|p| self.index.get(p).copied());
+            cursor = self.slots[i].parent;
             steps += 1;
             if steps > self.slots.len() {
                 break;
@@ -726,10 +760,13 @@ fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
 }
 
 mod claim;
+mod ids;
 mod sink;
 
 pub(crate) use claim::lock;
 pub use sink::TapeSink;
 
+#[cfg(test)]
+mod props;
 #[cfg(test)]
 mod tests;
