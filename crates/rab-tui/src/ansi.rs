@@ -10,13 +10,21 @@ use unicode_width::UnicodeWidthStr;
 /// Resets all attributes.
 pub const RESET: &str = "\x1b[0m";
 
-/// Length in bytes of the escape sequence at the start of `s`, if one starts there.
+/// Length in bytes of the escape sequence at the start of `s`, if one starts there. One
+/// cut off by the end of `s` runs to its end (a terminal would take what follows as part
+/// of it), so a loop stepping over escapes always moves on.
 pub fn escape_len(s: &str) -> Option<usize> {
+    escape(s).map(|(n, _)| n)
+}
+
+/// The escape sequence at the start of `s`: its length in bytes and whether it is
+/// complete (see [`escape_len`]).
+pub(crate) fn escape(s: &str) -> Option<(usize, bool)> {
     let b = s.as_bytes();
     if b.first() != Some(&0x1b) {
         return None;
     }
-    match b.get(1) {
+    let len = match b.get(1) {
         // CSI: ESC [ params… final byte in 0x40..=0x7e
         Some(b'[') => b[2..].iter().position(|c| (0x40..=0x7e).contains(c)).map(|i| i + 3),
         // OSC: ESC ] … terminated by BEL or ESC \
@@ -29,9 +37,11 @@ pub fn escape_len(s: &str) -> Option<usize> {
                 (a, b) => a.or(b),
             }
         }
-        Some(_) => Some(2),
-        None => Some(1),
-    }
+        // ESC and one character, which may take several bytes.
+        Some(_) => s[1..].chars().next().map(|c| 1 + c.len_utf8()),
+        None => None,
+    };
+    Some(len.map_or((s.len(), false), |n| (n, true)))
 }
 
 /// Cells a string occupies on screen.
@@ -119,6 +129,17 @@ mod tests {
         assert_eq!(width("日本"), 4);
         assert_eq!(width("\x1b]8;;http://x\x07link\x1b]8;;\x07"), 4);
         assert_eq!(strip("\x1b[2ma\x1b[0mb"), "ab");
+    }
+
+    #[test]
+    fn an_escape_cut_off_by_the_end_runs_to_the_end() {
+        // Measuring these used to loop forever.
+        assert_eq!(width("ab\x1b]8;;http://x"), 2);
+        assert_eq!(strip("ab\x1b[31"), "ab");
+        assert_eq!(truncate("ab\x1b]8;;x", 1, ""), "a\x1b]8;;x\x1b[0m");
+        // ESC before a multi-byte character takes the whole character (it used to split it).
+        assert_eq!(escape_len("\x1b日x"), Some(4));
+        assert_eq!(width("\x1b日x"), 1);
     }
 
     #[test]

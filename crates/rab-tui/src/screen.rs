@@ -24,8 +24,8 @@
 //!   its finished paragraphs as it goes).
 //! - **Commit.** Committed lines are written above the live region and never touched
 //!   again. When they equal the first lines currently drawn in the live region (a
-//!   finished message moving from live to committed), they are adopted where they are and
-//!   not written twice.
+//!   finished message moving from live to committed) and were drawn whole (not cut to the
+//!   width), they are adopted where they are and not written twice.
 //! - **Resize.** After a width change the terminal may have reflowed the old frame.
 //!   The next frame moves up by as many rows as the old live region can occupy after a
 //!   reflow (clamped by the terminal at the top of the screen), clears to the end of the
@@ -294,7 +294,15 @@ impl<T: Terminal> Screen<T> {
         let adopt = if full || self.prev_start != 0 {
             0
         } else {
-            self.prev.iter().zip(commit).take_while(|(p, c)| p.as_str() == c.as_ref()).count()
+            // Only lines drawn exactly as given: one that was cut to the width (or had
+            // control characters removed) must be written whole.
+            self.prev
+                .iter()
+                .zip(commit)
+                .take_while(|(p, c)| {
+                    p.as_str() == c.as_ref() && matches!(sanitize(p, self.cols).0, Cow::Borrowed(_))
+                })
+                .count()
         };
         if adopt > 0 {
             // These lines are already on screen in the right place: the region now
@@ -475,22 +483,9 @@ impl<T: Terminal> Screen<T> {
     }
 }
 
-/// Makes a live line safe to draw: control characters (which would move the cursor)
-/// become spaces or go away, and the line is cut to `cols`. Returns it with its width.
+/// Makes a live line safe to draw and cuts it to `cols`; returns it with its width.
 fn sanitize(line: &str, cols: usize) -> (Cow<'_, str>, usize) {
-    let mut text = Cow::Borrowed(line);
-    if line.bytes().any(|b| (b < 0x20 && b != 0x1b) || b == 0x7f) {
-        text = Cow::Owned(
-            line.chars()
-                .filter_map(|c| match c {
-                    '\t' => Some(' '),
-                    '\x1b' => Some(c),
-                    c if c.is_control() => None,
-                    c => Some(c),
-                })
-                .collect(),
-        );
-    }
+    let text = drawable(line);
     let w = ansi::width(&text);
     if w > cols {
         let cut = ansi::truncate(&text, cols, "");
@@ -498,6 +493,40 @@ fn sanitize(line: &str, cols: usize) -> (Cow<'_, str>, usize) {
         return (Cow::Owned(cut), w);
     }
     (text, w)
+}
+
+/// The line without what would move the cursor: control characters become spaces (tab)
+/// or go away, except inside escape sequences (the BEL that ends a hyperlink), and an
+/// escape sequence cut off by the end of the line goes away, since the terminal would
+/// swallow what is written after it.
+fn drawable(line: &str) -> Cow<'_, str> {
+    if !line.bytes().any(|b| b < 0x20 || b == 0x7f) {
+        return Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut is_changed = false;
+    let mut rest = line;
+    while !rest.is_empty() {
+        if let Some((n, is_complete)) = ansi::escape(rest) {
+            if is_complete {
+                out.push_str(&rest[..n]);
+            }
+            is_changed |= !is_complete;
+            rest = &rest[n..];
+            continue;
+        }
+        let next = rest.find('\x1b').unwrap_or(rest.len());
+        for c in rest[..next].chars() {
+            match c {
+                '\t' => out.push(' '),
+                c if c.is_control() => {}
+                c => out.push(c),
+            }
+            is_changed |= c.is_control();
+        }
+        rest = &rest[next..];
+    }
+    if is_changed { Cow::Owned(out) } else { Cow::Borrowed(line) }
 }
 
 /// Where to start rewriting a changed line.
@@ -533,8 +562,13 @@ fn patch_point(old: &str, new: &str) -> Option<PatchPoint> {
             if pos + i + g.len() > same {
                 break 'scan;
             }
-            cut = Some((pos + i, col));
-            col += UnicodeWidthStr::width(g);
+            let w = UnicodeWidthStr::width(g);
+            // A zero-width grapheme (a combining mark after an escape) joins the cell
+            // before it on screen: rewriting from there would add it twice.
+            if w > 0 {
+                cut = Some((pos + i, col));
+            }
+            col += w;
         }
         pos = end;
     }
@@ -558,5 +592,7 @@ fn patch_point(old: &str, new: &str) -> Option<PatchPoint> {
     Some(PatchPoint { byte, col, styles })
 }
 
+#[cfg(test)]
+mod props;
 #[cfg(test)]
 mod tests;
