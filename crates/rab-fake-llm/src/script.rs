@@ -15,6 +15,14 @@ pub struct Script {
     pub turns: Vec<Turn>,
     /// Start again from the first turn when the script runs out (for benchmarks).
     pub repeat: bool,
+    /// The answer to a request that offers no tools (a compaction summary), given
+    /// outside the turn order, so a repeating script stays in step when the client
+    /// compacts (for long benchmarks).
+    pub summary: Option<String>,
+    /// Report input tokens as the request body's length over 4 where a turn scripts
+    /// no usage, so the client's context estimate grows as a real one does (for
+    /// benchmarks that run into automatic compaction).
+    pub measure_input: bool,
 }
 
 /// One scripted model response and the faults around it.

@@ -122,11 +122,18 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
         Err(e) => return reject(400, &e),
     };
     req.transformations = reply.transformations.clone().unwrap_or_default();
+    if let Some(summary) = &state.script.summary
+        && transcript.tools.is_empty()
+    {
+        let turn = Turn::text(summary.clone());
+        let frames = render_reply(wire, &turn, state.requests.len() + 1, &reply);
+        return Answer::Stream { wire, turn: Box::new(turn), frames };
+    }
     if state.script.repeat && state.next_turn >= state.script.turns.len() {
         state.next_turn = 0;
     }
     let n = state.next_turn;
-    let Some(turn) = state.script.turns.get(n).cloned() else {
+    let Some(mut turn) = state.script.turns.get(n).cloned() else {
         let message = format!(
             "fake-llm: the script has no turn left for request #{} ({} turns scripted)",
             state.requests.len() + 1,
@@ -151,6 +158,11 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
     }
     state.next_turn += 1;
     state.faults_served = 0;
+    if state.script.measure_input && turn.usage.is_none() {
+        let mut usage = turn.effective_usage();
+        usage.input = req.raw.len() as u64 / 4;
+        turn.usage = Some(usage);
+    }
     let frames = render_reply(wire, &turn, n + 1, &reply);
     Answer::Stream { wire, turn: Box::new(turn), frames }
 }

@@ -169,7 +169,11 @@ fn huge_and_odd_tool_input_gives_clear_bounded_results() {
     let mut bin = vec![0u8; 4096];
     bin[..4].copy_from_slice(b"\x7fELF");
     std::fs::write(ws.join("tool.bin"), &bin).unwrap();
-    std::fs::write(ws.join("latin1.txt"), b"// the menu: caf\xe9 and cr\xe8me br\xfbl\xe9e, a needle in the text\n").unwrap();
+    std::fs::write(
+        ws.join("latin1.txt"),
+        b"// the menu: caf\xe9 and cr\xe8me br\xfbl\xe9e, a needle in the text\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(ws.join("many")).unwrap();
     for i in 0..10_000 {
         std::fs::write(ws.join(format!("many/f{i}.txt")), "").unwrap();
