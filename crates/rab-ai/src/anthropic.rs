@@ -387,11 +387,13 @@ impl AnthropicDecoder {
         self.blocks.get(index).copied().flatten()
     }
 
-    fn set_block(&mut self, index: usize, builder_index: Option<usize>) {
+    fn set_block(&mut self, index: usize, builder_index: Option<usize>) -> Result<(), WireError> {
+        let index = crate::provider::stream_index("content block", index)?;
         if self.blocks.len() <= index {
             self.blocks.resize(index + 1, None);
         }
         self.blocks[index] = builder_index;
+        Ok(())
     }
 }
 
@@ -445,7 +447,7 @@ impl Decoder for AnthropicDecoder {
                     // Server tools (web search results and the like) are not rab's to run.
                     _ => None,
                 };
-                self.set_block(s.index, index);
+                self.set_block(s.index, index)?;
             }
             "content_block_stop" => {
                 let s: BlockStop = parse_json(kind, event.data)?;

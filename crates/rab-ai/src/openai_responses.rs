@@ -460,21 +460,24 @@ impl ResponsesDecoder {
         self.items.get(output_index).copied().flatten()
     }
 
-    fn set_item(&mut self, output_index: usize, index: usize) {
+    fn set_item(&mut self, output_index: usize, index: usize) -> Result<(), WireError> {
+        let output_index = crate::provider::stream_index("output item", output_index)?;
         if self.items.len() <= output_index {
             self.items.resize(output_index + 1, None);
         }
         self.items[output_index] = Some(index);
+        Ok(())
     }
 
     /// The text block of a message item, opened on its first text.
-    fn text_block(&mut self, output_index: usize, out: &mut Builder) -> usize {
+    fn text_block(&mut self, output_index: usize, out: &mut Builder) -> Result<usize, WireError> {
         match self.item(output_index) {
-            Some(i) => i,
+            Some(i) => Ok(i),
             None => {
+                crate::provider::stream_index("output item", output_index)?;
                 let i = out.start_text();
-                self.set_item(output_index, i);
-                i
+                self.set_item(output_index, i)?;
+                Ok(i)
             }
         }
     }
@@ -519,11 +522,12 @@ impl ResponsesDecoder {
 
     /// A message item is done: its `phase` (read here, as the `added` copy may lack it)
     /// labels its text block.
-    fn message_done(&mut self, e: &ItemEvent<'_>, out: &mut Builder) {
+    fn message_done(&mut self, e: &ItemEvent<'_>, out: &mut Builder) -> Result<(), WireError> {
         if let Some(phase) = &e.item.phase {
-            let i = self.text_block(e.output_index, out);
+            let i = self.text_block(e.output_index, out)?;
             out.text_phase(i, phase);
         }
+        Ok(())
     }
 }
 
@@ -543,7 +547,7 @@ impl Decoder for ResponsesDecoder {
         match kind {
             "response.output_text.delta" | "response.refusal.delta" => {
                 let d: Delta<'_> = parse_json(kind, event.data)?;
-                let i = self.text_block(d.output_index, out);
+                let i = self.text_block(d.output_index, out)?;
                 out.text(i, &d.delta);
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
@@ -585,14 +589,14 @@ impl Decoder for ResponsesDecoder {
                     "reasoning" => {
                         let i = out.start_thinking();
                         out.thinking_meta(i, Some(&item.id), false);
-                        self.set_item(e.output_index, i);
+                        self.set_item(e.output_index, i)?;
                     }
                     "function_call" | "custom_tool_call" => {
                         let i = out.start_tool(&item.call_id, &item.name);
                         if !item.id.is_empty() {
                             out.tool_item_id(i, &item.id);
                         }
-                        self.set_item(e.output_index, i);
+                        self.set_item(e.output_index, i)?;
                     }
                     _ => {}
                 }
@@ -600,7 +604,7 @@ impl Decoder for ResponsesDecoder {
             "response.output_item.done" => {
                 let e: ItemEvent<'_> = parse_json(kind, event.data)?;
                 if e.item.kind == "message" {
-                    self.message_done(&e, out);
+                    self.message_done(&e, out)?;
                 } else {
                     self.item_done(e, out);
                 }

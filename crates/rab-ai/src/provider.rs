@@ -106,6 +106,22 @@ pub(crate) fn parse_json<'a, T: serde::Deserialize<'a>>(
     })
 }
 
+/// Most content blocks (or output items) one response may number: a stream naming a
+/// higher index is refused, since the decoders keep a slot per index and a hostile or
+/// broken server could otherwise make them allocate without bound.
+pub(crate) const MAX_STREAM_INDEX: usize = 4096;
+
+/// Checks a block or item index from the stream against [`MAX_STREAM_INDEX`].
+pub(crate) fn stream_index(what: &str, index: usize) -> Result<usize, WireError> {
+    if index < MAX_STREAM_INDEX {
+        Ok(index)
+    } else {
+        Err(WireError::Protocol(format!(
+            "{what} index {index} is out of range (at most {MAX_STREAM_INDEX} per response)"
+        )))
+    }
+}
+
 /// Joins a base URL and a path without doubling slashes.
 pub(crate) fn join_url(base: &str, path: &str) -> String {
     format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))

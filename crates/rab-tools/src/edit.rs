@@ -212,6 +212,16 @@ fn apply_to(
     Ok(Applied { shown, diff, on_disk: encoding.encode(&text), notes })
 }
 
+/// The text `edit` would write after applying `edits` to `content`, the text of the
+/// file at `path` (its extension picks the matching hints), or the message the model
+/// would get; nothing is read or written. For the fuzz targets; not part of the stable
+/// API.
+#[doc(hidden)]
+pub fn edit_text(content: &str, path: &Path, edits: &[Replacement]) -> Result<String, ToolError> {
+    check_edits(edits)?;
+    apply_to(content, path, path.display().to_string(), edits).map(|applied| applied.on_disk)
+}
+
 /// How a text file is stored: with a BOM, with CRLF endings. The edit tools change it
 /// as LF text and store it as it was.
 #[derive(Clone, Copy, Debug, Default)]

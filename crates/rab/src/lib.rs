@@ -22,6 +22,8 @@ mod acp;
 mod channels;
 mod cli;
 mod doctor;
+#[doc(hidden)]
+pub mod fuzz;
 mod input;
 mod interactive;
 mod logging;

@@ -241,27 +241,32 @@ fn response(command: &str, id: Option<Value>, result: Result<Option<Value>, Stri
     write(&line);
 }
 
-/// Reads one request line and submits what it asks.
-fn request(
-    launch: &std::sync::Arc<Launch>,
-    handle: &rab_core::runtime::RuntimeHandle,
-    line: &str,
-    pending: &mut HashMap<u64, Pending>,
-) {
+/// A request line read: its `type`, its `id` and the request.
+struct Line {
+    command: String,
+    id: Option<Value>,
+    request: Request,
+}
+
+/// A line that is not a request: the `command` and `id` of its error response, and why.
+type Refused = (String, Option<Value>, String);
+
+/// Reads one line; `None` for a blank one (no response).
+fn decode(line: &str) -> Option<Result<Line, Refused>> {
     if line.trim().is_empty() {
-        return;
+        return None;
     }
     let value: Value = match serde_json::from_str(line) {
         Ok(v) => v,
-        Err(e) => return response("parse", None, Err(format!("not JSON: {e}"))),
+        Err(e) => return Some(Err(("parse".into(), None, format!("not JSON: {e}")))),
     };
     let id = value.get("id").cloned();
     let command = value.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
     if command.is_empty() {
-        return response("parse", id, Err("a request needs a \"type\"".into()));
+        return Some(Err(("parse".into(), id, "a request needs a \"type\"".into())));
     }
-    let request: Request = match serde_json::from_value(value) {
-        Ok(r) => r,
+    Some(match serde_json::from_value(value) {
+        Ok(request) => Ok(Line { command, id, request }),
         Err(e) => {
             let what = e.to_string();
             let why = if what.starts_with("unknown variant") {
@@ -269,8 +274,27 @@ fn request(
             } else {
                 format!("bad \"{command}\" request: {what}")
             };
-            return response(&command, id, Err(why));
+            Err((command, id, why))
         }
+    })
+}
+
+/// [`decode`] for the fuzz targets: the request's type, or the error it gets.
+pub(crate) fn decode_line(line: &str) -> Option<Result<String, String>> {
+    decode(line).map(|read| read.map(|l| l.command).map_err(|(_, _, why)| why))
+}
+
+/// Reads one request line and submits what it asks.
+fn request(
+    launch: &std::sync::Arc<Launch>,
+    handle: &rab_core::runtime::RuntimeHandle,
+    line: &str,
+    pending: &mut HashMap<u64, Pending>,
+) {
+    let Line { command, id, request } = match decode(line) {
+        None => return,
+        Some(Ok(line)) => line,
+        Some(Err((command, id, why))) => return response(&command, id, Err(why)),
     };
     let op = match request {
         Request::Prompt { message, images } => Op::Prompt {
@@ -448,6 +472,25 @@ mod tests {
         assert!(
             written == now,
             "docs/rpc.schema.json is stale: run RAB_UPDATE_SCHEMA=1 cargo test -p rab rpc_schema"
+        );
+    }
+
+    #[test]
+    fn a_line_decodes_to_its_request_or_the_error_its_response_carries() {
+        let read = decode_line;
+        assert_eq!(read("   "), None);
+        assert_eq!(
+            read(r#"{"id": 1, "type": "prompt", "message": "hi"}"#),
+            Some(Ok("prompt".into()))
+        );
+        assert!(matches!(read("{oops"), Some(Err(e)) if e.starts_with("not JSON")));
+        assert_eq!(read(r#"{"id": 2}"#), Some(Err("a request needs a \"type\"".into())));
+        assert_eq!(
+            read(r#"{"type": "dance"}"#),
+            Some(Err("unknown request type \"dance\"".into()))
+        );
+        assert!(
+            matches!(read(r#"{"type": "prompt"}"#), Some(Err(e)) if e.starts_with("bad \"prompt\" request"))
         );
     }
 }

@@ -293,6 +293,17 @@ fn apply(event: HookEvent, hook: &Hook, ran: Ran, out: &mut HookOutcome) {
     read_json(&json, out);
 }
 
+/// What a hook of `event` that exited with `code` (`None`: ended by a signal) and wrote
+/// `stdout` and `stderr` said, read as [`HookRunner::run`] reads it. For the fuzz
+/// targets; not part of the stable API.
+#[doc(hidden)]
+pub fn read_output(event: HookEvent, code: Option<i32>, stdout: &str, stderr: &str) -> HookOutcome {
+    let hook = Hook { event, matcher: Vec::new(), command: String::new(), timeout: Duration::ZERO };
+    let mut out = HookOutcome::default();
+    apply(event, &hook, Ran::Exited(code, stdout.to_owned(), stderr.to_owned()), &mut out);
+    out
+}
+
 /// Reads a hook's JSON answer (both Claude Code's current and older fields).
 fn read_json(json: &Value, out: &mut HookOutcome) {
     let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);

@@ -335,7 +335,9 @@ fn span(out: &mut String, rest: &str, prev: Option<char>, depth: usize) -> Optio
             if c == '_' && prev.is_some_and(char::is_alphanumeric) {
                 return None;
             }
-            let double = &rest[..2.min(rest.len())];
+            // `rest` starts with the ASCII marker; the next character may be wider.
+            let double =
+                if rest.as_bytes().get(1) == Some(&(c as u8)) { &rest[..2] } else { &rest[..1] };
             let (marker, tag) = match (c, double.len() == 2 && double.chars().all(|d| d == c)) {
                 ('~', true) => ("~~", "del"),
                 ('~', false) => return None,

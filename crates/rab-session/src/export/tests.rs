@@ -283,3 +283,13 @@ fn truncate_counts_the_lines_left_out() {
     assert_eq!(truncate("a\nb", 2, 100), ("a\nb", 0));
     assert_eq!(truncate("ééé", 5, 3), ("é", 1));
 }
+
+/// Found by fuzzing: an emphasis marker followed by a multi-byte character was sliced
+/// inside that character.
+#[test]
+fn issue_19_a_marker_before_a_wide_character_is_text() {
+    for text in ["*\u{fffd}", "_\u{fffd}x_", "~é~", "**é**"] {
+        let out = md_html(text);
+        assert!(out.contains('\u{fffd}') || out.contains('é'), "{text}: {out}");
+    }
+}

@@ -7,6 +7,7 @@
 //! front end only translates. See docs/acp.md.
 
 mod convert;
+mod decode;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -30,6 +31,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::cli::Cli;
 use convert::{ToolLookup, Translator};
+pub(crate) use decode::decode_line;
 
 /// What the agent keeps for the connection.
 struct Acp {

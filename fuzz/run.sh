@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds every fuzz target once, then runs each for SECONDS (default 3) over its seed
+# corpus, and fails naming the target and its crash artifact when one crashes, times
+# out or runs out of memory. Long runs by hand: fuzz/run.sh 600. Needs nightly and
+# cargo-fuzz (cargo install --locked cargo-fuzz). See docs/fuzzing.md.
+set -euo pipefail
+seconds="${1:-3}"
+case "$seconds" in
+  '' | *[!0-9]*) echo "usage: fuzz/run.sh [SECONDS_PER_TARGET]" >&2; exit 2 ;;
+esac
+cd "$(dirname "$0")"
+
+# One set of flags for CI and long runs, so both use one build: cargo-fuzz's defaults
+# (optimised, debug assertions and overflow checks on) without a sanitizer. The parsers
+# are safe Rust: panics, stack overflows, leaks of time and memory are what is sought.
+build_flags=(--sanitizer none)
+cargo +nightly fuzz build "${build_flags[@]}"
+triple="$(rustc +nightly -vV | sed -n 's/^host: //p')"
+bin_dir="target/$triple/release"
+# The session, settings, models and frontmatter targets write a few small files per
+# input: on tmpfs that takes microseconds, on a disk milliseconds (a hundredth of the
+# runs).
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  TMPDIR="$(mktemp -d /dev/shm/rab-fuzz.XXXXXX)"
+  export TMPDIR
+  trap 'rm -rf "$TMPDIR"' EXIT
+fi
+
+failed=()
+for target in $(cargo +nightly fuzz list); do
+  # Generated inputs go to the first (writable) corpus, under target/; the committed
+  # seeds are read only.
+  scratch="target/corpus/$target"
+  artifacts="artifacts/$target"
+  log="target/logs/$target.log"
+  mkdir -p "$scratch" "$artifacts" "target/logs"
+  printf '%-26s ' "$target"
+  if "$bin_dir/$target" "$scratch" "corpus/$target" \
+    -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+    -artifact_prefix="$artifacts/" >"$log" 2>&1; then
+    sed -n 's/^Done \([0-9]*\) runs in \([0-9]*\) second.*/\1 runs in \2 s/p' "$log" | tail -n 1
+  else
+    artifact="$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)"
+    echo "FAILED: ${artifact:+fuzz/}${artifact:-no artifact}; log: fuzz/$log"
+    grep -m 5 -E "panicked at|ERROR: libFuzzer|SUMMARY" "$log" | sed 's/^/    /' || true
+    failed+=("$target")
+  fi
+done
+if ((${#failed[@]})); then
+  echo "fuzz targets that failed: ${failed[*]} (artifacts under fuzz/artifacts/; docs/fuzzing.md)" >&2
+  exit 1
+fi
+echo "fuzz: all targets ran ${seconds}s without a crash"
