@@ -1,8 +1,12 @@
 //! Syntax highlighting of code for markdown fences and tool output, with two-face's
-//! syntect definitions (pure-Rust `fancy-regex`, no C). Loading the syntax set costs tens
-//! of milliseconds, so a [`Highlighter`] loads it on first use (or from
-//! [`Highlighter::warm_up`] on a background thread at startup) and keeps it; the app owns
-//! one and passes it down, there is no global.
+//! syntect definitions over Oniguruma regexes. Nothing is loaded until a code block or
+//! file needs a language: the first use loads the syntax set (about 2.4 MB resident,
+//! 1.5 ms), and each language deserialises its own grammar and compiles only the regexes
+//! the text reaches (a few hundred KB and 0.2–14 ms per language, TypeScript the worst;
+//! `cargo bench -p rab-tui --bench highlight`). The app owns one [`Highlighter`] and
+//! passes it down, there is no global. (fancy-regex, the pure-Rust alternative, needs
+//! ten times the memory and time per language: 70 MB and 300 ms for TypeScript alone;
+//! see docs/highlighting.md.)
 //!
 //! Output lines carry syntect's foreground colours painted for the theme's colour depth
 //! (RGB, nearest 256/16-colour index, or none), never a background, so code sits on the
@@ -12,8 +16,8 @@
 //! block costs only the new lines.
 
 use std::borrow::Cow;
-use std::sync::{Mutex, OnceLock};
-use std::time::Instant;
+use std::cell::{OnceCell, RefCell};
+use std::rc::Rc;
 
 use two_face::re_exports::syntect;
 use two_face::theme::{EmbeddedLazyThemeSet, EmbeddedThemeName};
@@ -26,17 +30,23 @@ use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 use crate::ansi::RESET;
 use crate::theme::{Color, ColorDepth, Role, Theme, palette_rgb, rgb_to_16, rgb_to_256};
 
-/// Lazily loaded syntax definitions and colour schemes.
+/// Lazily loaded syntax definitions and colour schemes. Not `Send`: Oniguruma's parser
+/// state holds raw pointers, and the UI highlights on its own thread anyway.
 #[derive(Default)]
 pub struct Highlighter {
-    syntaxes: OnceLock<SyntaxSet>,
-    themes: OnceLock<EmbeddedLazyThemeSet>,
-    resume: Mutex<Vec<Checkpoint>>,
+    syntaxes: RefCell<Option<Rc<SyntaxSet>>>,
+    /// Languages compiled in the loaded set, least recently used first.
+    compiled: RefCell<Vec<String>>,
+    themes: OnceCell<EmbeddedLazyThemeSet>,
+    resume: RefCell<Vec<Checkpoint>>,
 }
 
-/// Languages [`Highlighter::warm_up`] prepares: what models write most.
-const WARM_LANGUAGES: [&str; 10] =
-    ["rs", "py", "ts", "js", "sh", "json", "toml", "yaml", "go", "diff"];
+/// How many languages stay compiled at once. syntect cannot unload one grammar, so a
+/// fourth language reloads the syntax set (1.5 ms) and compiles afresh: memory stays at
+/// the set plus three grammars (at most about 10 MB, TypeScript, HTML and C++ being the
+/// largest), and a block in a language compiled earlier pays its first-use cost again
+/// (2–15 ms). Sessions mostly use one to three languages, which never reload.
+const COMPILED_LANGUAGES: usize = 3;
 
 /// How many code blocks' parser states are remembered: a re-rendered message may hold a
 /// few blocks, and each must find its own state.
@@ -66,33 +76,41 @@ impl Highlighter {
         Highlighter::default()
     }
 
-    /// Loads the syntax set and the colour schemes and prepares the common languages now.
-    /// Call it from a background thread at startup: the set itself loads in about 2 ms
-    /// (release), but each syntax links and compiles its regexes on first use, 20–50 ms
-    /// for most and ~190 ms for TypeScript, which would otherwise stall the frame that
-    /// shows the first such code block. Idempotent; later calls are cheap.
-    pub fn warm_up(&self) {
-        let started = Instant::now();
-        let set = self.syntaxes();
-        for token in WARM_LANGUAGES {
-            if let Some(syntax) = set.find_syntax_by_token(token) {
-                let mut state = ParseState::new(syntax);
-                let _ = state.parse_line("fn main() { let x = \"a\"; } // c\n", set);
-            }
-        }
-        let themes = self.themes();
-        let _ = themes.get(EmbeddedThemeName::OneHalfDark);
-        let _ = themes.get(EmbeddedThemeName::OneHalfLight);
-        tracing::debug!(elapsed_ms = started.elapsed().as_millis(), "highlighter warmed up");
-    }
-
     /// Whether the syntax set has been loaded.
     pub fn is_loaded(&self) -> bool {
-        self.syntaxes.get().is_some()
+        self.syntaxes.borrow().is_some()
     }
 
-    fn syntaxes(&self) -> &SyntaxSet {
-        self.syntaxes.get_or_init(two_face::syntax::extra_newlines)
+    /// The languages whose grammars are compiled now, least recently used first.
+    pub fn compiled_languages(&self) -> Vec<String> {
+        self.compiled.borrow().clone()
+    }
+
+    fn syntaxes(&self) -> Rc<SyntaxSet> {
+        self.syntaxes
+            .borrow_mut()
+            .get_or_insert_with(|| Rc::new(two_face::syntax::extra_newlines()))
+            .clone()
+    }
+
+    /// The set to highlight `language` with: the loaded one, or a fresh one when
+    /// `language` would be one compiled language too many.
+    fn set_for(&self, language: &str) -> Rc<SyntaxSet> {
+        let mut compiled = self.compiled.borrow_mut();
+        if let Some(i) = compiled.iter().position(|l| l == language) {
+            let name = compiled.remove(i);
+            compiled.push(name);
+        } else {
+            if compiled.len() >= COMPILED_LANGUAGES {
+                tracing::debug!(dropped = ?compiled, "highlighter: syntax set reloaded");
+                compiled.clear();
+                self.resume.borrow_mut().clear();
+                *self.syntaxes.borrow_mut() = None;
+            }
+            compiled.push(language.to_owned());
+        }
+        drop(compiled);
+        self.syntaxes()
     }
 
     fn themes(&self) -> &EmbeddedLazyThemeSet {
@@ -102,7 +120,8 @@ impl Highlighter {
     /// The syntax name a fence info string (`rust`, `rs`, `py`, `sh`, `c++`, `rust,ignore`,
     /// `{.python}`) resolves to, if any.
     pub fn language_name(&self, info: &str) -> Option<String> {
-        resolve(self.syntaxes(), info).map(|s| s.name.clone())
+        lang_token(info)?;
+        resolve(&self.syntaxes(), info).map(|s| s.name.clone())
     }
 
     /// Highlights `code` written in the language named by a fence info string. Returns
@@ -113,11 +132,10 @@ impl Highlighter {
         if theme.depth == ColorDepth::None || lang_token(info).is_none() {
             return plain_lines(code);
         }
-        let set = self.syntaxes();
-        match resolve(set, info) {
-            Some(syntax) => self.highlight_with(code, syntax, theme),
-            None => plain_lines(code),
-        }
+        let Some(name) = resolve(&self.syntaxes(), info).map(|s| s.name.clone()) else {
+            return plain_lines(code);
+        };
+        self.highlight_named(code, &name, theme)
     }
 
     /// Highlights a file's content, choosing the language by the path's file name or
@@ -131,15 +149,31 @@ impl Highlighter {
         let ext = name.rsplit_once('.').map(|(_, e)| e);
         let syntax = set
             .find_syntax_by_extension(name)
-            .or_else(|| ext.and_then(|e| set.find_syntax_by_extension(e)));
+            .or_else(|| ext.and_then(|e| set.find_syntax_by_extension(e)))
+            .map(|s| s.name.clone());
+        drop(set);
         match syntax {
-            Some(syntax) => self.highlight_with(code, syntax, theme),
+            Some(syntax) => self.highlight_named(code, &syntax, theme),
             None => plain_lines(code),
         }
     }
 
-    fn highlight_with(&self, code: &str, syntax: &SyntaxReference, theme: &Theme) -> Vec<String> {
-        let set = self.syntaxes();
+    /// Highlights with the syntax called `name` (which the set has).
+    fn highlight_named(&self, code: &str, name: &str, theme: &Theme) -> Vec<String> {
+        let set = self.set_for(name);
+        match set.find_syntax_by_name(name) {
+            Some(syntax) => self.highlight_with(code, &set, syntax, theme),
+            None => plain_lines(code),
+        }
+    }
+
+    fn highlight_with(
+        &self,
+        code: &str,
+        set: &SyntaxSet,
+        syntax: &SyntaxReference,
+        theme: &Theme,
+    ) -> Vec<String> {
         let dark = is_dark(theme);
         let scheme = self.themes().get(if dark {
             EmbeddedThemeName::OneHalfDark
@@ -147,7 +181,7 @@ impl Highlighter {
             EmbeddedThemeName::OneHalfLight
         });
         let hl = SynHighlighter::new(scheme);
-        let mut guard = self.resume.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut guard = self.resume.borrow_mut();
         let found = guard
             .iter()
             .enumerate()

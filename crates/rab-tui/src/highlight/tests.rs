@@ -9,24 +9,16 @@ fn theme(depth: ColorDepth) -> Theme {
 }
 
 #[test]
-fn highlighter_is_shareable_across_threads() {
-    fn assert_send_sync<T: Send + Sync>() {}
-    assert_send_sync::<Highlighter>();
-}
-
-#[test]
-fn warm_up_loads_once_and_reports_time() {
+fn nothing_is_loaded_until_code_needs_a_language() {
     let h = Highlighter::new();
     assert!(!h.is_loaded());
-    let t = Instant::now();
-    h.warm_up();
-    let first = t.elapsed();
-    let t = Instant::now();
-    h.warm_up();
-    let second = t.elapsed();
+    let t = theme(ColorDepth::TrueColor);
+    // Plain text and an unknown language need no syntaxes.
+    let _ = h.highlight("x = 1\n", "text", &t);
+    let _ = h.highlight("x = 1\n", "", &t);
+    assert!(!h.is_loaded());
+    let _ = h.highlight(RUST, "rust", &t);
     assert!(h.is_loaded());
-    // Printed for the record (cargo test -- --nocapture); debug builds are slower.
-    println!("highlighter warm_up: first {first:?}, second {second:?}");
 }
 
 #[test]
@@ -82,7 +74,7 @@ fn fence_aliases_resolve() {
         ("rust,ignore", "Rust"),
         ("{.python}", "Python"),
         ("py", "Python"),
-        ("js", "JavaScript"),
+        ("js", "JavaScript (Babel)"),
         ("ts", "TypeScript"),
         ("sh", "Bourne Again Shell (bash)"),
         ("bash", "Bourne Again Shell (bash)"),
@@ -147,4 +139,51 @@ fn snapshot_highlighted_rust_truecolor() {
     let lines = h.highlight(RUST, "rust", &theme(ColorDepth::TrueColor));
     let readable: Vec<String> = lines.iter().map(|l| l.replace('\x1b', "␛")).collect();
     insta::assert_snapshot!(readable.join("\n"));
+}
+
+#[test]
+fn a_fourth_language_reloads_the_set_and_every_language_still_highlights() {
+    let h = Highlighter::new();
+    let t = theme(ColorDepth::TrueColor);
+    let blocks = [
+        ("rust", "fn a() -> u8 { 1 }\n"),
+        ("python", "def a():\n    return 1\n"),
+        ("go", "func a() int { return 1 }\n"),
+        ("typescript", "const a = (): number => 1;\n"),
+        ("rust", "fn b() -> u8 { 2 }\n"),
+    ];
+    let fresh = |lang: &str, code: &str| Highlighter::new().highlight(code, lang, &t);
+    for (i, (lang, code)) in blocks.iter().enumerate() {
+        let lines = h.highlight(code, lang, &t);
+        assert_eq!(lines, fresh(lang, code), "{lang} after a reload");
+        assert!(lines[0].contains("\x1b[38;2;"), "{lang}: {lines:?}");
+        let compiled = h.compiled_languages();
+        assert!(compiled.len() <= COMPILED_LANGUAGES, "{compiled:?}");
+        match i {
+            2 => assert_eq!(compiled, ["Rust", "Python", "Go"]),
+            3 => assert_eq!(compiled, ["TypeScript"]),
+            4 => assert_eq!(compiled, ["TypeScript", "Rust"]),
+            _ => {}
+        }
+    }
+    // Using a compiled language again makes it the most recent, not a reload.
+    let _ = h.highlight("x = 1\n", "python", &t);
+    let _ = h.highlight("fn c() {}\n", "rust", &t);
+    assert_eq!(h.compiled_languages(), ["TypeScript", "Python", "Rust"]);
+}
+
+#[test]
+fn a_growing_block_resumes_across_a_reload_of_other_languages() {
+    let h = Highlighter::new();
+    let t = theme(ColorDepth::TrueColor);
+    let first = h.highlight("fn main() {\n", "rust", &t);
+    for lang in ["python", "go", "typescript"] {
+        let _ = h.highlight("x\n", lang, &t);
+    }
+    let grown = h.highlight("fn main() {\n    let s = \"x\";\n}\n", "rust", &t);
+    assert_eq!(grown[0], first[0]);
+    assert_eq!(
+        grown,
+        Highlighter::new().highlight("fn main() {\n    let s = \"x\";\n}\n", "rust", &t)
+    );
 }

@@ -56,7 +56,7 @@ pub struct App {
     pub launch: Arc<Launch>,
     pub theme: Theme,
     pub bindings: Keybindings,
-    pub highlighter: Arc<Highlighter>,
+    pub highlighter: Highlighter,
     pub editor: Editor,
     completer: PromptCompleter,
     completions: Option<(Completions, SelectList)>,
@@ -112,9 +112,8 @@ impl App {
                 editor.push_history(text);
             }
         }
-        let highlighter = Arc::new(Highlighter::new());
-        let warm = highlighter.clone();
-        std::thread::spawn(move || warm.warm_up());
+        // Loaded by the first code block that needs a language, not at start.
+        let highlighter = Highlighter::new();
         let mut app = Self {
             launch,
             theme,
