@@ -93,6 +93,27 @@ pub(crate) struct State {
     /// HTTP faults of the next turn already answered.
     pub faults_served: usize,
     pub requests: Vec<RecordedRequest>,
+    /// Where request arrivals and response ends are logged, if anywhere.
+    pub timings: Option<Arc<TimingLog>>,
+}
+
+/// A log of when each request arrived and its streamed answer ended, one line per event
+/// (`req N MICROS` / `end N MICROS`, microseconds since the log was opened), so a
+/// benchmark can measure the client's own time between an answer and its next request.
+#[derive(Debug)]
+pub(crate) struct TimingLog {
+    epoch: std::time::Instant,
+    file: Mutex<std::fs::File>,
+}
+
+impl TimingLog {
+    /// Writes one event; a failed write is ignored (the log is for benchmarks).
+    pub(crate) fn event(&self, kind: &str, request: usize, at: std::time::Instant) {
+        use std::io::Write;
+        let micros = at.saturating_duration_since(self.epoch).as_micros();
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = writeln!(file, "{kind} {request} {micros}");
+    }
 }
 
 /// A running fake LLM server; stops when dropped.
@@ -154,6 +175,13 @@ impl FakeLlm {
     /// Requires this key on every request (`None` accepts any).
     pub fn require_api_key(&self, key: Option<&str>) {
         self.lock().script.api_key = key.map(str::to_owned);
+    }
+
+    /// Logs request arrivals and response ends to `file` from now on (see the `--timings`
+    /// option of the binary).
+    pub fn log_timings(&self, file: std::fs::File) {
+        let log = TimingLog { epoch: std::time::Instant::now(), file: Mutex::new(file) };
+        self.lock().timings = Some(Arc::new(log));
     }
 
     /// Every request received so far, in order.

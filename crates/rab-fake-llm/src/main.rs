@@ -1,10 +1,14 @@
-//! `rab-fake-llm --script FILE [--listen ADDR]`: serves a script for manual testing and
-//! benchmarks; prints the base URL on the first line of stdout, runs until killed.
+//! `rab-fake-llm --script FILE [--listen ADDR] [--repeat] [--timings LOG]`: serves a
+//! script for manual testing and benchmarks; prints the base URL on the first line of
+//! stdout, runs until killed. `--timings` logs when each request arrived and its answer
+//! ended (`req N MICROS` / `end N MICROS`), for measuring the client's turn overhead.
 
 use std::io::Write;
 
 fn usage() -> ! {
-    eprintln!("usage: rab-fake-llm --script FILE.json [--listen 127.0.0.1:0] [--repeat]");
+    eprintln!(
+        "usage: rab-fake-llm --script FILE.json [--listen 127.0.0.1:0] [--repeat] [--timings LOG]"
+    );
     std::process::exit(2);
 }
 
@@ -12,12 +16,14 @@ fn main() {
     let mut script_path = None;
     let mut listen = "127.0.0.1:0".to_owned();
     let mut repeat = false;
+    let mut timings = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--script" => script_path = args.next(),
             "--listen" => listen = args.next().unwrap_or_else(|| usage()),
             "--repeat" => repeat = true,
+            "--timings" => timings = Some(args.next().unwrap_or_else(|| usage())),
             _ => usage(),
         }
     }
@@ -35,6 +41,13 @@ fn main() {
         eprintln!("{e}");
         std::process::exit(1);
     });
+    if let Some(path) = timings {
+        let file = std::fs::File::create(&path).unwrap_or_else(|e| {
+            eprintln!("rab-fake-llm: cannot create {path}: {e}");
+            std::process::exit(2);
+        });
+        server.log_timings(file);
+    }
     let mut out = std::io::stdout();
     let _ = writeln!(out, "{}", server.url());
     let _ = out.flush();

@@ -18,7 +18,7 @@ use crate::inspect::{RecordedRequest, parse, validate};
 use crate::render::{Frame, error_body, error_event, malformed_event, render_reply};
 use crate::rules::check;
 use crate::script::Turn;
-use crate::{State, Wire};
+use crate::{State, TimingLog, Wire};
 
 type ResBody = BoxBody<Bytes, std::io::Error>;
 
@@ -171,6 +171,7 @@ async fn handle(
     req: Request<Incoming>,
     state: Arc<Mutex<State>>,
 ) -> Result<Response<ResBody>, std::io::Error> {
+    let arrived = std::time::Instant::now();
     let method = req.method().to_string();
     let path = req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
     let headers: Vec<(String, String)> = req
@@ -194,14 +195,19 @@ async fn handle(
         status: 200,
         transformations: Vec::new(),
     };
-    let answer = {
+    let (answer, timing) = {
         let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
         let answer = decide(&mut st, wire, &mut record);
         if let Answer::Error { status, .. } | Answer::Page { status, .. } = &answer {
             record.status = *status;
         }
         st.requests.push(record);
-        answer
+        let index = st.requests.len() - 1;
+        let timing = st.timings.clone().map(|log| (log, index));
+        if let Some((log, index)) = &timing {
+            log.event("req", *index, arrived);
+        }
+        (answer, timing)
     };
     Ok(match answer {
         Answer::Error { status: 0, .. } => {
@@ -222,7 +228,7 @@ async fn handle(
             res
         }
         Answer::Page { status, content_type, body } => full(status, &content_type, body),
-        Answer::Stream { wire, turn, frames } => stream(wire, *turn, frames),
+        Answer::Stream { wire, turn, frames } => stream(wire, *turn, frames, timing),
     })
 }
 
@@ -241,7 +247,12 @@ impl Body for ChannelBody {
     }
 }
 
-fn stream(wire: Wire, turn: Turn, frames: Vec<Frame>) -> Response<ResBody> {
+fn stream(
+    wire: Wire,
+    turn: Turn,
+    frames: Vec<Frame>,
+    timing: Option<(Arc<TimingLog>, usize)>,
+) -> Response<ResBody> {
     let (tx, rx) = mpsc::channel(16);
     tokio::spawn(async move {
         let delay = turn.chunk_delay_ms.map(Duration::from_millis);
@@ -279,10 +290,60 @@ fn stream(wire: Wire, turn: Turn, frames: Vec<Frame>) -> Response<ResBody> {
                 }
             }
         }
+        if let Some((log, index)) = timing {
+            // The last bytes are handed to the connection (a few microseconds from the
+            // socket); dropping the sender ends the body.
+            drop(tx);
+            log.event("end", index, std::time::Instant::now());
+        }
     });
     let mut res = Response::new(ChannelBody(rx).boxed());
     let headers = res.headers_mut();
     headers.insert("content-type", hyper::header::HeaderValue::from_static("text/event-stream"));
     headers.insert("cache-control", hyper::header::HeaderValue::from_static("no-cache"));
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use crate::{FakeLlm, Script, Turn};
+
+    #[test]
+    fn the_timing_log_has_each_request_and_the_end_of_its_answer() {
+        let script = Script { turns: vec![Turn::text("hello there")], ..Script::default() };
+        let server = FakeLlm::try_start(script, "127.0.0.1:0").unwrap();
+        let dir = std::env::temp_dir().join(format!("fake-llm-timings-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("timings.log");
+        server.log_timings(std::fs::File::create(&log).unwrap());
+        let body = r#"{"model":"claude-x","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
+        let addr = server.url().trim_start_matches("http://").to_owned();
+        let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+        write!(
+            conn,
+            "POST /v1/messages HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+             x-api-key: k\r\nanthropic-version: 2023-06-01\r\nconnection: close\r\n\
+             content-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).unwrap();
+        assert!(answer.contains("message_stop"), "{answer}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        let events: Vec<(String, u64, u128)> = text
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                (f[0].to_owned(), f[1].parse().unwrap(), f[2].parse().unwrap())
+            })
+            .collect();
+        assert_eq!(events.len(), 2, "{text}");
+        assert_eq!((events[0].0.as_str(), events[0].1), ("req", 0));
+        assert_eq!((events[1].0.as_str(), events[1].1), ("end", 0));
+        assert!(events[1].2 >= events[0].2, "{text}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

@@ -354,6 +354,19 @@ mod tests {
     }
 
     #[test]
+    fn the_file_index_is_built_only_for_an_at_completion() {
+        let dir = tree();
+        let c = PromptCompleter::new(commands(), dir.path());
+        let built = |c: &PromptCompleter| c.files.lock().unwrap().is_some();
+        for typed in ["", "hello", "/comp", "mail me at x", "read src/ma"] {
+            let _ = c.complete(typed);
+            assert!(!built(&c), "{typed:?} walked the tree");
+        }
+        let _ = c.complete("read @src/ma");
+        assert!(built(&c));
+    }
+
+    #[test]
     fn new_files_appear_after_invalidate() {
         let dir = tree();
         let c = PromptCompleter::new(commands(), dir.path());
