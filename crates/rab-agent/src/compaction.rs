@@ -112,23 +112,19 @@ pub fn message_chars(m: &Message) -> usize {
 /// before a summary ([`Message::summary`]) counted the history the summary replaced,
 /// so it is not used: the messages are estimated instead.
 pub fn estimate_context_tokens(messages: &[Message]) -> u64 {
-    let summary = messages.iter().rposition(Message::is_summary);
+    // One backward scan that stops at the last reply with usage, so the cost is the
+    // tail's, not the history's (this runs every turn).
     let last = messages
         .iter()
-        .rposition(|m| matches!(m, Message::Assistant(a) if a.usage.total() > 0))
-        .filter(|&i| summary.is_none_or(|s| i > s));
-    match last {
-        Some(i) => {
-            let reported = match &messages[i] {
-                Message::Assistant(a) => a.usage.total(),
-                Message::User(_) | Message::ToolResult(_) | Message::System(_) => 0,
-            };
-            reported
+        .rposition(|m| m.is_summary() || matches!(m, Message::Assistant(a) if a.usage.total() > 0));
+    match last.map(|i| (i, &messages[i])) {
+        Some((i, Message::Assistant(a))) if a.usage.total() > 0 => {
+            a.usage.total()
                 + messages[i + 1..]
                     .iter()
                     .map(|m| estimate_text_tokens(message_chars(m)))
                     .sum::<u64>()
         }
-        None => messages.iter().map(|m| estimate_text_tokens(message_chars(m))).sum(),
+        _ => messages.iter().map(|m| estimate_text_tokens(message_chars(m))).sum(),
     }
 }

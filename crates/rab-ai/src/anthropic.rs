@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::anthropic_history::{
-    Block, EPHEMERAL, Msg, TOOL_CHANGES_BETA, Tool, bind_thinking, messages, tools,
-    uses_tool_changes,
+    Block, EPHEMERAL, Msg, TOOL_CHANGES_BETA, Tool, messages, start_fingerprint, tools,
+    uses_tool_changes, write_messages,
 };
 use crate::assemble::Builder;
 use crate::model::{Model, ThinkingFormat};
@@ -45,9 +45,11 @@ pub fn messages_url(base: &str) -> String {
 /// Fields in the order the prompt cache reads them (tools, system, messages), after the
 /// per-request settings: each request's body then starts with the previous request's
 /// bytes up to its last message (cache breakpoint markers aside), which makes cache hits
-/// easy to check on the wire.
+/// easy to check on the wire. `messages`, last, is written after these by
+/// [`write_messages`], which hashes each message's bytes as it writes them, so the
+/// history is serialised once per request.
 #[derive(Serialize)]
-struct Body<'a> {
+struct Head<'a> {
     model: &'a str,
     max_tokens: u64,
     stream: bool,
@@ -61,29 +63,20 @@ struct Body<'a> {
     tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     system: Vec<Block<'a>>,
-    messages: Vec<Msg<'a>>,
 }
 
-/// Marks cache breakpoints on the last message and on the user-role message before it:
-/// the latter was the last message of the previous request, so the previous request's
-/// bytes up to and including it (breakpoint marker too) recur unchanged, and its cache
-/// entry is read back. With the system prompt's breakpoint that makes three of the
-/// four Anthropic allows. System messages take no marker; the turn before them does.
-fn mark_breakpoints(messages: &mut [Msg<'_>]) {
-    let turns: Vec<usize> =
-        messages.iter().enumerate().filter(|(_, m)| m.role != "system").map(|(i, _)| i).collect();
-    let mut targets: Vec<usize> = turns.last().copied().into_iter().collect();
-    if let Some(&prev) =
-        turns.iter().rev().skip(1).find(|&&i| messages.get(i).is_some_and(|m| m.role == "user"))
-    {
-        targets.push(prev);
-    }
-    for i in targets {
-        let Some(m) = messages.get_mut(i) else { continue };
-        if let Some(slot) = m.content.iter_mut().rev().find_map(Block::cache_slot) {
-            *slot = Some(EPHEMERAL);
-        }
-    }
+/// Where the cache breakpoints go: the last message and the user-role message before
+/// it. The latter was the last message of the previous request, so the previous
+/// request's bytes up to and including it (breakpoint marker too) recur unchanged, and
+/// its cache entry is read back. With the system prompt's breakpoint that makes three
+/// of the four Anthropic allows. System messages take no marker; the turn before them
+/// does. A backward scan: it stops at the second target.
+fn breakpoint_targets(messages: &[Msg<'_>]) -> Vec<usize> {
+    let mut turns = messages.iter().enumerate().rev().filter(|(_, m)| m.role != "system");
+    let Some((last, _)) = turns.next() else { return Vec::new() };
+    let mut targets = vec![last];
+    targets.extend(turns.find(|(_, m)| m.role == "user").map(|(i, _)| i));
+    targets
 }
 
 /// Thinking budget per level for models that take `budget_tokens`.
@@ -173,25 +166,33 @@ impl Wire for AnthropicWire {
         let mut messages = messages(context, model, tool_changes, &declared);
         let drops_blocks = config.betas.contains(&BINDING_BETA);
         let binds = model.compat.preserved_thinking;
-        let prefix_hash = bind_thinking(&tools, &system, &mut messages, binds, drops_blocks);
+        let reply_may_think = config.thinking.as_ref().is_some_and(|t| t["type"] != "disabled");
+        let marks = breakpoint_targets(&messages);
+        // The fingerprint covers the system prompt without its breakpoint marker.
+        let fingerprint = start_fingerprint(&tools, &system, &messages, binds, reply_may_think);
         for block in &mut system {
             if let Some(slot) = block.cache_slot() {
                 *slot = Some(EPHEMERAL);
             }
         }
-        mark_breakpoints(&mut messages);
-        let body = Body {
+        let head = Head {
             model: &model.id,
             max_tokens: config.max_tokens,
             system,
-            messages,
             tools,
             stream: true,
             temperature: if config.thinking.is_some() { None } else { options.temperature },
             thinking: config.thinking,
             output_config: config.output_config,
         };
-        let body = serde_json::to_vec(&body).map_err(|e| e.to_string())?;
+        let mut body = serde_json::to_vec(&head).map_err(|e| e.to_string())?;
+        // `{…}` becomes `{…,"messages":[…]}`.
+        body.pop();
+        body.extend_from_slice(b",\"messages\":[");
+        let prefix_hash =
+            write_messages(&mut body, fingerprint, &mut messages, &marks, binds, drops_blocks)
+                .map_err(|e| e.to_string())?;
+        body.extend_from_slice(b"]}");
         let mut headers = vec![
             ("content-type", "application/json".to_owned()),
             ("accept", "text/event-stream".to_owned()),
@@ -206,8 +207,8 @@ impl Wire for AnthropicWire {
         Ok(HttpRequest {
             url: messages_url(&model.base_url),
             headers,
-            body,
-            prefix_hash: Some(prefix_hash),
+            body: body.into(),
+            prefix_hash,
         })
     }
 

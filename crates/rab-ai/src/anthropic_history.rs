@@ -12,6 +12,8 @@
 //! a reply's thinking only while the same prefix still leads up to it, and once one
 //! block is left out every later one is too (a gap invalidates the blocks after it).
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -71,14 +73,14 @@ pub(crate) enum Block<'a> {
         data: &'a str,
     },
     ToolUse {
-        id: String,
+        id: Cow<'a, str>,
         name: &'a str,
         input: &'a Value,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
     ToolResult {
-        tool_use_id: String,
+        tool_use_id: Cow<'a, str>,
         content: Vec<Block<'a>>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
@@ -138,8 +140,13 @@ pub(crate) struct CacheControl {
 pub(crate) const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
 
 /// Anthropic tool ids must match `^[a-zA-Z0-9_-]{1,64}$`; ids from other providers
-/// are mapped into that alphabet the same way for the call and its result.
-pub(crate) fn tool_id(id: &str) -> String {
+/// are mapped into that alphabet the same way for the call and its result. A valid id
+/// (every id Anthropic issued) is borrowed, not copied.
+pub(crate) fn tool_id(id: &str) -> Cow<'_, str> {
+    let valid = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if !id.is_empty() && id.len() <= 64 && id.chars().all(valid) {
+        return Cow::Borrowed(id);
+    }
     let mut out: String = id
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
@@ -148,7 +155,7 @@ pub(crate) fn tool_id(id: &str) -> String {
     if out.is_empty() {
         out.push_str("call");
     }
-    out
+    Cow::Owned(out)
 }
 
 /// Whether this request keeps `tools` fixed and sends tool changes as blocks: the model
@@ -441,6 +448,12 @@ impl Fingerprint {
         self.state = (self.state ^ word).wrapping_mul(MIX).rotate_left(31);
     }
 
+    /// Hashes serialised bytes and the newline [`Fingerprint::add`] puts after them.
+    fn hash_line(&mut self, bytes: &[u8]) {
+        let _ = std::io::Write::write(self, bytes);
+        let _ = std::io::Write::write(self, b"\n");
+    }
+
     fn add(&mut self, value: &impl Serialize) {
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
@@ -462,29 +475,69 @@ impl Fingerprint {
     }
 }
 
-/// Leaves out the thinking of replies whose prefix changed (and, once one is left out,
-/// of every later reply), and returns the fingerprint of the whole request for its
-/// reply. Only for models whose thinking is bound to its prefix (`binds`); others
-/// need their thinking back as it was (a tool round must start with its thinking). A
-/// reply that recorded no fingerprint (from before rab kept them) keeps its thinking
-/// only when `keep_unknown` (the request asks the API to drop blocks that do not match
-/// rather than fail). Call before cache breakpoints are marked: markers are not part
-/// of the prefix.
-pub(crate) fn bind_thinking(
+/// The fingerprint in progress, and how far it must go.
+pub(crate) struct Hashing {
+    fp: Fingerprint,
+    /// Messages to hash: up to the last reply with thinking (to check it), or all.
+    upto: usize,
+    /// Whether the whole request's fingerprint is wanted (the reply may think).
+    finish: bool,
+}
+
+/// Starts the prefix fingerprint over the declared tools and the system prompt (without
+/// its breakpoint marker), or returns `None` when nothing needs it. The fingerprint
+/// costs hashing the whole history, so it only goes as far as needed: up to the last
+/// reply with thinking (to check it, for models whose thinking is bound to its prefix,
+/// `binds`), and to the end only when this request's reply may think.
+pub(crate) fn start_fingerprint(
     tools: &[Tool<'_>],
     system: &[Block<'_>],
-    messages: &mut [Msg<'_>],
+    messages: &[Msg<'_>],
     binds: bool,
-    keep_unknown: bool,
-) -> String {
+    reply_may_think: bool,
+) -> Option<Hashing> {
+    let is_thinking_reply =
+        |m: &Msg<'_>| m.role == "assistant" && m.content.iter().any(Block::is_thinking);
+    let upto = if reply_may_think {
+        messages.len()
+    } else if binds {
+        messages.iter().rposition(is_thinking_reply)? + 1
+    } else {
+        return None;
+    };
     let mut fp = Fingerprint::new();
     let declared: Vec<&Tool<'_>> = tools.iter().filter(|t| !t.defer_loading).collect();
     fp.add(&declared);
     fp.add(&system);
+    Some(Hashing { fp, upto, finish: reply_may_think })
+}
+
+/// Writes `messages` as a JSON array's elements into `out`, hashing each message's
+/// bytes as written, and returns the fingerprint of the whole request for its reply
+/// (when [`start_fingerprint`] asked for it). On the way, leaves out the thinking of
+/// replies whose prefix changed (and, once one is left out, of every later reply); only
+/// for models whose thinking is bound to its prefix (`binds`), others need their
+/// thinking back as it was (a tool round must start with its thinking). A reply that
+/// recorded no fingerprint (from before rab kept them) keeps its thinking only when
+/// `keep_unknown` (the request asks the API to drop blocks that do not match rather
+/// than fail). The messages at `marks` get a cache breakpoint marker, which is not part
+/// of the prefix.
+pub(crate) fn write_messages(
+    out: &mut Vec<u8>,
+    mut hashing: Option<Hashing>,
+    messages: &mut [Msg<'_>],
+    marks: &[usize],
+    binds: bool,
+    keep_unknown: bool,
+) -> Result<Option<String>, serde_json::Error> {
     let mut is_broken = false;
-    for m in messages.iter_mut() {
-        let has_thinking = m.content.iter().any(Block::is_thinking);
-        if binds && m.role == "assistant" && has_thinking {
+    for (i, m) in messages.iter_mut().enumerate() {
+        let mut fp = hashing.as_mut().filter(|h| i < h.upto).map(|h| &mut h.fp);
+        if let Some(fp) = fp.as_deref()
+            && binds
+            && m.role == "assistant"
+            && m.content.iter().any(Block::is_thinking)
+        {
             // A reply whose fingerprint matches was written after anything left out
             // before it, so its thinking holds; one without a fingerprint cannot tell.
             let holds = match m.prefix_hash {
@@ -497,12 +550,45 @@ pub(crate) fn bind_thinking(
                 tracing::debug!("thinking left out: the conversation before it changed");
             }
         }
-        fp.add(m);
-        for t in &m.offers {
-            fp.add(t);
+        if i > 0 {
+            out.push(b',');
+        }
+        let start = out.len();
+        let marked = marks.contains(&i);
+        if marked {
+            if let Some(fp) = fp.as_deref_mut() {
+                fp.add(m);
+            }
+            if let Some(slot) = m.content.iter_mut().rev().find_map(Block::cache_slot) {
+                *slot = Some(EPHEMERAL);
+            }
+        }
+        serde_json::to_writer(&mut *out, m)?;
+        if let Some(fp) = fp {
+            if !marked {
+                fp.hash_line(&out[start..]);
+            }
+            for t in &m.offers {
+                fp.add(t);
+            }
         }
     }
-    fp.hex()
+    Ok(hashing.filter(|h| h.finish).map(|h| h.fp.hex()))
+}
+
+/// [`start_fingerprint`] and [`write_messages`] without the body: leaves out thinking
+/// as a request would and returns its fingerprint.
+#[cfg(test)]
+pub(crate) fn bind_thinking(
+    tools: &[Tool<'_>],
+    system: &[Block<'_>],
+    messages: &mut [Msg<'_>],
+    binds: bool,
+    keep_unknown: bool,
+    reply_may_think: bool,
+) -> Option<String> {
+    let hashing = start_fingerprint(tools, system, messages, binds, reply_may_think);
+    write_messages(&mut Vec::new(), hashing, messages, &[], binds, keep_unknown).ok().flatten()
 }
 
 #[cfg(test)]

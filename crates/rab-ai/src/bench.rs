@@ -96,7 +96,7 @@ pub fn build(
         Api::OpenaiCompletions => &crate::openai_chat::ChatWire,
         Api::GoogleGenerativeAi => &crate::gemini::GeminiWire,
     };
-    wire.build(model, context, options).map(|r| (r.body, r.prefix_hash))
+    wire.build(model, context, options).map(|r| (r.body.to_vec(), r.prefix_hash))
 }
 
 #[cfg(test)]

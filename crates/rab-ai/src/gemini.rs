@@ -267,7 +267,7 @@ impl Wire for GeminiWire {
         Ok(HttpRequest {
             url: stream_url(&model.base_url, &model.id),
             headers,
-            body,
+            body: body.into(),
             prefix_hash: None,
         })
     }

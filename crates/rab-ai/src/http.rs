@@ -93,7 +93,7 @@ impl Provider for Client {
             }
             Some(_) | None => options,
         };
-        let request = wire.build(model, context, options).and_then(|r| check_headers(&r, model));
+        let request = wire.build(model, context, options).and_then(|r| check_headers(r, model));
         let job = Job {
             request,
             wire,
@@ -112,7 +112,7 @@ impl Provider for Client {
 
 /// Fails with a clear message when a header value cannot be sent (the HTTP client
 /// would report only "builder error: failed to parse header value").
-fn check_headers(request: &HttpRequest, model: &Model) -> Result<HttpRequest, String> {
+fn check_headers(request: HttpRequest, model: &Model) -> Result<HttpRequest, String> {
     let headers = request.headers.iter().map(|(k, v)| (*k, v.as_str()));
     let extra = model.headers.iter().map(|(k, v)| (k.as_str(), v.as_str()));
     for (name, value) in headers.chain(extra) {
@@ -133,7 +133,7 @@ fn check_headers(request: &HttpRequest, model: &Model) -> Result<HttpRequest, St
              quote, space or line break"
         ));
     }
-    Ok(request.clone())
+    Ok(request)
 }
 
 struct EventReceiver(mpsc::Receiver<StreamEvent>);

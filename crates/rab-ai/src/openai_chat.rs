@@ -252,7 +252,12 @@ impl Wire for ChatWire {
         if let Some(key) = &options.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }
-        Ok(HttpRequest { url: chat_url(&model.base_url), headers, body, prefix_hash: None })
+        Ok(HttpRequest {
+            url: chat_url(&model.base_url),
+            headers,
+            body: body.into(),
+            prefix_hash: None,
+        })
     }
 
     fn decoder(&self) -> Box<dyn Decoder> {

@@ -285,7 +285,12 @@ impl Wire for ResponsesWire {
         if let Some(key) = &options.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }
-        Ok(HttpRequest { url: responses_url(&model.base_url), headers, body, prefix_hash: None })
+        Ok(HttpRequest {
+            url: responses_url(&model.base_url),
+            headers,
+            body: body.into(),
+            prefix_hash: None,
+        })
     }
 
     fn decoder(&self) -> Box<dyn Decoder> {

@@ -56,7 +56,8 @@ pub struct StreamOptions {
 pub(crate) struct HttpRequest {
     pub url: String,
     pub headers: Vec<(&'static str, String)>,
-    pub body: Vec<u8>,
+    /// Shared, so each attempt (and retry) hands the same bytes to the client.
+    pub body: bytes::Bytes,
     /// Fingerprint of the request's prefix, recorded on the reply (wire formats that
     /// bind thinking to it).
     pub prefix_hash: Option<String>,

@@ -69,3 +69,69 @@ fn budget_thinking_stays_below_max_tokens() {
     assert!(budget < max && budget >= 1024, "{budget} < {max}");
     assert!(body.get("temperature").is_none(), "temperature is not allowed with thinking");
 }
+
+/// The body written in one pass (each message serialised once and hashed as written)
+/// equals serialising the marked messages whole, and its fingerprint equals the one
+/// computed over the unmarked messages.
+#[test]
+fn one_pass_body_and_fingerprint_match_serialising_twice() {
+    use crate::anthropic_history::bind_thinking;
+    let mut model =
+        Model::custom("claude-haiku-4-5", "anthropic", Api::AnthropicMessages, "http://h");
+    model.reasoning = true;
+    model.compat.thinking = ThinkingFormat::AnthropicBudget;
+    model.compat.preserved_thinking = true;
+    let opts = StreamOptions { thinking: ThinkingLevel::High, ..Default::default() };
+    let mut ctx = Context {
+        system_prompt: "be brief".into(),
+        messages: vec![Message::user("hi")],
+        ..Default::default()
+    };
+    for turn in 0..6 {
+        let req = AnthropicWire.build(&model, &ctx, &opts).unwrap();
+        let body: Value = serde_json::from_slice(&req.body).unwrap();
+
+        let changes = uses_tool_changes(&model, &ctx);
+        let tools = tools(&ctx, changes);
+        let system = vec![Block::Text { text: &ctx.system_prompt, cache_control: None }];
+        let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
+        let mut msgs = messages(&ctx, &model, changes, &declared);
+        let want = bind_thinking(&tools, &system, &mut msgs, true, false, true);
+        for i in breakpoint_targets(&msgs) {
+            if let Some(slot) = msgs[i].content.iter_mut().rev().find_map(Block::cache_slot) {
+                *slot = Some(EPHEMERAL);
+            }
+        }
+        assert_eq!(body["messages"], serde_json::to_value(&msgs).unwrap(), "turn {turn}");
+        assert_eq!(req.prefix_hash, want, "turn {turn}");
+        assert!(want.is_some());
+
+        let mut reply = crate::types::AssistantMessage::empty(
+            Api::AnthropicMessages,
+            "anthropic",
+            "claude-haiku-4-5",
+        );
+        reply.content.push(AssistantBlock::Thinking {
+            thinking: format!("step {turn}"),
+            signature: Some(format!("sig{turn}")),
+            item_id: None,
+            redacted: false,
+        });
+        reply.content.push(AssistantBlock::text(format!("answer {turn}")));
+        // Turn 3's reply records a fingerprint that matches nothing: its thinking is
+        // left out; later replies were written after that, so theirs holds.
+        reply.prefix_hash = if turn == 3 { Some("0000".into()) } else { req.prefix_hash };
+        ctx.messages.push(Message::Assistant(reply));
+        ctx.messages.push(Message::user(format!("more {turn}")));
+    }
+    let body: Value =
+        serde_json::from_slice(&AnthropicWire.build(&model, &ctx, &opts).unwrap().body).unwrap();
+    let kept: Vec<bool> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .map(|m| m["content"][0]["type"] == "thinking")
+        .collect();
+    assert_eq!(kept, [true, true, true, false, true, true]);
+}

@@ -41,7 +41,8 @@ fn fingerprint(context: &Context, model: &Model) -> String {
     let system = vec![Block::Text { text: &context.system_prompt, cache_control: None }];
     let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
     let mut messages = messages(context, model, changes, &declared);
-    bind_thinking(&tools, &system, &mut messages, model.compat.preserved_thinking, true)
+    bind_thinking(&tools, &system, &mut messages, model.compat.preserved_thinking, true, true)
+        .unwrap()
 }
 
 fn sent(context: &Context, model: &Model) -> Value {
@@ -54,7 +55,8 @@ fn sent_with(context: &Context, model: &Model, keep_unknown: bool) -> Value {
     let system = vec![Block::Text { text: &context.system_prompt, cache_control: None }];
     let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
     let mut messages = messages(context, model, changes, &declared);
-    bind_thinking(&tools, &system, &mut messages, model.compat.preserved_thinking, keep_unknown);
+    let binds = model.compat.preserved_thinking;
+    bind_thinking(&tools, &system, &mut messages, binds, keep_unknown, true);
     json!({"tools": serde_json::to_value(&tools).unwrap(), "messages": serde_json::to_value(&messages).unwrap()})
 }
 
@@ -324,4 +326,34 @@ fn a_removal_of_a_tool_no_longer_declared_is_left_out() {
         last,
         &json!([{"type": "tool_removal", "tool": {"type": "tool_reference", "name": "b"}}])
     );
+}
+
+#[test]
+fn the_fingerprint_is_computed_only_as_far_as_needed() {
+    let model = model("claude-x", true, true);
+    let build = |context: &Context, may_think: bool| {
+        let changes = uses_tool_changes(&model, context);
+        let tools = tools(context, changes);
+        let system = vec![Block::Text { text: &context.system_prompt, cache_control: None }];
+        let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
+        let mut messages = messages(context, &model, changes, &declared);
+        let hash = bind_thinking(&tools, &system, &mut messages, true, true, may_think);
+        (hash, serde_json::to_value(&messages).unwrap())
+    };
+    // A reply that cannot think records no fingerprint.
+    let mut context = Context::default();
+    context.messages.push(Message::user("hi"));
+    assert_eq!(build(&context, false).0, None);
+    assert!(build(&context, true).0.is_some());
+    // Checking earlier thinking does not depend on whether this reply may think: a
+    // reply whose prefix changed loses its thinking either way.
+    let mut changed = context.clone();
+    changed.messages.push(reply("deep", Some("0000000000000000".into())));
+    changed.messages.push(Message::user("and?"));
+    let (none, body_off) = build(&changed, false);
+    let (some, body_on) = build(&changed, true);
+    assert_eq!(none, None);
+    assert!(some.is_some());
+    assert_eq!(body_off, body_on);
+    assert_eq!(thinking_kept(&json!({"messages": body_off})), [false]);
 }
