@@ -218,8 +218,13 @@ fn huge_and_odd_tool_input_gives_clear_bounded_results() {
     ];
     let llm = FakeLlm::start();
     llm.script(turns);
-    let (out, peak) =
-        run_sampled(rab(&home, &llm).args(["-p", "--yolo", "--output-format", "json", "go"]), b"");
+    // The bash tool keeps the full 100 MB output in TMPDIR: a folder of the test's own
+    // (outside the workspace the model searches), so it goes with it (in /tmp, every run of this test would leave 100 MB behind).
+    let tmp_dir = tempfile::tempdir().unwrap();
+    let tmp = tmp_dir.path().to_path_buf();
+    let mut cmd = rab(&home, &llm);
+    cmd.env("TMPDIR", &tmp).args(["-p", "--yolo", "--output-format", "json", "go"]);
+    let (out, peak) = run_sampled(&mut cmd, b"");
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
     eprintln!("peak RSS over the huge tool input: {peak} MB");
@@ -234,6 +239,7 @@ fn huge_and_odd_tool_input_gives_clear_bounded_results() {
         )
     };
     has(0, "[output truncated: showing the last 2000 of 7000001 lines; full output in ");
+    has(0, &format!("full output in {}", tmp.join("rab-bash-").display()));
     assert!(results[0].len() < 100_000, "{} bytes", results[0].len());
     has(1, "[line cut at 2000 characters of 50.0 MB]");
     has(2, "binary file tool.bin (4.0 KB) not shown");
