@@ -7,8 +7,8 @@
 //! 20× longer render, and the resident memory the language added (`VmRSS`), then the
 //! total after all of them. Each language is measured in a fresh highlighter, so every
 //! "first" includes loading the syntax set; memory is measured in one highlighter across
-//! the languages, as a session accumulates them, before the timings (so freed memory of
-//! the timing runs does not hide what a language adds).
+//! the languages, as a session accumulates them (at most three stay compiled), before
+//! the timings (so freed memory of the timing runs does not hide what a language adds).
 
 use std::time::{Duration, Instant};
 

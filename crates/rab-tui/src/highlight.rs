@@ -2,11 +2,11 @@
 //! syntect definitions over Oniguruma regexes. Nothing is loaded until a code block or
 //! file needs a language: the first use loads the syntax set (about 2.4 MB resident,
 //! 1.5 ms), and each language deserialises its own grammar and compiles only the regexes
-//! the text reaches (a few hundred KB and 0.2–14 ms per language, TypeScript the worst;
-//! `cargo bench -p rab-tui --bench highlight`). The app owns one [`Highlighter`] and
-//! passes it down, there is no global. (fancy-regex, the pure-Rust alternative, needs
-//! ten times the memory and time per language: 70 MB and 300 ms for TypeScript alone;
-//! see docs/highlighting.md.)
+//! the text reaches (0.1–5 MB and 1–15 ms per language, TypeScript the largest;
+//! `cargo bench -p rab-tui --bench highlight`); at most three languages stay compiled.
+//! The app owns one [`Highlighter`] and passes it down, there is no global.
+//! (fancy-regex, the pure-Rust alternative, needs ten times the memory and time per
+//! language: 70 MB and 300 ms for TypeScript alone; see docs/tui.md.)
 //!
 //! Output lines carry syntect's foreground colours painted for the theme's colour depth
 //! (RGB, nearest 256/16-colour index, or none), never a background, so code sits on the
