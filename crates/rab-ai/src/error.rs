@@ -168,6 +168,18 @@ pub fn is_retryable_status(status: u16) -> bool {
     matches!(status, 408 | 409 | 425 | 429) || (500..=599).contains(&status)
 }
 
+/// An error with its sources, `outer: inner: …` (reqwest's own text hides the cause,
+/// such as "connection refused").
+pub(crate) fn describe_reqwest(e: &reqwest::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        message = format!("{message}: {s}");
+        source = s.source();
+    }
+    message
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

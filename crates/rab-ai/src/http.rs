@@ -407,12 +407,7 @@ impl Job {
     }
 
     fn connect_error(&self, url: &str, e: &reqwest::Error) -> Error {
-        let mut message = e.to_string();
-        let mut source = std::error::Error::source(e);
-        while let Some(s) = source {
-            message = format!("{message}: {s}");
-            source = s.source();
-        }
+        let message = crate::error::describe_reqwest(e);
         let local =
             url.contains("://localhost") || url.contains("://127.") || url.contains("://[::1]");
         let hint = if local {

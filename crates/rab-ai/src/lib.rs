@@ -40,6 +40,7 @@ mod error;
 mod event;
 mod gemini;
 mod http;
+pub mod local;
 mod model;
 mod openai_chat;
 mod openai_responses;

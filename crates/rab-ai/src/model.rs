@@ -403,6 +403,14 @@ pub enum ResolveError {
     /// Neither a model nor a provider was given and no default applies.
     #[error("no model selected — pass --model or --provider, or set defaultModel in settings")]
     NoModel,
+    /// A provider with no model table (a local server) was chosen without a model.
+    #[error(
+        "{provider} has no default model: pass --model NAME with one it serves (`rab --list-models --provider {provider}` asks the server), or set defaultModel in settings"
+    )]
+    NoDefaultModel {
+        /// The provider.
+        provider: String,
+    },
 }
 
 /// What the user asked for.
@@ -519,7 +527,7 @@ impl Registry {
                 });
                 match id {
                     Some(id) => self.find(&id, Some(&p.name)),
-                    None => return Err(ResolveError::NoModel),
+                    None => return Err(ResolveError::NoDefaultModel { provider: p.name.clone() }),
                 }
             }
             (None, Some(id)) => self.find(id, None),

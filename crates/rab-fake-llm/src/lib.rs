@@ -34,7 +34,8 @@ pub use inspect::{Item, RecordedRequest, Transcript, parse, validate};
 pub use render::{Frame, error_body, render, render_reply};
 pub use rules::Reply;
 pub use script::{
-    HttpFault, Script, ScriptedCall, ScriptedUsage, Turn, signature_for, split_chars, split_n,
+    HttpFault, Script, ScriptedCall, ScriptedUsage, ServedModel, Turn, signature_for, split_chars,
+    split_n,
 };
 
 /// The wire formats, told apart by request path.
@@ -182,6 +183,16 @@ impl FakeLlm {
     pub fn log_timings(&self, file: std::fs::File) {
         let log = TimingLog { epoch: std::time::Instant::now(), file: Mutex::new(file) };
         self.lock().timings = Some(Arc::new(log));
+    }
+
+    /// Lists these models as a local server would (`/v1/models`, `/api/tags`).
+    pub fn serve_models(&self, models: impl IntoIterator<Item = ServedModel>) {
+        self.lock().script.models.extend(models);
+    }
+
+    /// Answers every request for `model` with the provider's "overloaded" error.
+    pub fn overload(&self, model: &str) {
+        self.lock().script.overloaded.push(model.to_owned());
     }
 
     /// Every request received so far, in order.

@@ -23,6 +23,23 @@ pub struct Script {
     /// no usage, so the client's context estimate grows as a real one does (for
     /// benchmarks that run into automatic compaction).
     pub measure_input: bool,
+    /// The models a local server lists: `GET /v1/models`, and Ollama's `GET /api/tags`
+    /// and `POST /api/show`.
+    pub models: Vec<ServedModel>,
+    /// Model ids answered with the provider's "overloaded" error on every request (529
+    /// on the Anthropic wire, 503 elsewhere), as a provider out of capacity.
+    pub overloaded: Vec<String>,
+}
+
+/// A model a local server lists.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ServedModel {
+    /// Its id (`qwen3:8b`).
+    pub id: String,
+    /// The context window the server reports, if it reports one (vLLM's
+    /// `max_model_len`, Ollama's `<arch>.context_length` in `/api/show`).
+    pub context_window: Option<u64>,
 }
 
 /// One scripted model response and the faults around it.

@@ -84,7 +84,67 @@ fn key_of(wire: Wire, headers: &[(String, String)], path: &str) -> Option<String
     }
 }
 
+/// What a local server answers about its models: `GET …/models` (OpenAI style, with
+/// vLLM's `max_model_len`), Ollama's `GET /api/tags` and `POST /api/show`.
+fn model_listing(state: &State, req: &RecordedRequest) -> Option<Answer> {
+    let path = req.path.split('?').next().unwrap_or_default();
+    let json = |status: u16, body: Value| Answer::Page {
+        status,
+        content_type: "application/json".into(),
+        body: body.to_string(),
+    };
+    let models = &state.script.models;
+    if req.method == "GET" && path.ends_with("/models") {
+        let data: Vec<Value> = models
+            .iter()
+            .map(|m| {
+                let mut v = serde_json::json!({"id": m.id, "object": "model", "owned_by": "fake"});
+                if let Some(n) = m.context_window {
+                    v["max_model_len"] = n.into();
+                }
+                v
+            })
+            .collect();
+        return Some(json(200, serde_json::json!({"object": "list", "data": data})));
+    }
+    if req.method == "GET" && path == "/api/tags" {
+        let list: Vec<Value> = models
+            .iter()
+            .map(|m| serde_json::json!({"name": m.id, "model": m.id, "size": 1_000_000}))
+            .collect();
+        return Some(json(200, serde_json::json!({"models": list})));
+    }
+    if req.method == "POST" && path == "/api/show" {
+        let asked = req.body.get("model").or_else(|| req.body.get("name")).and_then(Value::as_str);
+        return Some(match models.iter().find(|m| Some(m.id.as_str()) == asked) {
+            Some(m) => {
+                let mut info = serde_json::json!({"general.architecture": "fake"});
+                if let Some(n) = m.context_window {
+                    info["fake.context_length"] = n.into();
+                }
+                json(200, serde_json::json!({"model_info": info}))
+            }
+            None => json(404, serde_json::json!({"error": format!("model {asked:?} not found")})),
+        });
+    }
+    None
+}
+
+/// The model a request asks for (in the body, or Gemini's path).
+fn requested_model(wire: Wire, req: &RecordedRequest) -> Option<String> {
+    match wire {
+        Wire::Gemini => {
+            let path = req.path.split([':', '?']).next().unwrap_or_default();
+            path.rsplit('/').next().map(str::to_owned)
+        }
+        _ => req.body.get("model").and_then(Value::as_str).map(str::to_owned),
+    }
+}
+
 fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> Answer {
+    if let Some(answer) = model_listing(state, req) {
+        return answer;
+    }
     let Some(wire) = wire else {
         let body = format!("{{\"error\":\"fake-llm: no route for {} {}\"}}", req.method, req.path);
         return Answer::Error { status: 404, body, retry_after: None };
@@ -116,6 +176,17 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
     };
     if let Err(e) = validate(wire, &transcript) {
         return reject(400, &e);
+    }
+    if let Some(model) = requested_model(wire, req)
+        && state.script.overloaded.contains(&model)
+    {
+        let status = if wire == Wire::Anthropic { 529 } else { 503 };
+        let message = format!("{model} is overloaded");
+        return Answer::Error {
+            status,
+            body: error_body(wire, status, Some(&message)),
+            retry_after: None,
+        };
     }
     let reply = match check(wire, req) {
         Ok(reply) => reply,

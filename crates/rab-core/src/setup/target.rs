@@ -156,12 +156,46 @@ pub fn target(
         });
     }
     let key = found.map(|(k, _)| k);
+    let mut model = resolved.model;
+    if !resolved.is_known && !resolved.provider.requires_key {
+        // A local server's model: its context window is what the server says, if it says.
+        if let Some(n) = ask_context_window(&model, key.as_deref()) {
+            model.context_window = n;
+            model.max_output = model.max_output.min(n / 2).max(1);
+        }
+    }
     let thinking = match cli.thinking.as_deref() {
         Some(level) => ThinkingLevel::parse(level)
             .ok_or_else(|| SetupError::usage(format!("unknown thinking level '{level}'")))?,
         None => settings.default_thinking_level.unwrap_or(ThinkingLevel::Off),
     };
-    Ok(Target { model: resolved.model, api_key: key, auth_hint, thinking, note })
+    Ok(Target { model, api_key: key, auth_hint, thinking, note })
+}
+
+/// How long start-up waits for a local server to say a model's context window.
+const SERVER_ASK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The context window a local server reports for `model` (on a thread of its own: the
+/// caller may be inside a runtime that is not running); `None` when it does not say,
+/// does not answer in time, or is not running yet (the first request says so then).
+fn ask_context_window(model: &Model, key: Option<&str>) -> Option<u64> {
+    let (provider, base_url, id) =
+        (model.provider.clone(), model.base_url.clone(), model.id.clone());
+    let key = key.map(str::to_owned);
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+        rt.block_on(rab_ai::local::server_context_window(
+            &provider,
+            &base_url,
+            &id,
+            key.as_deref(),
+            SERVER_ASK_TIMEOUT,
+        ))
+    })
+    .join()
+    .ok()
+    .flatten()
+    .filter(|n| *n >= 1024)
 }
 
 /// `rab --list-models [SEARCH]`.
@@ -189,6 +223,73 @@ pub fn list_models(registry: &Registry, search: &str) -> String {
                   rab --provider ollama --model NAME\n",
     );
     out
+}
+
+/// `rab --list-models [SEARCH] --provider NAME` (or `--base-url URL`) for a server rab
+/// has no model table for (Ollama, llama.cpp, LM Studio, vLLM, an OpenAI-compatible
+/// endpoint): what the server itself lists, with the context windows it reports.
+/// `Ok(None)`: the provider has a table; list that instead.
+pub async fn list_server_models(
+    choice: &ModelChoice,
+    search: &str,
+    env: &Env,
+    paths: &Paths,
+) -> Result<Option<String>, SetupError> {
+    let registry = registry(env, paths)?;
+    let provider = match choice.provider.as_deref() {
+        Some(name) => Some(registry.provider(name).cloned().ok_or_else(|| {
+            SetupError::usage(
+                rab_ai::ResolveError::UnknownProvider {
+                    name: name.to_owned(),
+                    known: registry
+                        .providers()
+                        .iter()
+                        .map(|p| p.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }
+                .to_string(),
+            )
+        })?),
+        None => None,
+    };
+    let has_table =
+        provider.as_ref().is_some_and(|p| registry.models().iter().any(|m| m.provider == p.name));
+    let base_url = match (&choice.base_url, &provider) {
+        (Some(url), _) => url.clone(),
+        (None, Some(p)) if !has_table => p.base_url.clone(),
+        _ => return Ok(None),
+    };
+    let name = provider.as_ref().map_or("custom", |p| p.name.as_str());
+    let auth = Auth::load(&paths.auth_file()).map_err(|e| SetupError::usage(e.to_string()))?;
+    let key = match &provider {
+        Some(p) => resolve_key(p, choice.api_key.as_deref(), env, &auth).map(|(k, _)| k),
+        None => choice.api_key.clone(),
+    };
+    let timeout = std::time::Duration::from_secs(10);
+    let models = rab_ai::local::server_models(name, &base_url, key.as_deref(), timeout)
+        .await
+        .map_err(|e| SetupError { code: SetupError::PROVIDER, message: e.to_string() })?;
+    let search = search.to_ascii_lowercase();
+    let mut out = String::from("model                                     context\n");
+    let mut shown = 0;
+    for m in &models {
+        if !search.is_empty() && !m.id.to_ascii_lowercase().contains(&search) {
+            continue;
+        }
+        shown += 1;
+        let context = m.context_window.map_or_else(|| "?".to_owned(), short);
+        out.push_str(&format!("{:<40} {context:>8}\n", format!("{name}/{}", m.id)));
+    }
+    if shown == 0 {
+        out.push_str("(none)\n");
+    }
+    out.push_str(&format!(
+        "\n{} model(s) listed by the server at {base_url}; use one with rab --provider {name} \
+         --model NAME\n",
+        models.len()
+    ));
+    Ok(Some(out))
 }
 
 fn short(n: u64) -> String {

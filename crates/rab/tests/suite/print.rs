@@ -122,8 +122,12 @@ fn base_url_with_an_unknown_model_runs_against_a_custom_endpoint() {
         .output()
         .unwrap();
     assert_eq!(stdout(&out), "local answer\n", "{}", stderr(&out));
-    assert_eq!(llm.requests()[0].body["model"], "my-local-model:7b");
-    assert!(llm.requests()[0].header("authorization").is_none(), "no key, no header");
+    // Start-up asked the server for the model's context window first.
+    let requests = llm.requests();
+    assert_eq!(requests[0].path, "/v1/models");
+    let chat = requests.iter().find(|r| r.path.ends_with("/chat/completions")).unwrap();
+    assert_eq!(chat.body["model"], "my-local-model:7b");
+    assert!(requests.iter().all(|r| r.header("authorization").is_none()), "no key, no header");
 }
 
 #[test]
