@@ -7,9 +7,21 @@ use clap::{Parser, Subcommand, ValueEnum};
 /// rab: a fast, light, safe terminal coding agent.
 #[derive(Clone, Debug, Parser)]
 #[command(name = "rab", version, about, long_about = None, args_conflicts_with_subcommands = true)]
-#[command(
-    after_help = "Examples:\n  rab -p \"explain src/main.rs\"\n  git diff | rab -p \"review this\"\n  rab -p --provider ollama --model qwen3-coder \"hi\"\n  rab -c -p \"and now add a test\""
-)]
+#[command(after_help = "Examples:
+  rab                                         the terminal UI in this folder
+  rab \"fix the failing test\"                  the UI, starting on that prompt
+  rab -p \"explain src/main.rs\"                answer and exit (print mode)
+  git diff | rab -p \"review this\"             piped text goes before the prompt
+  rab -c                                      continue this folder's last session
+  rab -c -p \"and now add a test\"              …in print mode
+  rab -p --output-format json \"summarise\"     one JSON result (scripts, CI)
+  rab -p --max-turns 20 --max-budget-usd 1 \"…\" bounded headless run
+  rab -p --permission-mode plan \"…\"           read-only: no edits, no commands
+  rab --provider ollama --model qwen3-coder   a local model (rab --list-models --provider ollama)
+  rab sessions search \"flaky test\"            search every saved session
+  rab doctor                                  keys, providers, sandbox, settings in effect
+  rab completions zsh > ~/.zfunc/_rab         shell completions (bash, zsh, fish, powershell)
+  rab man > ~/.local/share/man/man1/rab.1     the man page")]
 pub struct Cli {
     /// Subcommands.
     #[command(subcommand)]
@@ -61,7 +73,7 @@ pub struct Cli {
     pub thinking: Option<String>,
 
     /// Send no tools: chat only.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "tools")]
     pub no_tools: bool,
 
     /// Leave out rab's built-in tools; tools of skills, MCP servers and compiled-in
@@ -80,7 +92,7 @@ pub struct Cli {
 
     /// Run every tool without asking (deny rules still hold); same as
     /// --permission-mode yolo.
-    #[arg(long, alias = "dangerously-skip-permissions")]
+    #[arg(long, alias = "dangerously-skip-permissions", conflicts_with = "permission_mode")]
     pub yolo: bool,
     /// Trust this folder for this run: its hooks, MCP servers, allow rules and other
     /// widening settings apply (also RAB_TRUST_PROJECT=1; `rab trust` remembers it).
@@ -109,12 +121,12 @@ pub struct Cli {
     pub add_dir: Vec<PathBuf>,
 
     /// Stop after this many model requests (exit code 3).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_max_turns, allow_negative_numbers = true)]
     pub max_turns: Option<u32>,
 
     /// Stop before a request that would take spending past this many US dollars
     /// (exit code 4).
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = parse_budget, allow_negative_numbers = true)]
     pub max_budget_usd: Option<f64>,
 
     /// Continue the most recent session in this directory.
@@ -163,8 +175,9 @@ pub struct Cli {
     #[arg(long)]
     pub repl: bool,
 
-    /// Pick a session of this directory to resume.
-    #[arg(short = 'r', long)]
+    /// Pick a session of this directory to resume (in the terminal UI; print mode takes
+    /// -c or --session instead).
+    #[arg(short = 'r', long, conflicts_with_all = ["print", "continue_session", "session"])]
     pub resume: bool,
 }
 
@@ -235,6 +248,14 @@ pub enum Command {
     /// here, whether the folder is trusted, the settings files in effect and what was
     /// ignored in them.
     Doctor,
+    /// Print a completion script for SHELL: `rab completions bash >
+    /// ~/.local/share/bash-completion/completions/rab` (README: Install).
+    Completions {
+        /// bash, zsh, fish, powershell or elvish.
+        shell: clap_complete::Shell,
+    },
+    /// Print rab's man page (roff): `rab man > ~/.local/share/man/man1/rab.1`.
+    Man,
     /// Serve editors over the Agent Client Protocol on stdin and stdout (Zed,
     /// JetBrains IDEs, Neovim); the model comes from the settings. `rab --mode acp
     /// --model NAME …` takes the usual options. See docs/acp.md.
@@ -369,6 +390,55 @@ pub enum ExportKind {
     Json,
 }
 
+/// `--max-turns`: a whole number of model requests, at least 1.
+fn parse_max_turns(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(0) => Err("0 would stop before the first request; give 1 or more, or leave \
+                      --max-turns out for no limit"
+            .to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("expected a whole number of model requests (1 or more), got {s:?}")),
+    }
+}
+
+/// `--max-budget-usd`: a positive amount of US dollars.
+fn parse_budget(s: &str) -> Result<f64, String> {
+    match s.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err(format!(
+            "expected an amount above 0 in US dollars (e.g. 0.50), got {s:?}; leave \
+             --max-budget-usd out for no limit"
+        )),
+        Err(_) => Err(format!("expected an amount in US dollars (e.g. 0.50), got {s:?}")),
+    }
+}
+
+/// The names of rab's subcommands (for "did you mean").
+pub fn subcommand_names() -> Vec<String> {
+    use clap::CommandFactory;
+    Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_owned())
+        .collect()
+}
+
+/// The completion script for `shell`, as `rab completions SHELL` prints it.
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "rab", &mut out);
+    out
+}
+
+/// rab's man page (roff), as `rab man` prints it.
+pub fn man_page() -> std::io::Result<Vec<u8>> {
+    use clap::CommandFactory;
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    Ok(out)
+}
+
 impl Cli {
     /// A command line with every option at its default (to resolve `/model NAME`).
     pub fn parse_default() -> Cli {
@@ -378,7 +448,12 @@ impl Cli {
 
 /// Parses the process arguments, accepting `-nc` for `--no-context-files`.
 pub fn parse() -> Result<Cli, clap::Error> {
-    Cli::try_parse_from(normalise(std::env::args_os().collect()))
+    parse_args(std::env::args_os().collect())
+}
+
+/// Parses `args` (the program name first) as the process arguments are parsed.
+pub fn parse_args(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
+    Cli::try_parse_from(normalise(args))
 }
 
 /// `-nc` as `--no-context-files`; `rab telegram …` and `rab serve …` as `rab --mode

@@ -61,3 +61,64 @@ fn read_if_prompt() -> Option<String> {
     started_rx.recv_timeout(STDIN_GRACE).ok()?;
     done_rx.recv().ok()
 }
+
+/// The subcommand among `names` that `word` is one edit from (a letter added, dropped,
+/// changed, or two neighbours swapped), ignoring names and words under four letters
+/// (too many ordinary words are one edit from `mcp` or `man`). A word equal to a name
+/// apart from case is taken as meant.
+pub fn near_subcommand<'a>(word: &str, names: &'a [String]) -> Option<&'a str> {
+    let word = word.to_lowercase();
+    if word.chars().count() < 4 {
+        return None;
+    }
+    names.iter().map(String::as_str).find(|name| name.len() >= 4 && one_edit(&word, name))
+}
+
+/// Whether `a` and `b` differ by exactly one edit (optimal string alignment distance 1).
+fn one_edit(a: &str, b: &str) -> bool {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a == b || a.len().abs_diff(b.len()) > 1 {
+        return false;
+    }
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let (ra, rb) = (&a[prefix..], &b[prefix..]);
+    match ra.len().cmp(&rb.len()) {
+        std::cmp::Ordering::Equal => {
+            ra[1..] == rb[1..]
+                || (ra.len() >= 2 && ra[0] == rb[1] && ra[1] == rb[0] && ra[2..] == rb[2..])
+        }
+        std::cmp::Ordering::Less => ra == &rb[1..],
+        std::cmp::Ordering::Greater => &ra[1..] == rb,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Vec<String> {
+        ["sessions", "mcp", "plugin", "serve", "telegram", "trust", "untrust", "doctor", "acp"]
+            .map(str::to_owned)
+            .to_vec()
+    }
+
+    #[test]
+    fn a_word_one_edit_from_a_subcommand_is_found() {
+        let n = names();
+        assert_eq!(near_subcommand("sesions", &n), Some("sessions"));
+        assert_eq!(near_subcommand("sessionss", &n), Some("sessions"));
+        assert_eq!(near_subcommand("trsut", &n), Some("trust"));
+        assert_eq!(near_subcommand("doctr", &n), Some("doctor"));
+        assert_eq!(near_subcommand("plugins", &n), Some("plugin"));
+        assert_eq!(near_subcommand("Dcotor", &n), Some("doctor"));
+    }
+
+    #[test]
+    fn ordinary_words_and_short_names_are_left_alone() {
+        let n = names();
+        for w in ["fix", "map", "mcq", "acpi", "explain", "sessions", "Serve", "review", "tests"] {
+            assert_eq!(near_subcommand(w, &n), None, "{w}");
+        }
+    }
+}

@@ -122,6 +122,15 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             return trust::command(&env, &paths, &cwd, dir.as_deref(), false);
         }
         Some(cli::Command::Doctor) => return doctor::run(&cli, &env, &paths, &cwd),
+        Some(cli::Command::Completions { shell }) => {
+            return write_stdout(&cli::completions(*shell));
+        }
+        Some(cli::Command::Man) => {
+            return match cli::man_page() {
+                Ok(page) => write_stdout(&page),
+                Err(e) => fail(EXIT_PROVIDER, &format!("cannot render the man page: {e}")),
+            };
+        }
         Some(cli::Command::Acp) => return acp::run(&cli, env, paths, extensions),
         Some(cli::Command::Plugin { action }) => {
             return plugin_cmd::run(action, &cli, &env, &paths, &cwd);
@@ -133,6 +142,11 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             return channels::serve(&cli, env, paths, cwd, extensions, true);
         }
         Some(cli::Command::Sessions { .. } | cli::Command::Mcp { .. }) | None => {}
+    }
+    if cli.command.is_none()
+        && let Some(code) = mistyped_subcommand(&cli)
+    {
+        return code;
     }
     match cli.mode {
         Some(cli::RunMode::Acp) => return acp::run(&cli, env, paths, extensions),
@@ -154,6 +168,29 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         }
     }
     if let Some(search) = &cli.list_models {
+        if cli.provider.is_some() || cli.base_url.is_some() {
+            let choice = cli.options(env.clone(), paths.clone(), cwd.clone(), false).model;
+            let asked = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+                .map(|rt| {
+                    rt.block_on(rab_core::setup::target::list_server_models(
+                        &choice, search, &env, &paths,
+                    ))
+                });
+            match asked {
+                Ok(Ok(Some(listing))) => {
+                    print!("{}", term::safe(&listing));
+                    return EXIT_OK;
+                }
+                Ok(Ok(None)) => {}
+                Ok(Err(e)) => return fail(e.code, &e.message),
+                Err(e) => {
+                    return fail(EXIT_PROVIDER, &format!("cannot start the async runtime: {e}"));
+                }
+            }
+        }
         return match rab_core::setup::target::registry(&env, &paths) {
             Ok(r) => {
                 print!("{}", rab_core::setup::target::list_models(&r, search));
@@ -333,6 +370,66 @@ fn mode(cli: &cli::Cli, env: &Env) -> Mode {
         return Mode::Repl;
     }
     Mode::Tui
+}
+
+/// `rab sesions list`: a first word one edit away from a subcommand, in a short prompt
+/// typed as separate words, is a mistake more often than a prompt. On a terminal rab
+/// asks; elsewhere it is a usage error (exit 2) naming the subcommand and how to send
+/// the words as a prompt after all. `None`: go on with the prompt.
+fn mistyped_subcommand(cli: &cli::Cli) -> Option<u8> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let first = cli.prompt.first()?;
+    if cli.prompt.len() > 3 || cli.prompt.iter().any(|w| w.contains(char::is_whitespace)) {
+        return None;
+    }
+    let names = cli::subcommand_names();
+    let near = input::near_subcommand(first, &names)?;
+    let rest: Vec<&str> = cli.prompt[1..].iter().map(String::as_str).collect();
+    let suggestion =
+        std::iter::once(near).chain(rest.iter().copied()).collect::<Vec<_>>().join(" ");
+    let as_prompt = cli.prompt.join(" ");
+    let interactive = !cli.print
+        && cli.mode.is_none()
+        && std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal();
+    if !interactive {
+        return Some(fail(
+            EXIT_USAGE,
+            &format!(
+                "'{first}' is not a subcommand; did you mean `rab {suggestion}`? To send it to \
+                 the model as a prompt, quote it: rab -p \"{as_prompt}\""
+            ),
+        ));
+    }
+    eprint!("rab: '{first}' is not a subcommand. Run `rab {suggestion}` instead? [Y/n] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+        return Some(EXIT_USAGE);
+    }
+    if matches!(answer.trim(), "" | "y" | "Y" | "yes") {
+        let mut args: Vec<std::ffi::OsString> = vec!["rab".into()];
+        args.extend(std::iter::once(near.into()).chain(rest.iter().map(|w| (*w).into())));
+        return Some(match cli::parse_args(args) {
+            Ok(fixed) => run(fixed, Vec::new()),
+            Err(e) => {
+                let _ = e.print();
+                EXIT_USAGE
+            }
+        });
+    }
+    None
+}
+
+/// Writes `bytes` to stdout; a closed pipe is not an error worth more than exit 1.
+fn write_stdout(bytes: &[u8]) -> u8 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Ok(()) => EXIT_OK,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EXIT_OK,
+        Err(e) => fail(EXIT_PROVIDER, &format!("cannot write to stdout: {e}")),
+    }
 }
 
 pub(crate) fn fail(code: u8, message: &str) -> u8 {

@@ -2,6 +2,7 @@ mod acp;
 mod agent;
 mod binding;
 mod budget;
+mod comfort;
 mod context;
 mod deny;
 mod extensions;
