@@ -80,6 +80,8 @@ pub struct Agent {
     loops: loops::LoopGuard,
     /// What repeated, when a reply was cut off for looping.
     looped: Option<String>,
+    /// The fallback models and where this run is among them.
+    chain: failover::Chain,
 }
 
 enum Outcome {
@@ -115,6 +117,7 @@ impl Agent {
             frame: Frame::default(),
             loops: loops::LoopGuard::new(loops::LoopDetection::default()),
             looped: None,
+            chain: failover::Chain::default(),
         }
     }
 
@@ -290,6 +293,7 @@ impl Agent {
     ) -> Result<StopCause, String> {
         sink.emit(AgentEvent::AgentStart)?;
         self.loops.reset();
+        self.restore_primary();
         if let Some(message) = self.oversized_prompt(&prompts) {
             // Refused before it is recorded: a session holding it could never continue.
             sink.emit(AgentEvent::Error { message: message.clone() })?;
@@ -332,6 +336,12 @@ impl Agent {
                     && self.run_compaction(CompactReason::Overflow, sink, cancel).await?
                 {
                     // Compacted after the provider said the request does not fit: one retry.
+                    (assistant, error) = self.stream_reply(sink, cancel).await?;
+                }
+                while let Some(e) = &error
+                    && self.fail_over(e, sink)?
+                {
+                    // What the failed model streamed is dropped: the reply starts again.
                     (assistant, error) = self.stream_reply(sink, cancel).await?;
                 }
                 self.record_spend(&assistant.usage, reserved);
@@ -563,8 +573,10 @@ pub fn error_result(call: &ToolCall, text: &str) -> ToolResultMessage {
 
 mod budget;
 mod calls;
+mod failover;
 mod frame;
 mod loops;
+pub use failover::Fallback;
 use frame::Frame;
 pub use loops::LoopDetection;
 

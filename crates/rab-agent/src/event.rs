@@ -108,6 +108,20 @@ pub enum AgentEvent {
         /// starts again (front ends mark what they showed).
         discarded: bool,
     },
+    /// The model stayed out of capacity after retries (rate limited, overloaded, out of
+    /// quota): the turn continues on the next fallback model. Text and thinking streamed
+    /// by the failed attempt are discarded (front ends mark what they showed).
+    Fallback {
+        /// `provider/model` that failed.
+        from: String,
+        /// `provider/model` the turn continues on.
+        to: String,
+        /// Why the model failed.
+        message: String,
+        /// The new model's prices: spending is counted at them from now on.
+        #[serde(skip)]
+        cost: rab_ai::ModelCost,
+    },
     /// The model has sent nothing for a while (repeated while the wait lasts): no
     /// response yet (`first`), or nothing since its last event.
     Waiting {

@@ -29,7 +29,9 @@ mod queue;
 mod tool;
 mod tool_view;
 
-pub use agent::{ABORTED, Agent, AgentConfig, LoopDetection, SKIPPED_STEERING, error_result};
+pub use agent::{
+    ABORTED, Agent, AgentConfig, Fallback, LoopDetection, SKIPPED_STEERING, error_result,
+};
 pub use compaction::{
     CompactError, CompactReason, Compacted, Compactor, estimate_context_tokens,
     estimate_text_tokens, message_chars,

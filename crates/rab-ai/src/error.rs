@@ -163,6 +163,43 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The provider is out of capacity for this model or this account: rate limited,
+    /// overloaded, or out of quota (429, 503, 529, or an in-stream error saying so). After
+    /// retries, a session with fallback models continues on the next one.
+    pub fn is_capacity(&self) -> bool {
+        const WORDS: [&str; 7] = [
+            "overloaded",
+            "rate_limit",
+            "rate limit",
+            "quota",
+            "resource_exhausted",
+            "capacity",
+            "529",
+        ];
+        match self {
+            Error::Http { status: 429 | 503 | 529, .. } => true,
+            Error::Http { status, message, .. } => {
+                let lower = message.to_ascii_lowercase();
+                (*status == 400 || *status == 403)
+                    && (lower.contains("quota") || lower.contains("credit balance"))
+            }
+            Error::Api { code, message, .. } => {
+                let code = code.as_deref().unwrap_or_default().to_ascii_lowercase();
+                let message = message.to_ascii_lowercase();
+                matches!(code.trim(), "429" | "503" | "529")
+                    || WORDS.iter().any(|k| code.contains(k) || message.contains(k))
+            }
+            Error::Connect { .. }
+            | Error::Stream { .. }
+            | Error::Protocol { .. }
+            | Error::MissingKey { .. }
+            | Error::InvalidRequest { .. }
+            | Error::Aborted => false,
+        }
+    }
+}
+
 /// Statuses that mean "try again later": rate limits, timeouts, overload and 5xx.
 pub fn is_retryable_status(status: u16) -> bool {
     matches!(status, 408 | 409 | 425 | 429) || (500..=599).contains(&status)
@@ -184,6 +221,44 @@ pub(crate) fn describe_reqwest(e: &reqwest::Error) -> String {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn capacity_errors_are_told_from_others() {
+        let http = |status: u16, message: &str| Error::Http {
+            provider: "p".into(),
+            model: "m".into(),
+            status,
+            message: message.into(),
+            retry_after: None,
+            hint: None,
+        };
+        let api = |code: Option<&str>, message: &str| Error::Api {
+            provider: "p".into(),
+            model: "m".into(),
+            code: code.map(str::to_owned),
+            message: message.into(),
+        };
+        for e in [
+            http(429, "slow down"),
+            http(529, "Overloaded"),
+            http(503, "unavailable"),
+            http(400, "Your credit balance is too low"),
+            api(Some("overloaded_error"), "Overloaded"),
+            api(Some("insufficient_quota"), "You exceeded your current quota"),
+            api(Some("RESOURCE_EXHAUSTED"), "try later"),
+        ] {
+            assert!(e.is_capacity(), "{e}");
+        }
+        for e in [
+            http(400, "messages: tool_use ids must be unique"),
+            http(401, "invalid key"),
+            http(500, "internal error"),
+            http(404, "model not found"),
+            api(Some("invalid_request_error"), "bad"),
+        ] {
+            assert!(!e.is_capacity(), "{e}");
+        }
+    }
 
     #[test]
     fn http_error_reads_as_one_actionable_line() {

@@ -164,6 +164,10 @@ pub struct Settings {
     pub default_model: Option<String>,
     /// Thinking level used when none is given.
     pub default_thinking_level: Option<ThinkingLevel>,
+    /// Models to continue on, in order, when the model stays rate limited, overloaded
+    /// or out of quota after retries (`provider/model` or a model id, as `--model`
+    /// takes). The next prompt goes back to the first choice.
+    pub fallback_models: Vec<String>,
     /// Only these tools (by name); `None` means all.
     pub tools: Option<Vec<String>>,
     /// Tools left out.
@@ -212,10 +216,11 @@ pub struct Settings {
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 23] = [
+const KNOWN_KEYS: [&str; 24] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
+    "fallbackModels",
     "tools",
     "excludeTools",
     "editTool",

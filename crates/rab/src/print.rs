@@ -209,6 +209,13 @@ fn notice(event: &AgentEvent) {
             let what = if *first { "no response" } else { "no data" };
             eprintln!("rab: waiting for the model: {what} for {seconds} s");
         }
+        AgentEvent::Fallback { to, message, .. } => {
+            eprintln!(
+                "rab: {}; continuing on {} (fallbackModels)",
+                crate::term::safe(message),
+                crate::term::safe(to)
+            );
+        }
         AgentEvent::CompactionStart { tokens, .. } => {
             eprintln!(
                 "rab: compacting the conversation (~{tokens} tokens) to fit the context window…"
@@ -243,6 +250,7 @@ fn verbose(event: &AgentEvent) {
             eprintln!("  {mark} {first} ({} lines, {duration_ms} ms)", text.lines().count());
         }
         AgentEvent::Retry { .. }
+        | AgentEvent::Fallback { .. }
         | AgentEvent::Waiting { .. }
         | AgentEvent::AgentStart
         | AgentEvent::TurnStart { .. }

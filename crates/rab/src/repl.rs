@@ -347,6 +347,17 @@ impl Printer {
             AgentEvent::CompactionFailed { message, .. } => {
                 eprintln!("rab: compaction failed: {}", safe(message))
             }
+            AgentEvent::Fallback { to, message, .. } => {
+                if !*at_line_start {
+                    println!();
+                    *at_line_start = true;
+                }
+                eprintln!(
+                    "rab: {}; continuing on {} (the answer above, if any, is discarded)",
+                    safe(message),
+                    safe(to)
+                );
+            }
             AgentEvent::Retry { attempt, delay, message, discarded } => {
                 if !*at_line_start {
                     println!();

@@ -180,6 +180,11 @@ impl AgentSession {
         self.compactor = Some(c);
     }
 
+    /// The models a run continues on when the model stays out of capacity.
+    pub fn set_fallbacks(&mut self, fallbacks: Vec<rab_agent::Fallback>) {
+        self.agent.set_fallbacks(fallbacks);
+    }
+
     /// When a run counts as a runaway loop and is stopped.
     pub fn set_loop_detection(&mut self, detection: rab_agent::LoopDetection) {
         self.agent.set_loop_detection(detection);
@@ -315,6 +320,7 @@ impl AgentSession {
         api_key: Option<String>,
         auth_hint: Option<String>,
     ) {
+        self.agent.forget_primary();
         let config = self.agent.config_mut();
         config.model = model;
         config.options.api_key = api_key;
@@ -406,6 +412,8 @@ impl AgentSession {
     }
 
     async fn run_prompts(&mut self, prompts: Vec<Message>, cancel: CancellationToken) -> StopCause {
+        // A failover lasts one run: each prompt starts on the model the session chose.
+        self.agent.restore_primary();
         if let Err(e) = self.record_model().and_then(|()| self.record_context()) {
             let stop = StopCause::Error { message: e.to_string() };
             self.broadcast(&AgentEvent::AgentEnd { stop: stop.clone() });
@@ -628,6 +636,20 @@ impl rab_agent::EventSink for Recorder<'_> {
             }
             AgentEvent::Usage { usage } => {
                 add_request(self.totals, self.turns, usage, &self.cost, false);
+            }
+            AgentEvent::Fallback { from, to, message, cost } => {
+                // The switch is a model change like any other (a resume or a fork sees
+                // it), and why it happened is kept beside it.
+                let (provider, model_id) = to.split_once('/').unwrap_or(("", to));
+                let body = EntryBody::ModelChange {
+                    provider: provider.to_owned(),
+                    model_id: model_id.to_owned(),
+                };
+                self.tape.append(body).map_err(failed)?;
+                let data = serde_json::json!({"from": from, "to": to, "error": message});
+                let body = EntryBody::Custom { custom_type: "fallback".to_owned(), data };
+                self.tape.append(body).map_err(failed)?;
+                self.cost = cost.clone();
             }
             AgentEvent::AgentStart
             | AgentEvent::TurnStart { .. }

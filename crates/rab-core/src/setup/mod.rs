@@ -73,6 +73,8 @@ pub struct Setup {
     pub max_budget_usd: Option<f64>,
     /// The model, key and thinking level chosen at start-up.
     pub target: Target,
+    /// `fallbackModels`, resolved with their keys (those that resolved).
+    pub fallbacks: Vec<rab_agent::Fallback>,
     /// The tools' workspace (root, sandbox).
     pub workspace: rab_tools::Workspace,
     /// Permissions, hooks and the secret firewall around every tool call.
@@ -110,6 +112,40 @@ impl crate::Extension for ToolList {
     fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
         self.tools.clone()
     }
+}
+
+/// The `fallbackModels` that resolve to a model with a key, in order; each that does
+/// not (or is the start-up model itself) is named in `warnings` and left out.
+fn fallbacks(
+    settings: &Settings,
+    primary: &Target,
+    env: &rab_config::Env,
+    paths: &rab_config::Paths,
+    registry: &Registry,
+    warnings: &mut Vec<String>,
+) -> Vec<rab_agent::Fallback> {
+    let mut out: Vec<rab_agent::Fallback> = Vec::new();
+    for name in &settings.fallback_models {
+        let choice = ModelChoice { model: Some(name.clone()), ..ModelChoice::default() };
+        match target::target(&choice, settings, env, paths, registry) {
+            Ok(t) => {
+                let same = |m: &rab_ai::Model| m.provider == t.model.provider && m.id == t.model.id;
+                if same(&primary.model) || out.iter().any(|f| same(&f.model)) {
+                    warnings.push(format!(
+                        "fallbackModels: \"{name}\" is already in the chain; left out"
+                    ));
+                    continue;
+                }
+                out.push(rab_agent::Fallback {
+                    model: t.model,
+                    api_key: t.api_key,
+                    auth_hint: Some(t.auth_hint),
+                });
+            }
+            Err(e) => warnings.push(format!("fallbackModels: \"{name}\" left out: {}", e.message)),
+        }
+    }
+    out
 }
 
 fn queue_mode(m: QueueMode) -> DrainMode {
@@ -269,6 +305,7 @@ impl Setup {
             )));
         }
         warnings.extend(target.note.clone());
+        let fallbacks = fallbacks(&settings, &target, &env, &paths, &registry, &mut warnings);
         Ok(Self {
             warnings,
             env,
@@ -281,6 +318,7 @@ impl Setup {
             max_turns,
             max_budget_usd,
             target,
+            fallbacks,
             workspace,
             gate: safety.gate,
             approver: safety.approver,
@@ -358,6 +396,7 @@ impl Setup {
         }
         session.enable_compaction(self.settings.compaction.clone());
         session.set_loop_detection(self.loop_detection());
+        session.set_fallbacks(self.fallbacks.clone());
         session.set_gate(self.gate.clone());
         session.set_extensions(self.extensions.clone());
         Ok((session, resumed))

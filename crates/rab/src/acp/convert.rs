@@ -79,6 +79,9 @@ impl Translator {
             AgentEvent::Retry { discarded: true, .. } => vec![agent_text(
                 "\n\n(↻ the answer above broke off and is discarded; it starts again)\n\n",
             )],
+            AgentEvent::Fallback { from, to, message, .. } => vec![agent_text(&format!(
+                "\n\n(⤳ {from} failed ({message}); continuing on {to}, from the start)\n\n"
+            ))],
             AgentEvent::AgentStart
             | AgentEvent::TurnStart { .. }
             | AgentEvent::MessageEnd { .. }

@@ -531,6 +531,14 @@ impl App {
                 let what = if first { "no response" } else { "no data" };
                 self.set_status(format!("Waiting for the model: {what} for {seconds} s…"));
             }
+            AgentEvent::Fallback { from, to, message, .. } => {
+                let lines = self.stream.finish(w, t, &self.highlighter, self.show_thinking);
+                self.commit.extend(lines);
+                self.info(&format!(
+                    "⤳ {from} failed: {message}\nContinuing on {to} for this prompt; the next \
+                     prompt goes to {from} again."
+                ));
+            }
             AgentEvent::Error { message } => self.error(&message),
             AgentEvent::CompactionStart { tokens, .. } => {
                 self.info(&format!(

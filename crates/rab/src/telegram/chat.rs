@@ -364,6 +364,14 @@ impl Chat {
                     self.dirty = true;
                 }
             }
+            AgentEvent::Fallback { from, to, message, .. } => {
+                tracing::info!(chat = self.id, %from, %to, "failing over: {message}");
+                self.stream.text.clear();
+                self.stream.mark = render::Mark::default();
+                self.stream.files_sent.clear();
+                self.dirty = true;
+                self.say(&format!("⤳ {from} is out of capacity; continuing on {to}.")).await;
+            }
             AgentEvent::CompactionEnd { .. } => self.say("🗜 The conversation was compacted.").await,
             // A long wait for the model: "typing…" stays up.
             AgentEvent::Waiting { .. } => {

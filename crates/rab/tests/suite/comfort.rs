@@ -202,3 +202,124 @@ fn a_local_model_takes_its_context_window_from_the_server() {
         .unwrap();
     assert!(max <= 4096, "max output not bounded by the server's 8192 context: {max}");
 }
+
+/// Every entry of the one session under `home`.
+fn tape_entries(home: &Home) -> Vec<serde_json::Value> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "jsonl") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(&home.dir.path().join("rab/sessions"), &mut files);
+    assert_eq!(files.len(), 1, "{files:?}");
+    std::fs::read_to_string(&files[0])
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn an_overloaded_model_fails_over_to_another_provider_for_that_prompt() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let settings = serde_json::json!({
+        "retry": {"maxRetries": 1, "baseDelayMs": 10},
+        "fallbackModels": ["openai/gpt-6.1-sol"],
+    });
+    let agent = home.dir.path().join("rab/agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
+    std::fs::write(home.dir.path().join("notes.txt"), "the notes\n").unwrap();
+    let rab = |args: &[&str]| {
+        home.rab()
+            .env("ANTHROPIC_API_KEY", "ka")
+            .env("ANTHROPIC_BASE_URL", llm.url())
+            .env("OPENAI_API_KEY", "ko")
+            .env("OPENAI_BASE_URL", llm.openai_url())
+            .args(["--provider", "anthropic", "--model", "claude-sonnet-5-5", "--yolo"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // A first prompt on the healthy primary, with thinking (signed by the Anthropic wire).
+    llm.script([Turn::text("first answer").with_thinking("let me think")]);
+    let out = rab(&["--thinking", "high", "-p", "one"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Now it is overloaded: the turn goes on on OpenAI's Responses wire, tools and all.
+    llm.overload("claude-sonnet-5-5");
+    llm.script([
+        Turn::tool_call("read", serde_json::json!({"path": "notes.txt"})),
+        Turn::text("done on the fallback"),
+    ]);
+    let out = rab(&["--thinking", "high", "-c", "-p", "--output-format", "stream-json", "two"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events: Vec<serde_json::Value> =
+        stdout(&out).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let fallback = events.iter().find(|e| e["type"] == "fallback").expect("a fallback event");
+    assert_eq!(fallback["from"], "anthropic/claude-sonnet-5-5");
+    assert_eq!(fallback["to"], "openai/gpt-6.1-sol");
+    assert!(fallback["message"].as_str().unwrap().contains("529"), "{fallback}");
+    let paths: Vec<String> = llm.requests()[1..].iter().map(|r| r.path.clone()).collect();
+    assert_eq!(paths, ["/v1/messages", "/v1/messages", "/v1/responses", "/v1/responses"]);
+    let statuses: Vec<u16> = llm.requests()[1..].iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [529, 529, 200, 200]);
+    // The fallback got the whole conversation, converted for its wire (the fake server
+    // rejects what OpenAI would), and the tool result.
+    let first_b = &llm.requests()[3];
+    assert!(String::from_utf8_lossy(&first_b.raw).contains("first answer"));
+    assert!(String::from_utf8_lossy(&llm.requests()[4].raw).contains("the notes"));
+    // The tape has the switch, why, and the replies under the fallback's name.
+    let entries = tape_entries(&home);
+    let changes: Vec<String> = entries
+        .iter()
+        .filter(|e| e["type"] == "model_change")
+        .map(|e| format!("{}/{}", e["provider"].as_str().unwrap(), e["modelId"].as_str().unwrap()))
+        .collect();
+    assert_eq!(changes, ["anthropic/claude-sonnet-5-5", "openai/gpt-6.1-sol"]);
+    let note = entries.iter().find(|e| e["type"] == "custom").expect("a fallback entry");
+    assert_eq!(note["customType"], "fallback");
+    assert_eq!(note["data"]["to"], "openai/gpt-6.1-sol");
+    let by: Vec<&str> = entries
+        .iter()
+        .filter(|e| e["message"]["role"] == "assistant")
+        .map(|e| e["message"]["provider"].as_str().unwrap())
+        .collect();
+    assert_eq!(by, ["anthropic", "openai", "openai"]);
+    // The next prompt starts on the primary again (and fails over again).
+    llm.script([Turn::text("three")]);
+    let out = rab(&["-c", "-p", "three"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("continuing on openai/gpt-6.1-sol"), "{}", stderr(&out));
+    assert_eq!(llm.requests()[5].path, "/v1/messages");
+    let changes = tape_entries(&home).iter().filter(|e| e["type"] == "model_change").count();
+    assert_eq!(changes, 4, "back to the primary, then over again");
+}
+
+#[test]
+fn without_fallbacks_an_overloaded_model_ends_the_run_with_its_error() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.overload("claude-sonnet-5-5");
+    let agent = home.dir.path().join("rab/agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let settings = serde_json::json!({"retry": {"maxRetries": 0},
+                                      "fallbackModels": ["nosuch/model-x"]});
+    std::fs::write(agent.join("settings.json"), settings.to_string()).unwrap();
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["--model", "claude-sonnet-5-5", "-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("fallbackModels: \"nosuch/model-x\" left out"), "{err}");
+    assert!(err.contains("529"), "{err}");
+}
