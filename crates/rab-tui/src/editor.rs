@@ -82,6 +82,8 @@ pub struct Editor {
     pub(crate) scroll: Cell<usize>,
     /// Most content rows shown before scrolling.
     pub(crate) max_rows: usize,
+    /// The colour of the box's borders (the thinking level, bash mode).
+    pub(crate) border: Cell<crate::Role>,
 }
 
 impl Default for Editor {
@@ -110,7 +112,18 @@ impl Editor {
             width: Cell::new(80),
             scroll: Cell::new(0),
             max_rows: 8,
+            border: Cell::new(crate::Role::Border),
         }
+    }
+
+    /// Colours the box's borders with `role` from the next render on.
+    pub fn set_border(&self, role: crate::Role) {
+        self.border.set(role);
+    }
+
+    /// Whether the raw content (paste markers not expanded) starts with `prefix`.
+    pub fn starts_with(&self, prefix: &str) -> bool {
+        self.text.starts_with(prefix)
     }
 
     /// Sets the most content rows shown; more scroll (at least 1).

@@ -162,11 +162,12 @@ impl Editor {
         let above = scroll;
         let below = rows.len() - scroll - visible;
         let mut lines = Vec::with_capacity(visible + 2);
-        lines.push(border(width, (above > 0).then(|| format!("↑ {above} more")), theme));
+        let role = self.border.get();
+        lines.push(border(width, (above > 0).then(|| format!("↑ {above} more")), theme, role));
         for row in &rows[scroll..scroll + visible] {
             lines.push(self.render_row(*row, width, theme));
         }
-        lines.push(border(width, (below > 0).then(|| format!("↓ {below} more")), theme));
+        lines.push(border(width, (below > 0).then(|| format!("↓ {below} more")), theme, role));
         let col = self.col_in_row(rows[cur], self.cursor, width).min(width - 1);
         (lines, CursorPos { row: 1 + cur - scroll, col })
     }
@@ -193,7 +194,7 @@ impl Editor {
     }
 }
 
-fn border(width: usize, label: Option<String>, theme: &Theme) -> String {
+fn border(width: usize, label: Option<String>, theme: &Theme, role: Role) -> String {
     let line = match label {
         Some(label) => {
             let label = format!(" {label} ");
@@ -202,7 +203,7 @@ fn border(width: usize, label: Option<String>, theme: &Theme) -> String {
         }
         None => "─".repeat(width),
     };
-    theme.fg(Role::Border, &line)
+    theme.fg(role, &line)
 }
 
 impl Component for Editor {

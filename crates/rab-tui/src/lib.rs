@@ -11,6 +11,7 @@
 
 pub mod ansi;
 pub mod autocomplete;
+pub mod background;
 pub mod component;
 pub mod diff;
 pub mod editor;

@@ -21,6 +21,15 @@ pub const SHOW_CURSOR: &[u8] = b"\x1b[?25h";
 pub const HIDE_CURSOR: &[u8] = b"\x1b[?25l";
 /// Pops one entry of the kitty keyboard protocol flag stack.
 const KEYBOARD_POP: &[u8] = b"\x1b[<1u";
+/// Asks the terminal to report focus changes (`CSI I` / `CSI O`).
+const FOCUS_ON: &[u8] = b"\x1b[?1004h";
+/// Stops focus reports.
+const FOCUS_OFF: &[u8] = b"\x1b[?1004l";
+/// Saves the window and icon titles on the terminal's title stack (xterm; others
+/// ignore it).
+const TITLE_PUSH: &[u8] = b"\x1b[22;0t";
+/// Restores the titles saved by [`TITLE_PUSH`].
+const TITLE_POP: &[u8] = b"\x1b[23;0t";
 
 /// A terminal the renderer can draw on.
 ///
@@ -149,7 +158,7 @@ impl Terminal for CrosstermTerminal {
 pub fn restore_stdout_terminal() {
     let _ = crossterm::terminal::disable_raw_mode();
     let mut out = io::stdout().lock();
-    let _ = out.write_all(b"\x1b[<1u\x1b[?2004l\x1b[0m\x1b[?25h");
+    let _ = out.write_all(b"\x1b[<1u\x1b[?2004l\x1b[?1004l\x1b[0m\x1b[?25h");
     let _ = out.flush();
 }
 
@@ -162,11 +171,19 @@ pub struct TerminalModes {
     pub bracketed_paste: bool,
     /// The kitty keyboard protocol where supported.
     pub keyboard_enhancement: bool,
+    /// Focus reports (crossterm's `FocusGained` / `FocusLost`), and the window title
+    /// saved so rab can set its own and give the user's back.
+    pub focus_and_title: bool,
 }
 
 impl Default for TerminalModes {
     fn default() -> TerminalModes {
-        TerminalModes { raw: true, bracketed_paste: true, keyboard_enhancement: true }
+        TerminalModes {
+            raw: true,
+            bracketed_paste: true,
+            keyboard_enhancement: true,
+            focus_and_title: true,
+        }
     }
 }
 
@@ -178,6 +195,7 @@ pub struct TerminalGuard<T: Terminal> {
     raw: bool,
     paste: bool,
     keyboard: bool,
+    focus: bool,
 }
 
 impl<T: Terminal> TerminalGuard<T> {
@@ -185,7 +203,8 @@ impl<T: Terminal> TerminalGuard<T> {
     /// error is returned. Keyboard enhancement failing is not an error: the terminal just
     /// does not support it (see [`TerminalGuard::has_keyboard_enhancement`]).
     pub fn enter(term: T, modes: TerminalModes) -> io::Result<TerminalGuard<T>> {
-        let mut guard = TerminalGuard { term, raw: false, paste: false, keyboard: false };
+        let mut guard =
+            TerminalGuard { term, raw: false, paste: false, keyboard: false, focus: false };
         if modes.raw {
             guard.term.enter_raw_mode()?;
             guard.raw = true;
@@ -193,6 +212,11 @@ impl<T: Terminal> TerminalGuard<T> {
         if modes.bracketed_paste {
             guard.term.enable_bracketed_paste()?;
             guard.paste = true;
+        }
+        if modes.focus_and_title {
+            guard.term.write(TITLE_PUSH)?;
+            guard.term.write(FOCUS_ON)?;
+            guard.focus = true;
         }
         if modes.keyboard_enhancement {
             guard.keyboard = guard.term.enable_keyboard_enhancement().unwrap_or_else(|err| {
@@ -237,6 +261,11 @@ impl<T: Terminal> TerminalGuard<T> {
             note(self.term.disable_bracketed_paste());
             self.paste = false;
         }
+        if self.focus {
+            note(self.term.write(FOCUS_OFF));
+            note(self.term.write(TITLE_POP));
+            self.focus = false;
+        }
         note(self.term.write(crate::ansi::RESET.as_bytes()));
         note(self.term.show_cursor());
         note(self.term.flush());
@@ -256,6 +285,11 @@ impl<T: Terminal> TerminalGuard<T> {
         if modes.bracketed_paste && !self.paste {
             self.term.enable_bracketed_paste()?;
             self.paste = true;
+        }
+        if modes.focus_and_title && !self.focus {
+            self.term.write(TITLE_PUSH)?;
+            self.term.write(FOCUS_ON)?;
+            self.focus = true;
         }
         if modes.keyboard_enhancement && !self.keyboard {
             self.keyboard = self.term.enable_keyboard_enhancement().unwrap_or(false);
@@ -404,10 +438,10 @@ mod tests {
         assert!(guard.inner().is_raw);
         assert!(guard.has_keyboard_enhancement());
         let on = String::from_utf8(guard.inner_mut().take_output()).unwrap();
-        assert_eq!(on, "\x1b[?2004h\x1b[>1u");
+        assert_eq!(on, "\x1b[?2004h\x1b[22;0t\x1b[?1004h\x1b[>1u");
         guard.restore().unwrap();
         let off = String::from_utf8(guard.inner_mut().take_output()).unwrap();
-        assert_eq!(off, "\x1b[<1u\x1b[?2004l\x1b[0m\x1b[?25h");
+        assert_eq!(off, "\x1b[<1u\x1b[?2004l\x1b[?1004l\x1b[23;0t\x1b[0m\x1b[?25h");
         assert!(!guard.inner().is_raw);
         // A second restore (the drop) only re-shows the cursor.
         guard.restore().unwrap();
@@ -447,7 +481,10 @@ mod tests {
         }));
         assert!(result.is_err());
         let log = String::from_utf8(log.lock().unwrap().clone()).unwrap();
-        assert!(log.ends_with("\x1b[?2004l\x1b[0m\x1b[?25h<cooked>"), "{log:?}");
+        assert!(
+            log.ends_with("\x1b[?2004l\x1b[?1004l\x1b[23;0t\x1b[0m\x1b[?25h<cooked>"),
+            "{log:?}"
+        );
     }
 
     #[test]

@@ -179,6 +179,8 @@ pub struct State {
     pub message_count: usize,
     /// The session's id.
     pub session_id: String,
+    /// The session's name (`/name`), if it has one.
+    pub session_name: Option<String>,
     /// The model's context window, in tokens.
     pub context_window: u64,
     /// Estimated tokens of the conversation now.
@@ -489,6 +491,7 @@ fn state_of(session: &AgentSession, is_streaming: bool) -> State {
         session_file: session.tape().path().map(|p| p.display().to_string()),
         message_count: session.agent().messages().len(),
         session_id: session.tape().id().to_owned(),
+        session_name: session.name(),
         context_window: model.context_window,
         context_tokens: session.context_tokens(),
         input_tokens: totals.usage.total_input(),

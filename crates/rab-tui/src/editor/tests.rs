@@ -421,3 +421,16 @@ fn random_edit_sequences_never_panic() {
         assert!(cur.col < width);
     }
 }
+
+#[test]
+fn the_border_takes_the_colour_it_is_given() {
+    let t = theme();
+    let e = Editor::new();
+    let (plain, _) = e.render(20, &t);
+    assert_eq!(plain[0], t.fg(crate::Role::Border, &"─".repeat(20)));
+    e.set_border(crate::Role::Bash);
+    let (bash, _) = e.render(20, &t);
+    assert_eq!(bash[0], t.fg(crate::Role::Bash, &"─".repeat(20)));
+    assert_eq!(bash.last(), Some(&t.fg(crate::Role::Bash, &"─".repeat(20))));
+    assert_ne!(plain[0], bash[0]);
+}

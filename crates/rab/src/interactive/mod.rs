@@ -9,6 +9,7 @@
 mod app;
 mod chrome;
 mod command;
+mod outside;
 mod overlay;
 mod permission;
 mod shell;
@@ -37,17 +38,28 @@ pub fn render_diff(diff: &str, width: usize, theme: &Theme) -> Vec<String> {
     rab_tui::diff::render_unified_diff(diff, width, theme, &rab_tui::diff::DiffOptions::default())
 }
 
-/// The theme from settings (or the terminal's background), for the colour depth.
+/// How long start-up waits for the terminal to say its background colour.
+const BACKGROUND_QUERY: Duration = Duration::from_millis(200);
+
+/// The theme from settings, else by the terminal's background: COLORFGBG ("15;0":
+/// light text on a dark background) where set, else the terminal's answer to an OSC 11
+/// query (in raw mode, before input is read), else dark.
 fn load_theme(launch: &Launch) -> Result<Theme, String> {
     let env = &launch.env;
     let depth =
         ColorDepth::detect(env.get("NO_COLOR").is_some(), env.get("COLORTERM"), env.get("TERM"));
-    // COLORFGBG ("15;0": light text on a dark background) is the portable hint.
-    let background_is_light = env
+    let from_colorfgbg = env
         .get("COLORFGBG")
         .and_then(|v| v.rsplit(';').next())
         .and_then(|bg| bg.parse::<u8>().ok())
-        .is_some_and(|bg| bg == 7 || bg >= 9);
+        .map(|bg| bg == 7 || bg >= 9);
+    let background_is_light = if launch.settings.theme.is_some() {
+        false
+    } else {
+        from_colorfgbg.unwrap_or_else(|| {
+            rab_tui::background::query(BACKGROUND_QUERY).is_some_and(rab_tui::background::is_light)
+        })
+    };
     let name = launch
         .settings
         .theme
@@ -68,10 +80,6 @@ fn load_theme(launch: &Launch) -> Result<Theme, String> {
 
 /// Runs the UI until the user quits.
 pub async fn run(launch: Launch, session: AgentSession, first: Option<String>, resume: bool) -> u8 {
-    let theme = match load_theme(&launch) {
-        Ok(t) => t,
-        Err(e) => return crate::fail(EXIT_USAGE, &e),
-    };
     let bindings = match Keybindings::load(&launch.paths.home().join("keybindings.json")) {
         Ok(b) => b,
         Err(e) => return crate::fail(EXIT_USAGE, &e.to_string()),
@@ -81,11 +89,19 @@ pub async fn run(launch: Launch, session: AgentSession, first: Option<String>, r
         rab_tui::terminal::restore_stdout_terminal();
         previous_hook(info);
     }));
-    let modes = TerminalModes { raw: true, bracketed_paste: true, keyboard_enhancement: true };
+    let modes = TerminalModes::default();
     let guard = match TerminalGuard::enter(CrosstermTerminal::new(), modes) {
         Ok(g) => g,
         Err(e) => {
             return crate::fail(crate::EXIT_PROVIDER, &format!("cannot set up the terminal: {e}"));
+        }
+    };
+    // In raw mode: the terminal's answer to the background query comes on stdin.
+    let theme = match load_theme(&launch) {
+        Ok(t) => t,
+        Err(e) => {
+            drop(guard);
+            return crate::fail(EXIT_USAGE, &e);
         }
     };
     let screen = match Screen::new(guard) {
@@ -126,6 +142,8 @@ struct Ui {
     op: Option<u64>,
     /// Messages sent to steer or follow up, until the runtime took them.
     queued: Vec<(u64, String)>,
+    /// The window title, progress and notifications.
+    outside: outside::Outside,
     quit: bool,
 }
 
@@ -140,6 +158,8 @@ impl Ui {
         let state = State::of(&session);
         let mut app = App::new(launch.clone(), theme, bindings, session.agent().messages(), &state);
         app.width = usize::from(screen.size().0.max(20));
+        let folder = launch.cwd.file_name().map(|n| n.to_string_lossy().into_owned());
+        let outside = outside::Outside::detect(&launch.env, folder.as_deref().unwrap_or("/"));
         let rt = rt::start_with(launch, session);
         Self {
             app,
@@ -152,7 +172,34 @@ impl Ui {
             line: None,
             op: None,
             queued: Vec::new(),
+            outside,
             quit: false,
+        }
+    }
+
+    /// Sends escapes for the terminal itself (title, progress, notifications).
+    fn tell_terminal(&mut self, escapes: &str) {
+        if escapes.is_empty() {
+            return;
+        }
+        let term = self.screen.terminal_mut();
+        if let Err(e) = term.write(escapes.as_bytes()).and_then(|()| term.flush()) {
+            tracing::debug!("cannot write to the terminal: {e}");
+        }
+    }
+
+    /// The editor's border: bash mode, else the thinking level.
+    fn border_role(&self) -> rab_tui::Role {
+        use rab_tui::Role;
+        if self.app.editor.starts_with("!") {
+            return Role::Bash;
+        }
+        match self.state.thinking_level {
+            rab_ai::ThinkingLevel::Off => Role::Border,
+            rab_ai::ThinkingLevel::Minimal => Role::Dim,
+            rab_ai::ThinkingLevel::Low => Role::Thinking,
+            rab_ai::ThinkingLevel::Medium => Role::Accent,
+            rab_ai::ThinkingLevel::High => Role::Warning,
         }
     }
 
@@ -184,6 +231,7 @@ impl Ui {
     }
 
     fn draw(&mut self) {
+        self.app.editor.set_border(self.border_role());
         let (cols, _) = self.screen.size();
         self.app.width = usize::from(cols.max(20));
         let (live, cursor) = self.app.live();
@@ -194,6 +242,8 @@ impl Ui {
     }
 
     async fn run_loop(&mut self) -> u8 {
+        let title = self.outside.working(false);
+        self.tell_terminal(&title);
         let mut events = EventStream::new();
         let mut tick = tokio::time::interval(Duration::from_millis(80));
         while !self.quit {
@@ -233,6 +283,8 @@ impl Ui {
             }
         }
         let _ = self.screen.clear_live();
+        let leave = self.outside.leave();
+        self.tell_terminal(leave);
         let term = self.screen.terminal_mut();
         let _ = term.write(b"\r\n");
         let _ = term.flush();
@@ -244,6 +296,8 @@ impl Ui {
         match ev {
             E::Agent(e) => self.app.agent_event(e),
             E::ApprovalRequested { id, request } => {
+                let note = self.outside.notify(&format!("rab is waiting: allow {}?", request.tool));
+                self.tell_terminal(&note);
                 self.asks.push_back((id, request));
                 self.next_question();
             }
@@ -262,6 +316,8 @@ impl Ui {
                     self.app.queued.clear();
                 }
                 self.app.run_started();
+                let escapes = self.outside.working(true);
+                self.tell_terminal(&escapes);
             }
             E::RunEnded { stop, .. } => {
                 // What was queued for a run that did not finish goes back to the editor.
@@ -270,6 +326,13 @@ impl Ui {
                     self.queued.clear();
                 }
                 self.app.run_ended(&stop);
+                let mut escapes = self.outside.working(false);
+                escapes.push_str(&self.outside.notify(&match &stop {
+                    rab_agent::StopCause::Done => "rab finished".to_owned(),
+                    rab_agent::StopCause::Error { message } => format!("rab stopped: {message}"),
+                    other => format!("rab stopped ({})", stop_word(other)),
+                }));
+                self.tell_terminal(&escapes);
             }
             E::OpStarted { submission, label } => {
                 self.app.running = Some(app::Running { started: std::time::Instant::now() });
@@ -278,6 +341,13 @@ impl Ui {
             }
             E::StateChanged(state) => {
                 self.app.update_footer(&state);
+                if state.session_name != self.state.session_name {
+                    let folder = self.app.launch.cwd.file_name().map(|n| n.to_string_lossy());
+                    let name = state.session_name.clone().or(folder.map(|f| f.into_owned()));
+                    self.outside.set_name(name.as_deref().unwrap_or("/"));
+                    let title = self.outside.working(state.is_streaming);
+                    self.tell_terminal(&title);
+                }
                 self.state = state;
             }
             E::Info { submission, text } => {
@@ -399,7 +469,9 @@ impl Ui {
                 self.screen.resize(cols, rows);
                 self.app.width = usize::from(cols.max(20));
             }
-            Event::FocusGained | Event::FocusLost | Event::Mouse(_) => {}
+            Event::FocusGained => self.outside.set_focused(true),
+            Event::FocusLost => self.outside.set_focused(false),
+            Event::Mouse(_) => {}
         }
     }
 
@@ -573,6 +645,19 @@ impl Ui {
                 self.app.update_footer(&self.state);
             }
         }
+    }
+}
+
+/// A stop cause in a word or two, for a notification.
+fn stop_word(stop: &rab_agent::StopCause) -> &'static str {
+    use rab_agent::StopCause as S;
+    match stop {
+        S::Done => "done",
+        S::MaxTurns { .. } => "turn limit",
+        S::Error { .. } => "error",
+        S::Budget { .. } => "budget reached",
+        S::Aborted => "interrupted",
+        S::Loop { .. } => "loop stopped",
     }
 }
 

@@ -9,9 +9,11 @@ use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 
 pub struct Pty {
     master: Box<dyn MasterPty + Send>,
-    writer: Box<dyn Write + Send>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
     screen: Arc<Mutex<vt100::Parser>>,
+    /// Every byte rab wrote, for escapes the screen model does not keep.
+    raw: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Pty {
@@ -22,6 +24,19 @@ impl Pty {
         envs: &[(String, String)],
         cols: u16,
         rows: u16,
+    ) -> Pty {
+        Self::spawn_with_background(cwd, args, envs, cols, rows, None)
+    }
+
+    /// [`Pty::spawn`] in a terminal that answers the background colour query (OSC 11)
+    /// with `background` (`rgb:ffff/ffff/ffff`) and device attributes after it.
+    pub fn spawn_with_background(
+        cwd: &std::path::Path,
+        args: &[&str],
+        envs: &[(String, String)],
+        cols: u16,
+        rows: u16,
+        background: Option<&str>,
     ) -> Pty {
         let pair = native_pty_system()
             .openpty(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 })
@@ -38,25 +53,59 @@ impl Pty {
         let child = pair.slave.spawn_command(cmd).expect("spawn rab in a pty");
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("pty reader");
-        let writer = pair.master.take_writer().expect("pty writer");
+        let writer = Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
         let screen = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 10_000)));
         let s = screen.clone();
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let r = raw.clone();
+        let answer = background.map(|bg| format!("\x1b]11;{bg}\x1b\\\x1b[?62;22c"));
+        let w = writer.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
+            let mut answered = false;
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
                 s.lock().unwrap().process(&buf[..n]);
+                let mut all = r.lock().unwrap();
+                all.extend_from_slice(&buf[..n]);
+                if let Some(answer) = &answer
+                    && !answered
+                    && String::from_utf8_lossy(&all).contains("\x1b]11;?\x07\x1b[c")
+                {
+                    answered = true;
+                    let mut w = w.lock().unwrap();
+                    let _ = w.write_all(answer.as_bytes());
+                    let _ = w.flush();
+                }
             }
         });
-        Pty { master: pair.master, writer, child, screen }
+        Pty { master: pair.master, writer, child, screen, raw }
     }
 
     /// Sends keys (raw bytes: `\r` is Enter, `\x1b` Esc, `\x03` Ctrl+C).
     pub fn send(&mut self, keys: &str) {
-        self.writer.write_all(keys.as_bytes()).unwrap();
-        self.writer.flush().unwrap();
+        let mut w = self.writer.lock().unwrap();
+        w.write_all(keys.as_bytes()).unwrap();
+        w.flush().unwrap();
+    }
+
+    /// Everything rab wrote so far, escapes and all.
+    pub fn raw(&self) -> String {
+        String::from_utf8_lossy(&self.raw.lock().unwrap()).into_owned()
+    }
+
+    /// Waits until what rab wrote satisfies `pred`.
+    pub fn wait_for_raw(&self, what: &str, timeout: Duration, pred: impl Fn(&str) -> bool) {
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if pred(&self.raw()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("timed out waiting for {what}; rab wrote:\n{:?}", self.raw());
     }
 
     /// Sends text as a bracketed paste.

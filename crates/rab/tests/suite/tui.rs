@@ -351,3 +351,87 @@ fn the_ui_reports_plugins_without_waiting_for_them_and_runs_their_commands() {
     pty.send("/greet\r");
     pty.wait_for("the command's answer", T, |s| s.matches("test-plugin").count() >= 2);
 }
+
+#[test]
+fn the_title_progress_and_a_notification_reach_the_terminal() {
+    let home = Home::new();
+    let repo = home.dir.path().join("myrepo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("all done").slow(30)]);
+    let mut e = envs(&home, &llm);
+    e.push(("TERM_PROGRAM".into(), "ghostty".into()));
+    let mut pty = Pty::spawn(&repo, &["--provider", "anthropic"], &e, 100, 30);
+    pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
+    let raw = pty.raw();
+    assert!(raw.contains("\x1b[22;0t") && raw.contains("\x1b[?1004h"), "{raw:?}");
+    assert!(raw.contains("\x1b]0;rab · myrepo\x07"), "{raw:?}");
+    // The terminal says it lost focus; the turn's end is then a notification.
+    pty.send("\x1b[O");
+    pty.send("hello\r");
+    pty.wait_for_raw("the working title and progress", T, |r| {
+        r.contains("\x1b]0;⋯ rab · myrepo\x07") && r.contains("\x1b]9;4;3;\x07")
+    });
+    pty.wait_for_raw("the notification", T, |r| r.contains("\x1b]9;rab finished\x07"));
+    let raw = pty.raw();
+    let end =
+        raw.rfind("\x1b]0;rab · myrepo\x07\x1b]9;4;0;\x07").expect("idle title, progress cleared");
+    assert!(end > raw.find("\x1b]9;4;3;\x07").unwrap());
+    // Focused again: no notification for the next turn.
+    llm.script([Turn::text("second")]);
+    pty.send("\x1b[I");
+    pty.send("again\r");
+    pty.wait_for("the second answer", T, |s| s.contains("second"));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(pty.raw().matches("\x1b]9;rab finished").count(), 1);
+    // Leaving gives the terminal its title and focus mode back.
+    pty.send("/quit\r");
+    pty.wait_exit(T);
+    let raw = pty.raw();
+    assert!(raw.contains("\x1b[?1004l") && raw.contains("\x1b[23;0t"), "{raw:?}");
+}
+
+#[test]
+fn a_plain_terminal_gets_the_title_but_no_progress_escape() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("ok")]);
+    let mut pty = start(&home, &llm, home.dir.path(), 100, 30);
+    pty.send("hi\r");
+    pty.wait_for("the answer", T, |s| s.contains("ok"));
+    let raw = pty.raw();
+    assert!(raw.contains("\x1b]0;⋯ rab · "), "{raw:?}");
+    assert!(!raw.contains("\x1b]9;"), "OSC 9 sent to a terminal not known to read it: {raw:?}");
+}
+
+#[test]
+fn the_theme_follows_the_background_the_terminal_reports() {
+    use rab_tui::{ColorDepth, Role, Theme};
+    let depth = ColorDepth::detect(false, None, Some("xterm-256color"));
+    // The welcome line's "rab", as each theme paints it.
+    let mark = |name: &str| {
+        let t = Theme::builtin(name, depth).unwrap();
+        t.fg(Role::Accent, &t.bold("rab"))
+    };
+    let (light, dark) = (mark("light"), mark("dark"));
+    assert_ne!(light, dark);
+    for (background, expected, other) in
+        [("rgb:ffff/ffff/ffff", &light, &dark), ("rgb:1e1e/1e1e/2e2e", &dark, &light)]
+    {
+        let home = Home::new();
+        let llm = FakeLlm::start();
+        let pty = Pty::spawn_with_background(
+            home.dir.path(),
+            &["--provider", "anthropic"],
+            &envs(&home, &llm),
+            100,
+            30,
+            Some(background),
+        );
+        pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
+        let raw = pty.raw();
+        assert!(raw.contains("\x1b]11;?\x07"), "no query: {raw:?}");
+        assert!(raw.contains(expected.as_str()), "{background}: {raw:?}");
+        assert!(!raw.contains(other.as_str()), "{background}: {raw:?}");
+    }
+}
