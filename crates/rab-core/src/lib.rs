@@ -25,6 +25,7 @@ pub mod assistant_commands;
 pub mod commands;
 pub mod extension;
 pub mod input;
+pub mod mentions;
 mod prompt;
 pub mod prompt_commands;
 pub mod runtime;

@@ -94,6 +94,9 @@ pub async fn run(
             }
             Event::Info { text, .. } => println!("{}", crate::term::for_stdout(text.trim_end())),
             Event::Warning(w) => eprintln!("rab: warning: {}", crate::term::safe(&w)),
+            Event::Attached { files, .. } if opts.verbose => {
+                eprintln!("rab: attached {}", crate::term::safe(&files.join(", ")));
+            }
             Event::Show { view: rab_core::runtime::View::Settings(text), .. } => {
                 println!("{}", crate::term::for_stdout(text.trim_end()));
             }

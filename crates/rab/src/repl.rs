@@ -263,6 +263,7 @@ impl Printer {
             Event::Agent(e) => self.agent(&e),
             Event::Info { text, .. } => println!("{}", safe(text.trim_end())),
             Event::Warning(w) => eprintln!("rab: warning: {}", safe(&w)),
+            Event::Attached { files, .. } => eprintln!("(attached {})", safe(&files.join(", "))),
             Event::Show { view, .. } => show(view, setup),
             Event::ShellOutput { chunk, .. } => {
                 print!("{}", safe(&chunk));

@@ -388,6 +388,7 @@ fn event(event: Event, pending: &mut HashMap<u64, Pending>) {
             write(&json!({"type": "cron_fired", "job": job, "prompt": prompt}));
         }
         Event::Warning(message) => write(&json!({"type": "warning", "message": message})),
+        Event::Attached { files, .. } => write(&json!({"type": "attached", "files": files})),
         Event::RunEnded { .. }
         | Event::RunStarted { .. }
         | Event::Show { .. }

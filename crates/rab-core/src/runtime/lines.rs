@@ -72,7 +72,15 @@ impl Actor {
             }
             LineKind::Shell(line) => self.shell(id, line, &setup),
             LineKind::Prompt => {
-                let result = self.start_prompt(id, text, Vec::new());
+                // `@file` mentions: read now, under the model's read rules.
+                let found = crate::mentions::attach(&text, &setup).await;
+                for problem in &found.problems {
+                    self.emit(Event::Warning(problem.clone()));
+                }
+                if !found.attached.is_empty() {
+                    self.emit(Event::Attached { submission: id, files: found.attached });
+                }
+                let result = self.start_prompt(id, text, found.content);
                 self.done(id, result);
             }
         }

@@ -317,6 +317,14 @@ pub enum Event {
     SetupChanged(Arc<Setup>),
     /// Something the user should know (a reload's warnings).
     Warning(String),
+    /// Files and folders a typed prompt's `@` mentions attached to it, one line each
+    /// (`src/main.rs (120 lines)`), before its run starts.
+    Attached {
+        /// The prompt's submission.
+        submission: u64,
+        /// What was attached.
+        files: Vec<String>,
+    },
     /// `/quit`: the front end should end.
     Quit {
         /// The submission.

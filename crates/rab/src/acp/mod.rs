@@ -464,6 +464,9 @@ async fn pump(
             }
             Event::Info { text, .. } => notify(agent_text(&format!("{text}\n"))),
             Event::Warning(text) => notify(agent_text(&format!("(warning: {text})\n"))),
+            Event::Attached { files, .. } => {
+                notify(agent_text(&format!("(attached {})\n", files.join(", "))))
+            }
             Event::Show { view: rab_core::runtime::View::Settings(text), .. } => {
                 notify(agent_text(&format!("{text}\n")));
             }

@@ -376,6 +376,7 @@ impl Ui {
                 }
             }
             E::Warning(w) => self.app.error(&format!("warning: {w}")),
+            E::Attached { files, .. } => self.app.info(&format!("Attached {}", files.join(", "))),
             E::Show { view, .. } => self.show(view),
             E::SessionReplaced { reason, .. } => {
                 if reason == rt::Replaced::Resumed {

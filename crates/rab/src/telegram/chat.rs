@@ -282,6 +282,9 @@ impl Chat {
                 }
             }
             Event::Warning(w) => self.say(&format!("⚠️ {}", escape(&w))).await,
+            Event::Attached { files, .. } => {
+                self.say(&format!("📎 {}", escape(&files.join(", ")))).await;
+            }
             Event::Show { view, .. } => self.show(view).await,
             Event::ShellEnded { command, output, is_error, .. } => {
                 self.shell_output(&command, &output, is_error).await;

@@ -323,3 +323,75 @@ fn without_fallbacks_an_overloaded_model_ends_the_run_with_its_error() {
     assert!(err.contains("fallbackModels: \"nosuch/model-x\" left out"), "{err}");
     assert!(err.contains("529"), "{err}");
 }
+
+/// A project with a file, a folder and a secret, and `rab` for it against `llm`.
+fn mention_project(home: &Home) -> std::path::PathBuf {
+    let p = home.dir.path().join("proj");
+    std::fs::create_dir_all(p.join("docs")).unwrap();
+    std::fs::write(p.join("a.rs"), "line one\nline two\nline three\nline four\n").unwrap();
+    std::fs::write(p.join("docs/guide.md"), "# Guide\n").unwrap();
+    std::fs::write(p.join("docs/faq.md"), "# FAQ\n").unwrap();
+    let key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789";
+    std::fs::write(p.join("config.txt"), format!("key = {key}\n")).unwrap();
+    std::fs::write(p.join("private.txt"), "do not send\n").unwrap();
+    std::fs::create_dir_all(p.join(".rab")).unwrap();
+    let settings = serde_json::json!({"permissions": {"deny": ["read(private.txt)"]}});
+    std::fs::write(p.join(".rab/settings.json"), settings.to_string()).unwrap();
+    p
+}
+
+#[test]
+fn at_mentions_attach_files_ranges_and_folders_under_the_read_rules() {
+    let home = Home::new();
+    let dir = mention_project(&home);
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("seen")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .current_dir(&dir)
+        .args(["-p", "--verbose"])
+        .arg("compare @a.rs:2-3 with @docs/, see @config.txt and @private.txt, not @gone.rs or @alice")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "seen\n", "no attachment note on stdout");
+    let body = String::from_utf8_lossy(&llm.requests()[0].raw).into_owned();
+    assert!(body.contains(r#"<file path=\"a.rs\" lines=\"2-3\">"#), "{body}");
+    assert!(body.contains("2\\tline two\\n3\\tline three"), "{body}");
+    assert!(!body.contains("line one") && !body.contains("line four"), "{body}");
+    assert!(body.contains(r#"<directory path=\"docs/\">"#), "{body}");
+    assert!(body.contains("guide.md") && body.contains("faq.md"), "{body}");
+    // The secret firewall and the deny rule hold as for the model's own reads.
+    assert!(!body.contains("abcdefghijklmnopqrstuvwxyz0123456789"), "{body}");
+    assert!(body.contains("config.txt"), "{body}");
+    assert!(!body.contains("do not send"), "{body}");
+    let err = stderr(&out);
+    assert!(err.contains("@private.txt: not attached: a read deny rule covers it"), "{err}");
+    assert!(err.contains("@gone.rs: no such file or directory"), "{err}");
+    assert!(!err.contains("@alice"), "{err}");
+    assert!(
+        err.contains("rab: attached a.rs:2-3 (2 lines), docs/ (2 entries), config.txt (1 line)"),
+        "{err}"
+    );
+    // The typed text goes as typed.
+    assert!(body.contains("compare @a.rs:2-3 with @docs/"), "{body}");
+}
+
+#[test]
+fn piped_text_is_data_and_its_mentions_are_not_read() {
+    let home = Home::new();
+    let dir = mention_project(&home);
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("ok")]);
+    let out = super::harness::with_stdin(
+        {
+            let mut c = home.rab_for("anthropic-messages", &llm, Some("k"));
+            c.current_dir(&dir).arg("-p");
+            c
+        },
+        "summarise @a.rs",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body = String::from_utf8_lossy(&llm.requests()[0].raw).into_owned();
+    assert!(!body.contains("line one"), "{body}");
+}

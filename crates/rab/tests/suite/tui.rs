@@ -435,3 +435,20 @@ fn the_theme_follows_the_background_the_terminal_reports() {
         assert!(!raw.contains(other.as_str()), "{background}: {raw:?}");
     }
 }
+
+#[test]
+fn an_at_file_in_the_editor_attaches_its_content_to_the_request() {
+    let home = Home::new();
+    let repo = home.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("notes.txt"), "remember the milk\n").unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("noted")]);
+    let mut pty = start(&home, &llm, &repo, 100, 30);
+    pty.send("what does @notes.txt say?\r");
+    pty.wait_for("the attachment and the answer", T, |s| {
+        s.contains("Attached notes.txt (1 line)") && s.contains("noted")
+    });
+    let body = String::from_utf8_lossy(&llm.requests()[0].raw).into_owned();
+    assert!(body.contains(r#"<file path=\"notes.txt\">\n1\tremember the milk"#), "{body}");
+}
