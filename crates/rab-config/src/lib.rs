@@ -21,6 +21,7 @@ mod error;
 mod models;
 mod paths;
 mod safety;
+mod setting_types;
 mod settings;
 mod trust;
 

@@ -45,9 +45,13 @@ impl Paths {
         self.agent_dir().join("auth.json")
     }
 
-    /// `models.json`: custom providers and models.
+    /// `models.json`: custom providers and models. Where it is missing and one lies
+    /// beside settings.json (`agent/models.json`, where it is easy to put by mistake),
+    /// that one.
     pub fn models_file(&self) -> PathBuf {
-        self.home.join("models.json")
+        let main = self.home.join("models.json");
+        let beside = self.agent_dir().join("models.json");
+        if !main.exists() && beside.is_file() { beside } else { main }
     }
 
     /// `sessions/`.
@@ -75,6 +79,12 @@ impl Paths {
         project.join(".rab").join("settings.json")
     }
 
+    /// `.rab/settings.local.json` of a project: your own settings for it, kept out of
+    /// git (`.rab/.gitignore` names it); "always allow" answers go here.
+    pub fn project_local_settings_file(project: &Path) -> PathBuf {
+        project.join(".rab").join("settings.local.json")
+    }
+
     /// `trusted.json`: the folders trusted (and refused) to run what they bring.
     pub fn trust_file(&self) -> PathBuf {
         self.home.join("trusted.json")
@@ -83,5 +93,23 @@ impl Paths {
     /// `logs/rab.log`.
     pub fn log_file(&self) -> PathBuf {
         self.home.join("logs").join("rab.log")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_models_file_beside_settings_is_found_when_the_home_one_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Env::from_pairs([("RAB_HOME", dir.path().to_str().unwrap())]);
+        let paths = Paths::from_env(&env).unwrap();
+        assert_eq!(paths.models_file(), dir.path().join("models.json"));
+        std::fs::create_dir_all(dir.path().join("agent")).unwrap();
+        std::fs::write(dir.path().join("agent/models.json"), "{}").unwrap();
+        assert_eq!(paths.models_file(), dir.path().join("agent/models.json"));
+        std::fs::write(dir.path().join("models.json"), "{}").unwrap();
+        assert_eq!(paths.models_file(), dir.path().join("models.json"), "the home one wins");
     }
 }

@@ -179,7 +179,30 @@ pub fn add_allow_rule(path: &Path, rule: &str) -> Result<(), Error> {
         allow.push(Value::String(rule.to_owned()));
     }
     let text = serde_json::to_string_pretty(&Value::Object(root)).unwrap_or_default();
-    write_file_atomic(path, format!("{text}\n").as_bytes())
+    write_file_atomic(path, format!("{text}\n").as_bytes())?;
+    if path.file_name().is_some_and(|n| n == "settings.local.json") {
+        ignore_in_git(path)?;
+    }
+    Ok(())
+}
+
+/// Names `path` in the `.gitignore` of its folder (created if missing), so a local
+/// settings file is never committed by accident.
+fn ignore_in_git(path: &Path) -> Result<(), Error> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return Ok(()) };
+    let name = name.to_string_lossy();
+    let ignore = dir.join(".gitignore");
+    let current = read_optional(&ignore)?.unwrap_or_default();
+    if current.lines().any(|l| l.trim() == name || l.trim() == format!("/{name}")) {
+        return Ok(());
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&name);
+    text.push('\n');
+    write_file_atomic(&ignore, text.as_bytes())
 }
 
 /// Sets `key` (dotted, e.g. `compaction.enabled`) to `value` in the settings file at

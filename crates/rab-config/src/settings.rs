@@ -300,10 +300,13 @@ pub fn load_settings(
         merge(&mut merged, map);
         loaded.files.push(claude);
     }
-    let own = crate::Paths::project_settings_file(project);
-    if own != global
-        && let Some(mut map) = read_settings(&own)?
-    {
+    let shared = crate::Paths::project_settings_file(project);
+    let local = crate::Paths::project_local_settings_file(project);
+    for own in [shared, local] {
+        if own == global {
+            continue;
+        }
+        let Some(mut map) = read_settings(&own)? else { continue };
         check_keys(&own, &map)?;
         if map.remove("channels").is_some() {
             loaded.warnings.push(format!(
@@ -359,9 +362,10 @@ fn check_keys(path: &Path, map: &Map<String, Value>) -> Result<(), Error> {
             ),
         });
     }
-    serde_json::from_value::<Settings>(Value::Object(map.clone())).map_err(|e| Error::Invalid {
-        path: path.to_owned(),
-        message: format!("{e}; see docs/settings.md"),
+    serde_json::from_value::<Settings>(Value::Object(map.clone())).map_err(|e| {
+        let what = crate::setting_types::explain::<Settings>(map)
+            .unwrap_or_else(|| crate::setting_types::plain(&e.to_string()));
+        Error::Invalid { path: path.to_owned(), message: format!("{what}; see docs/settings.md") }
     })?;
     Ok(())
 }
@@ -643,9 +647,42 @@ mod tests {
     }
 
     #[test]
-    fn a_wrong_type_names_the_file() {
-        let (_d, g, p) = files(r#"{"maxTurns": "ten"}"#, "");
+    fn a_wrong_type_names_the_file_and_the_key_in_plain_words() {
+        let (_d, g, p) = files(r#"{"theme": "dark", "maxTurns": "five"}"#, "");
         let err = load_settings(&g, &p, &Env::default(), true).unwrap_err().to_string();
-        assert!(err.contains("global.json") && err.contains("invalid type"), "{err}");
+        assert!(err.contains("global.json: maxTurns: expected a whole number"), "{err}");
+        assert!(err.contains(r#"got "five""#), "{err}");
+        let (_d, g, p) = files("", r#"{"retry": {"maxRetries": 2, "baseDelayMs": true}}"#);
+        let err = load_settings(&g, &p, &Env::default(), true).unwrap_err().to_string();
+        assert!(err.contains("settings.json: retry.baseDelayMs: expected a whole number"), "{err}");
+        assert!(err.contains("got true"), "{err}");
+        let (_d, g, p) = files(r#"{"fallbackModels": "openai/gpt-6.1-sol"}"#, "");
+        let err = load_settings(&g, &p, &Env::default(), true).unwrap_err().to_string();
+        assert!(err.contains("fallbackModels: expected a list"), "{err}");
+    }
+
+    #[test]
+    fn the_local_project_file_layers_over_the_shared_one_under_the_same_trust() {
+        let (_d, g, p) = files("", r#"{"maxTurns": 5, "permissions": {"allow": ["read"]}}"#);
+        std::fs::write(
+            p.join(".rab/settings.local.json"),
+            r#"{"maxTurns": 7, "permissions": {"allow": ["bash(make:*)"]}}"#,
+        )
+        .unwrap();
+        let trusted = load_settings(&g, &p, &Env::default(), true).unwrap();
+        assert_eq!(trusted.settings.max_turns, Some(7));
+        assert_eq!(trusted.settings.permissions.allow, ["read", "bash(make:*)"]);
+        assert!(trusted.files.last().unwrap().ends_with(".rab/settings.local.json"));
+        // A repository can commit the local file too: untrusted, it widens nothing.
+        let untrusted = load_settings(&g, &p, &Env::default(), false).unwrap();
+        assert!(untrusted.settings.permissions.allow.is_empty());
+        assert!(
+            untrusted
+                .ignored
+                .iter()
+                .any(|i| i.contains("settings.local.json") && i.contains("bash(make:*)")),
+            "{:?}",
+            untrusted.ignored
+        );
     }
 }

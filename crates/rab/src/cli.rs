@@ -495,6 +495,7 @@ impl Cli {
                 base_url: self.base_url.clone(),
                 api_key: self.api_key.clone(),
                 thinking: self.thinking.clone(),
+                allow_missing_key: false,
             },
             tools: ToolChoice {
                 no_tools: self.no_tools,

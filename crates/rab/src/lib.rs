@@ -232,6 +232,8 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
     let entered = runtime.enter();
     let mut options = runtime_options(&cli, env, paths, cwd, trusted, extensions);
     options.keeps_running = mode != Mode::Print;
+    // The UI opens without a key: /login stores one.
+    options.model.allow_missing_key = mode == Mode::Tui;
     #[cfg(feature = "plugins")]
     options.factories.push(Arc::new(plugins::Plugins { watch: mode != Mode::Print }));
     let launch = match rab_core::setup::Setup::new(options) {

@@ -461,7 +461,16 @@ impl Actor {
     /// Stores a key typed for `/login`.
     pub(super) fn store_key(&mut self, id: u64, provider: &str, key: &str) {
         let result = self.setup().and_then(|setup| {
-            let text = crate::commands::login::store(&setup, provider, key)?;
+            let mut text = crate::commands::login::store(&setup, provider, key)?;
+            // The session's model is this provider's: it takes the key at once.
+            if let Some(session) = self.session.as_mut()
+                && session.agent().config().model.provider == provider
+            {
+                let model = session.agent().config().model.clone();
+                let hint = session.agent().config().options.auth_hint.clone();
+                text.push_str(&format!("; {} uses it from now on", model.id));
+                session.set_model(model, Some(key.trim().to_owned()), hint);
+            }
             self.emit(Event::Info { submission: id, text });
             Ok(())
         });

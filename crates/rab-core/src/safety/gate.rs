@@ -161,7 +161,8 @@ struct Denials {
 const MAX_DENIALS: usize = 100;
 
 impl Gate {
-    /// A gate with these parts; "always" rules are written to `project_settings`.
+    /// A gate with these parts; "always" rules are written to `project_settings` (the
+    /// project's local, git-ignored settings file).
     pub fn new(
         policy: Policy,
         mode: Arc<ModeSwitch>,

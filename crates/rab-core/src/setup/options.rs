@@ -90,6 +90,9 @@ pub struct ModelChoice {
     pub api_key: Option<String>,
     /// Thinking level name.
     pub thinking: Option<String>,
+    /// Start without a key when none is found (the terminal UI, where `/login` adds
+    /// one): the model is chosen as usual and the first request says what is missing.
+    pub allow_missing_key: bool,
 }
 
 /// Which tools the model gets.

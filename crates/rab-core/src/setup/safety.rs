@@ -171,7 +171,7 @@ pub fn build(
         Arc::new(hooks),
         approver.clone(),
         redactor,
-        Paths::project_settings_file(cwd),
+        Paths::project_local_settings_file(cwd),
     ));
     Ok(Safety { sandbox, gate, approver, has_yolo: mode == PermissionMode::Yolo })
 }

@@ -36,7 +36,8 @@ pub fn registry(env: &Env, paths: &Paths) -> Result<Registry, SetupError> {
 fn key_hint(provider: &rab_ai::ProviderDef, paths: &Paths) -> String {
     match provider.key_env.first() {
         Some(var) => format!(
-            "set {var}, add a key for \"{}\" to {}, or run rab with --api-key",
+            "set {var}, type /login {} in rab (it stores the key in {}), or run rab with \
+             --api-key",
             provider.name,
             paths.auth_file().display()
         ),
@@ -97,13 +98,16 @@ pub fn target(
             .filter(|p| p.requires_key)
             .find(|p| resolve_key(p, cli.api_key.as_deref(), env, &auth).is_some())
             .map(|p| p.name.clone());
+        if provider.is_none() && cli.allow_missing_key {
+            provider = registry.providers().iter().find(|p| p.requires_key).map(|p| p.name.clone());
+        }
         if provider.is_none() && cli.base_url.is_none() {
             return Err(SetupError {
                 code: SetupError::PROVIDER,
                 message: "no model selected and no API key found — set ANTHROPIC_API_KEY, \
-                          OPENAI_API_KEY, GEMINI_API_KEY or OPENROUTER_API_KEY, or pass \
-                          --provider/--model (e.g. --provider ollama --model qwen3-coder for a \
-                          local server)"
+                          OPENAI_API_KEY, GEMINI_API_KEY or OPENROUTER_API_KEY, run `rab` and \
+                          type /login to store one, or pass --provider/--model (e.g. \
+                          --provider ollama --model qwen3-coder for a local server)"
                     .to_owned(),
             });
         }
@@ -115,7 +119,7 @@ pub fn target(
         base_url: cli.base_url.as_deref(),
     };
     let resolved = registry.resolve(&query).map_err(|e| SetupError::usage(e.to_string()))?;
-    let note = (!resolved.is_known && cli.base_url.is_none() && resolved.provider.requires_key)
+    let mut note = (!resolved.is_known && cli.base_url.is_none() && resolved.provider.requires_key)
         .then(|| {
             format!(
                 "'{}' is not in rab's model table for {}; using default limits ({}k context, \
@@ -131,7 +135,12 @@ pub fn target(
         Some((_, source)) => rejected_hint(source, paths),
         None => key_hint(&resolved.provider, paths),
     };
-    if found.is_none() && resolved.provider.requires_key {
+    if found.is_none() && resolved.provider.requires_key && cli.allow_missing_key {
+        note = Some(format!(
+            "no API key for {} ({}): type /login {} to store one, or {auth_hint}",
+            resolved.provider.name, resolved.model.id, resolved.provider.name
+        ));
+    } else if found.is_none() && resolved.provider.requires_key {
         let error = rab_ai::Error::MissingKey {
             provider: resolved.provider.name.clone(),
             model: resolved.model.id.clone(),

@@ -223,6 +223,16 @@ impl Ui {
             self.state.provider
         );
         self.app.commit.push(line);
+        let launch = &self.app.launch;
+        let keyless = launch.target.api_key.is_none()
+            && launch.registry.provider(&self.state.provider).is_some_and(|p| p.requires_key);
+        if keyless {
+            let p = self.state.provider.clone();
+            self.app.error(&format!(
+                "No API key for {p}. Type /login {p} to store one (or /login to see every \
+                 provider), or set its environment variable and restart."
+            ));
+        }
         let n = self.state.message_count;
         if n > 0 {
             let text = format!("Continuing session {} ({n} messages).", self.state.session_id);

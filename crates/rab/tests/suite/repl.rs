@@ -87,8 +87,13 @@ fn permission_questions_are_answered_on_stdin_once_always_or_no_with_a_reason() 
     );
     assert_eq!(reqs[2].tool_results()[1].1, "hi");
     assert_eq!(reqs[3].tool_results()[2].1, "the user denied this call: not that file");
-    let saved = std::fs::read_to_string(home.dir.path().join(".rab/settings.json")).unwrap();
+    // "Always" goes to the local, git-ignored file, not the shared one.
+    let rab_dir = home.dir.path().join(".rab");
+    let saved = std::fs::read_to_string(rab_dir.join("settings.local.json")).unwrap();
     assert!(saved.contains("bash(echo hi:*)"), "{saved}");
+    assert!(!rab_dir.join("settings.json").exists());
+    let ignore = std::fs::read_to_string(rab_dir.join(".gitignore")).unwrap();
+    assert_eq!(ignore, "settings.local.json\n");
     assert!(home.dir.path().join("a.txt").exists());
 }
 

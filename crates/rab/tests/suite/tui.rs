@@ -82,7 +82,7 @@ fn a_full_run_renders_the_prompt_tools_diff_and_markdown_answer() {
     assert!(h.contains("Done") && !h.contains("## Done"), "heading rendered: {h}");
     assert!(h.contains("• edited hello.sh") || h.contains("- edited"), "list rendered: {h}");
     assert!(!h.contains("**hello"), "emphasis rendered: {h}");
-    let saved = std::fs::read_to_string(repo.join(".rab/settings.json")).unwrap();
+    let saved = std::fs::read_to_string(repo.join(".rab/settings.local.json")).unwrap();
     assert!(saved.contains("\"bash(sh hello.sh:*)\""), "{saved}");
     pty.send("\x03\x03");
     assert_eq!(pty.wait_exit(T), Some(0));
@@ -451,4 +451,38 @@ fn an_at_file_in_the_editor_attaches_its_content_to_the_request() {
     });
     let body = String::from_utf8_lossy(&llm.requests()[0].raw).into_owned();
     assert!(body.contains(r#"<file path=\"notes.txt\">\n1\tremember the milk"#), "{body}");
+}
+
+#[test]
+fn without_a_key_the_ui_opens_and_login_makes_the_session_work() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.require_api_key(Some("sk-typed-in-login"));
+    llm.script([Turn::text("hello with a key")]);
+    let envs = vec![
+        ("HOME".into(), home.dir.path().display().to_string()),
+        ("RAB_HOME".into(), home.dir.path().join("rab").display().to_string()),
+        ("ANTHROPIC_BASE_URL".into(), llm.url()),
+    ];
+    let mut pty = Pty::spawn(home.dir.path(), &[], &envs, 100, 30);
+    pty.wait_for("the editor and the hint", T, |s| {
+        s.contains("/help for commands") && s.contains("Type /login anthropic")
+    });
+    pty.send("/login anthropic\r");
+    pty.wait_for_screen("the key prompt", T, |s| s.contains("Paste the anthropic API key"));
+    pty.paste("sk-typed-in-login");
+    pty.send("\r");
+    pty.wait_for("the stored note", T, |s| s.contains("uses it from now on"));
+    pty.send("hi\r");
+    pty.wait_for("the answer", T, |s| s.contains("hello with a key"));
+    assert_eq!(llm.requests()[0].header("x-api-key"), Some("sk-typed-in-login"));
+}
+
+#[test]
+fn print_mode_without_a_key_still_fails_and_names_login() {
+    let home = Home::new();
+    let out = home.rab().args(["-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/login"), "{err}");
 }
