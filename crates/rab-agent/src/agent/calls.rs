@@ -90,11 +90,7 @@ impl Agent {
                 cancel: cancel.child_token(),
                 updates: UpdateSink::new(&call.id, tx.clone()),
             };
-            async move {
-                let start = Instant::now();
-                let outcome = self.run_call(call, cx).await;
-                (outcome, start.elapsed().as_millis() as u64)
-            }
+            async move { self.run_call(call, cx).await }
         }));
         drop(tx);
         tokio::pin!(runs);
@@ -111,25 +107,23 @@ impl Agent {
         Ok(outcomes)
     }
 
-    async fn run_call(&self, call: &ToolCall, cx: ToolContext) -> Outcome {
+    /// Runs one call through the hooks; the time is the tool's own (a permission
+    /// question's wait, in a hook, is not counted).
+    async fn run_call(&self, call: &ToolCall, cx: ToolContext) -> (Outcome, u64) {
         debug!(call_id = %call.id, tool = %call.name, "tool call");
         if let Some(raw) = &call.invalid_arguments {
             let why =
                 serde_json::from_str::<Value>(raw).err().map(|e| e.to_string()).unwrap_or_default();
             let shown: String = raw.chars().take(300).collect();
-            return Outcome::Done(
-                error_result(
-                    call,
-                    &format!("invalid JSON arguments for {}: {why}; received: {shown}", call.name),
-                ),
-                None,
-            );
+            let text =
+                format!("invalid JSON arguments for {}: {why}; received: {shown}", call.name);
+            return (Outcome::Done(error_result(call, &text), None), 0);
         }
         let Some(tool) = self.tool(&call.name) else {
             let names: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
             let text =
                 format!("unknown tool '{}'; available tools: {}", call.name, names.join(", "));
-            return Outcome::Done(error_result(call, &text), None);
+            return (Outcome::Done(error_result(call, &text), None), 0);
         };
         // Each hook sees the arguments as the hooks before it left them.
         let mut call = std::borrow::Cow::Borrowed(call);
@@ -138,12 +132,13 @@ impl Agent {
                 HookDecision::Continue => {}
                 HookDecision::Rewrite(args) => call.to_mut().arguments = args,
                 HookDecision::Block(reason) => {
-                    return Outcome::Done(error_result(&call, &reason), None);
+                    return (Outcome::Done(error_result(&call, &reason), None), 0);
                 }
             }
         }
         let call = call.as_ref();
         let cancel = cx.cancel.clone();
+        let start = Instant::now();
         let run = tool.execute(call.arguments.clone(), cx);
         tokio::pin!(run);
         let mut result = tokio::select! {
@@ -154,6 +149,7 @@ impl Agent {
                 .await
                 .unwrap_or_else(|_| Err(ToolError::Model(ABORTED.to_owned()))),
         };
+        let elapsed = start.elapsed().as_millis() as u64;
         if cancel.is_cancelled()
             && let Err(ToolError::Model(text)) = &result
             && !text.starts_with(ABORTED)
@@ -179,9 +175,10 @@ impl Agent {
                 message = replaced;
             }
         }
-        match fatal {
+        let outcome = match fatal {
             Some(text) => Outcome::Fatal(message, text),
             None => Outcome::Done(message, details),
-        }
+        };
+        (outcome, elapsed)
     }
 }

@@ -317,8 +317,13 @@ fn export(args: &str, session: &AgentSession, launch: &Launch) -> Outcome {
         .and_then(|f: &std::path::PathBuf| f.extension())
         .and_then(|e| by_name(&e.to_string_lossy()));
     let format = format.or(from_extension).unwrap_or(ExportFormat::Html);
+    // Unless a path is given: beside the session file, not in the project.
     let file = file.unwrap_or_else(|| {
-        launch.cwd.join(format!("rab-session-{}.{}", session.tape().id(), format.extension()))
+        let dir = session.tape().path().and_then(|p| p.parent()).map_or_else(
+            || rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd),
+            std::path::Path::to_owned,
+        );
+        dir.join(format!("rab-session-{}.{}", session.tape().id(), format.extension()))
     });
     match rab_session::export::export(session.tape(), format) {
         Ok(text) => match rab_tools::atomic_write::write_atomic(&file, text.as_bytes()) {
@@ -334,8 +339,9 @@ fn tools_info(launch: &Launch, session: &AgentSession) -> String {
     let agent = session.agent();
     let sent = agent.request_specs();
     let mut out = format!(
-        "Permission mode: {} (Shift+Tab or --permission-mode changes it)\nTools:\n",
-        launch.gate.mode().get().as_str()
+        "Permission mode: {} (Shift+Tab or --permission-mode changes it)\nTools ({}):\n",
+        launch.gate.mode().get().as_str(),
+        agent.tools().len()
     );
     for tool in agent.tools() {
         let spec = tool.spec();

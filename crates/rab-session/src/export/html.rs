@@ -6,7 +6,7 @@
 use rab_ai::{AssistantBlock, AssistantMessage, Content, Message, ToolCall, ToolResultMessage};
 use serde_json::Value;
 
-use super::markdown::diff_of;
+use super::markdown::{diff_of, without_diff};
 use super::markup::{diff, escape, escape_into, markdown, pre};
 use super::tree::Tree;
 use crate::{EntryBody, Tape};
@@ -373,7 +373,21 @@ fn tool_result_html(out: &mut String, r: &ToolResultMessage, details: Option<&Va
             diff(out, text);
         }
     }
-    content_html(out, &r.content, false);
+    match diff_of(details) {
+        // Edit's text repeats the diff shown above: shown once.
+        Some(d) => {
+            let content: Vec<Content> = r
+                .content
+                .iter()
+                .map(|c| match c {
+                    Content::Text { text } => Content::text(without_diff(text, d)),
+                    other => other.clone(),
+                })
+                .collect();
+            content_html(out, &content, false);
+        }
+        None => content_html(out, &r.content, false),
+    }
     // The rest of the details (exit codes, paths) is worth a look, not the space.
     let rest = details.and_then(Value::as_object).map(|o| {
         o.iter()

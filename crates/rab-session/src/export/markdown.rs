@@ -175,11 +175,26 @@ fn assistant(out: &mut String, a: &AssistantMessage) {
 fn tool_result(out: &mut String, r: &ToolResultMessage, details: Option<&Value>) {
     let error = if r.is_error { " (error)" } else { "" };
     out.push_str(&format!("### Tool result: `{}`{error}\n\n", r.tool_name));
-    fenced(out, "", &user_text(&r.content));
-    if let Some(diff) = diff_of(details) {
-        out.push('\n');
-        fenced(out, "diff", diff);
+    let text = user_text(&r.content);
+    match diff_of(details) {
+        // The result's text carries the diff too (edit's): shown once, as a diff.
+        Some(diff) => {
+            fenced(out, "", &without_diff(&text, diff));
+            out.push('\n');
+            fenced(out, "diff", diff);
+        }
+        None => fenced(out, "", &text),
     }
+}
+
+/// `text` with the diff it repeats taken out (edit results say what they did, then
+/// give the diff that the details also hold).
+pub(super) fn without_diff(text: &str, diff: &str) -> String {
+    let diff = diff.trim_end();
+    if diff.is_empty() || !text.contains(diff) {
+        return text.to_owned();
+    }
+    text.replacen(diff, "", 1).trim_end().to_owned()
 }
 
 /// The unified diff an `edit` or `write` result carries in its details.

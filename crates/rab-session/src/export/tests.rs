@@ -293,3 +293,19 @@ fn issue_19_a_marker_before_a_wide_character_is_text() {
         assert!(out.contains('\u{fffd}') || out.contains('é'), "{text}: {out}");
     }
 }
+
+#[test]
+fn an_edit_results_diff_is_shown_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tape = Tape::create(dir.path(), Path::new("/work/p"), None);
+    tape.append(user("change it")).unwrap();
+    // As the edit tool reports it: what it did, then the diff its details also hold.
+    let output = format!("edited a.rs (1 edit)\n{}", DIFF.trim_end());
+    tape.append(tool_result("edit", &output, Some(json!({"path": "a.rs", "diff": DIFF})))).unwrap();
+    let md = export(&tape, ExportFormat::Markdown).unwrap();
+    assert_eq!(md.matches("+2\n").count(), 1, "{md}");
+    assert!(md.contains("```\nedited a.rs (1 edit)\n```"), "{md}");
+    let html = export(&tape, ExportFormat::Html).unwrap();
+    assert_eq!(html.matches("@@ -1,2 +1,2 @@").count(), 1, "{html}");
+    assert!(html.contains("edited a.rs (1 edit)"), "{html}");
+}

@@ -494,6 +494,19 @@ impl App {
             // Tool results show with their call; system updates are rab's own
             // bookkeeping (tools that arrived, a new date) and stay out of the chat.
             AgentEvent::MessageEnd { message: Message::ToolResult(_) | Message::System(_) } => {}
+            // The footer follows each response; the run's end makes it exact again
+            // (sub-agents' spending included).
+            AgentEvent::Usage { usage } => {
+                let f = &mut self.footer;
+                f.input += usage.total_input();
+                f.output += usage.output;
+                f.cache_read += usage.cache_read;
+                f.context = usage.total_input() + usage.output;
+                let model = self.launch.registry.models().iter().find(|m| m.id == f.model);
+                if let Some(m) = model {
+                    f.cost += m.cost.of(&usage);
+                }
+            }
             AgentEvent::ToolCall { call } => {
                 let tools = self.launch.extensions.tools();
                 let tool = tools.iter().find(|t| t.spec().name == call.name);
@@ -538,6 +551,9 @@ impl App {
                     "⤳ {from} failed: {message}\nContinuing on {to} for this prompt; the next \
                      prompt goes to {from} again."
                 ));
+                if let Some((_, id)) = to.split_once('/') {
+                    self.footer.model = id.to_owned();
+                }
             }
             AgentEvent::Error { message } => self.error(&message),
             AgentEvent::CompactionStart { tokens, .. } => {
@@ -557,9 +573,16 @@ impl App {
             }
             AgentEvent::AgentStart
             | AgentEvent::TurnStart { .. }
-            | AgentEvent::Usage { .. }
             | AgentEvent::TurnEnd { .. }
             | AgentEvent::AgentEnd { .. } => {}
+        }
+    }
+
+    /// A permission question about `call_id` was answered: the call's timer starts
+    /// now, so the time shown is the tool's, not the wait for the user.
+    pub fn answered(&mut self, call_id: &str) {
+        if let Some(v) = self.tools.iter_mut().find(|v| v.call.id == call_id) {
+            v.started = Instant::now();
         }
     }
 

@@ -9,6 +9,18 @@ use super::{Ui, hotkeys};
 
 impl Ui {
     pub(super) fn line(&mut self, line: &str) {
+        // In the UI, /help also lists the keys (as bound now).
+        if matches!(line.trim(), "/help" | ",help") {
+            let mut lines: Vec<String> = rab_core::commands::help(&self.app.launch.extensions)
+                .lines()
+                .map(str::to_owned)
+                .collect();
+            lines.push(String::new());
+            lines.push("Keys:".to_owned());
+            lines.extend(hotkeys(&self.app.bindings));
+            self.app.overlay = Some(Overlay::Text { title: "Help".into(), lines });
+            return;
+        }
         let id = self.submit(Op::Line { text: line.to_owned() });
         self.line = Some(id);
         self.app.line_in_flight = true;

@@ -312,6 +312,10 @@ impl Ui {
                 self.next_question();
             }
             E::QuestionClosed { id } => {
+                if let Some((_, request)) = self.asks.iter().find(|(q, _)| *q == id) {
+                    let call_id = request.call_id.clone();
+                    self.app.answered(&call_id);
+                }
                 let is_shown = self.asks.front().is_some_and(|(q, _)| *q == id);
                 self.asks.retain(|(q, _)| *q != id);
                 if is_shown {
@@ -452,8 +456,9 @@ impl Ui {
                 if let Some(view) = &mut self.app.permission {
                     if let Some(approval) = view.key(&key, &self.app.bindings) {
                         self.app.permission = None;
-                        if let Some((id, _)) = self.asks.pop_front() {
+                        if let Some((id, request)) = self.asks.pop_front() {
                             self.submit(Op::Answer { id, approval });
+                            self.app.answered(&request.call_id);
                         }
                         self.next_question();
                     }

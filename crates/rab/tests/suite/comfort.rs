@@ -395,3 +395,36 @@ fn piped_text_is_data_and_its_mentions_are_not_read() {
     let body = String::from_utf8_lossy(&llm.requests()[0].raw).into_owned();
     assert!(!body.contains("line one"), "{body}");
 }
+
+#[test]
+fn export_without_a_path_writes_beside_the_session_file() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("first")]);
+    let out =
+        home.rab_for("anthropic-messages", &llm, Some("k")).args(["-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-c", "-p", "/export md"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = stdout(&out);
+    let sessions = home.dir.path().join("rab/sessions");
+    let exported: Vec<std::path::PathBuf> = std::fs::read_dir(&sessions)
+        .unwrap()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).unwrap().flatten().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    assert_eq!(exported.len(), 1, "{said}");
+    assert!(said.contains(&exported[0].display().to_string()), "{said}");
+    assert!(std::fs::read_to_string(&exported[0]).unwrap().contains("first"));
+    let in_project: Vec<_> = std::fs::read_dir(home.dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("rab-session-"))
+        .collect();
+    assert!(in_project.is_empty(), "nothing written into the project");
+}

@@ -486,3 +486,44 @@ fn print_mode_without_a_key_still_fails_and_names_login() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/login"), "{err}");
 }
+
+#[test]
+fn the_footer_counts_each_response_and_a_tool_timer_skips_the_question() {
+    use rab_fake_llm::ScriptedUsage;
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let usage = ScriptedUsage { input: 12_000, output: 3_000, ..ScriptedUsage::default() };
+    llm.script([
+        Turn::tool_call("bash", json!({"command": "echo hi"})).with_usage(usage),
+        Turn::text("done"),
+    ]);
+    let mut pty = start(&home, &llm, home.dir.path(), 120, 30);
+    pty.send("run it\r");
+    // Mid-run, while the question waits, the footer already has the first response.
+    pty.wait_for("the question", T, |s| s.contains("Allow bash?"));
+    pty.wait_for_screen("the footer's tokens", T, |s| s.contains("↑12.0k ↓3.0k"));
+    std::thread::sleep(Duration::from_millis(1500));
+    pty.send("\r");
+    pty.wait_for("the answer", T, |s| s.contains("done"));
+    // `echo` took milliseconds: no 1.5 s of waiting for the user in its time.
+    let h = pty.history();
+    // The call's time line: "  N.Ns" under its output.
+    let times: Vec<&str> = h
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.ends_with('s') && l[..l.len() - 1].parse::<f64>().is_ok())
+        .collect();
+    assert_eq!(times.len(), 1, "{h}");
+    assert!(times[0] == "0.0s" || times[0] == "0.1s", "{h}");
+}
+
+#[test]
+fn help_in_the_ui_lists_the_commands_and_the_keys() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut pty = start(&home, &llm, home.dir.path(), 100, 60);
+    pty.send("/help\r");
+    pty.wait_for_screen("the help", T, |s| {
+        s.contains("/export") && s.contains("Keys:") && s.contains("Interrupt")
+    });
+}
