@@ -206,8 +206,8 @@ fn ignore_in_git(path: &Path) -> Result<(), Error> {
 }
 
 /// Sets `key` (dotted, e.g. `compaction.enabled`) to `value` in the settings file at
-/// `path` (created when missing), keeping the rest; the file must still be valid
-/// settings afterwards, else nothing is written.
+/// `path` (created when missing), keeping the rest; `null` removes the key. The file
+/// must still be valid settings afterwards, else nothing is written.
 pub fn set_setting(path: &Path, key: &str, value: Value) -> Result<(), Error> {
     let invalid = |message: String| Error::Invalid { path: path.to_owned(), message };
     let mut root = match read_optional(path)? {
@@ -227,7 +227,12 @@ pub fn set_setting(path: &Path, key: &str, value: Value) -> Result<(), Error> {
         };
         obj = map;
     }
-    obj.insert(last.to_owned(), value);
+    // Null takes the key out: the default (or a lower file's value) applies again.
+    if value.is_null() {
+        obj.remove(last);
+    } else {
+        obj.insert(last.to_owned(), value);
+    }
     let root = Value::Object(root);
     serde_json::from_value::<crate::Settings>(root.clone())
         .map_err(|e| invalid(format!("{key}: {e}")))?;

@@ -434,7 +434,12 @@ impl Actor {
             let fresh = setup
                 .reload()
                 .map_err(|e| format!("reload failed, nothing changed: {}", e.message))?;
-            let (tape, _) = rab_session::Tape::open(&path).map_err(|e| e.to_string())?;
+            // A session with nothing written yet has no file: it starts afresh.
+            let tape = if path.exists() {
+                rab_session::Tape::open(&path).map_err(|e| e.to_string())?.0
+            } else {
+                fresh.new_tape()
+            };
             let (session, _) = fresh.session(tape).map_err(|e| e.message)?;
             fresh.approver.install(self.approver.clone());
             for w in &fresh.warnings {

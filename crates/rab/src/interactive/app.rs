@@ -39,6 +39,10 @@ pub enum Effect {
     PickModel,
     /// Switch to the next model.
     CycleModel,
+    /// Switch to the previous model.
+    CycleModelBackward,
+    /// Edit the prompt in `$VISUAL` / `$EDITOR`.
+    ExternalEditor,
 }
 
 /// A `!cmd` in progress.
@@ -372,6 +376,12 @@ impl App {
         }
         if is(Action::CycleModel) {
             return Effect::CycleModel;
+        }
+        if is(Action::CycleModelBackward) {
+            return Effect::CycleModelBackward;
+        }
+        if is(Action::ExternalEditor) {
+            return Effect::ExternalEditor;
         }
         if is(Action::CyclePermissionMode) {
             let mode = self.launch.gate.mode();

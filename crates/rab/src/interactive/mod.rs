@@ -9,9 +9,11 @@
 mod app;
 mod chrome;
 mod command;
+mod external;
 mod outside;
 mod overlay;
 mod permission;
+mod settings_editor;
 mod shell;
 mod stream_view;
 mod tool_view;
@@ -46,8 +48,6 @@ const BACKGROUND_QUERY: Duration = Duration::from_millis(200);
 /// query (in raw mode, before input is read), else dark.
 fn load_theme(launch: &Launch) -> Result<Theme, String> {
     let env = &launch.env;
-    let depth =
-        ColorDepth::detect(env.get("NO_COLOR").is_some(), env.get("COLORTERM"), env.get("TERM"));
     let from_colorfgbg = env
         .get("COLORFGBG")
         .and_then(|v| v.rsplit(';').next())
@@ -65,7 +65,15 @@ fn load_theme(launch: &Launch) -> Result<Theme, String> {
         .theme
         .clone()
         .unwrap_or_else(|| if background_is_light { "light" } else { "dark" }.into());
-    if let Some(t) = Theme::builtin(&name, depth) {
+    load_named_theme(launch, &name)
+}
+
+/// A built-in theme or `~/.rab/themes/NAME.json`, for the terminal's colour depth.
+fn load_named_theme(launch: &Launch, name: &str) -> Result<Theme, String> {
+    let env = &launch.env;
+    let depth =
+        ColorDepth::detect(env.get("NO_COLOR").is_some(), env.get("COLORTERM"), env.get("TERM"));
+    if let Some(t) = Theme::builtin(name, depth) {
         return Ok(t);
     }
     let path = launch.paths.home().join("themes").join(format!("{name}.json"));
@@ -75,7 +83,7 @@ fn load_theme(launch: &Launch) -> Result<Theme, String> {
             path.display()
         )
     })?;
-    Theme::from_json(&name, &json, depth).map_err(|e| format!("{}: {e}", path.display()))
+    Theme::from_json(name, &json, depth).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Runs the UI until the user quits.
@@ -144,6 +152,10 @@ struct Ui {
     queued: Vec<(u64, String)>,
     /// The window title, progress and notifications.
     outside: outside::Outside,
+    /// Ctrl+G was pressed: the loop hands the terminal to the external editor.
+    external_edit: bool,
+    /// `/settings` saved something that takes a reload to apply.
+    settings_changed: bool,
     quit: bool,
 }
 
@@ -173,6 +185,8 @@ impl Ui {
             op: None,
             queued: Vec::new(),
             outside,
+            external_edit: false,
+            settings_changed: false,
             quit: false,
         }
     }
@@ -277,6 +291,12 @@ impl Ui {
                     }
                 },
                 _ = tick.tick(), if self.app.is_busy() => self.app.tick(),
+            }
+            if std::mem::take(&mut self.external_edit) {
+                // Nothing may read the terminal while the editor has it.
+                drop(events);
+                self.edit_externally();
+                events = EventStream::new();
             }
         }
         self.shutdown().await;
@@ -467,7 +487,10 @@ impl Ui {
                 if let Some(overlay) = &mut self.app.overlay {
                     match overlay.key(&key, &self.app.bindings) {
                         OverlayKey::Handled => {}
-                        OverlayKey::Close => self.app.overlay = None,
+                        OverlayKey::Close => {
+                            self.app.overlay = None;
+                            self.settings_closed();
+                        }
                         OverlayKey::Picked(p) => self.picked(p),
                         OverlayKey::Replace(next) => self.app.overlay = Some(*next),
                     }
@@ -520,7 +543,10 @@ impl Ui {
                 }
             }
             Effect::PickModel => self.open_models(),
-            Effect::CycleModel => self.cycle_model(),
+            Effect::CycleModel => self.cycle_model(true),
+            Effect::CycleModelBackward => self.cycle_model(false),
+            // Done by the loop, which must stop reading the terminal first.
+            Effect::ExternalEditor => self.external_edit = true,
         }
     }
 
@@ -579,7 +605,7 @@ impl Ui {
         }
     }
 
-    fn cycle_model(&mut self) {
+    fn cycle_model(&mut self, forward: bool) {
         if self.app.running.is_some() {
             return;
         }
@@ -590,23 +616,77 @@ impl Ui {
             self.app.set_status(format!("No other {} model to cycle to", current.0));
             return;
         }
-        let i = models.iter().position(|m| m.id == current.1).map_or(0, |i| (i + 1) % models.len());
+        let n = models.len();
+        let step = if forward { 1 } else { n - 1 };
+        let i = models.iter().position(|m| m.id == current.1).map_or(0, |i| (i + step) % n);
         let id = format!("{}/{}", models[i].provider, models[i].id);
         self.set_model(&id);
     }
 
-    fn settings_rows(&self) -> Vec<(String, String)> {
-        let thinking = self.state.thinking_level.to_string();
-        vec![
-            ("Thinking level".into(), thinking),
-            ("Theme".into(), self.app.theme.name.clone()),
-            ("Show thinking".into(), on_off(self.app.show_thinking)),
-            ("Expand tool output".into(), on_off(self.app.expand_tools)),
-        ]
+    /// After the settings editor closes: a reload applies what was saved, when no run
+    /// goes on (else the user is told to /reload).
+    fn settings_closed(&mut self) {
+        if !std::mem::take(&mut self.settings_changed) {
+            return;
+        }
+        if self.app.running.is_some() {
+            self.app.info("Saved; /reload applies the changes once the agent is done.");
+        } else {
+            self.line("/reload");
+        }
     }
 
     fn open_settings(&mut self) {
-        self.app.overlay = Some(Overlay::settings(self.settings_rows()));
+        // The settings in effect: the files as loaded, with what was saved since.
+        let current = serde_json::to_value(&self.app.launch.settings).unwrap_or_default();
+        self.app.overlay = Some(Overlay::settings(current));
+    }
+
+    /// Saves a setting from `/settings` and applies what can apply at once (theme,
+    /// thinking level); the rest takes effect with a reload when the editor closes.
+    fn save_setting(&mut self, key: &str, value: serde_json::Value, scope: settings_editor::Scope) {
+        use settings_editor::Scope;
+        let launch = &self.app.launch;
+        let path = match scope {
+            Scope::Global => launch.paths.settings_file(),
+            Scope::Project => rab_config::Paths::project_settings_file(&launch.cwd),
+            Scope::Local => rab_config::Paths::project_local_settings_file(&launch.cwd),
+        };
+        let outcome = rab_config::set_setting(&path, key, value.clone());
+        let message = match &outcome {
+            Ok(()) => {
+                let shown =
+                    if value.is_null() { "(default)".to_owned() } else { value.to_string() };
+                (true, format!("{key} = {shown} saved to {}", path.display()))
+            }
+            Err(e) => (false, e.to_string()),
+        };
+        if let Some(Overlay::Settings(editor)) = &mut self.app.overlay {
+            if outcome.is_ok() {
+                editor.saved(key, value.clone());
+            }
+            editor.message = Some(message);
+        }
+        if outcome.is_err() {
+            return;
+        }
+        match key {
+            "theme" => {
+                let name = value.as_str().unwrap_or("dark");
+                match load_named_theme(&self.app.launch, name) {
+                    Ok(t) => self.app.theme = t,
+                    Err(e) => self.app.error(&e),
+                }
+            }
+            "defaultThinkingLevel" => {
+                if let Some(level) = value.as_str().and_then(rab_ai::ThinkingLevel::parse) {
+                    self.state.thinking_level = level;
+                    self.submit(Op::SetThinking(level));
+                    self.app.update_footer(&self.state);
+                }
+            }
+            _ => self.settings_changed = true,
+        }
     }
 
     fn picked(&mut self, p: Picked) {
@@ -634,32 +714,7 @@ impl Ui {
                 // The runtime says what it does (OpStarted) until it is done.
                 self.submit(Op::Branch { entry: parent, summarise });
             }
-            Picked::Setting(i) => {
-                match i {
-                    0 => {
-                        let levels = rab_ai::ThinkingLevel::ALL;
-                        let next = levels
-                            .iter()
-                            .position(|l| *l == self.state.thinking_level)
-                            .map_or(0, |p| (p + 1) % levels.len());
-                        self.state.thinking_level = levels[next];
-                        self.submit(Op::SetThinking(levels[next]));
-                    }
-                    1 => {
-                        let name = if self.app.theme.name == "dark" { "light" } else { "dark" };
-                        if let Some(t) = Theme::builtin(name, self.app.theme.depth) {
-                            self.app.theme = t;
-                        }
-                    }
-                    2 => self.app.show_thinking = !self.app.show_thinking,
-                    _ => self.app.expand_tools = !self.app.expand_tools,
-                }
-                let rows = self.settings_rows();
-                if let Some(o) = &mut self.app.overlay {
-                    o.refresh_settings(rows);
-                }
-                self.app.update_footer(&self.state);
-            }
+            Picked::SaveSetting { key, value, scope } => self.save_setting(&key, value, scope),
         }
     }
 }
@@ -675,10 +730,6 @@ fn stop_word(stop: &rab_agent::StopCause) -> &'static str {
         S::Aborted => "interrupted",
         S::Loop { .. } => "loop stopped",
     }
-}
-
-fn on_off(b: bool) -> String {
-    if b { "on".into() } else { "off".into() }
 }
 
 fn hotkeys(b: &Keybindings) -> Vec<String> {

@@ -12,8 +12,8 @@ pub enum Picked {
     Model(String),
     /// A session file.
     Session(PathBuf),
-    /// A settings row (by index).
-    Setting(usize),
+    /// A setting to save.
+    SaveSetting { key: String, value: serde_json::Value, scope: super::settings_editor::Scope },
     /// A message of the tree: continue before it (from its parent), its text back in
     /// the editor, summarising the branch left behind or not.
     Branch { parent: Option<String>, text: String, summarise: bool },
@@ -27,8 +27,8 @@ pub enum Overlay {
     Models { list: SelectList, ids: Vec<String> },
     /// Sessions of this directory.
     Sessions { list: SelectList, paths: Vec<PathBuf> },
-    /// Settings that can be changed here.
-    Settings { list: SelectList },
+    /// `/settings`: every setting, saved to the file chosen.
+    Settings(Box<super::settings_editor::SettingsEditor>),
     /// Read-only text (help, hotkeys).
     Text { title: String, lines: Vec<String> },
     /// The session tree.
@@ -121,19 +121,9 @@ impl Overlay {
         Overlay::Tree { list, items }
     }
 
-    /// The settings panel with its current values.
-    pub fn settings(rows: Vec<(String, String)>) -> Overlay {
-        let items = rows.into_iter().map(|(k, v)| SelectItem::new(k).with_description(v)).collect();
-        Overlay::Settings { list: SelectList::new(items, ROWS) }
-    }
-
-    /// Updates the settings rows after a change, keeping the selection.
-    pub fn refresh_settings(&mut self, rows: Vec<(String, String)>) {
-        if let Overlay::Settings { list } = self {
-            let items =
-                rows.into_iter().map(|(k, v)| SelectItem::new(k).with_description(v)).collect();
-            list.set_items(items);
-        }
+    /// The settings editor over the settings in effect.
+    pub fn settings(current: serde_json::Value) -> Overlay {
+        Overlay::Settings(Box::new(super::settings_editor::SettingsEditor::new(current)))
     }
 
     /// Handles a key.
@@ -161,9 +151,18 @@ impl Overlay {
                     _ => OverlayKey::Handled,
                 };
             }
+            Overlay::Settings(editor) => {
+                use super::settings_editor::EditorKey;
+                return match editor.key(key, bindings) {
+                    EditorKey::Handled => OverlayKey::Handled,
+                    EditorKey::Close => OverlayKey::Close,
+                    EditorKey::Save { key, value, scope } => {
+                        OverlayKey::Picked(Picked::SaveSetting { key, value, scope })
+                    }
+                };
+            }
             Overlay::Models { list, .. } => (list, 0),
             Overlay::Sessions { list, .. } => (list, 1),
-            Overlay::Settings { list } => (list, 2),
             Overlay::Tree { list, .. } => (list, 3),
             Overlay::BranchSummary { list, .. } => (list, 4),
             Overlay::Text { .. } => {
@@ -182,7 +181,6 @@ impl Overlay {
                 (Overlay::Sessions { paths, .. }, _) => paths
                     .get(i)
                     .map_or(OverlayKey::Close, |p| OverlayKey::Picked(Picked::Session(p.clone()))),
-                (Overlay::Settings { .. }, _) => OverlayKey::Picked(Picked::Setting(i)),
                 (Overlay::Tree { items, .. }, _) => {
                     let Some(t) = items.get(i) else { return OverlayKey::Close };
                     let (parent, text) = (t.parent_id.clone(), t.full_text.clone());
@@ -201,7 +199,9 @@ impl Overlay {
                         summarise: i == 1,
                     })
                 }
-                (Overlay::Text { .. } | Overlay::Secret { .. }, _) => OverlayKey::Close,
+                (Overlay::Text { .. } | Overlay::Secret { .. } | Overlay::Settings(_), _) => {
+                    OverlayKey::Close
+                }
             },
         }
     }
@@ -216,9 +216,7 @@ impl Overlay {
             Overlay::Sessions { list, .. } => {
                 ("Resume a session", list.render(&cx), "↑↓ move · Enter resume · Esc close")
             }
-            Overlay::Settings { list } => {
-                ("Settings", list.render(&cx), "↑↓ move · Enter change · Esc close")
-            }
+            Overlay::Settings(editor) => return editor.render(width, theme),
             Overlay::Text { title, lines } => {
                 (title.as_str(), lines.clone(), "Esc or Enter to close")
             }

@@ -527,3 +527,95 @@ fn help_in_the_ui_lists_the_commands_and_the_keys() {
         s.contains("/export") && s.contains("Keys:") && s.contains("Interrupt")
     });
 }
+
+#[test]
+fn ctrl_g_edits_the_prompt_in_the_external_editor() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("got it")]);
+    // An "editor" that appends a line to the file it is given.
+    let editor = home.dir.path().join("fake-editor.sh");
+    std::fs::write(&editor, "#!/bin/sh\nprintf ' and from the editor\\n' >> \"$1\"\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut e = envs(&home, &llm);
+    e.push(("EDITOR".into(), editor.display().to_string()));
+    let mut pty = Pty::spawn(home.dir.path(), &["--provider", "anthropic"], &e, 100, 30);
+    pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
+    pty.send("typed here");
+    pty.wait_for_screen("the typed text", T, |s| s.contains("typed here"));
+    pty.send("\x07");
+    pty.wait_for_screen("the edited prompt", T, |s| s.contains("typed here and from the editor"));
+    pty.send("\r");
+    pty.wait_for("the answer", T, |s| s.contains("got it"));
+    let body = String::from_utf8_lossy(&llm.requests()[0].raw).into_owned();
+    assert!(body.contains("typed here and from the editor"), "{body}");
+    // Keys still reach rab afterwards.
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(T), Some(0));
+}
+
+#[test]
+fn settings_changes_the_theme_and_saves_to_the_file_chosen() {
+    let home = Home::new();
+    let repo = home.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let llm = FakeLlm::start();
+    let mut pty = start(&home, &llm, &repo, 110, 40);
+    pty.send("/settings\r");
+    pty.wait_for_screen("the settings editor", T, |s| {
+        s.contains("saving to: global") && s.contains("defaultThinkingLevel")
+    });
+    // Filter to the theme, type a new value.
+    pty.send("theme");
+    pty.wait_for_screen("the filtered list", T, |s| !s.contains("maxTurns"));
+    pty.send("\r");
+    pty.wait_for_screen("the line editor", T, |s| s.contains("> "));
+    pty.send(&"\x7f".repeat(10));
+    pty.send("light\r");
+    pty.wait_for_screen("the saved note", T, |s| s.contains("theme = \"light\" saved to"));
+    let global = home.dir.path().join("rab/agent/settings.json");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&global).unwrap()).unwrap();
+    assert_eq!(saved["theme"], "light");
+    // The UI now paints with the light theme.
+    let depth = rab_tui::ColorDepth::detect(false, None, Some("xterm-256color"));
+    let light = rab_tui::Theme::builtin("light", depth).unwrap();
+    let accent = light.fg(rab_tui::Role::Accent, &light.bold("Settings"));
+    pty.wait_for_raw("the light theme", T, |r| r.contains(&accent));
+    // Tab to the project's shared file; a choice from its submenu.
+    pty.send("\x15");
+    for _ in 0..5 {
+        pty.send("\x7f");
+    }
+    pty.send("\t");
+    pty.wait_for_screen("the project file", T, |s| {
+        s.contains("saving to: project (.rab/settings.json")
+    });
+    pty.send("steering");
+    pty.wait_for_screen("the steering row", T, |s| s.contains("steeringMode"));
+    pty.send("\r");
+    pty.wait_for_screen("the choices", T, |s| s.contains("one-at-a-time") && s.contains("all"));
+    pty.send("\x1b[B\r");
+    pty.wait_for_screen("the saved note", T, |s| s.contains("steeringMode = \"all\" saved"));
+    let project: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join(".rab/settings.json")).unwrap())
+            .unwrap();
+    assert_eq!(project["steeringMode"], "all");
+    // A value the settings would not load is refused and nothing is written.
+    pty.send("\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f");
+    pty.send("maxTurns");
+    pty.wait_for_screen("the maxTurns row", T, |s| s.contains("› maxTurns"));
+    pty.send("\r");
+    pty.send("many\r");
+    pty.wait_for_screen("the refusal", T, |s| s.contains("expected a whole number"));
+    pty.send("\x1b");
+    pty.wait_for_screen("the list again", T, |s| s.contains("Enter change · Tab file"));
+    std::thread::sleep(Duration::from_millis(100));
+    pty.send("\x1b");
+    // Closing applies the rest with a reload.
+    pty.wait_for("the reload", T, |s| s.contains("Reloaded:"));
+}
