@@ -246,7 +246,8 @@ pub enum Command {
     },
     /// What protects and configures this folder: the sandbox and what Landlock enforces
     /// here, whether the folder is trusted, the settings files in effect and what was
-    /// ignored in them.
+    /// ignored in them; then each provider: where its key comes from (never the key) and
+    /// whether its endpoint answers.
     Doctor,
     /// Print a completion script for SHELL: `rab completions bash >
     /// ~/.local/share/bash-completion/completions/rab` (README: Install).

@@ -11,9 +11,88 @@ use crate::cli::Cli;
 
 /// Prints the report; exit 0, or 2 when a settings file is broken (named in the report).
 pub fn run(cli: &Cli, env: &Env, paths: &Paths, cwd: &Path) -> u8 {
-    let (text, code) = report(cli, env, paths, cwd);
+    let (mut text, code) = report(cli, env, paths, cwd);
+    text.push_str(&providers(cli, env, paths));
     print!("{}", crate::term::safe(&text));
     code
+}
+
+/// How long doctor waits for each provider.
+const REACH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(4);
+
+/// Each provider: where its key comes from (never the key), and whether its endpoint
+/// answers (any HTTP status counts: the server is there). Providers that need a key
+/// are tried only with one; local servers are always tried.
+fn providers(cli: &Cli, env: &Env, paths: &Paths) -> String {
+    let mut out = String::from("providers:\n");
+    let registry = match rab_core::setup::target::registry(env, paths) {
+        Ok(r) => r,
+        Err(e) => return format!("{out}  cannot read the model table: {}\n", e.message),
+    };
+    let auth = rab_config::Auth::load(&paths.auth_file()).unwrap_or_default();
+    let mut rows: Vec<(String, String, Option<String>)> = Vec::new();
+    for p in registry.providers() {
+        let key = rab_config::resolve_key(p, cli.api_key.as_deref(), env, &auth);
+        let base = cli.base_url.clone().filter(|_| cli.provider.as_deref() == Some(&p.name));
+        let url = base.unwrap_or_else(|| p.base_url.clone());
+        let (what, probe) = match (&key, p.requires_key) {
+            (Some((_, source)), _) => {
+                (format!("key from {}", source.describe(&paths.auth_file())), Some(url))
+            }
+            (None, true) => {
+                let var = p.key_env.first().map_or(String::new(), |v| format!("set {v} or "));
+                (format!("no key ({var}/login {})", p.name), None)
+            }
+            (None, false) => ("no key needed".to_owned(), Some(url)),
+        };
+        rows.push((p.name.clone(), what, probe));
+    }
+    let probes: Vec<Option<String>> = rows.iter().map(|(_, _, u)| u.clone()).collect();
+    let answers = reach_all(probes);
+    for ((name, what, url), answer) in rows.iter().zip(answers) {
+        let reach = match (url, answer) {
+            (Some(url), Some(a)) => format!(" · {url} {a}"),
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "  {name:<11} {what}{reach}");
+    }
+    out
+}
+
+/// Tries every URL at once; `None` where there was none to try.
+fn reach_all(urls: Vec<Option<String>>) -> Vec<Option<String>> {
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return urls.iter().map(|_| None).collect();
+    };
+    let Ok(client) = rab_ai::http_client_builder().and_then(|b| {
+        b.timeout(REACH_TIMEOUT).connect_timeout(REACH_TIMEOUT).build().map_err(|e| e.to_string())
+    }) else {
+        return urls.iter().map(|_| None).collect();
+    };
+    rt.block_on(futures_util::future::join_all(urls.into_iter().map(|url| {
+        let client = client.clone();
+        async move {
+            let url = url?;
+            let started = std::time::Instant::now();
+            Some(match client.get(&url).send().await {
+                Ok(r) => format!(
+                    "reachable (HTTP {}, {} ms)",
+                    r.status().as_u16(),
+                    started.elapsed().as_millis()
+                ),
+                Err(e) if e.is_timeout() => "not reachable (no answer in 4 s)".to_owned(),
+                Err(e) => {
+                    let mut why = e.to_string();
+                    let mut source = std::error::Error::source(&e);
+                    while let Some(s) = source {
+                        why = s.to_string();
+                        source = s.source();
+                    }
+                    format!("not reachable ({why})")
+                }
+            })
+        }
+    })))
 }
 
 fn report(cli: &Cli, env: &Env, paths: &Paths, cwd: &Path) -> (String, u8) {

@@ -428,3 +428,31 @@ fn export_without_a_path_writes_beside_the_session_file() {
         .collect();
     assert!(in_project.is_empty(), "nothing written into the project");
 }
+
+#[test]
+fn doctor_names_key_sources_without_values_and_tries_each_provider() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let secret = "sk-ant-doctor-must-not-print-this-0123456789";
+    let out = home
+        .rab()
+        .env("ANTHROPIC_API_KEY", secret)
+        .env("ANTHROPIC_BASE_URL", llm.url())
+        .env("LMSTUDIO_BASE_URL", format!("http://127.0.0.1:{closed}/v1"))
+        .arg("doctor")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains(secret) && !text.contains("0123456789"), "{text}");
+    let line = |name: &str| {
+        text.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or_default().to_owned()
+    };
+    let anthropic = line("anthropic");
+    assert!(anthropic.contains("key from $ANTHROPIC_API_KEY"), "{text}");
+    assert!(anthropic.contains(&llm.url()) && anthropic.contains("reachable (HTTP"), "{text}");
+    assert!(line("openai").contains("no key (set OPENAI_API_KEY or /login openai)"), "{text}");
+    let lmstudio = line("lmstudio");
+    assert!(lmstudio.contains("no key needed") && lmstudio.contains("not reachable"), "{text}");
+}
