@@ -2,6 +2,7 @@ mod acp;
 mod agent;
 mod binding;
 mod budget;
+mod ci_action;
 mod comfort;
 mod context;
 mod deny;

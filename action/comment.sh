@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Posts rab's answer (RESULT_FILE) as a comment on pull request PR_NUMBER.
+set -euo pipefail
+: "${GITHUB_TOKEN:?a token with pull-requests: write is needed to comment}"
+: "${PR_NUMBER:?not a pull request}"
+: "${GITHUB_REPOSITORY:?}"
+api="${GITHUB_API_URL:-https://api.github.com}"
+body="$(jq '{body: ("**rab**\n\n" + (.result // .error // "(no answer)") + "\n\n<sub>exit " + (.exitCode|tostring) + " · $" + (((((.costUsd // 0) + (.subAgents.costUsd // 0)) * 10000 | round) / 10000)|tostring) + "</sub>")}' "${RESULT_FILE:?}")"
+curl --fail --silent --show-error \
+  -X POST "$api/repos/$GITHUB_REPOSITORY/issues/$PR_NUMBER/comments" \
+  -H "Authorization: Bearer $GITHUB_TOKEN" \
+  -H "Accept: application/vnd.github+json" \
+  -H "Content-Type: application/json" \
+  --data "$body" > /dev/null
+echo "rab: commented on #$PR_NUMBER"

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Runs one prompt headless for the GitHub Action (action.yml) and writes its outputs:
+# result, cost-usd, exit-code, session-id, result-file. Inputs arrive as INPUT_*.
+#
+# A pull request from a fork runs untrusted (INPUT_TRUST=auto): the checkout's hooks, MCP
+# servers, allow rules and widening settings are ignored, and commands run in the
+# sandbox (workspace-write). See docs/ci.md for why.
+set -euo pipefail
+rab="${RAB_BIN:-rab}"
+prompt="${INPUT_PROMPT:?the prompt input is required}"
+work="${RUNNER_TEMP:-$(mktemp -d)}"
+result_file="$work/rab-result.json"
+
+# Is this run for code from outside the repository?
+from_fork() {
+  case "${GITHUB_EVENT_NAME:-}" in
+    pull_request|pull_request_target|pull_request_review|pull_request_review_comment) ;;
+    *) return 1 ;;
+  esac
+  [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ] || return 0
+  local head
+  head="$(jq -r '.pull_request.head.repo.full_name // ""' "$GITHUB_EVENT_PATH")"
+  [ "$head" != "${GITHUB_REPOSITORY:-}" ]
+}
+
+trusted=false
+case "${INPUT_TRUST:-auto}" in
+  always) trusted=true ;;
+  never) trusted=false ;;
+  auto) if from_fork; then trusted=false; else trusted=true; fi ;;
+  *) echo "rab: trust must be auto, always or never, not '${INPUT_TRUST}'" >&2; exit 2 ;;
+esac
+
+args=(-p --output-format json --permission-mode "${INPUT_PERMISSION_MODE:-accept-edits}")
+[ -n "${INPUT_MODEL:-}" ] && args+=(--model "$INPUT_MODEL")
+[ -n "${INPUT_PROVIDER:-}" ] && args+=(--provider "$INPUT_PROVIDER")
+[ -n "${INPUT_MAX_TURNS:-}" ] && args+=(--max-turns "$INPUT_MAX_TURNS")
+[ -n "${INPUT_MAX_BUDGET_USD:-}" ] && args+=(--max-budget-usd "$INPUT_MAX_BUDGET_USD")
+if [ "$trusted" = true ]; then
+  args+=(--trust-project)
+else
+  # Untrusted code: nothing of the checkout's runs, and commands stay in the sandbox.
+  export RAB_TRUST_PROJECT=0
+  args+=(--sandbox workspace-write)
+  echo "rab: running untrusted (pull request from a fork): the checkout's hooks, MCP servers and allow rules are ignored" >&2
+fi
+if [ -n "${INPUT_ARGS:-}" ]; then
+  # shellcheck disable=SC2206 # split on whitespace, as documented
+  extra=(${INPUT_ARGS})
+  args+=("${extra[@]}")
+fi
+
+set +e
+"$rab" "${args[@]}" "$prompt" < /dev/null > "$result_file"
+code=$?
+set -e
+
+result="$(jq -r '.result // .error // ""' "$result_file" 2>/dev/null || true)"
+cost="$(jq -r '(((.costUsd // 0) + (.subAgents.costUsd // 0)) * 10000 | round) / 10000' "$result_file" 2>/dev/null || echo 0)"
+session="$(jq -r '.sessionId // ""' "$result_file" 2>/dev/null || true)"
+out="${GITHUB_OUTPUT:-/dev/stdout}"
+delimiter="rab_$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+{
+  echo "exit-code=$code"
+  echo "cost-usd=$cost"
+  echo "session-id=$session"
+  echo "result-file=$result_file"
+  echo "result<<$delimiter"
+  printf '%s\n' "$result"
+  echo "$delimiter"
+} >> "$out"
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+  { echo "### rab"; echo; printf '%s\n' "$result"; echo; echo "exit $code · \$$cost"; } >> "$GITHUB_STEP_SUMMARY"
+fi
+if [ "$code" -ne 0 ] && [ "${INPUT_FAIL_ON_ERROR:-true}" = true ]; then
+  echo "rab exited with $code (docs/stream-json.md lists the codes)" >&2
+  exit "$code"
+fi

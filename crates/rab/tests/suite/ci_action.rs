@@ -1,0 +1,196 @@
+//! The GitHub Action's scripts (action/run.sh, action/comment.sh) as the runner would
+//! run them, with the real binary against the fake server: outputs, trust by event,
+//! and the pull-request comment (to a local stand-in for the GitHub API).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use rab_fake_llm::{FakeLlm, ScriptedUsage, Turn};
+use serde_json::json;
+
+use super::harness::{Home, stderr};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Whether the tools the scripts use are here; the caller skips (saying so) if not.
+fn has_tools() -> bool {
+    let ok = ["bash", "jq", "curl"]
+        .iter()
+        .all(|t| Command::new(t).arg("--version").output().is_ok_and(|o| o.status.success()));
+    if !ok {
+        eprintln!("SKIPPED: the GitHub Action script tests need bash, jq and curl");
+    }
+    ok
+}
+
+/// A checkout whose settings carry a hook and an allow rule for everything.
+fn checkout(home: &Home) -> PathBuf {
+    let dir = home.dir.path().join("work/repo");
+    std::fs::create_dir_all(dir.join(".rab")).unwrap();
+    let settings = json!({
+        "permissions": {"allow": ["bash"]},
+        "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch hook-ran"}]}]}
+    });
+    std::fs::write(dir.join(".rab/settings.json"), settings.to_string()).unwrap();
+    dir
+}
+
+/// Runs action/run.sh in `dir` for `event` (`push`, or a pull request from `head`).
+fn run_action(home: &Home, llm: &FakeLlm, dir: &Path, head: Option<&str>) -> (Output, String) {
+    let runner = home.dir.path().join("runner");
+    std::fs::create_dir_all(&runner).unwrap();
+    let output = runner.join("output");
+    let _ = std::fs::remove_file(&output);
+    let event = runner.join("event.json");
+    let name = match head {
+        Some(repo) => {
+            let body =
+                json!({"pull_request": {"number": 7, "head": {"repo": {"full_name": repo}}}});
+            std::fs::write(&event, body.to_string()).unwrap();
+            "pull_request"
+        }
+        None => {
+            std::fs::write(&event, "{}").unwrap();
+            "push"
+        }
+    };
+    let out = Command::new("bash")
+        .arg(repo_root().join("action/run.sh"))
+        .current_dir(dir)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.dir.path())
+        .env("RAB_HOME", home.dir.path().join("rab"))
+        .env("RAB_BIN", env!("CARGO_BIN_EXE_rab"))
+        .env("RUNNER_TEMP", &runner)
+        .env("GITHUB_OUTPUT", &output)
+        .env("GITHUB_EVENT_NAME", name)
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_REPOSITORY", "owner/repo")
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("ANTHROPIC_BASE_URL", llm.url())
+        .env("INPUT_PROMPT", "run the tests")
+        .env("INPUT_PROVIDER", "anthropic")
+        .env("INPUT_MAX_TURNS", "5")
+        .env("INPUT_PERMISSION_MODE", "default")
+        .env("INPUT_TRUST", "auto")
+        .env("INPUT_FAIL_ON_ERROR", "true")
+        .output()
+        .unwrap();
+    let written = std::fs::read_to_string(&output).unwrap_or_default();
+    (out, written)
+}
+
+fn script() -> [Turn; 2] {
+    let usage = ScriptedUsage { input: 1000, output: 100, ..ScriptedUsage::default() };
+    [
+        Turn::tool_call("bash", json!({"command": "touch bash-ran"})).with_usage(usage),
+        Turn::text("All 12 tests pass.\nNothing to fix.").with_usage(usage),
+    ]
+}
+
+#[test]
+fn a_push_runs_trusted_and_writes_the_outputs() {
+    if !has_tools() {
+        return;
+    }
+    let home = Home::new();
+    let dir = checkout(&home);
+    let llm = FakeLlm::start();
+    llm.script(script());
+    let (out, written) = run_action(&home, &llm, &dir, None);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(written.contains("exit-code=0\n"), "{written}");
+    assert!(written.contains("result<<rab_"), "{written}");
+    assert!(written.contains("All 12 tests pass.\nNothing to fix.\n"), "{written}");
+    let cost: f64 = written
+        .lines()
+        .find_map(|l| l.strip_prefix("cost-usd="))
+        .and_then(|c| c.parse().ok())
+        .expect("a cost output");
+    assert!(cost > 0.0, "{written}");
+    assert!(written.lines().any(|l| l.starts_with("session-id=0")), "{written}");
+    // Trusted: the checkout's hook ran and its allow rule let bash run headless.
+    assert!(dir.join("hook-ran").exists());
+    assert!(dir.join("bash-ran").exists());
+}
+
+#[test]
+fn a_pull_request_from_a_fork_runs_untrusted() {
+    if !has_tools() {
+        return;
+    }
+    let home = Home::new();
+    let dir = checkout(&home);
+    let llm = FakeLlm::start();
+    llm.script(script());
+    let (out, written) = run_action(&home, &llm, &dir, Some("stranger/repo"));
+    // bash was refused (no allow rule applies, nobody to ask): exit 5, and the step fails.
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(stderr(&out).contains("running untrusted"), "{}", stderr(&out));
+    assert!(written.contains("exit-code=5\n"), "{written}");
+    assert!(!dir.join("hook-ran").exists(), "the fork's hook must not run");
+    assert!(!dir.join("bash-ran").exists(), "the fork's allow rule must not apply");
+    // The same repository's own pull request is trusted.
+    let llm = FakeLlm::start();
+    llm.script(script());
+    let (out, _) = run_action(&home, &llm, &dir, Some("owner/repo"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(dir.join("hook-ran").exists());
+}
+
+#[test]
+fn the_answer_is_posted_as_a_pull_request_comment() {
+    if !has_tools() {
+        return;
+    }
+    let home = Home::new();
+    let result = home.dir.path().join("result.json");
+    let answer = json!({"type": "result", "exitCode": 0, "result": "Looks good.\nOne nit.",
+                        "costUsd": 0.25, "subAgents": {"costUsd": 0.05}});
+    std::fs::write(&result, answer.to_string()).unwrap();
+    // A stand-in for the GitHub API: one request, answered 201.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let api = format!("http://{}", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(conn.try_clone().unwrap());
+        let mut head = String::new();
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap();
+            }
+            if line == "\r\n" {
+                break;
+            }
+            head.push_str(&line);
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        conn.write_all(b"HTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\n{}").unwrap();
+        (head, String::from_utf8(body).unwrap())
+    });
+    let out = Command::new("bash")
+        .arg(repo_root().join("action/comment.sh"))
+        .env("GITHUB_TOKEN", "ghs_token")
+        .env("PR_NUMBER", "7")
+        .env("GITHUB_REPOSITORY", "owner/repo")
+        .env("GITHUB_API_URL", &api)
+        .env("RESULT_FILE", &result)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (head, body) = server.join().unwrap();
+    assert!(head.starts_with("POST /repos/owner/repo/issues/7/comments "), "{head}");
+    assert!(head.contains("Bearer ghs_token"), "{head}");
+    let body: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let text = body["body"].as_str().unwrap();
+    assert!(text.contains("Looks good.\nOne nit."), "{text}");
+    assert!(text.contains("exit 0 · $0.3</sub>"), "{text}");
+}
