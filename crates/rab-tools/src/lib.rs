@@ -36,6 +36,7 @@ mod edit_typography;
 pub mod editor_files;
 pub mod glob;
 pub mod grep;
+pub mod image_fit;
 pub mod kill_shell;
 pub mod ls;
 mod patch_parse;

@@ -23,8 +23,8 @@ use crate::truncate::{MAX_BYTES, MAX_LINES, format_size};
 
 /// Lines longer than this many characters are cut.
 pub const MAX_LINE_CHARS: usize = 2000;
-/// Largest image attached.
-pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+/// Largest image file read (one over the providers' limits is downscaled to fit).
+pub const MAX_IMAGE_BYTES: u64 = 64 * 1024 * 1024;
 /// Bytes inspected to tell text from binary.
 const SNIFF_BYTES: u64 = 8 * 1024;
 
@@ -171,37 +171,56 @@ fn read_image(mut file: File, shown: &str, mime: &str, size: u64) -> Result<Tool
     let size_text = format_size(usize::try_from(size).unwrap_or(usize::MAX));
     if size > MAX_IMAGE_BYTES {
         return Err(ToolError::Model(format!(
-            "image {shown} is {size_text}; images over 5 MB cannot be attached (shrink it \
-             first, e.g. with ImageMagick via bash)"
+            "image {shown} is {size_text}; images over 64 MB are not read (shrink it first, \
+             e.g. with ImageMagick via bash)"
         )));
     }
     let mut bytes = Vec::new();
     file.seek(SeekFrom::Start(0))
         .and_then(|_| file.read_to_end(&mut bytes))
         .map_err(|e| ToolError::Model(format!("cannot read {shown}: {e}")))?;
+    let (text, mime, bytes) = match crate::image_fit::fit(&bytes) {
+        Ok(f) => match f.resized_from {
+            None => (
+                format!("image {shown} ({mime}, {}x{}, {size_text})", f.width, f.height),
+                f.mime,
+                f.bytes,
+            ),
+            Some((w, h)) => (
+                format!(
+                    "image {shown} ({mime}, {w}x{h}, {size_text}), downscaled to {}x{} ({}, {}) \
+                     to fit the providers' limits (5 MB, 8000 px a side)",
+                    f.width,
+                    f.height,
+                    f.mime,
+                    format_size(f.bytes.len())
+                ),
+                f.mime,
+                f.bytes,
+            ),
+        },
+        // Within the limits the provider judges what it cannot read; over them it is
+        // refused, since it could not be made to fit.
+        Err(_) if bytes.len() <= crate::image_fit::MAX_BYTES => {
+            (format!("image {shown} ({mime}, {size_text})"), mime, bytes)
+        }
+        Err(e) => {
+            return Err(ToolError::Model(format!(
+                "image {shown} is {size_text}, over the providers' 5 MB, and cannot be \
+                 downscaled: {e}"
+            )));
+        }
+    };
     let data = base64::engine::general_purpose::STANDARD.encode(&bytes);
     Ok(ToolOutput {
-        content: vec![
-            Content::text(format!("image {shown} ({mime}, {size_text})")),
-            Content::Image { mime_type: mime.to_owned(), data },
-        ],
+        content: vec![Content::text(text), Content::Image { mime_type: mime.to_owned(), data }],
         details: None,
     })
 }
 
 /// The image type by magic bytes.
 fn image_mime(head: &[u8]) -> Option<&'static str> {
-    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if head.len() >= 12 && head.starts_with(b"RIFF") && &head[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
+    crate::image_fit::mime_of(head)
 }
 
 /// Binary if the sample has a NUL byte, or over a tenth of its characters are invalid

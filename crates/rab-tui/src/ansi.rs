@@ -27,6 +27,8 @@ pub(crate) fn escape(s: &str) -> Option<(usize, bool)> {
     let len = match b.get(1) {
         // CSI: ESC [ params… final byte in 0x40..=0x7e
         Some(b'[') => b[2..].iter().position(|c| (0x40..=0x7e).contains(c)).map(|i| i + 3),
+        // APC (kitty graphics) and DCS: ESC _ / ESC P … terminated by ESC \
+        Some(b'_' | b'P') => b[2..].windows(2).position(|w| w == b"\x1b\\").map(|i| i + 4),
         // OSC: ESC ] … terminated by BEL or ESC \
         Some(b']') => {
             let rest = &b[2..];
@@ -128,6 +130,8 @@ mod tests {
         assert_eq!(width("\x1b[1;31mhi\x1b[0m"), 2);
         assert_eq!(width("日本"), 4);
         assert_eq!(width("\x1b]8;;http://x\x07link\x1b]8;;\x07"), 4);
+        assert_eq!(width("\x1b_Ga=T,f=100;AAAA\x1b\\  "), 2);
+        assert_eq!(truncate("\x1b_Gm=0;AAAA\x1b\\abc", 2, ""), "\x1b_Gm=0;AAAA\x1b\\ab\x1b[0m");
         assert_eq!(strip("\x1b[2ma\x1b[0mb"), "ab");
     }
 

@@ -332,6 +332,8 @@ pub enum Action {
     Autocomplete,
     /// Open the external editor (`$VISUAL`/`$EDITOR`).
     ExternalEditor,
+    /// Attach the image on the clipboard to the prompt.
+    PasteImage,
     /// Choose the highlighted item in a list.
     SelectConfirm,
     /// Close a list or overlay.
@@ -340,7 +342,7 @@ pub enum Action {
 
 impl Action {
     /// Every action, in display order.
-    pub const ALL: [Action; 37] = [
+    pub const ALL: [Action; 38] = [
         Action::Submit,
         Action::Newline,
         Action::Interrupt,
@@ -376,6 +378,7 @@ impl Action {
         Action::FollowUp,
         Action::Autocomplete,
         Action::ExternalEditor,
+        Action::PasteImage,
         Action::SelectConfirm,
         Action::SelectCancel,
     ];
@@ -420,6 +423,7 @@ impl Action {
             Action::FollowUp => ("follow_up", &["ctrl+q"]),
             Action::Autocomplete => ("autocomplete", &["tab"]),
             Action::ExternalEditor => ("external_editor", &["ctrl+g"]),
+            Action::PasteImage => ("paste_image", &["ctrl+v"]),
             Action::SelectConfirm => ("select_confirm", &["enter"]),
             Action::SelectCancel => ("select_cancel", &["escape", "ctrl+c"]),
         }

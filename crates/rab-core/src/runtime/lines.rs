@@ -51,7 +51,7 @@ impl Actor {
     }
 
     /// A typed line: classified, then run as a command, a shell line or a prompt.
-    pub(super) async fn line(&mut self, id: u64, text: String) {
+    pub(super) async fn line(&mut self, id: u64, text: String, images: Vec<rab_ai::Content>) {
         let setup = match self.setup() {
             Ok(s) => s,
             Err(e) => return self.done(id, Err(e)),
@@ -60,7 +60,14 @@ impl Actor {
         if text.trim().is_empty() {
             return self.done(id, Ok(()));
         }
-        match classify(&text, &setup.extensions) {
+        let kind = classify(&text, &setup.extensions);
+        if !images.is_empty() && kind != LineKind::Prompt {
+            self.emit(Event::Warning(format!(
+                "{} pasted image(s) left out: only a prompt takes images",
+                images.len()
+            )));
+        }
+        match kind {
             LineKind::Command => {
                 let Some(session) = self.session.as_mut() else {
                     return self.done(id, Err(BUSY.to_owned()));
@@ -80,7 +87,9 @@ impl Actor {
                 if !found.attached.is_empty() {
                     self.emit(Event::Attached { submission: id, files: found.attached });
                 }
-                let result = self.start_prompt(id, text, found.content);
+                let mut content = images;
+                content.extend(found.content);
+                let result = self.start_prompt(id, text, content);
                 self.done(id, result);
             }
         }

@@ -42,6 +42,14 @@ pub enum Op {
         /// The line.
         text: String,
     },
+    /// A typed line with images pasted into it: as [`Op::Line`], the images sent with
+    /// the prompt (a command or shell line leaves them out, with a warning).
+    LineWithImages {
+        /// The line.
+        text: String,
+        /// `Content::Image` blocks.
+        images: Vec<rab_ai::Content>,
+    },
     /// Starts a run with this prompt, after the output of earlier `!cmd` lines (refused
     /// while one runs: steer or follow up).
     Prompt {
@@ -760,7 +768,8 @@ impl Actor {
                 let result = self.start_prompt(id, text, images);
                 self.done(id, result);
             }
-            Op::Line { text } => self.line(id, text).await,
+            Op::Line { text } => self.line(id, text, Vec::new()).await,
+            Op::LineWithImages { text, images } => self.line(id, text, images).await,
             Op::NewSession => self.new_session(id),
             Op::Handoff { focus } => {
                 self.outcome(id, crate::CommandOutcome::Handoff(focus)).await;

@@ -201,14 +201,31 @@ async fn images_are_attached_by_magic_bytes() {
 }
 
 #[tokio::test]
-async fn images_over_5_mb_are_refused() {
+async fn an_image_over_the_limits_is_downscaled_and_one_that_cannot_be_is_refused() {
     let dir = tempfile::tempdir().unwrap();
+    // 9000 px wide: over the 8000 px a side providers take.
+    let mut wide = Vec::new();
+    image::DynamicImage::ImageRgb8(image::RgbImage::new(9000, 20))
+        .write_to(&mut std::io::Cursor::new(&mut wide), image::ImageFormat::Png)
+        .unwrap();
+    fs::write(dir.path().join("wide.png"), &wide).unwrap();
+    let out = read(dir.path(), json!({"path": "wide.png"})).await.unwrap();
+    let Content::Text { text } = &out.content[0] else { panic!("{:?}", out.content) };
+    assert!(text.starts_with("image wide.png (image/png, 9000x20,"), "{text}");
+    assert!(text.contains("downscaled to 2048x5 (image/jpeg"), "{text}");
+    let Content::Image { mime_type, data } = &out.content[1] else { panic!() };
+    assert_eq!(mime_type, "image/jpeg");
+    let sent = base64::engine::general_purpose::STANDARD.decode(data).unwrap();
+    assert_eq!(crate::image_fit::dimensions(&sent), Some((2048, 5)));
+    // 6 MB that only starts like a JPEG: too big to send, impossible to shrink.
     let mut jpg = vec![0xFF, 0xD8, 0xFF, 0xE0];
     jpg.resize(6 * 1024 * 1024, 0);
     fs::write(dir.path().join("big.jpg"), jpg).unwrap();
     let msg = read_err(dir.path(), json!({"path": "big.jpg"})).await;
     assert!(
-        msg.starts_with("image big.jpg is 6.0 MB; images over 5 MB cannot be attached"),
+        msg.starts_with(
+            "image big.jpg is 6.0 MB, over the providers' 5 MB, and cannot be downscaled"
+        ),
         "{msg}"
     );
 }

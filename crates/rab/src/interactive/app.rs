@@ -43,6 +43,8 @@ pub enum Effect {
     CycleModelBackward,
     /// Edit the prompt in `$VISUAL` / `$EDITOR`.
     ExternalEditor,
+    /// Attach the clipboard's image.
+    PasteImage,
 }
 
 /// A `!cmd` in progress.
@@ -383,6 +385,9 @@ impl App {
         if is(Action::ExternalEditor) {
             return Effect::ExternalEditor;
         }
+        if is(Action::PasteImage) {
+            return Effect::PasteImage;
+        }
         if is(Action::CyclePermissionMode) {
             let mode = self.launch.gate.mode();
             mode.set(mode.get().next(self.launch.has_yolo));
@@ -532,7 +537,8 @@ impl App {
                     v.result = Some((result, details, duration_ms));
                 }
                 while self.tools.first().is_some_and(|v| v.result.is_some()) {
-                    let v = self.tools.remove(0);
+                    let mut v = self.tools.remove(0);
+                    v.show_images = true;
                     self.commit.extend(v.render(w, t, self.expand_tools));
                     self.last_tool = Some(v);
                 }
@@ -601,7 +607,8 @@ impl App {
         let lines =
             self.stream.finish(self.width, &self.theme, &self.highlighter, self.show_thinking);
         self.commit.extend(lines);
-        for v in std::mem::take(&mut self.tools) {
+        for mut v in std::mem::take(&mut self.tools) {
+            v.show_images = true;
             self.commit.extend(v.render(self.width, &self.theme, self.expand_tools));
         }
         self.running = None;

@@ -21,7 +21,12 @@ impl Ui {
             self.app.overlay = Some(Overlay::Text { title: "Help".into(), lines });
             return;
         }
-        let id = self.submit(Op::Line { text: line.to_owned() });
+        let images = self.take_images(line);
+        let id = if images.is_empty() {
+            self.submit(Op::Line { text: line.to_owned() })
+        } else {
+            self.submit(Op::LineWithImages { text: line.to_owned(), images })
+        };
         self.line = Some(id);
         self.app.line_in_flight = true;
     }

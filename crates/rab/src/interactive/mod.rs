@@ -10,8 +10,10 @@ mod app;
 mod chrome;
 mod command;
 mod external;
+mod images;
 mod outside;
 mod overlay;
+mod paste_image;
 mod permission;
 mod settings_editor;
 mod shell;
@@ -119,6 +121,7 @@ pub async fn run(launch: Launch, session: AgentSession, first: Option<String>, r
         }
     };
     crate::sessions::index_in_background(launch.paths.sessions_dir(), launch.paths.home());
+    images::init(&launch.env);
     let launch = Arc::new(launch);
     let mut ui = Ui::new(launch, theme, bindings, session, screen);
     ui.welcome();
@@ -154,6 +157,8 @@ struct Ui {
     outside: outside::Outside,
     /// Ctrl+G was pressed: the loop hands the terminal to the external editor.
     external_edit: bool,
+    /// Images pasted into the prompt, by the marker the editor shows for each.
+    images: Vec<(String, rab_ai::Content)>,
     /// `/settings` saved something that takes a reload to apply.
     settings_changed: bool,
     quit: bool,
@@ -186,6 +191,7 @@ impl Ui {
             queued: Vec::new(),
             outside,
             external_edit: false,
+            images: Vec::new(),
             settings_changed: false,
             quit: false,
         }
@@ -499,6 +505,7 @@ impl Ui {
                 let effect = self.app.key(&key);
                 self.effect(effect);
             }
+            Event::Paste(text) if self.app.overlay.is_none() && self.paste_image_path(&text) => {}
             Event::Paste(text) => match &mut self.app.overlay {
                 None => self.app.editor.paste(&text.replace("\r\n", "\n").replace('\r', "\n")),
                 Some(Overlay::Secret { typed, .. }) => typed.push_str(text.trim()),
@@ -547,6 +554,7 @@ impl Ui {
             Effect::CycleModelBackward => self.cycle_model(false),
             // Done by the loop, which must stop reading the terminal first.
             Effect::ExternalEditor => self.external_edit = true,
+            Effect::PasteImage => self.paste_clipboard_image(),
         }
     }
 

@@ -30,6 +30,9 @@ pub struct ToolView {
     pub result: Option<(ToolResultMessage, Option<Value>, u64)>,
     /// When it started.
     pub started: Instant,
+    /// Draw images inline (set when the view is committed; the live region, redrawn
+    /// every frame, shows a placeholder).
+    pub show_images: bool,
 }
 
 impl ToolView {
@@ -44,6 +47,7 @@ impl ToolView {
             output: String::new(),
             result: None,
             started: Instant::now(),
+            show_images: false,
         }
     }
 
@@ -87,6 +91,16 @@ impl ToolView {
             Some((result, details, ms)) => {
                 let body = self.result_lines(result, details.as_ref(), inner, theme, expanded);
                 out.extend(body.into_iter().map(gutter));
+                for c in &result.content {
+                    if let rab_ai::Content::Image { mime_type, data } = c {
+                        let shown = if self.show_images {
+                            super::images::lines(mime_type, data, inner, theme)
+                        } else {
+                            vec![super::images::placeholder(mime_type, data, theme)]
+                        };
+                        out.extend(shown.into_iter().map(gutter));
+                    }
+                }
                 if self.is_command || *ms >= 1000 {
                     let code =
                         details.as_ref().and_then(|d| d.get("exitCode")).and_then(Value::as_i64);

@@ -619,3 +619,67 @@ fn settings_changes_the_theme_and_saves_to_the_file_chosen() {
     // Closing applies the rest with a reload.
     pty.wait_for("the reload", T, |s| s.contains("Reloaded:"));
 }
+
+/// A valid 1x1 PNG.
+fn tiny_png() -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD
+        .decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+        .unwrap()
+}
+
+#[test]
+fn an_image_pasted_as_a_path_is_sent_as_an_image() {
+    let home = Home::new();
+    let repo = home.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let png = tiny_png();
+    std::fs::write(repo.join("screen shot.png"), &png).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("a red pixel")]);
+    let mut pty = start(&home, &llm, &repo, 100, 30);
+    // As a terminal pastes a dropped file: quoted, absolute.
+    pty.paste(&format!("'{}'", repo.join("screen shot.png").display()));
+    pty.wait_for_screen("the marker", T, |s| s.contains("[image #1: screen shot.png 1x1]"));
+    pty.send("what is this?\r");
+    pty.wait_for("the answer", T, |s| s.contains("a red pixel"));
+    let body = &llm.requests()[0].body;
+    let content = &body["messages"][0]["content"];
+    let image =
+        content.as_array().unwrap().iter().find(|b| b["type"] == "image").expect("an image block");
+    assert_eq!(image["source"]["media_type"], "image/png");
+    use base64::Engine as _;
+    let sent = base64::engine::general_purpose::STANDARD
+        .decode(image["source"]["data"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(sent, png);
+    let text = content.to_string();
+    assert!(text.contains("[image #1: screen shot.png 1x1] what is this?"), "{text}");
+}
+
+#[test]
+fn an_image_in_a_tool_result_is_drawn_inline_in_a_kitty_terminal_and_named_elsewhere() {
+    for kitty in [true, false] {
+        let home = Home::new();
+        let repo = home.dir.path().join("repo");
+        std::fs::create_dir_all(&repo).unwrap();
+        std::fs::write(repo.join("pixel.png"), tiny_png()).unwrap();
+        let llm = FakeLlm::start();
+        llm.script([Turn::tool_call("read", json!({"path": "pixel.png"})), Turn::text("seen it")]);
+        let mut e = envs(&home, &llm);
+        if kitty {
+            e.push(("KITTY_WINDOW_ID".into(), "1".into()));
+        }
+        let mut pty = Pty::spawn(&repo, &["--provider", "anthropic"], &e, 100, 30);
+        pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
+        pty.send("look at the image\r");
+        pty.wait_for("the answer", T, |s| s.contains("seen it"));
+        let raw = pty.raw();
+        if kitty {
+            assert!(raw.contains("\x1b_Ga=T,f=100,c=1,r=1,C=1,q=2,m=0;"), "{raw:?}");
+        } else {
+            assert!(!raw.contains("\x1b_G"), "{raw:?}");
+            assert!(pty.history().contains("[image 1x1 image/png]"), "{}", pty.history());
+        }
+    }
+}
