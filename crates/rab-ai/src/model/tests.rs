@@ -216,3 +216,51 @@ fn issue_13_every_built_in_price_is_dated_and_gemini_4_is_complete() {
     let haiku = resolve(None, Some("claude-haiku-5-5")).unwrap().model;
     assert_eq!(haiku.compat.effort(ThinkingLevel::Off), "low");
 }
+
+#[test]
+fn every_default_model_is_in_the_table_for_its_provider_and_dated() {
+    let reg = Registry::builtin();
+    for p in reg.providers() {
+        let models: Vec<&Model> = reg.models().iter().filter(|m| m.provider == p.name).collect();
+        match &p.default_model {
+            Some(id) => {
+                let m = models.iter().find(|m| &m.id == id);
+                assert!(m.is_some(), "{}: default {id} is not in its table", p.name);
+                // Resolving the provider alone gives exactly that model, as known.
+                let r = resolve(Some(&p.name), None).unwrap();
+                assert_eq!((&r.model.id, r.is_known), (id, true), "{}", p.name);
+            }
+            None => assert!(models.is_empty(), "{}: a table but no default", p.name),
+        }
+        for m in models {
+            assert!(m.context_window > 0 && m.max_output > 0, "{}/{}", p.name, m.id);
+            assert!(m.max_output <= m.context_window, "{}/{}", p.name, m.id);
+            let date = m.cost.as_of.as_deref().unwrap_or_default();
+            assert!(
+                date.len() >= 7 && date.starts_with("20"),
+                "{}/{}: the prices need the date they were read",
+                p.name,
+                m.id
+            );
+        }
+    }
+}
+
+#[test]
+fn the_readme_names_each_providers_real_default() {
+    let readme = include_str!("../../../../README.md");
+    let reg = Registry::builtin();
+    let mut checked = 0;
+    for line in readme.lines().filter(|l| l.contains("(default)")) {
+        // `--model ID` (default)
+        let Some(at) = line.find("(default)") else { continue };
+        let before = &line[..at];
+        let Some(id) = before.rsplit('`').nth(1) else { continue };
+        let id = id.trim_start_matches("--model ").trim();
+        let provider = if line.contains("Anthropic") { "anthropic" } else { continue };
+        let p = reg.provider(provider).unwrap();
+        assert_eq!(p.default_model.as_deref(), Some(id), "README: {line}");
+        checked += 1;
+    }
+    assert!(checked >= 1, "the README's provider table names no default any more");
+}
