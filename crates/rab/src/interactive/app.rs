@@ -489,12 +489,11 @@ impl App {
         let (w, t) = (self.width, &self.theme);
         match event {
             AgentEvent::MessageEnd { message: Message::User(u) } => {
-                let text = rab_ai::Content::join_text(&u.content);
                 if !self.awaiting_prompt && !self.queued.is_empty() {
                     self.queued.remove(0);
                 }
                 self.awaiting_prompt = false;
-                self.commit.extend(chrome::user_message(&text, w, t));
+                self.commit.extend(user_lines(&u, w, t));
             }
             AgentEvent::TextDelta { delta } => {
                 let lines =
@@ -677,4 +676,33 @@ fn command_infos(launch: &Launch) -> Vec<rab_tui::autocomplete::CommandInfo> {
             description: c.description.clone(),
         })
         .collect()
+}
+
+/// A user message as the scrollback shows it: what was typed, then one line per
+/// attached file (its content went to the model, not to the screen) and each image
+/// (drawn where the terminal can).
+pub fn user_lines(u: &rab_ai::UserMessage, width: usize, theme: &rab_tui::Theme) -> Vec<String> {
+    let mut typed = Vec::new();
+    let mut after = Vec::new();
+    for block in &u.content {
+        match block {
+            rab_ai::Content::Text { text } => {
+                let attached = ["<file path=\"", "<directory path=\""]
+                    .iter()
+                    .find_map(|p| text.strip_prefix(p))
+                    .and_then(|rest| rest.split('"').next());
+                match attached {
+                    Some(path) => after.push(theme.dim(&format!("  📎 {path}"))),
+                    None if text.starts_with("<image path=") => {}
+                    None => typed.push(text.as_str()),
+                }
+            }
+            rab_ai::Content::Image { mime_type, data } => {
+                after.extend(super::images::lines(mime_type, data, width, theme));
+            }
+        }
+    }
+    let mut out = chrome::user_message(&typed.join("\n"), width, theme);
+    out.extend(after);
+    out
 }

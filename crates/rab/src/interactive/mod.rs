@@ -564,12 +564,8 @@ impl Ui {
         for m in &messages[start..] {
             match m {
                 rab_ai::Message::User(u) => {
-                    let text = rab_ai::Content::join_text(&u.content);
-                    self.app.commit.extend(chrome::user_message(
-                        &text,
-                        self.app.width,
-                        &self.app.theme,
-                    ));
+                    let lines = app::user_lines(u, self.app.width, &self.app.theme);
+                    self.app.commit.extend(lines);
                 }
                 rab_ai::Message::Assistant(a) => {
                     let text = a.text();

@@ -451,6 +451,10 @@ fn an_at_file_in_the_editor_attaches_its_content_to_the_request() {
     });
     let body = String::from_utf8_lossy(&llm.requests()[0].raw).into_owned();
     assert!(body.contains(r#"<file path=\"notes.txt\">\n1\tremember the milk"#), "{body}");
+    // The scrollback shows what was typed and names the file; its content went to the
+    // model, not to the screen.
+    let h = pty.history();
+    assert!(h.contains("📎 notes.txt") && !h.contains("remember the milk"), "{h}");
 }
 
 #[test]
@@ -655,6 +659,8 @@ fn an_image_pasted_as_a_path_is_sent_as_an_image() {
     assert_eq!(sent, png);
     let text = content.to_string();
     assert!(text.contains("[image #1: screen shot.png 1x1] what is this?"), "{text}");
+    // In a terminal without graphics the message shows the image by name and size.
+    assert!(pty.history().contains("[image 1x1 image/png]"), "{}", pty.history());
 }
 
 #[test]
