@@ -2,7 +2,8 @@
 //! (Anthropic's limit, the smallest) and 8000 pixels a side. One that is larger is
 //! downscaled (long edge 2048, then smaller while it is still too big) and re-encoded —
 //! JPEG for opaque pictures, PNG where there is transparency — instead of refused.
-//! Decoding is bounded (pixels and memory), so a crafted file cannot exhaust memory.
+//! Decoding is bounded (50 megapixels, 256 MB), so a crafted file can neither exhaust
+//! memory nor keep rab busy for seconds.
 
 use std::io::Cursor;
 
@@ -16,8 +17,12 @@ pub const MAX_SIDE: u32 = 8000;
 const FIT_EDGE: u32 = 2048;
 /// Largest image decoded to be downscaled (pixels a side).
 const DECODE_SIDE: u32 = 30_000;
+/// Largest image decoded to be downscaled, in pixels (a 50-megapixel photo fits): a
+/// few bytes can claim a huge canvas, and decoding one takes seconds (found by fuzzing:
+/// a 44-byte WebP claiming 10497x15429).
+pub const DECODE_PIXELS: u64 = 50_000_000;
 /// Memory a decode may take.
-const DECODE_ALLOC: u64 = 512 * 1024 * 1024;
+const DECODE_ALLOC: u64 = 256 * 1024 * 1024;
 
 /// An image ready to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +89,7 @@ pub fn fit(bytes: &[u8]) -> Result<Fitted, String> {
     if bytes.len() <= MAX_BYTES && width <= MAX_SIDE && height <= MAX_SIDE {
         return Ok(Fitted { bytes: bytes.to_vec(), mime, width, height, resized_from: None });
     }
+    check_pixels(width, height)?;
     let image =
         reader(bytes, format).decode().map_err(|e| format!("cannot decode the image: {e}"))?;
     let mut edge = FIT_EDGE;
@@ -108,6 +114,9 @@ pub fn fit(bytes: &[u8]) -> Result<Fitted, String> {
 pub fn thumbnail_png(bytes: &[u8], max_side: u32) -> Result<(Vec<u8>, u32, u32), String> {
     let mime = mime_of(bytes).ok_or("not a PNG, JPEG, GIF or WebP image")?;
     let format = format_of(mime).ok_or("unsupported image type")?;
+    let (width, height) =
+        reader(bytes, format).into_dimensions().map_err(|e| format!("unreadable image: {e}"))?;
+    check_pixels(width, height)?;
     let image =
         reader(bytes, format).decode().map_err(|e| format!("cannot decode the image: {e}"))?;
     let small = if image.width() > max_side || image.height() > max_side {
@@ -120,6 +129,17 @@ pub fn thumbnail_png(bytes: &[u8], max_side: u32) -> Result<(Vec<u8>, u32, u32),
         .write_to(&mut Cursor::new(&mut out), ImageFormat::Png)
         .map_err(|e| format!("cannot encode the image: {e}"))?;
     Ok((out, small.width(), small.height()))
+}
+
+/// Refuses to decode more than [`DECODE_PIXELS`].
+fn check_pixels(width: u32, height: u32) -> Result<(), String> {
+    if u64::from(width) * u64::from(height) > DECODE_PIXELS {
+        return Err(format!(
+            "{width}x{height} is too large to downscale here (at most {} megapixels)",
+            DECODE_PIXELS / 1_000_000
+        ));
+    }
+    Ok(())
 }
 
 /// JPEG for opaque images (much smaller for photos), PNG when there is transparency.
@@ -198,5 +218,13 @@ mod tests {
         bomb[16..20].copy_from_slice(&100_000u32.to_be_bytes());
         bomb[20..24].copy_from_slice(&100_000u32.to_be_bytes());
         assert!(fit(&bomb).is_err());
+        // 44 bytes of WebP claiming 10497x15429 (a fuzzing find: it decoded for seconds).
+        let webp = b"RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00\x2f\x00\x29\x11\x0f\x88\x88\xfe\x07WE\x00\x89PG\x0d\x0a\x1a\x0a\x00\xff\xff\x00\x00";
+        assert_eq!(dimensions(webp), Some((10497, 15429)));
+        let started = std::time::Instant::now();
+        let e = fit(webp).unwrap_err();
+        assert!(e.contains("too large to downscale"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        assert!(thumbnail_png(webp, 800).is_err());
     }
 }
