@@ -181,6 +181,34 @@ fn version_and_model_list_need_no_key() {
     assert!(!stdout(&out).contains("gpt-6"), "filtered");
 }
 
+/// build.rs packs relative relocations where the loader understands them: classic
+/// relocation records are 1.3 MB that every start reads (a megabyte of resident memory).
+/// The binary must still start (the test suite runs it throughout).
+#[test]
+fn the_binary_packs_its_relocations_where_glibc_can_load_them() {
+    if !cfg!(all(target_os = "linux", target_env = "gnu")) {
+        return;
+    }
+    let glibc = std::process::Command::new("getconf").arg("GNU_LIBC_VERSION").output();
+    let modern = glibc.ok().is_some_and(|o| {
+        let v = String::from_utf8_lossy(&o.stdout).trim().to_owned();
+        let mut parts = v.trim_start_matches("glibc ").split('.');
+        let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        (major, minor) >= (2, 36)
+    });
+    let Ok(out) =
+        std::process::Command::new("readelf").args(["-d", env!("CARGO_BIN_EXE_rab")]).output()
+    else {
+        eprintln!("skipped: readelf (binutils) is not installed");
+        return;
+    };
+    let dynamic = String::from_utf8_lossy(&out.stdout);
+    let packed = dynamic.contains("(RELR)");
+    let portable = std::env::var_os("RAB_PORTABLE_LINK").is_some_and(|v| v != "0");
+    assert_eq!(packed, modern && !portable, "glibc >= 2.36: {modern}\n{dynamic}");
+}
+
 #[test]
 fn issue_13_keys_are_trimmed_and_a_rejected_or_bad_key_names_where_it_came_from() {
     let home = Home::new();
