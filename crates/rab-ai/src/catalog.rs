@@ -141,7 +141,7 @@ const ANTHROPIC: &[Entry] = &[
             "Claude Sonnet 5.5",
             M,
             K128,
-            [2.0, 10.0, 0.10, 2.50],
+            [2.0, 10.0, 0.20, 2.50],
             AD,
             &["between_tools", "low", "medium", "high", "xhigh", "max"],
         ),
