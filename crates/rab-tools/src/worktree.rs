@@ -243,16 +243,30 @@ impl Tool for ExitWorktree {
         let back = session.original_root.display();
         let branch = &session.branch;
         let details = json!({"branch": branch, "path": path, "action": args.action});
+        let git = Git { ws: &self.ws, cancel: &cx.cancel };
         if args.action == Action::Keep {
+            // Locked, so `git worktree prune` (and git's own gc) never drops it, even if
+            // its directory is moved or on a disk that is not mounted.
+            let locked = git
+                .run(&session.repo_root, &["worktree", "lock", "--reason", "kept by rab", path])
+                .await;
             self.ws.set_root(&session.original_root);
             *active = None;
-            let text = format!(
-                "left worktree {path}, kept with its branch {branch}; back in {back}. Remove it \
-                 later with: git worktree remove {path} && git branch -D {branch}"
-            );
+            let text = match locked {
+                Ok(_) => format!(
+                    "left worktree {path}, kept and locked with its branch {branch}; back in \
+                     {back}. Remove it later with: git worktree unlock {path} && git worktree \
+                     remove {path} && git branch -D {branch}"
+                ),
+                Err(e) => format!(
+                    "left worktree {path}, kept with its branch {branch} but not locked ({}); \
+                     back in {back}. Remove it later with: git worktree remove {path} && git \
+                     branch -D {branch}",
+                    e.trim()
+                ),
+            };
             return Ok(ToolOutput::text(text).with_details(details));
         }
-        let git = Git { ws: &self.ws, cancel: &cx.cancel };
         if args.discard_changes != Some(true) {
             refuse_changes(&git, &session.path).await?;
         }

@@ -153,8 +153,9 @@ async fn keep_leaves_the_worktree_and_branch_and_goes_back() {
     assert_eq!(
         text(&out),
         format!(
-            "left worktree {0}, kept with its branch keepme; back in {1}. Remove it later \
-             with: git worktree remove {0} && git branch -D keepme",
+            "left worktree {0}, kept and locked with its branch keepme; back in {1}. Remove \
+             it later with: git worktree unlock {0} && git worktree remove {0} && git branch \
+             -D keepme",
             wt.display(),
             f.repo.join("sub").display()
         )
@@ -162,6 +163,13 @@ async fn keep_leaves_the_worktree_and_branch_and_goes_back() {
     assert_eq!(f.ws.root(), f.repo.join("sub"));
     assert_eq!(std::fs::read_to_string(wt.join("sub/c.txt")).unwrap(), "c");
     assert!(branches(&f.repo).lines().any(|b| b == "keepme"));
+    // Locked: a prune does not drop it even when its directory is gone for a while.
+    let list = git(&f.repo, &["worktree", "list", "--porcelain"]);
+    let entry = list.split("\n\n").find(|e| e.contains("keepme")).unwrap();
+    assert!(entry.contains("locked kept by rab"), "{list}");
+    std::fs::rename(&wt, f.repo.join("moved")).unwrap();
+    git(&f.repo, &["worktree", "prune"]);
+    assert!(git(&f.repo, &["worktree", "list"]).contains("keepme"), "pruned");
 }
 
 #[tokio::test]
