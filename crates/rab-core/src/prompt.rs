@@ -87,6 +87,8 @@ pub fn build_system_prompt(src: &PromptSources) -> String {
         .system_prompt
         .clone()
         .or_else(|| read(&project_override))
+        // The CrabClaw layout's project prompt, for projects set up for it.
+        .or_else(|| read(&src.cwd.join(".agent").join("system-prompt.md")))
         .or_else(|| read(&src.home.join("SYSTEM.md")))
         .unwrap_or_else(|| DEFAULT_SYSTEM_PROMPT.to_owned());
     let mut out = base.trim_end().to_owned();
@@ -248,6 +250,9 @@ mod tests {
             p.starts_with("global system\n\nglobal append\n\ncli append\n\nCurrent date"),
             "{p}"
         );
+        std::fs::create_dir_all(project.join(".agent")).unwrap();
+        std::fs::write(project.join(".agent/system-prompt.md"), "agent system").unwrap();
+        assert!(build_system_prompt(&src).starts_with("agent system\n\nglobal append"));
         std::fs::write(project.join(".rab/SYSTEM.md"), "project system").unwrap();
         assert!(build_system_prompt(&src).starts_with("project system"));
         src.system_prompt = Some("cli system".into());

@@ -20,6 +20,7 @@ mod repl;
 mod resources;
 mod rpc;
 mod safety;
+mod seeds;
 mod sessions;
 mod telegram;
 mod trust;
