@@ -27,6 +27,7 @@ mod hooks;
 mod ledger;
 mod queue;
 mod tool;
+mod tool_name;
 mod tool_view;
 
 pub use agent::{
@@ -44,4 +45,5 @@ pub use tool::{
     AgentTool, BoxFuture, ExecutionMode, RuleKind, Tool, ToolContext, ToolError, ToolFacts,
     ToolLevel, ToolOutput, ToolSource, UpdateSink, schema_of,
 };
+pub use tool_name::{MAX_TOOL_NAME, portable_tool_name, with_hash as tool_name_with_hash};
 pub use tool_view::{MIN_DEFER_BYTES, TOOL_SEARCH, ToolSearch, ToolView};

@@ -76,9 +76,13 @@ fn parse(path: &Path) -> Result<PromptCommand, String> {
     })
 }
 
-/// The discovery directories, in priority order.
-pub fn command_dirs(cwd: &Path, rab_home: &Path) -> Vec<PathBuf> {
-    vec![cwd.join(".rab/commands"), cwd.join(".claude/commands"), rab_home.join("commands")]
+/// The discovery directories, in priority order: the project's, then the user's (`home`
+/// is `~`, for `~/.claude/commands`).
+pub fn command_dirs(cwd: &Path, rab_home: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut dirs =
+        vec![cwd.join(".rab/commands"), cwd.join(".claude/commands"), rab_home.join("commands")];
+    dirs.extend(home.map(|h| h.join(".claude/commands")));
+    dirs
 }
 
 /// The commands in `dirs`; the first of a name wins, and names in `taken` (built-in

@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use rab_agent::{Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+
+use crate::prompt_commands::PromptCommand;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -204,25 +206,52 @@ pub fn prompt_block(skills: &[Skill]) -> String {
     out
 }
 
-/// The `skill` tool.
+/// The `skill` tool: loads a skill or a prompt command by name; `list` lists them.
 pub struct SkillTool {
     skills: Vec<Skill>,
+    commands: Vec<PromptCommand>,
 }
 
 impl SkillTool {
-    /// Over the skills the model may invoke.
-    pub fn new(skills: &[Skill]) -> Self {
+    /// Over the skills the model may invoke and the prompt commands.
+    pub fn new(skills: &[Skill], commands: &[PromptCommand]) -> Self {
         Self {
             skills: skills.iter().filter(|s| !s.is_model_invocation_disabled).cloned().collect(),
+            commands: commands.to_vec(),
         }
     }
+
+    /// Every skill and command, one per line with its description.
+    fn list(&self) -> String {
+        let mut out = String::new();
+        if !self.skills.is_empty() {
+            out.push_str("Skills:\n");
+            for s in &self.skills {
+                out.push_str(&format!("- {}: {}\n", s.name, s.description));
+            }
+        }
+        if !self.commands.is_empty() {
+            out.push_str("Prompt commands:\n");
+            for c in &self.commands {
+                let hint = c.argument_hint.as_deref().map(|h| format!(" {h}")).unwrap_or_default();
+                out.push_str(&format!("- {}{hint}: {}\n", c.name, c.description));
+            }
+        }
+        if out.is_empty() {
+            out.push_str("No skills or prompt commands are installed.");
+        }
+        out.trim_end().to_owned()
+    }
 }
+
+/// The name that lists instead of loading.
+pub const LIST: &str = "list";
 
 /// Arguments of `skill`.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(description = "")]
 pub struct Args {
-    /// Skill name from available_skills.
+    /// A skill or prompt command name; "list" lists them.
     pub name: String,
     /// Arguments for it.
     pub arguments: Option<String>,
@@ -234,21 +263,39 @@ impl Tool for SkillTool {
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
 
     fn description(&self) -> String {
-        "Load a skill's instructions (listed in available_skills); its other files are in \
-         the directory given."
+        "Load a skill's instructions (listed in available_skills; its other files are in the \
+         directory given) or a prompt command's; name \"list\" lists both."
             .to_owned()
     }
 
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let Some(skill) = self.skills.iter().find(|s| s.name == args.name) else {
-            let names: Vec<&str> = self.skills.iter().map(|s| s.name.as_str()).collect();
-            return Err(ToolError::Model(format!(
-                "no skill named {}; skills: {}",
-                args.name,
-                names.join(", ")
+        let arguments = args.arguments.as_deref().unwrap_or_default();
+        if args.name == LIST {
+            return Ok(ToolOutput::text(self.list()));
+        }
+        if let Some(skill) = self.skills.iter().find(|s| s.name == args.name) {
+            return Ok(ToolOutput::text(skill.invoke(arguments)));
+        }
+        let command = self.commands.iter().find(|c| c.name == args.name.trim_start_matches('/'));
+        if let Some(command) = command {
+            return Ok(ToolOutput::text(format!(
+                "<command name=\"{}\" location=\"{}\">\n{}\n</command>",
+                command.name,
+                command.path.display(),
+                command.expand(arguments)
             )));
-        };
-        Ok(ToolOutput::text(skill.invoke(args.arguments.as_deref().unwrap_or_default())))
+        }
+        let names: Vec<&str> = self
+            .skills
+            .iter()
+            .map(|s| s.name.as_str())
+            .chain(self.commands.iter().map(|c| c.name.as_str()))
+            .collect();
+        Err(ToolError::Model(format!(
+            "no skill or prompt command named {}; there are: {} (name \"list\" describes them)",
+            args.name,
+            names.join(", ")
+        )))
     }
 }
 
@@ -266,8 +313,12 @@ pub struct AsToolArgs {
 impl rab_agent::AgentTool for SkillAsTool {
     fn spec(&self) -> rab_ai::ToolSpec {
         rab_ai::ToolSpec {
-            // Providers allow only letters, digits, _ and - in tool names.
-            name: format!("skill_{}", self.0.name.replace('-', "_")),
+            // `skill_`, not `skill.`: Anthropic and OpenAI allow only letters, digits, _
+            // and -, and a session's history moves between providers.
+            name: rab_agent::portable_tool_name(
+                &format!("skill_{}", self.0.name.replace('-', "_")),
+                &self.0.name,
+            ),
             description: self.0.description.clone(),
             parameters: rab_agent::schema_of::<AsToolArgs>(),
             grammar: None,

@@ -7,7 +7,10 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use rab_agent::{AgentTool, BoxFuture, ToolContext, ToolError, ToolLevel, ToolOutput, ToolSource};
+use rab_agent::{
+    AgentTool, BoxFuture, ToolContext, ToolError, ToolLevel, ToolOutput, ToolSource,
+    portable_tool_name, tool_name_with_hash,
+};
 use rab_ai::{Content, ToolSpec};
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Map, Value, json};
@@ -15,8 +18,6 @@ use serde_json::{Map, Value, json};
 use crate::manager::{McpManager, ServerState, Shared};
 use crate::{connect, resources};
 
-/// Longest tool name most providers accept.
-const MAX_NAME: usize = 64;
 /// Most text of one result sent to the model.
 pub(crate) const MAX_TEXT: usize = 50 * 1024;
 
@@ -55,7 +56,8 @@ fn build(shared: &Arc<Shared>) -> Vec<Arc<dyn AgentTool>> {
             let mut name = tool_name(&slot.config.name, &tool.name);
             if !names.insert(name.clone()) {
                 // Two tools that differ only in characters replaced by `_`.
-                name = with_hash(&name, &format!("{}/{}#dup", slot.config.name, tool.name));
+                name =
+                    tool_name_with_hash(&name, &format!("{}/{}#dup", slot.config.name, tool.name));
                 names.insert(name.clone());
             }
             let spec = ToolSpec {
@@ -86,29 +88,7 @@ const LIST_SETTLE: std::time::Duration = std::time::Duration::from_secs(5);
 /// `mcp__<server>__<tool>` with characters outside `[A-Za-z0-9_-]` replaced by `_`,
 /// cut to 64 characters with a stable hash of the full name when longer.
 pub fn tool_name(server: &str, tool: &str) -> String {
-    let name: String = format!("mcp__{server}__{tool}")
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
-        .collect();
-    if name.len() <= MAX_NAME {
-        return name;
-    }
-    with_hash(&name, &format!("{server}/{tool}"))
-}
-
-/// `name` cut to leave room for `_` and eight hex digits of a hash of `key`.
-fn with_hash(name: &str, key: &str) -> String {
-    let hash = format!("{:08x}", fnv1a(key) as u32);
-    let keep = MAX_NAME - hash.len() - 1;
-    // The name is ASCII by now, so any byte index is a char boundary.
-    format!("{}_{hash}", &name[..name.len().min(keep)])
-}
-
-/// FNV-1a: stable across runs and Rust versions, unlike `DefaultHasher`.
-fn fnv1a(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    })
+    portable_tool_name(&format!("mcp__{server}__{tool}"), &format!("{server}/{tool}"))
 }
 
 /// The schema as an object schema: `"type": "object"` and at least empty `properties`.

@@ -92,7 +92,14 @@ impl Resources {
     ) -> Self {
         let mut skills = load_skills(&skill_dirs(cwd, rab_home, home), warnings);
         let builtin: Vec<&str> = crate::commands::BUILTINS.iter().map(|(n, _)| *n).collect();
-        let mut commands = load_commands(&command_dirs(cwd, rab_home), &builtin, warnings);
+        let mut commands = load_commands(&command_dirs(cwd, rab_home, home), &builtin, warnings);
+        for s in skills.iter().filter(|s| s.name == crate::skills::LIST) {
+            warnings.push(format!(
+                "{}: a skill named `list` runs only as /skill:list; for the skill tool, `list` \
+                 lists the skills",
+                s.dir.display()
+            ));
+        }
         if !trusted {
             let project = |p: &Path| super::trust::is_project_path(cwd, p);
             for s in skills.iter_mut().filter(|s| project(&s.dir)) {
@@ -123,15 +130,16 @@ impl Resources {
             .collect()
     }
 
-    /// The `skill` tool (when the model may invoke any skill) and, with `as_tools`, one
-    /// tool per skill.
+    /// The `skill` tool (when there is a skill the model may invoke or a prompt command)
+    /// and, with `as_tools`, one tool per skill.
     pub fn tools(&self, as_tools: bool) -> Vec<Arc<dyn AgentTool>> {
         let invocable: Vec<&Skill> =
             self.skills.iter().filter(|s| !s.is_model_invocation_disabled).collect();
-        if invocable.is_empty() {
+        if invocable.is_empty() && self.commands.is_empty() {
             return Vec::new();
         }
-        let mut out: Vec<Arc<dyn AgentTool>> = vec![Arc::new(SkillTool::new(&self.skills))];
+        let mut out: Vec<Arc<dyn AgentTool>> =
+            vec![Arc::new(SkillTool::new(&self.skills, &self.commands))];
         if as_tools {
             out.extend(
                 invocable

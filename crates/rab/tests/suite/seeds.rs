@@ -5,6 +5,7 @@ use std::path::Path;
 
 use pretty_assertions::assert_eq;
 use rab_fake_llm::{FakeLlm, Turn};
+use serde_json::json;
 
 use super::harness::{Home, stderr, stdout};
 
@@ -33,4 +34,54 @@ fn agent_system_prompt_md_is_the_projects_prompt() {
     put(&proj.join(".rab/SYSTEM.md"), "You are rab's own prompt.\n");
     assert_eq!(run(&llm), "two\n");
     assert!(llm.requests()[1].system().starts_with("You are rab's own prompt."));
+}
+
+/// Coven's skill tool: `list` names the skills and the prompt commands, and a command
+/// from `~/.claude/commands` loads like a skill (and runs as `/name`).
+#[test]
+fn the_skill_tool_lists_and_loads_commands_from_the_users_claude_folder() {
+    let home = Home::new();
+    let h = home.dir.path();
+    put(
+        &h.join(".claude/commands/deploy.md"),
+        "---\ndescription: Deploy the service\nargument-hint: [env]\n---\nDeploy to $1 now.\n",
+    );
+    put(
+        &h.join(".rab/skills/notes/SKILL.md"),
+        "---\nname: notes\ndescription: Write release notes\n---\nWrite notes.\n",
+    );
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("skill", json!({"name": "list"})),
+        Turn::tool_call("skill", json!({"name": "deploy", "arguments": "prod"})),
+        Turn::tool_call("skill", json!({"name": "nothing"})),
+        Turn::text("done"),
+        Turn::text("deployed"),
+    ]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--yolo", "what can you do?"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+    let results = llm.requests()[3].tool_results();
+    let text = |i: usize| results[i].1.clone();
+    assert_eq!(
+        text(0),
+        "Skills:\n- notes: Write release notes\nPrompt commands:\n- deploy [env]: Deploy the service"
+    );
+    assert!(text(1).contains("Deploy to prod now."), "{}", text(1));
+    assert!(text(1).contains(".claude/commands/deploy.md"), "{}", text(1));
+    assert!(
+        text(2).contains("no skill or prompt command named nothing; there are: notes, deploy"),
+        "{}",
+        text(2)
+    );
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--no-tools", "/deploy staging"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "deployed\n", "{}", stderr(&out));
+    assert_eq!(llm.requests()[4].last_user_text().unwrap(), "Deploy to staging now.");
 }
