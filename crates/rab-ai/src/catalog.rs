@@ -399,6 +399,29 @@ const DEEPSEEK: &[Entry] = &[
     )),
 ];
 
+/// OpenCode Go is a subscription whose usage limits are counted in dollars; the prices
+/// are DeepSeek's list prices for the same models, so budgets and the footer stay honest.
+const OPENCODE_GO: &[Entry] = &[
+    text_only(e(
+        "deepseek-v4-flash",
+        "DeepSeek V4 Flash (OpenCode Go)",
+        M,
+        384_000,
+        [0.14, 0.28, 0.028, 0.0],
+        DS,
+        DEEPSEEK_EFFORTS,
+    )),
+    text_only(e(
+        "deepseek-v4-pro",
+        "DeepSeek V4 Pro (OpenCode Go)",
+        M,
+        384_000,
+        [1.32, 3.96, 0.044, 0.0],
+        DS,
+        DEEPSEEK_EFFORTS,
+    )),
+];
+
 const GROQ: &[Entry] = &[
     text_only(e(
         "openai/gpt-oss-120b",
@@ -542,6 +565,10 @@ fn compat_deepseek() -> Compat {
     }
 }
 
+fn compat_opencode_go() -> Compat {
+    Compat { session_header: true, ..compat_deepseek() }
+}
+
 fn compat_mistral() -> Compat {
     Compat {
         max_tokens_field: MaxTokensField::MaxTokens,
@@ -650,6 +677,19 @@ const PROVIDERS: &[ProviderSpec] = &[
         compat: compat_local,
         as_of: "",
         models: &[],
+    },
+    // The seed's provider: OpenCode's $10/month plan for open models, on Chat
+    // Completions. The name matches the seed's `auth.json` entry.
+    ProviderSpec {
+        name: "opencode_go",
+        api: Api::OpenaiCompletions,
+        base_url: "https://opencode.ai/zen/go/v1",
+        key_env: &["OPENCODE_API_KEY"],
+        base_url_env: Some("OPENCODE_GO_BASE_URL"),
+        requires_key: true,
+        compat: compat_opencode_go,
+        as_of: "2026-11-27",
+        models: OPENCODE_GO,
     },
     ProviderSpec {
         name: "ollama",

@@ -209,6 +209,9 @@ pub struct Compat {
     /// OpenAI Responses: the server takes custom (free-form) tools, `{"type": "custom"}`
     /// with a grammar; without, a free-form tool goes as a function with one string.
     pub custom_tools: bool,
+    /// Chat Completions: send the conversation's id as `x-opencode-session` (OpenCode's
+    /// gateways route one conversation's turns together by it, keeping its prompt cache).
+    pub session_header: bool,
 }
 
 impl Compat {
@@ -268,6 +271,7 @@ impl Default for Compat {
             effort_updates: false,
             phases: false,
             custom_tools: false,
+            session_header: false,
         }
     }
 }

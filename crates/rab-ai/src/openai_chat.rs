@@ -252,6 +252,9 @@ impl Wire for ChatWire {
         if let Some(key) = &options.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }
+        if let (true, Some(id)) = (model.compat.session_header, &options.session_id) {
+            headers.push(("x-opencode-session", id.clone()));
+        }
         Ok(HttpRequest {
             url: chat_url(&model.base_url),
             headers,

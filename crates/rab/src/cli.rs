@@ -47,7 +47,7 @@ pub struct Cli {
     pub output_format: OutputFormat,
 
     /// Provider: anthropic, openai, google, openrouter, deepseek, groq, xai, mistral,
-    /// ollama, llamacpp, lmstudio, vllm, opencode, or one from models.json.
+    /// ollama, llamacpp, lmstudio, vllm, opencode, opencode_go, or one from models.json.
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
 

@@ -85,3 +85,29 @@ fn the_skill_tool_lists_and_loads_commands_from_the_users_claude_folder() {
     assert_eq!(stdout(&out), "deployed\n", "{}", stderr(&out));
     assert_eq!(llm.requests()[4].last_user_text().unwrap(), "Deploy to staging now.");
 }
+
+/// The rab seed's OpenCode Go provider: its key from `auth.json`'s `opencode_go` entry,
+/// DeepSeek V4 Flash by default, and one `x-opencode-session` for the conversation.
+#[test]
+fn opencode_go_is_a_provider_with_the_seeds_key_name_and_default_model() {
+    let home = Home::new();
+    let agent = home.dir.path().join("rab/agent");
+    put(&agent.join("auth.json"), r#"{"opencode_go": {"type": "api_key", "key": "oc_test"}}"#);
+    let llm = FakeLlm::start();
+    llm.require_api_key(Some("oc_test"));
+    llm.script([Turn::tool_call("ls", json!({})), Turn::text("listed")]);
+    let out = home
+        .rab()
+        .env("OPENCODE_GO_BASE_URL", llm.openai_url())
+        .args(["--provider", "opencode_go", "-p", "--yolo", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "listed\n", "{}", stderr(&out));
+    let reqs = llm.requests();
+    assert_eq!(reqs[0].body["model"], "deepseek-v4-flash");
+    let session = reqs[0].header("x-opencode-session").expect("a session header");
+    assert!(!session.is_empty());
+    assert_eq!(reqs[1].header("x-opencode-session"), Some(session), "one id per conversation");
+    let out = home.rab().args(["--list-models", "opencode_go"]).output().unwrap();
+    assert!(stdout(&out).contains("opencode_go/deepseek-v4-pro"), "{}", stdout(&out));
+}
