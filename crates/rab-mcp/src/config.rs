@@ -131,23 +131,77 @@ pub fn parse(
     let mut servers = Vec::new();
     for key in ["mcpServers", "servers"] {
         let Some(section) = root.get(key) else { continue };
-        let Value::Object(section) = section else {
-            return Err(Error::Shape {
-                path: path.to_path_buf(),
-                problem: format!(
-                    "`{key}` must be an object mapping server names to their settings, \
-                     e.g. {{\"{key}\": {{\"files\": {{\"command\": \"npx\"}}}}}}"
-                ),
-            });
+        let named = match section {
+            Value::Object(section) => {
+                section.iter().map(|(name, entry)| (name.clone(), entry)).collect()
+            }
+            // The rab seed's form: `{"servers": [{"command": …}, {"url": …}]}`.
+            Value::Array(list) if key == "servers" => array_names(list),
+            _ => {
+                return Err(Error::Shape {
+                    path: path.to_path_buf(),
+                    problem: format!(
+                        "`{key}` must be an object mapping server names to their settings, \
+                         e.g. {{\"{key}\": {{\"files\": {{\"command\": \"npx\"}}}}}}{}",
+                        if key == "servers" { ", or a list of such settings" } else { "" }
+                    ),
+                });
+            }
         };
-        for (name, entry) in section {
-            if servers.iter().any(|s: &ServerConfig| &s.name == name) {
+        for (name, entry) in named {
+            if servers.iter().any(|s: &ServerConfig| s.name == name) {
                 continue;
             }
-            servers.push(Entry { path, name, env }.parse(entry)?);
+            servers.push(Entry { path, name: &name, env }.parse(entry)?);
         }
     }
     Ok(servers)
+}
+
+/// Names for the entries of the list form: an entry's own `name`, else one made from
+/// what it runs (the package an `npx`/`uvx`-style runner starts, else the command's file
+/// name) or the URL's host; a name already taken gets `-2`, `-3`, ….
+fn array_names(list: &[Value]) -> Vec<(String, &Value)> {
+    let mut out: Vec<(String, &Value)> = Vec::new();
+    for (i, entry) in list.iter().enumerate() {
+        let base = entry
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .or_else(|| derived_name(entry))
+            .unwrap_or_else(|| format!("server-{}", i + 1));
+        let mut name = base.clone();
+        let mut n = 1;
+        while out.iter().any(|(taken, _)| *taken == name) {
+            n += 1;
+            name = format!("{base}-{n}");
+        }
+        out.push((name, entry));
+    }
+    out
+}
+
+/// `server-filesystem` for `npx -y @modelcontextprotocol/server-filesystem /tmp`,
+/// `git-mcp` for `/usr/bin/git-mcp`, `mcp.example.com` for a URL.
+fn derived_name(entry: &Value) -> Option<String> {
+    const RUNNERS: [&str; 8] = ["npx", "bunx", "pnpx", "uvx", "pipx", "deno", "node", "python3"];
+    if let Some(url) = entry.get("url").and_then(Value::as_str) {
+        return reqwest::Url::parse(url).ok()?.host_str().map(str::to_owned);
+    }
+    let command = entry.get("command").and_then(Value::as_str)?;
+    let file = |s: &str| s.rsplit(['/', '\\']).next().unwrap_or(s).to_owned();
+    let program = file(command);
+    if !RUNNERS.contains(&program.as_str()) {
+        return Some(program);
+    }
+    let args = entry.get("args").and_then(Value::as_array)?;
+    let package = args.iter().filter_map(Value::as_str).find(|a| !a.starts_with('-'))?;
+    // `@scope/pkg@1.2` → `pkg`; `server.py` → `server`.
+    let package =
+        package.strip_prefix('@').map_or(package, |p| p.split_once('/').map_or(p, |x| x.1));
+    let package = package.split('@').next().unwrap_or(package);
+    let name = file(package);
+    Some(name.strip_suffix(".py").or(name.strip_suffix(".js")).unwrap_or(&name).to_owned())
 }
 
 /// One server's entry being parsed, for errors that name the file and server.

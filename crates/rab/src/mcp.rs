@@ -32,15 +32,12 @@ pub fn project_servers(cwd: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for file in project_config_files(cwd) {
         let Ok(text) = std::fs::read_to_string(&file) else { continue };
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
-            out.push(format!("{}: MCP servers (the file does not parse)", file.display()));
+        // Nothing is expanded from the environment: only the names are wanted.
+        let Ok(servers) = rab_mcp::config::parse(&text, &file, &|_| None) else {
+            out.push(format!("{}: MCP servers (the file has errors)", file.display()));
             continue;
         };
-        let names: Vec<&str> = ["mcpServers", "servers"]
-            .iter()
-            .filter_map(|k| value.get(k).and_then(serde_json::Value::as_object))
-            .flat_map(|m| m.keys().map(String::as_str))
-            .collect();
+        let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
         if !names.is_empty() {
             out.push(format!("{}: MCP servers {}", file.display(), names.join(", ")));
         }

@@ -169,3 +169,36 @@ fn errors_name_the_file_the_server_and_the_field() {
         assert!(err.contains(expected), "{err}\nexpected: {expected}");
     }
 }
+
+/// The rab seed's list form: names come from an entry's `name`, the package a runner
+/// starts, the command's file name or the URL's host, made unique with `-2`.
+#[test]
+fn the_seeds_list_form_is_read_with_names_made_from_each_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "mcp.json",
+        r#"{"servers": [
+            {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem@1.2", "/tmp"]},
+            {"url": "https://mcp.example.com/sse"},
+            {"command": "/opt/bin/git-mcp"},
+            {"command": "uvx", "args": ["--from", "x", "tools.py"]},
+            {"name": "mine", "command": "x"},
+            {"command": "/usr/local/bin/git-mcp"}
+        ]}"#,
+    );
+    let servers = load(std::slice::from_ref(&path)).0.unwrap();
+    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["server-filesystem", "mcp.example.com", "git-mcp", "x", "mine", "git-mcp-2"],
+        "`--from x`: the first word that is not an option"
+    );
+    assert!(matches!(&servers[1].transport, Transport::Http { is_legacy_sse: true, .. }));
+    let bad = write(dir.path(), "bad.json", r#"{"mcpServers": [{"command": "x"}]}"#);
+    let err = load(&[bad]).0.unwrap_err().to_string();
+    assert!(err.contains("`mcpServers` must be an object mapping server names"), "{err}");
+    let bad = write(dir.path(), "bad2.json", r#"{"servers": 3}"#);
+    let err = load(&[bad]).0.unwrap_err().to_string();
+    assert!(err.contains("or a list of such settings"), "{err}");
+}

@@ -53,6 +53,32 @@ fn a_servers_tools_resources_and_list_changes_work_through_the_agent_loop() {
     assert_eq!(llm.requests()[3].tool_results().last().unwrap().1, "late tool works");
 }
 
+/// The rab seed's `{"servers": [...]}` list form starts its servers like the named forms.
+#[test]
+fn the_seeds_list_form_starts_each_server_under_a_name_made_from_it() {
+    let home = Home::new();
+    let server = rab_mcp::test_support::test_server_path();
+    let config = json!({"servers": [{"command": server}, {"name": "second", "command": server}]});
+    std::fs::create_dir_all(home.dir.path().join(".rab")).unwrap();
+    std::fs::write(home.dir.path().join(".rab/mcp.json"), config.to_string()).unwrap();
+    let stem = server.file_stem().unwrap().to_string_lossy().replace('.', "_");
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call(&format!("mcp__{stem}__echo"), json!({"text": "first"}))
+            .and_tool_call("mcp__second__echo", json!({"text": "second"})),
+        Turn::text("both answered"),
+    ]);
+    let first = format!("mcp__{stem}");
+    let out = rab_p(
+        &home,
+        &llm,
+        &["--allowed-tools", &first, "--allowed-tools", "mcp__second", "use both"],
+    );
+    assert_eq!(stdout(&out), "both answered\n", "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert_eq!((results[0].1.as_str(), results[1].1.as_str()), ("first", "second"));
+}
+
 #[test]
 fn sub_agents_get_the_servers_tools_deferred_like_the_main_agent() {
     let home = Home::new();
