@@ -20,6 +20,9 @@ use serde_json::json;
 /// The tool's name.
 pub const TASK: &str = "task";
 
+/// The most turns a call may ask for when the session sets no limit.
+const MAX_TURNS_CAP: u32 = 500;
+
 /// A kind of sub-agent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AgentDef {
@@ -191,6 +194,53 @@ impl TaskTool {
         }
         Ok(out)
     }
+
+    /// The model `id` (or `provider/id`) names, on the session's provider and endpoint:
+    /// the session's key is sent with it, so it never goes to another provider.
+    fn model(&self, id: &str, whose: &str) -> Result<Model, ToolError> {
+        let session = &self.config.model;
+        let found = self.models.iter().find(|m| {
+            m.id == id || id.strip_prefix(&format!("{}/", m.provider)) == Some(m.id.as_str())
+        });
+        let Some(found) = found else {
+            return Err(ToolError::Model(format!("{whose} model {id}, which is not known")));
+        };
+        if found.provider != session.provider {
+            return Err(ToolError::Model(format!(
+                "{whose} model {id}, which is {}'s; sub-agents run on the session's provider \
+                 ({}), whose key they use",
+                found.provider, session.provider
+            )));
+        }
+        let mut model = found.clone();
+        model.base_url.clone_from(&session.base_url);
+        Ok(model)
+    }
+}
+
+/// The call's own tool list: names from `available` (the agent's tools), in order.
+fn narrow(
+    available: Vec<Arc<dyn AgentTool>>,
+    names: &[String],
+) -> Result<Vec<Arc<dyn AgentTool>>, ToolError> {
+    let mut out = Vec::new();
+    for name in names {
+        match available.iter().find(|t| t.spec().name == *name) {
+            Some(t) if !out.iter().any(|o: &Arc<dyn AgentTool>| o.spec().name == *name) => {
+                out.push(t.clone());
+            }
+            Some(_) => {}
+            None => {
+                let have: Vec<String> = available.iter().map(|t| t.spec().name).collect();
+                return Err(ToolError::Model(format!(
+                    "tools: '{name}' is not among this agent's tools ({}); a sub-agent gets a \
+                     subset of them",
+                    have.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Arguments of `task`.
@@ -203,6 +253,14 @@ pub struct Args {
     pub prompt: String,
     /// Agent name (default general-purpose).
     pub subagent_type: Option<String>,
+    /// Only these of the agent's tools.
+    pub tools: Option<Vec<String>>,
+    /// Replaces the agent's system prompt.
+    pub system_prompt: Option<String>,
+    /// Most model requests it may make.
+    pub max_turns: Option<u32>,
+    /// Another model of the session's provider.
+    pub model: Option<String>,
 }
 
 impl Tool for TaskTool {
@@ -240,20 +298,33 @@ impl Tool for TaskTool {
                 names.join(", ")
             )));
         };
-        let tools = self.subset(def)?;
+        let mut tools = self.subset(def)?;
+        if let Some(names) = &args.tools {
+            tools = narrow(tools, names)?;
+        }
         let mut config = self.config.clone();
         // The session's ledger: one budget for every agent, the spending marked as a
         // sub-agent's.
         config.spend = config.spend.as_ref().map(rab_agent::Spend::for_sub_agent);
-        if let Some(id) = &def.model {
-            config.model = self.models.iter().find(|m| m.id == *id).cloned().ok_or_else(|| {
-                ToolError::Model(format!("agent {} wants model {id}, which is not known", def.name))
-            })?;
+        if let Some(id) = &args.model {
+            config.model = self.model(id, "the call asks for")?;
+        } else if let Some(id) = &def.model {
+            config.model = self.model(id, &format!("agent {} wants", def.name))?;
+        }
+        if let Some(n) = args.max_turns {
+            let session = self.config.max_turns.filter(|l| *l < MAX_TURNS_CAP);
+            let limit = session.unwrap_or(MAX_TURNS_CAP);
+            if n == 0 || n > limit {
+                let whose = if session.is_some() { " (the session's limit)" } else { "" };
+                return Err(ToolError::Model(format!(
+                    "max_turns must be between 1 and {limit}{whose}, got {n}"
+                )));
+            }
+            config.max_turns = Some(n);
         }
         let n = self.counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         let id = format!("task-{n}");
-        let mut tools = tools;
-        let mut prompt = def.prompt.clone();
+        let mut prompt = args.system_prompt.clone().unwrap_or_else(|| def.prompt.clone());
         if let Some(inbox) = &self.inbox {
             tools.push(Arc::new(crate::inbox::SendMessage::new(inbox.clone(), &id)));
             prompt.push_str(&format!(
@@ -264,8 +335,9 @@ impl Tool for TaskTool {
         // Tools come to sub-agents as to the main agent (one assembly): deferred when
         // that pays, found with tool_search, so fifty MCP tools cost their names. An
         // agent definition's own tool list is sent as it is.
-        let with_sources = def.tools.is_none() && !self.sources.is_empty();
-        let view = if def.tools.is_none() {
+        let own_list = def.tools.is_some() || args.tools.is_some();
+        let with_sources = !own_list && !self.sources.is_empty();
+        let view = if !own_list {
             crate::tool_catalog::offer_tool_search(&mut tools, with_sources)
         } else {
             None

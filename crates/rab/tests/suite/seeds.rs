@@ -111,3 +111,53 @@ fn opencode_go_is_a_provider_with_the_seeds_key_name_and_default_model() {
     let out = home.rab().args(["--list-models", "opencode_go"]).output().unwrap();
     assert!(stdout(&out).contains("opencode_go/deepseek-v4-pro"), "{}", stdout(&out));
 }
+
+/// Coven's `task` parameters on the call itself: a tool subset, a system prompt, a turn
+/// limit and a model, each checked.
+#[test]
+fn task_takes_tools_system_prompt_max_turns_and_model_on_the_call() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let call = |extra: serde_json::Value| {
+        let mut args = json!({"description": "look", "prompt": "read a.txt"});
+        args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        args
+    };
+    llm.script([
+        Turn::tool_call(
+            "task",
+            call(json!({"tools": ["read"], "system_prompt": "You are terse.", "max_turns": 2,
+                        "model": "anthropic/claude-haiku-5-5"})),
+        ),
+        Turn::tool_call("read", json!({"path": "a.txt"})),
+        Turn::tool_call("read", json!({"path": "a.txt"})),
+        Turn::tool_call("task", call(json!({"tools": ["read", "nosuch"]})))
+            .and_tool_call("task", call(json!({"model": "gpt-6.1-sol"})))
+            .and_tool_call("task", call(json!({"max_turns": 0}))),
+        Turn::text("done"),
+    ]);
+    std::fs::write(home.dir.path().join("a.txt"), "alpha").unwrap();
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--yolo", "--model", "claude-sonnet-5-5", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+    let reqs = llm.requests();
+    let sub = &reqs[1];
+    assert_eq!(sub.body["model"], "claude-haiku-5-5");
+    assert!(sub.system().starts_with("You are terse."), "{}", sub.system());
+    let offered: Vec<&str> =
+        sub.body["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(offered.contains(&"read") && !offered.contains(&"bash"), "{offered:?}");
+    // Two turns, then the limit: the caller hears why.
+    let stopped = &reqs[3].tool_results()[0].1;
+    assert!(stopped.contains("the sub-agent stopped after 2 turns"), "{stopped}");
+    let errors: Vec<String> = reqs[4].tool_results().into_iter().skip(1).map(|r| r.1).collect();
+    assert!(errors[0].contains("tools: 'nosuch' is not among this agent's tools"), "{errors:?}");
+    assert!(
+        errors[1].contains("model gpt-6.1-sol, which is openai's; sub-agents run on the session's provider (anthropic)"),
+        "{errors:?}"
+    );
+    assert_eq!(errors[2], "max_turns must be between 1 and 500, got 0");
+}
