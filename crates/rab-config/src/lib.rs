@@ -35,7 +35,8 @@ pub use safety::{
     SecretSettings, add_allow_rule, set_setting,
 };
 pub use settings::{
-    ChannelSettings, CompactionSettings, LoadedSettings, LoopSettings, QueueMode, RetrySettings,
-    Settings, TelegramSettings, TimeoutSettings, claude_settings_file, load_settings,
+    ChannelSettings, CompactionSettings, CompactionStrategy, LoadedSettings, LoopSettings,
+    QueueMode, RetrySettings, Settings, TelegramSettings, TimeoutSettings, claude_settings_file,
+    load_settings,
 };
 pub use trust::{TrustStore, canonical_dir};

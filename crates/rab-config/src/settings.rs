@@ -120,11 +120,33 @@ pub struct CompactionSettings {
     pub reserve_tokens: u64,
     /// Recent tokens kept verbatim when compacting.
     pub keep_recent_tokens: u64,
+    /// Summarise the older part, or drop it (a sliding window).
+    pub strategy: CompactionStrategy,
+    /// With the window strategy: the most messages kept (older ones are dropped).
+    pub window_messages: u32,
+}
+
+/// How compaction makes room.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompactionStrategy {
+    /// The model summarises the older part.
+    #[default]
+    Summary,
+    /// The older part is dropped with a notice: no model call (for small local models,
+    /// where summarising is slow).
+    Window,
 }
 
 impl Default for CompactionSettings {
     fn default() -> Self {
-        Self { enabled: true, reserve_tokens: 16_384, keep_recent_tokens: 20_000 }
+        Self {
+            enabled: true,
+            reserve_tokens: 16_384,
+            keep_recent_tokens: 20_000,
+            strategy: CompactionStrategy::Summary,
+            window_messages: 50,
+        }
     }
 }
 

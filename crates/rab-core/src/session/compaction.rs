@@ -17,7 +17,7 @@ use rab_ai::{
     AssistantBlock, Content, Context, Message, Model, Provider, StreamEvent, StreamOptions,
     ThinkingLevel, Usage,
 };
-use rab_config::CompactionSettings;
+use rab_config::{CompactionSettings, CompactionStrategy};
 use tokio_util::sync::CancellationToken;
 
 /// Failures in a row after which automatic compaction turns off.
@@ -69,6 +69,45 @@ impl ModelCompactor {
     /// model's window (a 16k reserve would otherwise compact an 8k model on every turn).
     fn reserve(&self, model: &Model) -> u64 {
         self.settings.reserve_tokens.min(model.context_window / 4)
+    }
+
+    /// With the window strategy: more messages than the window holds (a leading notice
+    /// of an earlier drop not counted).
+    fn over_window(&self, messages: &[Message]) -> bool {
+        let notice = usize::from(matches!(messages.first(), Some(m) if m.is_summary()));
+        self.settings.strategy == CompactionStrategy::Window
+            && messages.len() - notice > self.settings.window_messages.max(1) as usize
+    }
+
+    /// The window strategy: drop what is older than the window, and more when the
+    /// tokens still do not fit (`token_cut`, where summarising would have cut); the
+    /// kept part starts at a message that can start a conversation.
+    fn window(
+        &self,
+        messages: &[Message],
+        model: &Model,
+        token_cut: usize,
+        reason: &CompactReason,
+    ) -> Result<Compacted, CompactError> {
+        let window = self.settings.window_messages.max(1) as usize;
+        let mut cut = messages.len().saturating_sub(window);
+        let limit = model.context_window.saturating_sub(self.reserve(model));
+        let tokens_over = estimate_context_tokens(messages) > limit;
+        if tokens_over || *reason != CompactReason::Threshold {
+            cut = cut.max(token_cut);
+        }
+        while cut < messages.len() && matches!(messages[cut], Message::ToolResult(_)) {
+            cut += 1;
+        }
+        let floor = usize::from(matches!(messages.first(), Some(m) if m.is_summary()));
+        if cut <= floor || cut >= messages.len() {
+            return Err(CompactError {
+                message: "nothing to drop yet".to_owned(),
+                is_disabled: false,
+            });
+        }
+        let why = format!("compaction.strategy is window, {window} messages");
+        Ok(sliding_window(messages, cut, &why))
     }
 
     /// Whether automatic compaction is on (settings, and no circuit break).
@@ -305,7 +344,7 @@ impl Compactor for ModelCompactor {
         }
         let tokens = estimate_context_tokens(messages);
         let limit = model.context_window.saturating_sub(self.reserve(model));
-        (tokens > limit).then_some(tokens)
+        (tokens > limit || self.over_window(messages)).then_some(tokens)
     }
 
     fn compact<'a>(
@@ -317,7 +356,10 @@ impl Compactor for ModelCompactor {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Result<Compacted, CompactError>> {
         Box::pin(async move {
-            let Some(cut) = cut_point(messages, self.settings.keep_recent_tokens) else {
+            let window = self.settings.strategy == CompactionStrategy::Window;
+            // The window strategy may drop by count where there is nothing to summarise.
+            let token_cut = cut_point(messages, self.settings.keep_recent_tokens);
+            let Some(cut) = token_cut.or(window.then_some(0)) else {
                 return Err(CompactError {
                     message: "nothing to compact yet".to_owned(),
                     is_disabled: false,
@@ -347,6 +389,9 @@ impl Compactor for ModelCompactor {
                         is_disabled: false,
                     });
                 }
+            }
+            if window {
+                return self.window(messages, model, cut, &reason);
             }
             if !manual && !self.is_auto() {
                 if reason == CompactReason::Overflow {

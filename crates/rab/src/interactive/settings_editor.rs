@@ -110,6 +110,16 @@ pub const SPECS: &[Spec] = &[
         kind: Kind::Int,
         about: "recent tokens kept verbatim",
     },
+    Spec {
+        key: "compaction.strategy",
+        kind: Kind::Choice(&["summary", "window"]),
+        about: "summarise old messages, or drop them",
+    },
+    Spec {
+        key: "compaction.windowMessages",
+        kind: Kind::Int,
+        about: "messages kept by the window strategy",
+    },
     Spec { key: "retry.maxRetries", kind: Kind::Int, about: "retries of a failed request" },
     Spec { key: "retry.baseDelayMs", kind: Kind::Int, about: "first backoff delay" },
     Spec { key: "timeouts.connectSecs", kind: Kind::Int, about: "to open a connection" },

@@ -161,3 +161,46 @@ fn task_takes_tools_system_prompt_max_turns_and_model_on_the_call() {
     );
     assert_eq!(errors[2], "max_turns must be between 1 and 500, got 0");
 }
+
+/// CrabClaw's sliding window as a mode: past `windowMessages` the oldest messages are
+/// dropped with a notice, and the model is never asked for a summary.
+#[test]
+fn the_window_strategy_drops_old_messages_without_asking_for_a_summary() {
+    let home = Home::new();
+    put(
+        &home.dir.path().join("rab/agent/settings.json"),
+        r#"{"compaction": {"strategy": "window", "windowMessages": 4}}"#,
+    );
+    let llm = FakeLlm::start();
+    let mut turns: Vec<Turn> =
+        (0..5).map(|i| Turn::tool_call("glob", json!({"pattern": format!("*{i}")}))).collect();
+    turns.push(Turn::text("done"));
+    llm.script(turns);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--yolo", "look around"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+    let reqs = llm.requests();
+    assert_eq!(reqs.len(), 6, "no summary request");
+    let last = &reqs[5];
+    let texts = last.user_texts();
+    assert!(
+        texts[0].contains("earlier messages were dropped")
+            && texts[0].contains("compaction.strategy is window, 4 messages"),
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t.contains("look around")), "the first prompt is gone");
+    let messages = last.body["messages"].as_array().unwrap();
+    assert!(messages.len() <= 5, "the notice and at most 4 messages: {}", messages.len());
+    // A strategy that does not exist is refused, naming the key.
+    put(
+        &home.dir.path().join("rab/agent/settings.json"),
+        r#"{"compaction": {"strategy": "sliding"}}"#,
+    );
+    let out =
+        home.rab_for("anthropic-messages", &llm, Some("k")).args(["-p", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("strategy"), "{}", stderr(&out));
+}

@@ -86,7 +86,12 @@ fn model(llm: &FakeLlm, window: u64) -> Model {
 }
 
 fn settings() -> CompactionSettings {
-    CompactionSettings { enabled: true, reserve_tokens: 100, keep_recent_tokens: 300 }
+    CompactionSettings {
+        enabled: true,
+        reserve_tokens: 100,
+        keep_recent_tokens: 300,
+        ..CompactionSettings::default()
+    }
 }
 
 #[tokio::test]
