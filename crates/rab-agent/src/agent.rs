@@ -82,6 +82,8 @@ pub struct Agent {
     looped: Option<String>,
     /// The fallback models and where this run is among them.
     chain: failover::Chain,
+    /// The output limit when the reply being acted on was cut off at it.
+    cut_off: Option<u64>,
 }
 
 enum Outcome {
@@ -118,6 +120,7 @@ impl Agent {
             loops: loops::LoopGuard::new(loops::LoopDetection::default()),
             looped: None,
             chain: failover::Chain::default(),
+            cut_off: None,
         }
     }
 
@@ -309,6 +312,7 @@ impl Agent {
             self.push(p, sink)?;
         }
         let mut turn = 0u32;
+        let mut continued = false;
         loop {
             loop {
                 if cancel.is_cancelled() {
@@ -368,6 +372,18 @@ impl Agent {
                     sink.emit(AgentEvent::Error { message: message.clone() })?;
                     sink.emit(AgentEvent::TurnEnd { turn })?;
                     return Ok(StopCause::Error { message });
+                }
+                self.cut_off = (stop_reason == StopReason::Length)
+                    .then(|| rab_ai::max_tokens(&self.config.model, &self.config.options));
+                if let (Some(max_tokens), true) = (self.cut_off, calls.is_empty()) {
+                    // Cut off mid-answer: asked once to go on, then its own outcome.
+                    sink.emit(AgentEvent::TurnEnd { turn })?;
+                    if continued {
+                        return Ok(StopCause::Length { max_tokens });
+                    }
+                    continued = true;
+                    self.push(Message::user(continue_text(max_tokens)), sink)?;
+                    continue;
                 }
                 if let Some(stop) = self.run_calls(&calls, sink, cancel).await? {
                     sink.emit(AgentEvent::TurnEnd { turn })?;
@@ -579,6 +595,16 @@ mod loops;
 pub use failover::Fallback;
 use frame::Frame;
 pub use loops::LoopDetection;
+
+/// The message that asks the model to go on after its reply hit the output limit.
+pub const CONTINUE_PREFIX: &str = "[rab: your reply was cut off at the output limit";
+
+fn continue_text(max_tokens: u64) -> String {
+    format!(
+        "{CONTINUE_PREFIX} ({max_tokens} tokens). Continue exactly where it stopped, without \
+         repeating what you already wrote.]"
+    )
+}
 
 #[cfg(test)]
 mod tests;

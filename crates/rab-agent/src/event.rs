@@ -38,6 +38,12 @@ pub enum StopCause {
         /// What repeated.
         message: String,
     },
+    /// The reply hit the output-token limit again after rab had asked the model once to
+    /// continue where it was cut off.
+    Length {
+        /// The output limit of the requests.
+        max_tokens: u64,
+    },
 }
 
 /// One step of a run.

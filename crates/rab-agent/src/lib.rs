@@ -31,7 +31,8 @@ mod tool_name;
 mod tool_view;
 
 pub use agent::{
-    ABORTED, Agent, AgentConfig, Fallback, LoopDetection, SKIPPED_STEERING, error_result,
+    ABORTED, Agent, AgentConfig, CONTINUE_PREFIX, Fallback, LoopDetection, SKIPPED_STEERING,
+    error_result,
 };
 pub use compaction::{
     CompactError, CompactReason, Compacted, Compactor, estimate_context_tokens,

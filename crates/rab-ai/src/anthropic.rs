@@ -181,7 +181,12 @@ impl Wire for AnthropicWire {
             system,
             tools,
             stream: true,
-            temperature: if config.thinking.is_some() { None } else { options.temperature },
+            // Not with thinking, nor to models that fix their own sampling.
+            temperature: if config.thinking.is_some() || model.compat.preserved_thinking {
+                None
+            } else {
+                options.temperature
+            },
             thinking: config.thinking,
             output_config: config.output_config,
         };

@@ -65,7 +65,7 @@ pub use model::{
 };
 pub use openai_chat::chat_url;
 pub use openai_responses::responses_url;
-pub use provider::{EventStream, Provider, StreamOptions};
+pub use provider::{EventStream, Provider, StreamOptions, max_tokens};
 pub use retry::{RetryPolicy, Timeouts};
 pub use tls::http_client_builder;
 pub use types::{

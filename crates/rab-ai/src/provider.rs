@@ -130,6 +130,6 @@ pub(crate) fn join_url(base: &str, path: &str) -> String {
 
 /// The output-token limit of a request: the caller's, else the model's capped at 32k
 /// (larger defaults make some providers reserve capacity and answer more slowly).
-pub(crate) fn max_tokens(model: &Model, options: &StreamOptions) -> u64 {
+pub fn max_tokens(model: &Model, options: &StreamOptions) -> u64 {
     options.max_tokens.unwrap_or(model.max_output.min(32_000)).max(1)
 }

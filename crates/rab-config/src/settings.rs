@@ -203,6 +203,8 @@ pub struct Settings {
     /// Stop before a request that would take this session's spending past this many
     /// US dollars.
     pub max_budget_usd: Option<f64>,
+    /// Sampling temperature (0 to 2), sent only to models that take one.
+    pub temperature: Option<f32>,
     /// Steering drain mode.
     pub steering_mode: QueueMode,
     /// Follow-up drain mode.
@@ -238,7 +240,7 @@ pub struct Settings {
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 24] = [
+const KNOWN_KEYS: [&str; 25] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
@@ -248,6 +250,7 @@ const KNOWN_KEYS: [&str; 24] = [
     "editTool",
     "maxTurns",
     "maxBudgetUsd",
+    "temperature",
     "steeringMode",
     "followUpMode",
     "theme",

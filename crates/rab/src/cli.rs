@@ -124,6 +124,11 @@ pub struct Cli {
     #[arg(long, value_name = "N", value_parser = parse_max_turns, allow_negative_numbers = true)]
     pub max_turns: Option<u32>,
 
+    /// Sampling temperature, 0 to 2 (sent only to models that take one: not with
+    /// thinking on, nor to models that fix their own sampling).
+    #[arg(long, value_name = "T", value_parser = parse_temperature, allow_negative_numbers = true)]
+    pub temperature: Option<f32>,
+
     /// Stop before a request that would take spending past this many US dollars
     /// (exit code 4).
     #[arg(long, value_name = "USD", value_parser = parse_budget, allow_negative_numbers = true)]
@@ -402,6 +407,14 @@ fn parse_max_turns(s: &str) -> Result<u32, String> {
     }
 }
 
+/// `--temperature`: 0 to 2.
+fn parse_temperature(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(t) if (0.0..=2.0).contains(&t) => Ok(t),
+        _ => Err(format!("expected a number from 0 to 2 (e.g. 0.2), got {s:?}")),
+    }
+}
+
 /// `--max-budget-usd`: a positive amount of US dollars.
 fn parse_budget(s: &str) -> Result<f64, String> {
     match s.trim().trim_start_matches('$').parse::<f64>() {
@@ -496,6 +509,7 @@ impl Cli {
                 base_url: self.base_url.clone(),
                 api_key: self.api_key.clone(),
                 thinking: self.thinking.clone(),
+                temperature: self.temperature,
                 allow_missing_key: false,
             },
             tools: ToolChoice {

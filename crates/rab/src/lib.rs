@@ -68,6 +68,8 @@ pub const EXIT_DENIED: u8 = 5;
 /// The model was stopped for repeating itself (the same tool calls reply after reply,
 /// or the same text over and over); `loopDetection` in settings tunes or disables it.
 pub const EXIT_LOOP: u8 = 6;
+/// Print mode: the reply hit the output limit again after rab asked the model to go on.
+pub const EXIT_LENGTH: u8 = 7;
 /// SIGINT / Ctrl+C.
 pub const EXIT_INTERRUPTED: u8 = 130;
 
@@ -232,6 +234,8 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
     let entered = runtime.enter();
     let mut options = runtime_options(&cli, env, paths, cwd, trusted, extensions);
     options.keeps_running = mode != Mode::Print;
+    options.default_max_turns =
+        (mode == Mode::Print).then_some(rab_core::setup::HEADLESS_MAX_TURNS);
     // The UI opens without a key: /login stores one.
     options.model.allow_missing_key = mode == Mode::Tui;
     #[cfg(feature = "plugins")]

@@ -13,7 +13,8 @@ use serde_json::json;
 
 use crate::cli::OutputFormat;
 use crate::{
-    EXIT_BUDGET, EXIT_DENIED, EXIT_INTERRUPTED, EXIT_LOOP, EXIT_MAX_TURNS, EXIT_OK, EXIT_PROVIDER,
+    EXIT_BUDGET, EXIT_DENIED, EXIT_INTERRUPTED, EXIT_LENGTH, EXIT_LOOP, EXIT_MAX_TURNS, EXIT_OK,
+    EXIT_PROVIDER,
 };
 
 /// How to print.
@@ -28,6 +29,8 @@ pub struct PrintOptions {
 #[derive(Default)]
 struct Seen {
     final_text: String,
+    /// The last reply stopped at the output limit (and rab asks for the rest).
+    cut_off: bool,
     streamed: bool,
     ends_with_newline: bool,
     stdout_closed: bool,
@@ -170,7 +173,14 @@ fn show(
     out: &mut std::io::Stdout,
 ) {
     if let AgentEvent::MessageEnd { message: Message::Assistant(a) } = event {
-        seen.final_text = a.text();
+        // A reply cut off at the output limit is continued by the next one.
+        if seen.cut_off {
+            seen.final_text.push_str(&a.text());
+        } else {
+            seen.final_text = a.text();
+        }
+        seen.cut_off =
+            a.stop_reason == rab_ai::StopReason::Length && a.tool_calls().next().is_none();
     }
     notice(event);
     match opts.format {
@@ -218,6 +228,12 @@ fn notice(event: &AgentEvent) {
                 crate::term::safe(message),
                 crate::term::safe(to)
             );
+        }
+        AgentEvent::MessageEnd { message: Message::User(u) }
+            if matches!(u.content.first(), Some(rab_ai::Content::Text { text })
+                if text.starts_with(rab_agent::CONTINUE_PREFIX)) =>
+        {
+            eprintln!("rab: the reply hit the output limit; asking the model to continue")
         }
         AgentEvent::CompactionStart { tokens, .. } => {
             eprintln!(
@@ -278,6 +294,7 @@ fn exit_code(stop: &StopCause) -> u8 {
         StopCause::Error { .. } => EXIT_PROVIDER,
         StopCause::Aborted => EXIT_INTERRUPTED,
         StopCause::Loop { .. } => EXIT_LOOP,
+        StopCause::Length { .. } => EXIT_LENGTH,
     }
 }
 
@@ -318,7 +335,9 @@ fn finish(
         ),
         StopCause::Done => {}
         StopCause::MaxTurns { limit } => eprintln!(
-            "rab: stopped after {limit} turns (--max-turns); continue with `rab -c -p \"go on\"`"
+            "rab: stopped after {limit} turns (--max-turns, maxTurns, else {} in print mode); \
+             continue with `rab -c -p \"go on\"`",
+            rab_core::setup::HEADLESS_MAX_TURNS
         ),
         StopCause::Budget { limit, spent } => eprintln!(
             "rab: stopped before the next request: it would take spending past the ${limit:.4} budget \
@@ -329,6 +348,10 @@ fn finish(
         StopCause::Loop { message } => eprintln!(
             "rab: stopped: {}; rephrase the task or continue with `rab -c -p \"...\"`",
             crate::term::safe(message)
+        ),
+        StopCause::Length { max_tokens } => eprintln!(
+            "rab: the reply was cut off at the output limit ({max_tokens} tokens) twice; ask \
+             for a shorter answer, or continue with `rab -c -p \"go on\"`"
         ),
     }
     code
@@ -353,6 +376,7 @@ fn result_json(
         StopCause::Error { .. } => "error",
         StopCause::Aborted => "interrupted",
         StopCause::Loop { .. } => "error_loop",
+        StopCause::Length { .. } => "error_max_tokens",
     };
     let mut usage = totals.usage;
     usage.input += sub.usage.input;

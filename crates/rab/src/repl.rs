@@ -180,6 +180,9 @@ fn stopped(stop: &StopCause) {
         StopCause::Error { message } => eprintln!("rab: {}", safe(message)),
         StopCause::Aborted => eprintln!("rab: interrupted"),
         StopCause::Loop { message } => eprintln!("rab: stopped: {}", safe(message)),
+        StopCause::Length { max_tokens } => {
+            eprintln!("rab: the reply was cut off at the output limit ({max_tokens} tokens) twice")
+        }
     }
 }
 

@@ -115,8 +115,14 @@ impl Agent {
             let why =
                 serde_json::from_str::<Value>(raw).err().map(|e| e.to_string()).unwrap_or_default();
             let shown: String = raw.chars().take(300).collect();
-            let text =
+            let mut text =
                 format!("invalid JSON arguments for {}: {why}; received: {shown}", call.name);
+            if let Some(max_tokens) = self.cut_off {
+                text.push_str(&format!(
+                    ". Your reply hit the output limit ({max_tokens} tokens) while writing \
+                     them: make the call smaller (for a large file, write it in parts)"
+                ));
+            }
             return (Outcome::Done(error_result(call, &text), None), 0);
         }
         let Some(tool) = self.tool(&call.name) else {

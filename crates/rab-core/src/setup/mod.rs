@@ -20,8 +20,8 @@ use rab_session::Tape;
 
 use crate::{AgentSession, Extensions, PromptSources, Resumed, build_system_prompt};
 pub use options::{
-    ExtensionFactory, FactoryContext, ModelChoice, PromptChoice, RuntimeOptions, SafetyChoice,
-    TapeChoice, ToolChoice,
+    ExtensionFactory, FactoryContext, HEADLESS_MAX_TURNS, ModelChoice, PromptChoice,
+    RuntimeOptions, SafetyChoice, TapeChoice, ToolChoice,
 };
 pub use target::Target;
 
@@ -283,7 +283,15 @@ impl Setup {
             date: today(&env),
             skills: crate::skills::prompt_block(&resources.skills),
         });
-        let max_turns = options.max_turns.or(settings.max_turns);
+        let max_turns = options.max_turns.or(settings.max_turns).or(options.default_max_turns);
+        let temperature = options.model.temperature.or(settings.temperature);
+        if let Some(t) = temperature
+            && !(0.0..=2.0).contains(&t)
+        {
+            return Err(SetupError::usage(format!(
+                "temperature (--temperature or the setting) must be between 0 and 2, not {t}"
+            )));
+        }
         if let Some(bad) = env.get("RAB_TODAY").filter(|d| !is_date(d)) {
             warnings.push(format!("RAB_TODAY={bad} is not a date (YYYY-MM-DD); using today's"));
         }
@@ -344,6 +352,7 @@ impl Setup {
             thinking: self.target.thinking,
             auth_hint: Some(self.target.auth_hint.clone()),
             session_id: Some(session_id.to_owned()),
+            temperature: self.options.model.temperature.or(self.settings.temperature),
             retry: RetryPolicy {
                 max_retries: self.settings.retry.max_retries,
                 base_delay: std::time::Duration::from_millis(self.settings.retry.base_delay_ms),

@@ -10,6 +10,10 @@ use rab_config::{Env, Paths};
 use super::SetupError;
 use crate::Extension;
 
+/// Print mode's turn limit when none is set: enough for real tasks, and a stop for a run
+/// in CI that would otherwise go on until the budget or the job's timeout.
+pub const HEADLESS_MAX_TURNS: u32 = 100;
+
 /// Everything a runtime is built from.
 #[derive(Clone)]
 pub struct RuntimeOptions {
@@ -47,6 +51,9 @@ pub struct RuntimeOptions {
     pub prompt: PromptChoice,
     /// The most turns a run may take (else the settings').
     pub max_turns: Option<u32>,
+    /// The limit when neither the command line nor the settings give one: print mode's
+    /// [`HEADLESS_MAX_TURNS`], so a run nobody watches cannot go on for ever.
+    pub default_max_turns: Option<u32>,
     /// The most a session may spend, in dollars (else the settings').
     pub max_budget_usd: Option<f64>,
 }
@@ -70,6 +77,7 @@ impl RuntimeOptions {
             safety: SafetyChoice::default(),
             prompt: PromptChoice::default(),
             max_turns: None,
+            default_max_turns: None,
             max_budget_usd: None,
         }
     }
@@ -90,6 +98,8 @@ pub struct ModelChoice {
     pub api_key: Option<String>,
     /// Thinking level name.
     pub thinking: Option<String>,
+    /// Sampling temperature (else the settings').
+    pub temperature: Option<f32>,
     /// Start without a key when none is found (the terminal UI, where `/login` adds
     /// one): the model is chosen as usual and the first request says what is missing.
     pub allow_missing_key: bool,

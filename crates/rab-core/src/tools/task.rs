@@ -414,6 +414,10 @@ impl Tool for TaskTool {
             StopCause::Error { message } => {
                 Err(ToolError::Model(format!("the sub-agent failed: {message}")))
             }
+            StopCause::Length { max_tokens } => Err(ToolError::Model(format!(
+                "the sub-agent's reply was cut off at the output limit ({max_tokens} tokens) \
+                 twice; its last words: {text}"
+            ))),
             StopCause::Loop { message } => Err(ToolError::Model(format!(
                 "the sub-agent was stopped: {message}; its last words: {text}"
             ))),

@@ -324,6 +324,7 @@ pub fn stop_reason(stop: &StopCause) -> (Result<StopReason, String>, Option<Stri
         StopCause::Loop { message } => {
             (Ok(StopReason::EndTurn), Some(format!("\n\n(stopped: {message})")))
         }
+        StopCause::Length { .. } => (Ok(StopReason::MaxTokens), None),
     }
 }
 

@@ -623,6 +623,10 @@ impl App {
             StopCause::Error { .. } => {}
             StopCause::Aborted => self.info("Interrupted."),
             StopCause::Loop { message } => self.error(&format!("stopped: {message}")),
+            StopCause::Length { max_tokens } => self.error(&format!(
+                "the reply was cut off at the output limit ({max_tokens} tokens) twice; ask for \
+                 a shorter answer or say \"go on\""
+            )),
         }
     }
 

@@ -733,6 +733,7 @@ fn stop_word(stop: &rab_agent::StopCause) -> &'static str {
         S::Budget { .. } => "budget reached",
         S::Aborted => "interrupted",
         S::Loop { .. } => "loop stopped",
+        S::Length { .. } => "reply cut off",
     }
 }
 

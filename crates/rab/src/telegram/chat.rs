@@ -253,6 +253,9 @@ impl Chat {
                     rab_agent::StopCause::Loop { message } => {
                         self.say(&format!("⏹ Stopped: {}.", escape(&message))).await;
                     }
+                    rab_agent::StopCause::Length { max_tokens } => {
+                        self.say(&format!("⏹ The reply was cut off at the output limit ({max_tokens} tokens) twice.")).await;
+                    }
                     rab_agent::StopCause::Done => {}
                 }
                 self.finish(submission);

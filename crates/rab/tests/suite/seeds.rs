@@ -204,3 +204,97 @@ fn the_window_strategy_drops_old_messages_without_asking_for_a_summary() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("strategy"), "{}", stderr(&out));
 }
+
+fn cut(turn: Turn) -> Turn {
+    Turn { stop_reason: Some("length".into()), ..turn }
+}
+
+/// Coven's max-tokens outcome: a reply cut off at the output limit is continued once
+/// (with a notice), a second cut-off is its own exit, and a tool call cut off mid-
+/// arguments tells the model why.
+#[test]
+fn a_reply_cut_off_at_the_output_limit_is_continued_once_then_reported() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut truncated = Turn::tool_call("write", json!({}));
+    truncated.tool_calls[0].raw_arguments =
+        Some("{\"path\": \"big.txt\", \"content\": \"aaa".into());
+    llm.script([
+        cut(Turn::text("The first half,")),
+        Turn::text(" and the second."),
+        cut(truncated),
+        Turn::text("wrote it in parts"),
+        cut(Turn::text("one")),
+        cut(Turn::text("two")),
+    ]);
+    let run = |prompt: &str| {
+        home.rab_for("anthropic-messages", &llm, Some("k"))
+            .args(["-p", "--yolo", prompt])
+            .output()
+            .unwrap()
+    };
+    let out = run("explain");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "The first half, and the second.\n");
+    assert!(stderr(&out).contains("hit the output limit; asking the model to continue"));
+    let reqs = llm.requests();
+    let asked = reqs[1].last_user_text().unwrap();
+    assert!(asked.starts_with("[rab: your reply was cut off at the output limit ("), "{asked}");
+
+    let out = run("write a big file");
+    assert_eq!(stdout(&out), "wrote it in parts\n", "{}", stderr(&out));
+    let result = &llm.requests()[3].tool_results()[0].1;
+    assert!(
+        result.contains("invalid JSON arguments for write")
+            && result.contains("Your reply hit the output limit (")
+            && result.contains("write it in parts"),
+        "{result}"
+    );
+
+    let out = run("again");
+    assert_eq!(out.status.code(), Some(7), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cut off at the output limit"), "{}", stderr(&out));
+}
+
+/// A headless run stops at 100 turns unless told otherwise; `temperature` reaches the
+/// request where the model takes one, and a bad value is a usage error.
+#[test]
+fn print_mode_has_a_default_turn_limit_and_temperature_is_sent_where_accepted() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let turns: Vec<Turn> =
+        (0..101).map(|i| Turn::tool_call("glob", json!({"pattern": format!("*{i}")}))).collect();
+    llm.script(turns);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--yolo", "--no-session", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("stopped after 100 turns"), "{}", stderr(&out));
+    assert_eq!(llm.requests().len(), 100);
+
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("a"), Turn::text("b"), Turn::text("c"), Turn::text("d")]);
+    put(&home.dir.path().join("rab/agent/settings.json"), r#"{"temperature": 0.3}"#);
+    let run = |args: &[&str]| {
+        home.rab_for("anthropic-messages", &llm, Some("k"))
+            .args(["-p", "--no-tools"])
+            .args(args)
+            .arg("hi")
+            .output()
+            .unwrap()
+    };
+    assert_eq!(stdout(&run(&["--model", "claude-haiku-4-5"])), "a\n");
+    assert_eq!(stdout(&run(&["--model", "claude-haiku-4-5", "--temperature", "0.7"])), "b\n");
+    assert_eq!(stdout(&run(&["--model", "claude-haiku-4-5", "--thinking", "high"])), "c\n");
+    // Claude Sonnet 5.5 fixes its own sampling: the fake server refuses a temperature.
+    let off = run(&["--model", "claude-sonnet-5-5", "--thinking", "off"]);
+    assert_eq!(stdout(&off), "d\n", "{}", stderr(&off));
+    let reqs = llm.requests();
+    let temp = |i: usize| reqs[i].body["temperature"].as_f64().map(|t| (t * 10.0).round());
+    assert_eq!((temp(0), temp(1), temp(2), temp(3)), (Some(3.0), Some(7.0), None, None));
+    let out = run(&["--temperature", "3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("expected a number from 0 to 2"), "{}", stderr(&out));
+}
