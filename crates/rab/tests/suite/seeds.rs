@@ -159,7 +159,7 @@ fn task_takes_tools_system_prompt_max_turns_and_model_on_the_call() {
         errors[1].contains("model gpt-6.1-sol, which is openai's; sub-agents run on the session's provider (anthropic)"),
         "{errors:?}"
     );
-    assert_eq!(errors[2], "max_turns must be between 1 and 500, got 0");
+    assert_eq!(errors[2], "max_turns must be between 1 and 100 (the session's limit), got 0");
 }
 
 /// CrabClaw's sliding window as a mode: past `windowMessages` the oldest messages are
