@@ -33,6 +33,14 @@ pub enum Error {
         /// What is wrong and what to do.
         message: String,
     },
+    /// `--profile NAME` names a profile no settings file defines.
+    #[error("unknown profile \"{name}\"; {known}")]
+    UnknownProfile {
+        /// The name asked for.
+        name: String,
+        /// The profiles there are, in words.
+        known: String,
+    },
     /// Neither `RAB_HOME` nor `HOME` is set.
     #[error("cannot find rab's home: set RAB_HOME or HOME")]
     NoHome,

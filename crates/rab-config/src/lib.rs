@@ -20,6 +20,7 @@ mod env;
 mod error;
 mod models;
 mod paths;
+mod profiles;
 mod safety;
 mod setting_types;
 mod settings;
@@ -37,6 +38,6 @@ pub use safety::{
 pub use settings::{
     ChannelSettings, CompactionSettings, CompactionStrategy, LoadedSettings, LoopSettings,
     QueueMode, RetrySettings, Settings, TelegramSettings, TimeoutSettings, claude_settings_file,
-    load_settings,
+    load_settings, load_settings_with_profile,
 };
 pub use trust::{TrustStore, canonical_dir};

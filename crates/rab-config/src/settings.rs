@@ -240,7 +240,7 @@ pub struct Settings {
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 25] = [
+const KNOWN_KEYS: [&str; 26] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
@@ -266,6 +266,7 @@ const KNOWN_KEYS: [&str; 25] = [
     "skillsAsTools",
     "routeAssistantCommands",
     "channels",
+    "profiles",
 ];
 
 /// Settings and what loading them noticed.
@@ -283,6 +284,10 @@ pub struct LoadedSettings {
     /// Each file's permission rules and hooks, global first, for checking with the file
     /// named.
     pub safety: Vec<SafetyLayer>,
+    /// The profile applied, if one was chosen.
+    pub profile: Option<String>,
+    /// Every profile the files define.
+    pub profiles: Vec<String>,
 }
 
 /// `.claude/settings.json` of a project: Claude Code's project settings.
@@ -299,10 +304,25 @@ pub fn load_settings(
     env: &Env,
     trusted: bool,
 ) -> Result<LoadedSettings, Error> {
+    load_settings_with_profile(global, project, env, trusted, None)
+}
+
+/// [`load_settings`] with the profile `profile` applied over the files: each file's part
+/// of it, in the files' order, under the file's own rules (an untrusted project's part
+/// widens nothing). A name no file defines is an error listing the profiles there are.
+pub fn load_settings_with_profile(
+    global: &Path,
+    project: &Path,
+    env: &Env,
+    trusted: bool,
+    profile: Option<&str>,
+) -> Result<LoadedSettings, Error> {
     let mut merged = Map::new();
     let mut loaded = LoadedSettings::default();
-    if let Some(map) = read_settings(global)? {
+    let mut profiles = crate::profiles::Overlays::new(profile);
+    if let Some(mut map) = read_settings(global)? {
         check_keys(global, &map)?;
+        profiles.take(Scope::Global, global, &mut map)?;
         loaded.safety.push(layer_of(Scope::Global, global, &map)?);
         merge(&mut merged, map);
         loaded.files.push(global.to_owned());
@@ -333,6 +353,7 @@ pub fn load_settings(
         }
         let Some(mut map) = read_settings(&own)? else { continue };
         check_keys(&own, &map)?;
+        profiles.take(Scope::Project, &own, &mut map)?;
         if map.remove("channels").is_some() {
             loaded.warnings.push(format!(
                 "{}: \"channels\" is ignored here: who may command rab through a chat is set \
@@ -348,6 +369,26 @@ pub fn load_settings(
         merge(&mut merged, map);
         loaded.files.push(own);
     }
+    let chosen = profiles.finish()?;
+    for (scope, path, mut overlay) in chosen.overlays {
+        if scope == Scope::Project {
+            if overlay.remove("channels").is_some() {
+                loaded.warnings.push(format!(
+                    "{}: \"channels\" in profile {} is ignored: who may command rab through a \
+                     chat is set in your own settings",
+                    path.display(),
+                    profile.unwrap_or_default()
+                ));
+            }
+            if !trusted {
+                restrict(&path, &mut overlay, &merged, &mut loaded.ignored);
+            }
+        }
+        loaded.safety.push(layer_of(scope, &path, &overlay)?);
+        merge(&mut merged, overlay);
+    }
+    loaded.profile = profile.map(str::to_owned);
+    loaded.profiles = chosen.names;
     let mut settings: Settings = serde_json::from_value(Value::Object(merged))
         .map_err(|e| Error::Invalid { path: project.to_owned(), message: e.to_string() })?;
     combine_layers(&mut settings, &loaded.safety, &mut loaded.warnings);
@@ -371,7 +412,7 @@ fn read_settings(path: &Path) -> Result<Option<Map<String, Value>>, Error> {
 
 /// Every key must be one rab knows (a misspelled `permisions` would leave the rules it
 /// holds silently absent), and the values must have their types.
-fn check_keys(path: &Path, map: &Map<String, Value>) -> Result<(), Error> {
+pub(crate) fn check_keys(path: &Path, map: &Map<String, Value>) -> Result<(), Error> {
     if let Some(key) = map.keys().find(|k| !KNOWN_KEYS.contains(&k.as_str())) {
         let closest = KNOWN_KEYS.iter().min_by_key(|known| edit_distance(key, known));
         let hint = match closest {
@@ -708,6 +749,51 @@ mod tests {
                 .any(|i| i.contains("settings.local.json") && i.contains("bash(make:*)")),
             "{:?}",
             untrusted.ignored
+        );
+    }
+
+    #[test]
+    fn an_untrusted_projects_profile_widens_nothing_and_bad_profiles_name_the_key() {
+        let (_d, g, p) = files(
+            r#"{"profiles": {"ci": {"maxTurns": 9, "permissions": {"allow": ["read"]}}}}"#,
+            r#"{"profiles": {"ci": {"permissions": {"allow": ["bash"], "deny": ["web_fetch"]},
+                                     "sandbox": {"mode": "off"}, "maxTurns": 5}}}"#,
+        );
+        let env = Env::default();
+        let loaded = load_settings_with_profile(&g, &p, &env, false, Some("ci")).unwrap();
+        let s = &loaded.settings;
+        assert_eq!(s.max_turns, Some(5), "the project's part comes last");
+        assert_eq!(s.permissions.allow, ["read"], "the global part may allow");
+        assert_eq!(s.permissions.deny, ["web_fetch"], "an untrusted project may narrow");
+        assert_eq!(s.sandbox.mode, None);
+        let ignored = loaded.ignored.join("\n");
+        assert!(
+            ignored.contains("allow rules bash") && ignored.contains("sandbox mode"),
+            "{ignored}"
+        );
+        assert_eq!(
+            (loaded.profile.as_deref(), &loaded.profiles[..]),
+            (Some("ci"), &["ci".to_owned()][..])
+        );
+        let trusted = load_settings_with_profile(&g, &p, &env, true, Some("ci")).unwrap();
+        assert_eq!(trusted.settings.permissions.allow, ["read", "bash"]);
+        let none = load_settings(&g, &p, &env, true).unwrap();
+        assert_eq!(none.settings.max_turns, None, "no profile chosen, none applied");
+
+        let (_d, g, p) = files(r#"{"profiles": {"x": {"maxTurns": "five"}}}"#, "");
+        let err = load_settings(&g, &p, &env, true).unwrap_err().to_string();
+        assert!(err.contains("profiles.x: maxTurns"), "{err}");
+        let (_d, g, p) = files(r#"{"profiles": {"x": {"defualtModel": "m"}}}"#, "");
+        let err = load_settings(&g, &p, &env, true).unwrap_err().to_string();
+        assert!(err.contains("did you mean \"defaultModel\""), "{err}");
+        let (_d, g, p) = files(r#"{"profiles": []}"#, "");
+        let err = load_settings(&g, &p, &env, true).unwrap_err().to_string();
+        assert!(err.contains("\"profiles\" must be an object"), "{err}");
+        let (_d, g, p) = files("{}", "");
+        let err = load_settings_with_profile(&g, &p, &env, true, Some("x")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown profile \"x\"; no profiles are defined (\"profiles\" in settings.json)"
         );
     }
 }

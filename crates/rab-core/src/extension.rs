@@ -296,6 +296,8 @@ pub enum CommandOutcome {
     Prompt(PromptRequest),
     /// Read skills, prompt commands, agents and settings again.
     Reload,
+    /// [`CommandOutcome::Reload`] with this settings profile applied (`None`: none).
+    Profile(Option<String>),
     /// Ask for a provider's API key (masked) and store it.
     Login(String),
     /// Work that takes a while (fetching an MCP prompt): the mode runs it without
@@ -322,6 +324,7 @@ impl std::fmt::Debug for CommandOutcome {
             Self::Search(t) => f.debug_tuple("Search").field(t).finish(),
             Self::Prompt(p) => f.debug_tuple("Prompt").field(p).finish(),
             Self::Reload => f.write_str("Reload"),
+            Self::Profile(p) => f.debug_tuple("Profile").field(p).finish(),
             Self::Login(p) => f.debug_tuple("Login").field(p).finish(),
             Self::Later(_) => f.write_str("Later(..)"),
         }

@@ -124,6 +124,10 @@ pub struct Cli {
     #[arg(long, value_name = "N", value_parser = parse_max_turns, allow_negative_numbers = true)]
     pub max_turns: Option<u32>,
 
+    /// Settings profile: a named overlay from "profiles" in the settings files.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+
     /// Sampling temperature, 0 to 2 (sent only to models that take one: not with
     /// thinking on, nor to models that fix their own sampling).
     #[arg(long, value_name = "T", value_parser = parse_temperature, allow_negative_numbers = true)]
@@ -533,6 +537,7 @@ impl Cli {
             },
             max_turns: self.max_turns,
             max_budget_usd: self.max_budget_usd,
+            profile: self.profile.clone(),
             ..RuntimeOptions::new(env, paths, cwd)
         }
     }

@@ -61,6 +61,7 @@ impl CommandHandler for Builtin {
             "export" => [("html", "a web page"), ("md", "Markdown"), ("json", "JSON")]
                 .map(|(f, d)| (f.to_owned(), Some(d.to_owned())))
                 .to_vec(),
+            "profile" => launch.profiles.iter().map(|p| (p.clone(), None)).collect(),
             "login" | "logout" => launch
                 .registry
                 .providers()
@@ -81,7 +82,7 @@ impl CommandHandler for Builtin {
 }
 
 /// The built-in commands with one-line descriptions (for help and autocomplete).
-pub const BUILTINS: [(&str, &str); 25] = [
+pub const BUILTINS: [(&str, &str); 26] = [
     ("help", "Show commands and keys"),
     ("quit", "Exit rab"),
     ("exit", "Exit rab"),
@@ -105,9 +106,28 @@ pub const BUILTINS: [(&str, &str); 25] = [
     ("export", "Export this session: /export [html|md|json] [FILE]"),
     ("tools", "List the tools with their permission level and the permission mode"),
     ("reload", "Read skills, prompt commands, agents, settings and MCP servers again"),
+    (
+        "profile",
+        "Settings profile: /profile NAME applies one, /profile none none; alone, lists them",
+    ),
     ("login", "Store an API key: /login PROVIDER (asks for it); alone, lists the keys"),
     ("logout", "Forget a stored API key: /logout PROVIDER"),
 ];
+
+/// `/profile`: the profiles the settings files define, the one in effect marked.
+fn profiles_info(launch: &Launch) -> String {
+    if launch.profiles.is_empty() {
+        return "No profiles: add \"profiles\": {\"NAME\": {…settings…}} to settings.json, then \
+                /profile NAME or rab --profile NAME."
+            .to_owned();
+    }
+    let mut out = String::from("Profiles (/profile NAME applies one, /profile none leaves it):\n");
+    for p in &launch.profiles {
+        let mark = if launch.profile.as_deref() == Some(p.as_str()) { "* " } else { "  " };
+        out.push_str(&format!("{mark}{p}\n"));
+    }
+    out.trim_end().to_owned()
+}
 
 /// Help text listing the commands.
 pub fn help(extensions: &Extensions) -> String {
@@ -228,6 +248,11 @@ fn execute(
         "settings" => Outcome::Settings(settings_info(launch, session)),
         "tools" => Outcome::Info(tools_info(launch, session)),
         "reload" => Outcome::Reload,
+        "profile" if args.is_empty() => Outcome::Info(profiles_info(launch)),
+        "profile" if args == "none" && !launch.profiles.iter().any(|p| p == "none") => {
+            Outcome::Profile(None)
+        }
+        "profile" => Outcome::Profile(Some(args.to_owned())),
         "login" if args.is_empty() => Outcome::Info(login::list(launch)),
         "login" => Outcome::Login(args.to_owned()),
         "logout" => login::logout(launch, args),

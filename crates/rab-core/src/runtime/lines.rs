@@ -179,7 +179,8 @@ impl Actor {
                 },
                 None => Err(BUSY.to_owned()),
             },
-            Outcome::Reload => return self.reload(id),
+            Outcome::Reload => return self.reload(id, None),
+            Outcome::Profile(profile) => return self.reload(id, Some(profile)),
             Outcome::Login(provider) => {
                 match crate::commands::login::check_provider(&setup, &provider) {
                     Ok(()) => self.show(id, View::Login { provider }),
@@ -432,7 +433,8 @@ impl Actor {
     }
 
     /// `/reload`: the set-up made again from the files; the session goes on with it.
-    pub(super) fn reload(&mut self, id: u64) {
+    /// `profile`: `/profile`'s choice of settings profile (else the one in effect).
+    pub(super) fn reload(&mut self, id: u64, profile: Option<Option<String>>) {
         let result = self.setup().and_then(|setup| {
             let session = self.session.as_ref().ok_or(BUSY)?;
             let path = session
@@ -440,9 +442,11 @@ impl Actor {
                 .path()
                 .ok_or("/reload needs a saved session (not --no-session); restart rab instead")?
                 .to_owned();
-            let fresh = setup
-                .reload()
-                .map_err(|e| format!("reload failed, nothing changed: {}", e.message))?;
+            let fresh = match profile.clone() {
+                Some(p) => setup.with_profile(p),
+                None => setup.reload(),
+            }
+            .map_err(|e| format!("reload failed, nothing changed: {}", e.message))?;
             // A session with nothing written yet has no file: it starts afresh.
             let tape = if path.exists() {
                 rab_session::Tape::open(&path).map_err(|e| e.to_string())?.0
@@ -454,8 +458,13 @@ impl Actor {
             for w in &fresh.warnings {
                 self.emit(Event::Warning(w.clone()));
             }
+            let what = match (&profile, &fresh.profile) {
+                (Some(_), Some(p)) => format!("Profile {p} applied"),
+                (Some(_), None) => "No profile".to_owned(),
+                (None, _) => "Reloaded".to_owned(),
+            };
             let text = format!(
-                "Reloaded: {} commands, {} tools; the session goes on ({} messages).",
+                "{what}: {} commands, {} tools; the session goes on ({} messages).",
                 fresh.extensions.commands().len(),
                 session.agent().tools().len(),
                 session.agent().messages().len()

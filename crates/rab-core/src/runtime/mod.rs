@@ -780,7 +780,7 @@ impl Actor {
             }
             Op::SwitchSession { path } => self.switch_session(id, path),
             Op::Fork => self.fork(id),
-            Op::Reload => self.reload(id),
+            Op::Reload => self.reload(id, None),
             Op::StoreKey { provider, key } => self.store_key(id, &provider, &key),
             Op::Steer { text } | Op::FollowUp { text } if self.running.is_none() => {
                 let _ = text;

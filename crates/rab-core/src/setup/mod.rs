@@ -71,6 +71,10 @@ pub struct Setup {
     pub max_turns: Option<u32>,
     /// `--max-budget-usd` or the setting.
     pub max_budget_usd: Option<f64>,
+    /// The settings profile applied (`--profile`, `/profile`).
+    pub profile: Option<String>,
+    /// Every profile the settings files define.
+    pub profiles: Vec<String>,
     /// The model, key and thinking level chosen at start-up.
     pub target: Target,
     /// `fallbackModels`, resolved with their keys (those that resolved).
@@ -177,8 +181,15 @@ impl Setup {
     ) -> Result<Self, SetupError> {
         let RuntimeOptions { env, paths, cwd, trusted, .. } = options.clone();
         let registry = target::registry(&env, &paths)?;
-        let loaded = rab_config::load_settings(&paths.settings_file(), &cwd, &env, trusted)
-            .map_err(|e| SetupError::usage(e.to_string()))?;
+        let loaded = rab_config::load_settings_with_profile(
+            &paths.settings_file(),
+            &cwd,
+            &env,
+            trusted,
+            options.profile.as_deref(),
+        )
+        .map_err(|e| SetupError::usage(e.to_string()))?;
+        let (profile, profiles) = (loaded.profile.clone(), loaded.profiles.clone());
         let mut warnings = loaded.warnings.clone();
         let settings = loaded.settings;
         let target = target::target(&options.model, &settings, &env, &paths, &registry)?;
@@ -325,6 +336,8 @@ impl Setup {
             system_prompt,
             max_turns,
             max_budget_usd,
+            profile,
+            profiles,
             target,
             fallbacks,
             workspace,
@@ -343,6 +356,13 @@ impl Setup {
     /// The same launch made again from the files (`/reload`); scheduled cron jobs stay.
     pub fn reload(&self) -> Result<Self, SetupError> {
         Self::build(self.options.clone(), Some(self.scheduler.clone()))
+    }
+
+    /// [`Setup::reload`] with another settings profile (`None`: none).
+    pub fn with_profile(&self, profile: Option<String>) -> Result<Self, SetupError> {
+        let mut options = self.options.clone();
+        options.profile = profile;
+        Self::build(options, Some(self.scheduler.clone()))
     }
 
     /// Stream options for the current target and a session id.

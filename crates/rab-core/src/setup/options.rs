@@ -56,6 +56,8 @@ pub struct RuntimeOptions {
     pub default_max_turns: Option<u32>,
     /// The most a session may spend, in dollars (else the settings').
     pub max_budget_usd: Option<f64>,
+    /// The settings profile to apply over the settings files (`--profile`).
+    pub profile: Option<String>,
 }
 
 impl RuntimeOptions {
@@ -79,6 +81,7 @@ impl RuntimeOptions {
             max_turns: None,
             default_max_turns: None,
             max_budget_usd: None,
+            profile: None,
         }
     }
 }

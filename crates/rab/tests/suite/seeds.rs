@@ -7,7 +7,7 @@ use pretty_assertions::assert_eq;
 use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::json;
 
-use super::harness::{Home, stderr, stdout};
+use super::harness::{Home, stderr, stdout, with_stdin};
 
 fn put(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -297,4 +297,72 @@ fn print_mode_has_a_default_turn_limit_and_temperature_is_sent_where_accepted() 
     let out = run(&["--temperature", "3"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("expected a number from 0 to 2"), "{}", stderr(&out));
+}
+
+/// CrabClaw's multi-profile configuration: a named overlay of ordinary settings keys,
+/// over the files and under the command line, chosen with `--profile` or `/profile`.
+#[test]
+fn profiles_overlay_the_settings_and_are_chosen_by_flag_or_command() {
+    let home = Home::new();
+    put(
+        &home.dir.path().join("rab/agent/settings.json"),
+        r#"{"defaultModel": "claude-haiku-4-5",
+            "profiles": {"review": {"defaultModel": "claude-opus-5-5", "tools": ["read", "grep"]},
+                         "fast": {"defaultModel": "claude-haiku-5-5"}}}"#,
+    );
+    put(
+        &home.dir.path().join(".rab/settings.json"),
+        r#"{"profiles": {"review": {"excludeTools": ["grep"]}}}"#,
+    );
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::text("a"),
+        Turn::text("b"),
+        Turn::text("c"),
+        Turn::text("d"),
+        Turn::text("e"),
+    ]);
+    // No --provider: the settings choose the model.
+    let base = || {
+        let mut cmd = home.rab();
+        cmd.env("ANTHROPIC_BASE_URL", llm.url()).env("ANTHROPIC_API_KEY", "k");
+        cmd
+    };
+    let rab = |args: &[&str]| base().args(args).output().unwrap();
+    assert_eq!(stdout(&rab(&["-p", "hi"])), "a\n");
+    let out = rab(&["-p", "--profile", "review", "hi"]);
+    assert_eq!(stdout(&out), "b\n", "{}", stderr(&out));
+    let out = rab(&["-p", "--profile", "review", "--model", "claude-sonnet-5-5", "hi"]);
+    assert_eq!(stdout(&out), "c\n", "{}", stderr(&out));
+    let reqs = llm.requests();
+    assert_eq!(reqs[0].model(), "claude-haiku-4-5");
+    assert_eq!(reqs[1].model(), "claude-opus-5-5", "the profile's model");
+    let tools: Vec<&str> = reqs[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read"], "the global part's tools, less the project part's exclusion");
+    assert_eq!(reqs[2].model(), "claude-sonnet-5-5", "the command line wins");
+
+    let out = rab(&["-p", "--profile", "nope", "hi"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unknown profile \"nope\"; the profiles are: review, fast"),
+        "{}",
+        stderr(&out)
+    );
+
+    let mut cmd = base();
+    cmd.arg("--repl");
+    let out = with_stdin(cmd, "/profile\n/profile fast\n/profile\nhello\n/profile none\nagain\n");
+    let text = stdout(&out);
+    assert!(text.contains("  review\n  fast"), "{text}");
+    assert!(text.contains("Profile fast applied"), "{text}");
+    assert!(text.contains("  review\n* fast"), "{text}");
+    assert!(text.contains("No profile:"), "{text}");
+    let reqs = llm.requests();
+    assert_eq!(reqs[3].model(), "claude-haiku-5-5", "after /profile fast");
+    assert_eq!(reqs[4].model(), "claude-haiku-4-5", "after /profile none");
 }
