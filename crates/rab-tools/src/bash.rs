@@ -13,11 +13,10 @@
 //! leader of a new session and group, and its `signal` sends to the whole group (`killpg`).
 
 use std::io;
-use std::os::fd::OwnedFd;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessSession};
+use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use rab_agent::{
     ABORTED, RuleKind, Tool, ToolContext, ToolError, ToolFacts, ToolLevel, ToolOutput,
 };
@@ -29,6 +28,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::Workspace;
+use crate::shell::Shell;
 use crate::shells::Shells;
 
 mod capture;
@@ -57,13 +57,14 @@ const DRAIN_AFTER_KILL: Duration = Duration::from_millis(250);
 pub struct Bash {
     ws: Workspace,
     shells: Shells,
+    shell: Shell,
 }
 
 impl Bash {
     /// The tool rooted at the workspace, with background shells of its own (which
     /// nothing can read: use [`Self::with_shells`] to share them with `bash_output`).
     pub fn new(ws: Workspace) -> Self {
-        Self { ws, shells: Shells::new() }
+        Self { ws, shells: Shells::new(), shell: Shell::Sh }
     }
 
     /// Registers background shells in `shells`, shared with `bash_output` and
@@ -102,13 +103,17 @@ impl Tool for Bash {
     }
 
     fn description(&self) -> String {
-        "Run a shell command (sh -c) in the project root, stdin closed. Returns stdout and \
-         stderr combined, cut to the last 2000 lines/50KB (full output saved to a file). \
-         A non-zero exit is an error."
-            .to_owned()
+        self.shell.description().to_owned()
     }
 
     async fn run(&self, args: Args, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        self.run_command(args, cx).await
+    }
+}
+
+impl Bash {
+    /// Runs `args.command` in this tool's shell.
+    async fn run_command(&self, args: Args, cx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.run_in_background == Some(true) {
             return self.start_in_background(&args.command);
         }
@@ -118,8 +123,9 @@ impl Tool for Bash {
         }
         let started = Instant::now();
         let root = self.ws.root();
-        let (child, output) = spawn(&args.command, &self.ws).map_err(|e| {
-            ToolError::Model(format!("could not start sh in {}: {e}", root.display()))
+        let (child, output) = spawn(self.shell, &args.command, &self.ws).map_err(|e| {
+            let program = self.shell.program();
+            ToolError::Model(format!("could not start {program} in {}: {e}", root.display()))
         })?;
         let mut group = Group { child, is_reaped: false };
         let capture = Capture::new(self.ws.temp_dir(), cx.updates.clone());
@@ -155,8 +161,12 @@ impl Tool for Bash {
 impl Bash {
     /// Starts the command as a background shell and says how to follow it.
     fn start_in_background(&self, command: &str) -> Result<ToolOutput, ToolError> {
-        let id = self.shells.start(command, &self.ws).map_err(|e| {
-            ToolError::Model(format!("could not start sh in {}: {e}", self.ws.root().display()))
+        let id = self.shells.start(self.shell, command, &self.ws).map_err(|e| {
+            let program = self.shell.program();
+            ToolError::Model(format!(
+                "could not start {program} in {}: {e}",
+                self.ws.root().display()
+            ))
         })?;
         let text = format!(
             "started {id} in the background; read its output with bash_output (id {id}), \
@@ -278,17 +288,20 @@ pub(crate) fn signal_of(_status: ExitStatus) -> Option<i32> {
     None
 }
 
-/// Starts `sh -c command` at the head of a new process group (confined by the
+/// Starts `command` in `shell` at the head of a new process group (confined by the
 /// workspace's sandbox, without the keys rab uses in its environment), with stdout and
 /// stderr both on one pipe, returned as its read end.
 pub(crate) fn spawn(
+    shell: Shell,
     command: &str,
     ws: &Workspace,
 ) -> io::Result<(Box<dyn ChildWrapper>, ChildStdout)> {
     // One pipe for both streams, as `2>&1` gives: the output interleaves exactly as it
     // was written, which two pipes read side by side cannot reproduce.
     let (reader, writer) = std::io::pipe()?;
-    let (program, args) = ws.sandbox().wrap("sh", &["-c", command]);
+    let (program, args) = shell.invocation(command);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (program, args) = ws.sandbox().wrap(program, &args);
     let mut cmd = CommandWrap::with_new(program, |c| {
         c.args(&args).current_dir(ws.root()).stdin(Stdio::null());
         for name in ws.sandbox().scrubbed_env() {
@@ -296,13 +309,88 @@ pub(crate) fn spawn(
         }
     });
     cmd.command_mut().stdout(writer.try_clone()?).stderr(writer);
-    cmd.wrap(ProcessSession);
+    platform::own_group(&mut cmd);
     let child = cmd.spawn()?;
     // Dropping the command closes our copies of the write end, so the read end sees
     // EOF once every process holding it is gone.
     drop(cmd);
-    let reader = std::process::ChildStdout::from(OwnedFd::from(reader));
-    Ok((child, ChildStdout::from_std(reader)?))
+    Ok((child, ChildStdout::from_std(platform::child_stdout(reader))?))
+}
+
+/// What differs between platforms: how a command gets a process tree of its own, how
+/// that tree is signalled, and how a pipe becomes a child's output.
+#[cfg(unix)]
+pub(crate) mod platform {
+    use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessSession};
+
+    /// The shell leads a new session and process group.
+    pub(crate) fn own_group(cmd: &mut CommandWrap) {
+        cmd.wrap(ProcessSession);
+    }
+
+    /// `signal` to the whole group (`killpg`).
+    pub(crate) fn signal_group(child: &mut Box<dyn ChildWrapper>, signal: i32) {
+        let _ = child.signal(signal);
+    }
+
+    pub(crate) fn child_stdout(reader: std::io::PipeReader) -> std::process::ChildStdout {
+        std::process::ChildStdout::from(std::os::fd::OwnedFd::from(reader))
+    }
+}
+
+/// Windows: a job object holds the tree, and ending it ends everything in it (there is
+/// no gentle first signal). Not built or tested on the machine rab is developed on.
+#[cfg(windows)]
+pub(crate) mod platform {
+    use process_wrap::tokio::{ChildWrapper, CommandWrap, JobObject};
+
+    /// The shell and everything it starts are in one job object.
+    pub(crate) fn own_group(cmd: &mut CommandWrap) {
+        cmd.wrap(JobObject);
+    }
+
+    /// Any signal ends the job.
+    pub(crate) fn signal_group(child: &mut Box<dyn ChildWrapper>, _signal: i32) {
+        let _ = child.start_kill();
+    }
+
+    pub(crate) fn child_stdout(reader: std::io::PipeReader) -> std::process::ChildStdout {
+        std::process::ChildStdout::from(std::os::windows::io::OwnedHandle::from(reader))
+    }
+}
+
+/// The command tool on Windows: [`Bash`] running PowerShell, under its own name.
+pub struct PowerShell(Bash);
+
+impl PowerShell {
+    /// `bash`'s workspace and background shells, with PowerShell as the shell.
+    pub fn new(bash: Bash) -> Self {
+        Self(Bash { shell: Shell::PowerShell, ..bash })
+    }
+}
+
+impl Tool for PowerShell {
+    type Args = Args;
+    const NAME: &'static str = "powershell";
+    const LEVEL: ToolLevel = ToolLevel::Execute;
+    const FACTS: ToolFacts = ToolFacts {
+        rule: RuleKind::Command,
+        claude_names: &["PowerShell"],
+        covered_by: &[],
+        always_full: true,
+    };
+
+    fn summary(&self, args: &Args) -> Option<String> {
+        Some(format!("PS> {}", args.command))
+    }
+
+    fn description(&self) -> String {
+        self.0.shell.description().to_owned()
+    }
+
+    async fn run(&self, args: Args, cx: ToolContext) -> Result<ToolOutput, ToolError> {
+        self.0.run_command(args, cx).await
+    }
 }
 
 /// The running group. Dropped before the shell was reaped (the tool's future was
@@ -318,14 +406,14 @@ impl Group {
     /// whatever is left (a child that ignores SIGTERM), and the shell reaped.
     async fn kill(&mut self, collector: &mut Collector) {
         let deadline = tokio::time::Instant::now() + KILL_GRACE;
-        let _ = self.child.signal(SIGTERM);
+        platform::signal_group(&mut self.child, SIGTERM);
         let exited = tokio::time::timeout_at(deadline, self.child.wait()).await.is_ok();
         // The shell may be gone while a grandchild that ignores SIGTERM holds the pipes;
         // closed pipes are the sign the whole tree is gone.
         collector.wait_until(deadline).await;
         // Even with the shell reaped this hits the right group: a process group id is
         // not reused while any member lives.
-        let _ = self.child.signal(SIGKILL);
+        platform::signal_group(&mut self.child, SIGKILL);
         if !exited {
             let _ = self.child.wait().await;
         }
@@ -335,7 +423,7 @@ impl Group {
 impl Drop for Group {
     fn drop(&mut self) {
         if !self.is_reaped {
-            let _ = self.child.signal(SIGKILL);
+            platform::signal_group(&mut self.child, SIGKILL);
         }
     }
 }

@@ -24,6 +24,12 @@ pub mod bash;
 pub mod bash_output;
 pub mod brief;
 pub mod edit;
+
+/// The command tool for this platform: `bash` (sh) on Unix, `powershell` on Windows.
+fn command_tool(bash: bash::Bash) -> Arc<dyn AgentTool> {
+    if cfg!(windows) { Arc::new(bash::PowerShell::new(bash)) } else { Arc::new(bash) }
+}
+
 #[cfg(test)]
 mod edit_corpus_tests;
 mod edit_faithful;
@@ -44,6 +50,7 @@ pub mod read;
 #[cfg(test)]
 mod read_filter_tests;
 pub mod sandbox;
+pub mod shell;
 pub mod shells;
 pub mod sleep;
 #[cfg(test)]
@@ -80,7 +87,7 @@ pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
         Arc::new(read::Read::new(ws.clone())),
         Arc::new(write::Write::new(ws.clone())),
         Arc::new(edit::Edit::new(ws.clone())),
-        Arc::new(bash::Bash::new(ws.clone()).with_shells(shells.clone())),
+        command_tool(bash::Bash::new(ws.clone()).with_shells(shells.clone())),
         Arc::new(grep::Grep::new(ws.clone())),
         Arc::new(glob::Glob::new(ws.clone())),
         Arc::new(ls::Ls::new(ws.clone())),

@@ -140,8 +140,13 @@ impl Shells {
 
     /// Starts `sh -c command` in the background like `bash` does, and returns its id
     /// (`bash_1`, `bash_2`, …). Must be called within a tokio runtime.
-    pub(crate) fn start(&self, command: &str, ws: &Workspace) -> io::Result<String> {
-        let (child, output) = spawn(command, ws)?;
+    pub(crate) fn start(
+        &self,
+        shell: crate::shell::Shell,
+        command: &str,
+        ws: &Workspace,
+    ) -> io::Result<String> {
+        let (child, output) = spawn(shell, command, ws)?;
         let state =
             Arc::new(Mutex::new(State { log: OutputLog::default(), status: ShellStatus::Running }));
         let (kill, kill_rx) = mpsc::unbounded_channel();
@@ -299,9 +304,9 @@ impl Monitor {
 
     /// Signals the group while anything may be left in it: the shell not reaped, or the
     /// pipe still held open by something it started.
-    fn end_group(&self, signal: i32) {
+    fn end_group(&mut self, signal: i32) {
         if !self.is_reaped || !self.is_eof {
-            let _ = self.child.signal(signal);
+            crate::bash::platform::signal_group(&mut self.child, signal);
         }
     }
 

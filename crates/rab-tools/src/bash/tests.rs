@@ -207,3 +207,30 @@ async fn a_background_job_holding_the_pipe_does_not_hold_the_result() {
     assert!(!is_dead(pid));
     std::process::Command::new("kill").arg(pid.to_string()).status().unwrap();
 }
+
+/// The Windows command tool is this one under another name with PowerShell's
+/// invocation; timeouts, tree kill and output cutting are the code tested above. Where
+/// PowerShell is not installed (this machine), starting it fails with a clear error.
+#[tokio::test]
+async fn powershell_is_the_command_tool_with_its_own_name_and_invocation() {
+    let f = fixture();
+    let ps = PowerShell::new(f.bash);
+    let spec = ps.spec();
+    assert_eq!(spec.name, "powershell");
+    assert!(spec.description.contains("PowerShell"), "{}", spec.description);
+    let args =
+        Args { command: "Write-Output hi".into(), timeout: Some(5), run_in_background: None };
+    let summary = Tool::summary(&ps, &args);
+    assert_eq!(summary.as_deref(), Some("PS> Write-Output hi"));
+    let installed = std::process::Command::new("powershell").arg("-Help").output().is_ok();
+    let out = ps.run(args, ToolContext::detached("c")).await;
+    if installed {
+        assert_eq!(text(&out.unwrap()).trim(), "hi");
+    } else {
+        let err = model_error(out);
+        assert!(
+            err.starts_with(&format!("could not start powershell in {}", f.root.path().display())),
+            "{err}"
+        );
+    }
+}
