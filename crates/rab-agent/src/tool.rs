@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use rab_ai::{Content, ToolSpec};
+use rab_ai::{Content, ToolResultMessage, ToolSpec};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -236,6 +236,34 @@ pub trait AgentTool: Send + Sync {
         let _ = arguments;
         None
     }
+    /// A name for people (`Web search`), shown by front ends instead of the tool's
+    /// name; the model always sees the name.
+    fn label(&self) -> Option<String> {
+        None
+    }
+    /// The tool's own drawing of a call in the terminal UI: plain-text lines (the UI
+    /// styles and cuts them to `width`), the first one the header; `None` draws the
+    /// usual header from [`AgentTool::label`] and [`AgentTool::summary`].
+    fn render_call(&self, arguments: &Value, width: usize) -> Option<Vec<String>> {
+        let _ = (arguments, width);
+        None
+    }
+    /// The tool's own drawing of a finished call's result (`details` as the tool gave
+    /// them): plain-text lines, shown in full; `None` draws the usual result.
+    fn render_result(
+        &self,
+        result: &ToolResultMessage,
+        details: Option<&Value>,
+        width: usize,
+    ) -> Option<Vec<String>> {
+        let _ = (result, details, width);
+        None
+    }
+    /// How to use the tool well, added to the system prompt while the tool is offered
+    /// (under a heading with its name). Keep it short: it goes out with every request.
+    fn prompt_guidelines(&self) -> Option<String> {
+        None
+    }
     /// Runs the call.
     fn execute(
         &self,
@@ -302,6 +330,29 @@ pub trait Tool: Send + Sync + 'static {
         let _ = args;
         None
     }
+    /// See [`AgentTool::label`].
+    fn label(&self) -> Option<String> {
+        None
+    }
+    /// See [`AgentTool::render_call`]; arguments that do not parse get the usual header.
+    fn render_call(&self, args: &Self::Args, width: usize) -> Option<Vec<String>> {
+        let _ = (args, width);
+        None
+    }
+    /// See [`AgentTool::render_result`].
+    fn render_result(
+        &self,
+        result: &ToolResultMessage,
+        details: Option<&Value>,
+        width: usize,
+    ) -> Option<Vec<String>> {
+        let _ = (result, details, width);
+        None
+    }
+    /// See [`AgentTool::prompt_guidelines`].
+    fn prompt_guidelines(&self) -> Option<String> {
+        None
+    }
     /// Runs the call.
     fn run(
         &self,
@@ -335,6 +386,28 @@ impl<T: Tool> AgentTool for T {
     fn preview(&self, arguments: &Value) -> Option<String> {
         let args: T::Args = serde_json::from_value(arguments.clone()).ok()?;
         Tool::preview(self, &args)
+    }
+
+    fn label(&self) -> Option<String> {
+        Tool::label(self)
+    }
+
+    fn render_call(&self, arguments: &Value, width: usize) -> Option<Vec<String>> {
+        let args: T::Args = serde_json::from_value(arguments.clone()).ok()?;
+        Tool::render_call(self, &args, width)
+    }
+
+    fn render_result(
+        &self,
+        result: &ToolResultMessage,
+        details: Option<&Value>,
+        width: usize,
+    ) -> Option<Vec<String>> {
+        Tool::render_result(self, result, details, width)
+    }
+
+    fn prompt_guidelines(&self) -> Option<String> {
+        Tool::prompt_guidelines(self)
     }
 
     fn level_of(&self, arguments: &Value) -> ToolLevel {

@@ -43,23 +43,27 @@ pub trait Extension: Send + Sync {
     }
 
     /// Before a tool call runs (after the permission check): continue, rewrite its
-    /// arguments or block it with a reason the model sees.
+    /// arguments or block it with a reason the model sees. `cancel` fires when the run
+    /// is interrupted: a hook that waits (on the network, on a person) must stop then.
     fn before_tool_call<'a>(
         &'a self,
         call: &'a ToolCall,
         tool: &'a dyn AgentTool,
+        cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, HookDecision> {
-        let _ = (call, tool);
+        let _ = (call, tool, cancel);
         Box::pin(async { HookDecision::Continue })
     }
 
-    /// After a tool call ran; `Some` replaces the result.
+    /// After a tool call ran; `Some` replaces the result. `cancel` as in
+    /// [`Extension::before_tool_call`].
     fn after_tool_call<'a>(
         &'a self,
         call: &'a ToolCall,
         result: &'a ToolResultMessage,
+        cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Option<ToolResultMessage>> {
-        let _ = (call, result);
+        let _ = (call, result, cancel);
         Box::pin(async { None })
     }
 
@@ -516,18 +520,18 @@ impl ToolHook for ExtensionHook {
         &'a self,
         call: &'a ToolCall,
         tool: &'a dyn AgentTool,
-        _cancel: &'a CancellationToken,
+        cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, HookDecision> {
-        self.0.before_tool_call(call, tool)
+        self.0.before_tool_call(call, tool, cancel)
     }
 
     fn after<'a>(
         &'a self,
         call: &'a ToolCall,
         result: &'a ToolResultMessage,
-        _cancel: &'a CancellationToken,
+        cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Option<ToolResultMessage>> {
-        self.0.after_tool_call(call, result)
+        self.0.after_tool_call(call, result, cancel)
     }
 }
 

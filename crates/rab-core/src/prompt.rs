@@ -39,6 +39,8 @@ pub struct PromptSources {
     pub date: String,
     /// The `<available_skills>` block (empty without skills).
     pub skills: String,
+    /// Tools' own guidelines (`AgentTool::prompt_guidelines`): tool name, text.
+    pub guidelines: Vec<(String, String)>,
 }
 
 /// One context file found.
@@ -115,6 +117,13 @@ pub fn build_system_prompt(src: &PromptSources) -> String {
             }
             out.push_str("</project_context>");
         }
+    }
+    if !src.guidelines.is_empty() {
+        out.push_str("\n\n<tool_guidelines>\n");
+        for (name, text) in &src.guidelines {
+            out.push_str(&format!("<tool name=\"{name}\">\n{}\n</tool>\n", text.trim_end()));
+        }
+        out.push_str("</tool_guidelines>");
     }
     if !src.skills.is_empty() {
         out.push_str("\n\n");

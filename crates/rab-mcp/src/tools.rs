@@ -66,11 +66,18 @@ fn build(shared: &Arc<Shared>) -> Vec<Arc<dyn AgentTool>> {
                 parameters: object_schema(Value::Object((*tool.input_schema).clone())),
                 grammar: None,
             };
+            // The server's name for people (`title`, or the annotations' older one).
+            let title = tool
+                .title
+                .clone()
+                .or_else(|| tool.annotations.as_ref().and_then(|a| a.title.clone()))
+                .filter(|t| !t.trim().is_empty());
             out.push(Arc::new(McpTool {
                 shared: Arc::clone(shared),
                 server: slot.config.name.clone(),
                 tool: tool.name.to_string(),
                 spec,
+                title,
             }));
         }
     }
@@ -111,11 +118,17 @@ struct McpTool {
     /// The server's own name for it.
     tool: String,
     spec: ToolSpec,
+    /// What the server calls it for people.
+    title: Option<String>,
 }
 
 impl AgentTool for McpTool {
     fn spec(&self) -> ToolSpec {
         self.spec.clone()
+    }
+
+    fn label(&self) -> Option<String> {
+        self.title.as_ref().map(|t| format!("{t} ({})", self.server))
     }
 
     fn level(&self) -> ToolLevel {

@@ -144,7 +144,11 @@ pub fn agent_tools(plugin: &Arc<Plugin>) -> Vec<Arc<dyn AgentTool>> {
                 grammar: None,
             };
             let level = plugin.level(&def.name);
-            Arc::new(PluginTool { plugin: plugin.clone(), spec, level }) as Arc<dyn AgentTool>
+            // The WIT's `label`: empty or the name itself says nothing more.
+            let label =
+                Some(def.label.trim().to_owned()).filter(|l| !l.is_empty() && *l != def.name);
+            Arc::new(PluginTool { plugin: plugin.clone(), spec, level, label })
+                as Arc<dyn AgentTool>
         })
         .collect()
 }
@@ -188,6 +192,7 @@ struct PluginTool {
     plugin: Arc<Plugin>,
     spec: ToolSpec,
     level: ToolLevel,
+    label: Option<String>,
 }
 
 impl AgentTool for PluginTool {
@@ -201,6 +206,10 @@ impl AgentTool for PluginTool {
 
     fn rule_alias(&self) -> Option<String> {
         Some(format!("plugin__{}__{}", self.plugin.name(), self.spec.name))
+    }
+
+    fn label(&self) -> Option<String> {
+        self.label.clone()
     }
 
     fn execute(

@@ -1,11 +1,18 @@
 //! A custom rab with one compile-time extension: a `hello` tool the model can call and
-//! a `/hello` command (also `,hello`). Build it with
+//! a `/hello` command (also `,hello`). The tool shows what a tool can give besides its
+//! spec: a label and its own drawing of calls and results in the terminal UI, and
+//! guidelines for the system prompt. The extension's hook shows the cancellation
+//! token: a call for `patience` waits until the run is interrupted. Build it with
 //! `cargo build -p rab --example hello_extension` and run it like `rab`.
 
 use std::sync::Arc;
 
-use rab::agent::{AgentTool, Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
+use rab::agent::{
+    AgentTool, BoxFuture, HookDecision, Tool, ToolContext, ToolError, ToolLevel, ToolOutput,
+};
+use rab::ai::{ToolCall, ToolResultMessage};
 use rab::core::{Command, CommandOutcome, Extension, command};
+use tokio_util::sync::CancellationToken;
 
 /// The extension.
 struct Hello;
@@ -17,6 +24,33 @@ impl Extension for Hello {
 
     fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
         vec![Arc::new(Greet)]
+    }
+
+    fn has_tool_hooks(&self) -> bool {
+        true
+    }
+
+    fn before_tool_call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        _tool: &'a dyn AgentTool,
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, HookDecision> {
+        Box::pin(async move {
+            if call.arguments["name"] != "patience" {
+                return HookDecision::Continue;
+            }
+            // Waits for the interrupt, and leaves a mark that it saw it.
+            tokio::select! {
+                () = cancel.cancelled() => {
+                    let _ = std::fs::write("hook-saw-the-interrupt", "");
+                    HookDecision::Block("interrupted while waiting".into())
+                }
+                () = tokio::time::sleep(std::time::Duration::from_secs(60)) => {
+                    HookDecision::Continue
+                }
+            }
+        })
     }
 
     fn commands(&self) -> Vec<Command> {
@@ -45,6 +79,27 @@ impl Tool for Greet {
 
     fn description(&self) -> String {
         "Greet someone by name.".into()
+    }
+
+    fn label(&self) -> Option<String> {
+        Some("Greeter".into())
+    }
+
+    fn render_call(&self, args: &GreetArgs, _width: usize) -> Option<Vec<String>> {
+        Some(vec![format!("Greeter → {}", args.name), "(a friendly hello)".into()])
+    }
+
+    fn render_result(
+        &self,
+        result: &ToolResultMessage,
+        _details: Option<&serde_json::Value>,
+        _width: usize,
+    ) -> Option<Vec<String>> {
+        Some(vec![format!("✉ {}", result.text())])
+    }
+
+    fn prompt_guidelines(&self) -> Option<String> {
+        Some("Greet people with hello before you answer their first question.".into())
     }
 
     async fn run(&self, args: GreetArgs, _cx: ToolContext) -> Result<ToolOutput, ToolError> {

@@ -58,6 +58,7 @@ impl Extension for Sample {
         &'a self,
         _call: &'a ToolCall,
         _tool: &'a dyn AgentTool,
+        _cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, HookDecision> {
         Box::pin(async { HookDecision::Block(format!("blocked by {}", self.name)) })
     }

@@ -293,6 +293,11 @@ impl Setup {
             no_context_files: options.prompt.no_context_files,
             date: today(&env),
             skills: crate::skills::prompt_block(&resources.skills),
+            guidelines: tools
+                .iter()
+                .filter_map(|t| t.prompt_guidelines().map(|g| (t.spec().name, g)))
+                .filter(|(_, g)| !g.trim().is_empty())
+                .collect(),
         });
         let max_turns = options.max_turns.or(settings.max_turns).or(options.default_max_turns);
         let temperature = options.model.temperature.or(settings.temperature);

@@ -100,9 +100,10 @@ impl Translator {
     /// A call the model made, with what it would change (a diff) when the tool can say.
     pub fn tool_call(&self, call: &ToolCall) -> SessionUpdate {
         let tool = (self.tools)(&call.name);
+        let name = tool.as_ref().and_then(|t| t.label()).unwrap_or_else(|| call.name.clone());
         let title = match tool.as_ref().and_then(|t| t.summary(&call.arguments)) {
-            Some(summary) => format!("{} {summary}", call.name),
-            None => call.name.clone(),
+            Some(summary) => format!("{name} {summary}"),
+            None => name,
         };
         let kind = tool.as_ref().map_or(ToolKind::Other, |t| kind(t.level()));
         let preview = tool.as_ref().and_then(|t| t.preview(&call.arguments));

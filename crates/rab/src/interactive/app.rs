@@ -240,6 +240,21 @@ impl App {
     }
 
     /// Argument suggestions from the command being typed (`/model cl`).
+    /// The tool called `name`: the session's (built-ins, `task`, extensions'), else one a
+    /// source offers now (an MCP server's, a plugin's).
+    fn tool_named(&self, name: &str) -> Option<std::sync::Arc<dyn rab_agent::AgentTool>> {
+        let fixed = self.launch.tools.iter().chain(self.launch.extensions.tools());
+        if let Some(tool) = fixed.into_iter().find(|t| t.spec().name == name) {
+            return Some(tool.clone());
+        }
+        self.launch
+            .extensions
+            .tool_sources()
+            .iter()
+            .flat_map(|s| s.tools())
+            .find(|t| t.spec().name == name)
+    }
+
     fn argument_completions(&self) -> Option<Completions> {
         let before = self.editor.text_before_cursor();
         if before.contains('\n') {
@@ -522,9 +537,8 @@ impl App {
                 }
             }
             AgentEvent::ToolCall { call } => {
-                let tools = self.launch.extensions.tools();
-                let tool = tools.iter().find(|t| t.spec().name == call.name);
-                self.tools.push(ToolView::new(call, tool.map(|t| t.as_ref())));
+                let tool = self.tool_named(&call.name);
+                self.tools.push(ToolView::new(call, tool));
             }
             AgentEvent::ToolUpdate { call_id, chunk } => {
                 if let Some(v) = self.tools.iter_mut().find(|v| v.call.id == call_id) {

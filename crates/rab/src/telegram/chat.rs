@@ -345,9 +345,10 @@ impl Chat {
                 self.flush(true).await;
                 self.stream = Stream::default();
                 let tool = self.setup.tools.iter().find(|t| t.spec().name == call.name).cloned();
+                let name =
+                    tool.as_ref().and_then(|t| t.label()).unwrap_or_else(|| call.name.clone());
                 let summary = tool.and_then(|t| t.summary(&call.arguments)).unwrap_or_default();
-                let line =
-                    format!("<b>{}</b> {}", escape(&call.name), escape(&truncate(&summary, 120)));
+                let line = format!("<b>{}</b> {}", escape(&name), escape(&truncate(&summary, 120)));
                 self.tools.lines.push((call.id.clone(), format!("⏳ {line}")));
                 self.dirty = true;
             }

@@ -52,6 +52,14 @@ fn a_compile_time_extension_adds_a_tool_and_a_command_that_work_end_to_end() {
     assert!(offered(&llm, 0).contains(&"read".to_owned()), "built-ins are still there");
     let results = llm.requests()[1].tool_results();
     assert_eq!(results[0].1, "Hello, Ada! (from the hello extension)");
+    // The tool's guidelines are in the system prompt while it is offered.
+    let system = llm.requests()[0].system();
+    assert!(
+        system.contains(
+            "<tool_guidelines>\n<tool name=\"hello\">\nGreet people with hello before you answer"
+        ),
+        "{system}"
+    );
 
     // The command, through the same registry as the built-ins (here as `,hello`).
     let out = cmd(&home, &hello_bin(), &llm).args(["-p", ",hello Grace"]).output().unwrap();
@@ -201,4 +209,65 @@ fn reload_keeps_the_scheduled_cron_jobs() {
     assert!(text.contains("Reloaded:"), "{text}\n{err}");
     let listed = llm.requests()[3].tool_results().last().unwrap().1.clone();
     assert!(listed.contains("new year"), "the job survived the reload: {listed}");
+}
+
+/// A tool's label and its own drawing of the call and the result, in the terminal UI of
+/// a custom rab (the example's `hello`).
+#[test]
+fn an_extension_tool_draws_its_own_call_and_result_in_the_ui() {
+    use super::pty::Pty;
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("hello", json!({"name": "Ada"})), Turn::text("greeted")]);
+    let envs = vec![
+        ("HOME".to_owned(), home.dir.path().display().to_string()),
+        ("RAB_HOME".to_owned(), home.dir.path().join("rab").display().to_string()),
+        ("ANTHROPIC_API_KEY".to_owned(), "k".to_owned()),
+        ("ANTHROPIC_BASE_URL".to_owned(), llm.url()),
+    ];
+    let t = std::time::Duration::from_secs(20);
+    let mut pty = Pty::spawn_program(
+        &hello_bin(),
+        home.dir.path(),
+        &["--provider", "anthropic"],
+        &envs,
+        (100, 30),
+        None,
+    );
+    pty.wait_for("the editor", t, |s| s.contains("/help for commands"));
+    pty.send("greet Ada\r");
+    pty.wait_for("the tool's own drawing", t, |s| {
+        s.contains("Greeter → Ada")
+            && s.contains("(a friendly hello)")
+            && s.contains("✉ Hello, Ada! (from the hello extension)")
+            && s.contains("greeted")
+    });
+    assert!(!pty.screen().contains("{\"name\""), "not the raw arguments");
+    pty.send("\x03\x03");
+    assert_eq!(pty.wait_exit(t), Some(0));
+}
+
+/// An extension's hook gets the run's cancellation token: interrupted while it waits,
+/// it sees the interrupt at once (and leaves a mark that it did).
+#[test]
+fn an_extension_hook_sees_the_interrupt_through_its_cancellation_token() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("hello", json!({"name": "patience"}))]);
+    let child = cmd(&home, &hello_bin(), &llm)
+        .args(["-p", "greet patiently"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while llm.requests().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The call is in the hook by now (nothing else stands between the reply and it).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(home.dir.path().join("hook-saw-the-interrupt").exists(), "the hook saw the token");
 }

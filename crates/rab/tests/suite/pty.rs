@@ -38,10 +38,24 @@ impl Pty {
         rows: u16,
         background: Option<&str>,
     ) -> Pty {
+        let rab = std::path::Path::new(env!("CARGO_BIN_EXE_rab"));
+        Self::spawn_program(rab, cwd, args, envs, (cols, rows), background)
+    }
+
+    /// [`Pty::spawn_with_background`] running `program` (a custom rab, such as the
+    /// `hello_extension` example) instead of `rab`.
+    pub fn spawn_program(
+        program: &std::path::Path,
+        cwd: &std::path::Path,
+        args: &[&str],
+        envs: &[(String, String)],
+        (cols, rows): (u16, u16),
+        background: Option<&str>,
+    ) -> Pty {
         let pair = native_pty_system()
             .openpty(PtySize { rows, cols, pixel_width: 0, pixel_height: 0 })
             .expect("openpty");
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_rab"));
+        let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
         cmd.cwd(cwd);
         cmd.env_clear();
