@@ -292,7 +292,11 @@ mod tests {
         ) -> Option<Vec<String>> {
             Some(vec!["done\x1b[2J\x1b[H".into()])
         }
-        fn execute(&self, _: Value, _: ToolContext) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
+        fn execute(
+            &self,
+            _: Value,
+            _: ToolContext,
+        ) -> BoxFuture<'_, Result<ToolOutput, ToolError>> {
             Box::pin(async { Ok(ToolOutput::text("x")) })
         }
     }

@@ -419,6 +419,24 @@ fn worktree_enter_moves_the_tools_and_exit_removes_it() {
     assert!(!last(5).contains("error"), "{}", last(5));
     assert!(!worktree.exists(), "removed");
     assert!(!dir.join("new.txt").exists(), "the main checkout never saw the file");
+
+    // Kept: left on disk and locked, so a `git worktree prune` never drops it.
+    llm.script([
+        Turn::tool_call("enter_worktree", json!({"branch": "keep-it"})),
+        Turn::tool_call("exit_worktree", json!({"action": "keep"})),
+        Turn::text("kept"),
+    ]);
+    let out = run(&home, &llm, &dir, &["--yolo", "keep a branch"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let kept = llm.requests().last().unwrap().tool_results().last().unwrap().1.clone();
+    assert!(kept.contains("kept and locked"), "{kept}");
+    let list = std::process::Command::new("git")
+        .args(["worktree", "list", "--porcelain"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(list.contains("keep-it") && list.contains("locked kept by rab"), "{list}");
 }
 
 #[test]
