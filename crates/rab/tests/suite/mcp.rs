@@ -64,7 +64,7 @@ fn the_seeds_list_form_starts_each_server_under_a_name_made_from_it() {
     let stem = server.file_stem().unwrap().to_string_lossy().replace('.', "_");
     let llm = FakeLlm::start();
     llm.script([
-        Turn::tool_call(&format!("mcp__{stem}__echo"), json!({"text": "first"}))
+        Turn::tool_call(format!("mcp__{stem}__echo"), json!({"text": "first"}))
             .and_tool_call("mcp__second__echo", json!({"text": "second"})),
         Turn::text("both answered"),
     ]);
