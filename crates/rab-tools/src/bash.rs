@@ -9,8 +9,9 @@
 //! [`Shells`] registry, and the call returns its id at once; `bash_output` reads it and
 //! `kill_shell` ends it (see `shells.rs`).
 //!
-//! Killing needs no `unsafe`: process-wrap's [`ProcessSession`] makes the shell the
-//! leader of a new session and group, and its `signal` sends to the whole group (`killpg`).
+//! Killing needs no `unsafe`: on Unix, process-wrap's `ProcessSession` makes the shell
+//! the leader of a new session and group, and its `signal` sends to the whole group
+//! (`killpg`); on Windows a job object holds the tree (see `platform`).
 
 use std::io;
 use std::process::{ExitStatus, Stdio};
