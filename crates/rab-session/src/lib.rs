@@ -16,6 +16,7 @@
 
 #![deny(missing_docs)]
 
+pub mod checkpoints;
 mod entry;
 pub mod export;
 mod id;
@@ -25,6 +26,7 @@ mod store;
 mod tape;
 pub mod time;
 
+pub use checkpoints::{CheckpointError, CheckpointStore, content_hash};
 pub use entry::{Entry, EntryBody, FORMAT_VERSION, Header};
 pub use id::{entry_id, session_id};
 pub use store::{SessionInfo, list_sessions, most_recent, session_dir};

@@ -1,0 +1,246 @@
+//! The checkpoint store: file contents from before the agent changed them, kept beside
+//! the sessions so a session can be rewound with its files.
+//!
+//! Content-addressed: an object's name is the SHA-256 of the content, so the same
+//! content is stored once however many sessions or edits hold it. Objects are LZ4-
+//! compressed and written atomically (a temporary file renamed into place). Tapes refer
+//! to objects by hash; [`CheckpointStore::prune`] drops the oldest objects past an age or
+//! a total size, and a rewind that needs a pruned object says so instead of guessing.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use sha2::{Digest, Sha256};
+
+/// Files larger than this are not checkpointed (a rewind reports them as not restorable).
+pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// What went wrong with the store.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// Reading or writing the store failed.
+    #[error("checkpoint store {}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// The object a tape refers to is not in the store (pruned, or the store was moved).
+    #[error("checkpoint {hash} is not in {} (pruned, or the store was removed)", dir.display())]
+    Missing {
+        /// The object's hash.
+        hash: String,
+        /// The store.
+        dir: PathBuf,
+    },
+    /// An object's content does not match its name.
+    #[error("checkpoint {hash} is damaged: {why}")]
+    Damaged {
+        /// The object's hash.
+        hash: String,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+/// A directory of content-addressed, compressed file contents.
+#[derive(Clone, Debug)]
+pub struct CheckpointStore {
+    dir: PathBuf,
+}
+
+/// What [`CheckpointStore::prune`] removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// Objects removed.
+    pub objects: usize,
+    /// Bytes they took on disk.
+    pub bytes: u64,
+}
+
+/// The SHA-256 of `bytes`, in lower-case hex: the name the store gives them.
+pub fn content_hash(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+impl CheckpointStore {
+    /// The store in `dir` (created when the first object is put).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// Its directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn object_path(&self, hash: &str) -> PathBuf {
+        let (head, tail) = hash.split_at(hash.len().min(2));
+        self.dir.join("objects").join(head).join(tail)
+    }
+
+    fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
+        move |source| CheckpointError::Io { path: path.to_owned(), source }
+    }
+
+    /// Stores `bytes` (once: content already there is not written again) and returns
+    /// its hash.
+    pub fn put(&self, bytes: &[u8]) -> Result<String, CheckpointError> {
+        let hash = content_hash(bytes);
+        let path = self.object_path(&hash);
+        if path.exists() {
+            // Touched, so pruning by age keeps what is still being used.
+            let _ = std::fs::File::options()
+                .append(true)
+                .open(&path)
+                .and_then(|f| f.set_modified(SystemTime::now()));
+            return Ok(hash);
+        }
+        let parent = path.parent().unwrap_or(&self.dir);
+        std::fs::create_dir_all(parent).map_err(Self::io(parent))?;
+        let compressed = lz4_flex::compress_prepend_size(bytes);
+        let temp =
+            parent.join(format!(".{}.{}.tmp", &hash[..hash.len().min(16)], std::process::id()));
+        let written = std::fs::File::create(&temp)
+            .and_then(|mut f| f.write_all(&compressed).and_then(|()| f.sync_data()))
+            .and_then(|()| std::fs::rename(&temp, &path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temp);
+            return Err(CheckpointError::Io { path, source: e });
+        }
+        Ok(hash)
+    }
+
+    /// The content stored under `hash`, checked against it.
+    pub fn get(&self, hash: &str) -> Result<Vec<u8>, CheckpointError> {
+        let path = self.object_path(hash);
+        let compressed = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(CheckpointError::Missing {
+                    hash: hash.to_owned(),
+                    dir: self.dir.clone(),
+                });
+            }
+            Err(source) => return Err(CheckpointError::Io { path, source }),
+        };
+        let bytes = lz4_flex::decompress_size_prepended(&compressed)
+            .map_err(|e| CheckpointError::Damaged { hash: hash.to_owned(), why: e.to_string() })?;
+        if content_hash(&bytes) != hash {
+            return Err(CheckpointError::Damaged {
+                hash: hash.to_owned(),
+                why: "its content does not match its name".to_owned(),
+            });
+        }
+        Ok(bytes)
+    }
+
+    /// Removes objects not used for `max_age`, then the least recently used until the
+    /// store takes at most `max_bytes`.
+    pub fn prune(&self, max_age: Duration, max_bytes: u64) -> Result<Pruned, CheckpointError> {
+        let objects = self.dir.join("objects");
+        let mut all: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
+        let Ok(heads) = std::fs::read_dir(&objects) else { return Ok(Pruned::default()) };
+        for head in heads.flatten() {
+            let Ok(files) = std::fs::read_dir(head.path()) else { continue };
+            for file in files.flatten() {
+                let Ok(meta) = file.metadata() else { continue };
+                let used = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                all.push((used, meta.len(), file.path()));
+            }
+        }
+        all.sort_by_key(|(used, _, _)| *used);
+        let now = SystemTime::now();
+        let mut total: u64 = all.iter().map(|(_, len, _)| len).sum();
+        let mut pruned = Pruned::default();
+        for (used, len, path) in all {
+            let old = now.duration_since(used).is_ok_and(|age| age > max_age);
+            if !old && total <= max_bytes {
+                break;
+            }
+            std::fs::remove_file(&path).map_err(Self::io(&path))?;
+            total -= len;
+            pruned.objects += 1;
+            pruned.bytes += len;
+        }
+        Ok(pruned)
+    }
+
+    /// Bytes the objects take on disk.
+    pub fn size(&self) -> u64 {
+        let objects = self.dir.join("objects");
+        let Ok(heads) = std::fs::read_dir(objects) else { return 0 };
+        heads
+            .flatten()
+            .filter_map(|h| std::fs::read_dir(h.path()).ok())
+            .flat_map(|files| files.flatten())
+            .filter_map(|f| f.metadata().ok())
+            .map(|m| m.len())
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_is_stored_once_compressed_and_read_back_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = CheckpointStore::new(dir.path());
+        let text = "fn main() {}\n".repeat(1000);
+        let a = store.put(text.as_bytes()).unwrap();
+        let b = store.put(text.as_bytes()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a, content_hash(text.as_bytes()));
+        assert_eq!(store.get(&a).unwrap(), text.as_bytes());
+        assert!(store.size() < text.len() as u64 / 10, "compressed: {}", store.size());
+        let empty = store.put(b"").unwrap();
+        assert_eq!(store.get(&empty).unwrap(), b"");
+
+        // A damaged object is refused, a missing one named.
+        let path = store.object_path(&a);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        std::fs::write(&path, bytes).unwrap();
+        assert!(matches!(store.get(&a), Err(CheckpointError::Damaged { .. })));
+        let gone = content_hash(b"never stored");
+        assert!(store.get(&gone).unwrap_err().to_string().contains("is not in"));
+    }
+
+    #[test]
+    fn pruning_drops_the_oldest_first_down_to_the_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = CheckpointStore::new(dir.path());
+        let hashes: Vec<String> = (0..5u8)
+            .map(|i| {
+                let h = store.put(&vec![i; 10_000]).unwrap();
+                let when = SystemTime::now() - Duration::from_secs(3600 * (10 - u64::from(i)));
+                std::fs::File::options()
+                    .append(true)
+                    .open(store.object_path(&h))
+                    .unwrap()
+                    .set_modified(when)
+                    .unwrap();
+                h
+            })
+            .collect();
+        let each = store.size() / 5;
+        // Older than 7.5 hours: the first three (10, 9 and 8 hours old).
+        let pruned = store.prune(Duration::from_secs(27_000), u64::MAX).unwrap();
+        assert_eq!(pruned.objects, 3);
+        assert!(store.get(&hashes[3]).is_ok() && store.get(&hashes[2]).is_err());
+        // Then down to one object's size: the older of the two goes.
+        let pruned = store.prune(Duration::from_secs(u64::MAX / 4), each).unwrap();
+        assert_eq!(pruned.objects, 1);
+        assert!(store.get(&hashes[4]).is_ok() && store.get(&hashes[3]).is_err());
+    }
+}
