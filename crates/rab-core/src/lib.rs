@@ -22,12 +22,14 @@
 //! `cargo run -p rab-core --example embed -- --fake`.
 
 pub mod assistant_commands;
+pub mod checkpoint;
 pub mod commands;
 pub mod extension;
 pub mod input;
 pub mod mentions;
 mod prompt;
 pub mod prompt_commands;
+pub mod rewind;
 pub mod runtime;
 pub mod safety;
 mod session;

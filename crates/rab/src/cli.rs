@@ -376,6 +376,27 @@ pub enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Rewind a session's files and conversation to an earlier point (docs/sessions.md).
+    Rewind {
+        /// Session id (or a unique prefix), or the path of a session file.
+        session: String,
+        /// The point: N for the end of the N-th prompt's turn (0: before the first), or an
+        /// entry id (or a unique prefix of one).
+        #[arg(required_unless_present = "undo")]
+        entry: Option<String>,
+        /// Only the files (the conversation goes on from where it is).
+        #[arg(long, conflicts_with = "conversation")]
+        files: bool,
+        /// Only the conversation (the files stay as they are).
+        #[arg(long)]
+        conversation: bool,
+        /// Undo the last rewind: its files back to what they held before it.
+        #[arg(long, conflicts_with_all = ["entry", "files", "conversation"])]
+        undo: bool,
+        /// Also overwrite files someone else changed since rab's last change to them.
+        #[arg(long)]
+        force: bool,
+    },
     /// Export a session as HTML, Markdown or JSON.
     Export {
         /// Session id (or a unique prefix), or the path of a session file.

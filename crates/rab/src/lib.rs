@@ -111,6 +111,15 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             cli::SessionsCommand::Search { query, limit, json } => {
                 sessions::search(&root, paths.home(), &query.join(" "), *limit, *json)
             }
+            cli::SessionsCommand::Rewind { session, entry, files, conversation, undo, force } => {
+                let what = rab_core::rewind::What {
+                    files: !conversation,
+                    conversation: !files,
+                    force: *force,
+                };
+                let point = if *undo { None } else { entry.as_deref() };
+                sessions::rewind(&root, paths.home(), session, point, what)
+            }
             cli::SessionsCommand::Export { session, format, output } => {
                 sessions::export(&root, session, *format, output.as_deref())
             }

@@ -54,6 +54,8 @@ pub struct AgentSession {
     /// The system prompt built for this launch. A conversation that began with
     /// another keeps sending that one; the difference goes in as a system message.
     prompt: String,
+    /// Takes checkpoints of the files tools change (`checkpoint.rs`).
+    checkpointer: Option<Arc<crate::checkpoint::Checkpointer>>,
 }
 
 /// Usage and cost of one model request.
@@ -127,6 +129,7 @@ impl AgentSession {
             router: None,
             extensions: None,
             prompt,
+            checkpointer: None,
         };
         session.restore_context();
         Ok((session, Resumed { repaired }))
@@ -192,6 +195,13 @@ impl AgentSession {
 
     /// Puts every tool call through `gate` (permissions, hooks, secret firewall) and
     /// runs its prompt and stop hooks.
+    /// Records checkpoints of the files tools change, so the session can be rewound
+    /// with its files.
+    pub fn set_checkpointer(&mut self, checkpointer: Arc<crate::checkpoint::Checkpointer>) {
+        self.checkpointer = Some(checkpointer);
+    }
+
+    /// Sets the gate every tool call passes.
     pub fn set_gate(&mut self, gate: Arc<Gate>) {
         let path = self.tape.path().map(|p| p.display().to_string()).unwrap_or_default();
         gate.set_session(self.tape.id(), &path);
@@ -528,6 +538,8 @@ impl AgentSession {
             cost,
             redactor: self.gate.as_ref().and_then(|g| g.redactor().cloned()),
             is_end_held: false,
+            checkpoints: self.checkpointer.clone().map(|c| (c, self.agent.tools().to_vec())),
+            pending: Vec::new(),
         };
         (&mut self.agent, recorder)
     }
@@ -569,6 +581,37 @@ struct Recorder<'a> {
     redactor: Option<Arc<crate::secrets::Redactor>>,
     /// Swallow `AgentEnd`: the session announces the end itself.
     is_end_held: bool,
+    /// The checkpointer and the tools it asks which files a call writes.
+    checkpoints: Option<(Arc<crate::checkpoint::Checkpointer>, Vec<Arc<dyn AgentTool>>)>,
+    /// Checkpoints of calls whose results have not come yet.
+    pending: Vec<crate::checkpoint::Checkpoint>,
+}
+
+impl Recorder<'_> {
+    /// Before a call runs: the files it writes, stored and named on the tape.
+    fn checkpoint_before(&mut self, call: &rab_ai::ToolCall) -> Result<(), rab_session::Error> {
+        let Some((cp, tools)) = &self.checkpoints else { return Ok(()) };
+        let Some(tool) = tools.iter().find(|t| t.spec().name == call.name) else { return Ok(()) };
+        let Some(before) = cp.before(call, tool.as_ref()) else { return Ok(()) };
+        let data = serde_json::to_value(&before).unwrap_or_default();
+        let custom_type = crate::checkpoint::CHECKPOINT.to_owned();
+        self.tape.append(EntryBody::Custom { custom_type, data })?;
+        self.pending.push(before);
+        Ok(())
+    }
+
+    /// After a call's result: what it left in its files.
+    fn checkpoint_after(&mut self, call_id: &str) -> Result<(), rab_session::Error> {
+        let Some((cp, _)) = &self.checkpoints else { return Ok(()) };
+        let Some(i) = self.pending.iter().position(|c| c.call_id == call_id) else {
+            return Ok(());
+        };
+        let before = self.pending.remove(i);
+        let data = serde_json::to_value(cp.after(&before)).unwrap_or_default();
+        let custom_type = crate::checkpoint::CHECKPOINT_AFTER.to_owned();
+        self.tape.append(EntryBody::Custom { custom_type, data })?;
+        Ok(())
+    }
 }
 
 /// Redacts a tool's streamed output and its result details.
@@ -606,7 +649,9 @@ impl rab_agent::EventSink for Recorder<'_> {
                 };
                 let id = self.tape.append(body).map_err(failed)?.id.clone();
                 self.ids.push(Some(id));
+                self.checkpoint_after(&result.tool_call_id).map_err(failed)?;
             }
+            AgentEvent::ToolCall { call } => self.checkpoint_before(call).map_err(failed)?,
             AgentEvent::CompactionEnd {
                 summary,
                 first_kept,
@@ -655,7 +700,6 @@ impl rab_agent::EventSink for Recorder<'_> {
             | AgentEvent::TurnStart { .. }
             | AgentEvent::TextDelta { .. }
             | AgentEvent::ThinkingDelta { .. }
-            | AgentEvent::ToolCall { .. }
             | AgentEvent::ToolUpdate { .. }
             | AgentEvent::Retry { .. }
             | AgentEvent::Waiting { .. }

@@ -406,6 +406,8 @@ impl Setup {
 
     /// A session over `tape` with the start-up model.
     pub fn session(&self, tape: Tape) -> Result<(AgentSession, Resumed), SetupError> {
+        // A session that is not saved (`--no-session`) could never be rewound.
+        let tape_is_saved = tape.path().is_some();
         let config = AgentConfig {
             model: self.target.model.clone(),
             options: self.options(tape.id()),
@@ -433,6 +435,12 @@ impl Setup {
         session.set_fallbacks(self.fallbacks.clone());
         session.set_gate(self.gate.clone());
         session.set_extensions(self.extensions.clone());
+        if tape_is_saved {
+            let store =
+                rab_session::CheckpointStore::new(crate::checkpoint::store_dir(self.paths.home()));
+            let cp = crate::checkpoint::Checkpointer::new(store, self.workspace.clone());
+            session.set_checkpointer(Arc::new(cp));
+        }
         Ok((session, resumed))
     }
 

@@ -18,6 +18,7 @@ mod print;
 mod pty;
 mod repl;
 mod resources;
+mod rewind;
 mod rpc;
 mod safety;
 mod seeds;

@@ -1,0 +1,121 @@
+//! Checkpoints on the tape: before a tool changes files (edit, write, apply_patch — the
+//! tools that say which files a call writes), each file's content is put in the
+//! checkpoint store and a `checkpoint` entry naming it is appended, before the tool
+//! runs; after the result, a `checkpoint_after` entry records what the tool left. A
+//! rewind (`rewind.rs`) restores the content of a point, and knows from the `after`
+//! hashes whether someone else changed a file since.
+//!
+//! Works outside git repositories: nothing here asks git.
+
+use std::path::{Path, PathBuf};
+
+use rab_agent::AgentTool;
+use rab_ai::ToolCall;
+use rab_session::checkpoints::{CheckpointStore, MAX_FILE_BYTES, content_hash};
+use serde::{Deserialize, Serialize};
+
+/// Custom entry type of the contents before a call.
+pub const CHECKPOINT: &str = "checkpoint";
+/// Custom entry type of the contents a call left.
+pub const CHECKPOINT_AFTER: &str = "checkpoint_after";
+
+/// One file in a checkpoint entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileState {
+    /// Absolute path.
+    pub path: String,
+    /// Content hash in the store; `None`: the file did not exist.
+    pub hash: Option<String>,
+    /// The content was not stored (too large or unreadable): it cannot be restored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+/// The data of a `checkpoint` or `checkpoint_after` entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Checkpoint {
+    /// The tool call.
+    pub call_id: String,
+    /// The files it writes.
+    pub files: Vec<FileState>,
+}
+
+/// Takes checkpoints for one session.
+pub struct Checkpointer {
+    store: CheckpointStore,
+    ws: rab_tools::Workspace,
+}
+
+impl Checkpointer {
+    /// Into `store`, resolving the tools' paths in `ws`.
+    pub fn new(store: CheckpointStore, ws: rab_tools::Workspace) -> Self {
+        Self { store, ws }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &CheckpointStore {
+        &self.store
+    }
+
+    /// The files `call` would write, with their content now stored; `None` when it
+    /// writes none.
+    pub fn before(&self, call: &ToolCall, tool: &dyn AgentTool) -> Option<Checkpoint> {
+        let mut paths = tool.written_paths(&call.arguments);
+        // Tools that change the file they take as `path` (edit, write) say so by level.
+        if paths.is_empty()
+            && tool.level_of(&call.arguments) == rab_agent::ToolLevel::Edit
+            && let Some(path) = call.arguments.get("path").and_then(serde_json::Value::as_str)
+        {
+            paths.push(path.to_owned());
+        }
+        if paths.is_empty() {
+            return None;
+        }
+        let mut files: Vec<FileState> = Vec::new();
+        for path in paths {
+            let path = self.ws.resolve(&path);
+            let text = path.display().to_string();
+            if files.iter().any(|f| f.path == text) {
+                continue;
+            }
+            files.push(snapshot(&self.store, &path, true));
+        }
+        Some(Checkpoint { call_id: call.id.clone(), files })
+    }
+
+    /// What the call left in the files of `before` (hashes only: a rewind compares them
+    /// with the disk, it never writes them back).
+    pub fn after(&self, before: &Checkpoint) -> Checkpoint {
+        let files =
+            before.files.iter().map(|f| snapshot(&self.store, Path::new(&f.path), false)).collect();
+        Checkpoint { call_id: before.call_id.clone(), files }
+    }
+}
+
+/// The state of `path`: its hash (the content put in `store` when `keep`), or missing.
+pub fn snapshot(store: &CheckpointStore, path: &Path, keep: bool) -> FileState {
+    let text = path.display().to_string();
+    let state = |hash, skipped: Option<String>| FileState { path: text.clone(), hash, skipped };
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => state(None, None),
+        Err(e) => state(None, Some(format!("unreadable: {e}"))),
+        Ok(m) if m.len() > MAX_FILE_BYTES => {
+            state(None, Some(format!("larger than {} MB", MAX_FILE_BYTES >> 20)))
+        }
+        Ok(_) => match std::fs::read(path) {
+            Err(e) => state(None, Some(format!("unreadable: {e}"))),
+            Ok(bytes) if !keep => state(Some(content_hash(&bytes)), None),
+            Ok(bytes) => match store.put(&bytes) {
+                Ok(hash) => state(Some(hash), None),
+                Err(e) => state(None, Some(e.to_string())),
+            },
+        },
+    }
+}
+
+/// The store of a rab home: `~/.rab/checkpoints`.
+pub fn store_dir(rab_home: &Path) -> PathBuf {
+    rab_home.join("checkpoints")
+}

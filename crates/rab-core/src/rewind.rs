@@ -1,0 +1,263 @@
+//! Rewind: a session's files (and, if asked, its conversation) back to a point of its
+//! active branch, from the checkpoints on the tape (`checkpoint.rs`).
+//!
+//! For each file the agent changed after the point, the content it had then is the
+//! first `checkpoint` after the point. A file whose content on disk is not what rab's
+//! last change left (the last `checkpoint_after`) was changed by someone else: it is
+//! listed and left alone unless forced. What each file held just before the rewind is
+//! stored too, and the rewind is an entry on the tape (`rewind`), so it can be undone.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rab_session::{CheckpointStore, EntryBody, Tape};
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::{CHECKPOINT, CHECKPOINT_AFTER, Checkpoint, FileState, snapshot};
+
+/// Custom entry type of a rewind.
+pub const REWIND: &str = "rewind";
+
+/// One file a rewind wrote (or removed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Restored {
+    /// Absolute path.
+    pub path: String,
+    /// Its content just before the rewind (stored); `None`: it did not exist.
+    pub before: Option<String>,
+    /// The content the rewind gave it; `None`: removed.
+    pub after: Option<String>,
+}
+
+/// The data of a `rewind` entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RewindRecord {
+    /// The point rewound to (`None`: before the first entry).
+    pub target: Option<String>,
+    /// The conversation went back too: the leaf it left.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_leaf: Option<String>,
+    /// The rewind this one undoes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<String>,
+    /// The files written.
+    pub files: Vec<Restored>,
+}
+
+/// What a rewind did and did not do.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Files given back their earlier content (or removed).
+    pub restored: Vec<Restored>,
+    /// Files that already had it.
+    pub unchanged: Vec<String>,
+    /// Files left alone, with why (changed by someone else since rab's last change).
+    pub conflicts: Vec<(String, String)>,
+    /// Files that cannot be restored, with why (too large to checkpoint, pruned).
+    pub unrestorable: Vec<(String, String)>,
+    /// The `rewind` entry written.
+    pub entry: Option<String>,
+}
+
+/// What to rewind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct What {
+    /// The files.
+    pub files: bool,
+    /// The conversation (the next prompt continues from the point).
+    pub conversation: bool,
+    /// Overwrite files changed by someone else too.
+    pub force: bool,
+}
+
+/// One file to set: the content wanted, and what rab last left in it (`None`: no
+/// record of that).
+struct Want {
+    path: String,
+    want: FileState,
+    last: Option<FileState>,
+}
+
+/// Rewinds the active branch of `tape` to `target` (an entry id on it; `None`: before
+/// the first entry).
+pub fn rewind(
+    tape: &mut Tape,
+    store: &CheckpointStore,
+    target: Option<&str>,
+    what: What,
+) -> Result<Report, String> {
+    let branch = tape.active_branch();
+    let start = match target {
+        None => 0,
+        Some(id) => {
+            branch
+                .iter()
+                .position(|e| e.id == id)
+                .ok_or_else(|| format!("entry {id} is not on the session's current branch"))?
+                + 1
+        }
+    };
+    let mut wants: Vec<Want> = Vec::new();
+    let mut last: HashMap<String, FileState> = HashMap::new();
+    for entry in &branch[start..] {
+        let EntryBody::Custom { custom_type, data } = &entry.body else { continue };
+        let (befores, afters): (Vec<FileState>, Vec<FileState>) = match custom_type.as_str() {
+            CHECKPOINT => match serde_json::from_value::<Checkpoint>(data.clone()) {
+                Ok(c) => (c.files, Vec::new()),
+                Err(_) => continue,
+            },
+            CHECKPOINT_AFTER => match serde_json::from_value::<Checkpoint>(data.clone()) {
+                Ok(c) => (Vec::new(), c.files),
+                Err(_) => continue,
+            },
+            REWIND => match serde_json::from_value::<RewindRecord>(data.clone()) {
+                Ok(r) => r
+                    .files
+                    .into_iter()
+                    .map(|f| {
+                        let state = |hash| FileState { path: f.path.clone(), hash, skipped: None };
+                        (state(f.before), state(f.after))
+                    })
+                    .unzip(),
+                Err(_) => continue,
+            },
+            _ => continue,
+        };
+        for b in befores {
+            if !wants.iter().any(|w| w.path == b.path) {
+                wants.push(Want { path: b.path.clone(), want: b, last: None });
+            }
+        }
+        for a in afters {
+            last.insert(a.path.clone(), a);
+        }
+    }
+    for w in &mut wants {
+        w.last = last.remove(&w.path);
+    }
+    let left_leaf = tape.leaf().map(|e| e.id.clone());
+    let mut report = Report::default();
+    if what.files {
+        set_files(store, wants, what.force, &mut report);
+    }
+    if what.conversation {
+        tape.branch_from(target).map_err(|e| e.to_string())?;
+    }
+    let record = RewindRecord {
+        target: target.map(str::to_owned),
+        left_leaf: what.conversation.then_some(left_leaf).flatten(),
+        undoes: None,
+        files: report.restored.clone(),
+    };
+    report.entry = Some(append(tape, &record)?);
+    Ok(report)
+}
+
+/// Undoes the last rewind on the active branch: its files back to what they held
+/// before it, and the conversation back to the leaf it left.
+pub fn undo(tape: &mut Tape, store: &CheckpointStore, force: bool) -> Result<Report, String> {
+    let (id, record) = tape
+        .active_branch()
+        .iter()
+        .rev()
+        .find_map(|e| match &e.body {
+            EntryBody::Custom { custom_type, data } if custom_type == REWIND => {
+                let r: RewindRecord = serde_json::from_value(data.clone()).ok()?;
+                r.undoes.is_none().then(|| (e.id.clone(), r))
+            }
+            _ => None,
+        })
+        .ok_or("no rewind to undo on this branch")?;
+    let state = |path: &str, hash: &Option<String>| FileState {
+        path: path.to_owned(),
+        hash: hash.clone(),
+        skipped: None,
+    };
+    let wants = record
+        .files
+        .iter()
+        .map(|f| Want {
+            path: f.path.clone(),
+            want: state(&f.path, &f.before),
+            last: Some(state(&f.path, &f.after)),
+        })
+        .collect();
+    let mut report = Report::default();
+    set_files(store, wants, force, &mut report);
+    if let Some(leaf) = &record.left_leaf {
+        tape.branch_from(Some(leaf)).map_err(|e| e.to_string())?;
+    }
+    let undone = RewindRecord {
+        target: None,
+        left_leaf: None,
+        undoes: Some(id),
+        files: report.restored.clone(),
+    };
+    report.entry = Some(append(tape, &undone)?);
+    Ok(report)
+}
+
+fn append(tape: &mut Tape, record: &RewindRecord) -> Result<String, String> {
+    let data = serde_json::to_value(record).map_err(|e| e.to_string())?;
+    let body = EntryBody::Custom { custom_type: REWIND.to_owned(), data };
+    tape.append(body).map(|e| e.id.clone()).map_err(|e| format!("cannot write the session: {e}"))
+}
+
+/// Gives each file its wanted content, unless someone else changed it since rab did.
+fn set_files(store: &CheckpointStore, wants: Vec<Want>, force: bool, report: &mut Report) {
+    for Want { path, want, last } in wants {
+        if let Some(why) = &want.skipped {
+            report.unrestorable.push((path, format!("it was not checkpointed ({why})")));
+            continue;
+        }
+        let now = snapshot(store, Path::new(&path), false);
+        if now.hash == want.hash && now.skipped.is_none() {
+            report.unchanged.push(path);
+            continue;
+        }
+        let changed_elsewhere = match &last {
+            Some(l) => l.skipped.is_some() || l.hash != now.hash,
+            None => true,
+        };
+        if changed_elsewhere && !force {
+            let why = if last.is_some() {
+                "changed since rab's last change to it"
+            } else {
+                "rab has no record of what its last change left"
+            };
+            report.conflicts.push((path, why.to_owned()));
+            continue;
+        }
+        let content = match &want.hash {
+            Some(hash) => match store.get(hash) {
+                Ok(bytes) => Some(bytes),
+                Err(e) => {
+                    report.unrestorable.push((path, e.to_string()));
+                    continue;
+                }
+            },
+            None => None,
+        };
+        // What it holds now, kept, so the rewind can be undone.
+        let before = snapshot(store, Path::new(&path), true);
+        if let Some(why) = before.skipped {
+            report.unrestorable.push((path, format!("its current content cannot be kept ({why})")));
+            continue;
+        }
+        let written = match &content {
+            Some(bytes) => rab_tools::atomic_write::write_atomic(Path::new(&path), bytes),
+            None => match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            },
+        };
+        match written {
+            Ok(()) => {
+                report.restored.push(Restored { path, before: before.hash, after: want.hash })
+            }
+            Err(e) => report.unrestorable.push((path, e.to_string())),
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Rewinding a session with its files (issue 23): checkpoints on the tape, `rab sessions
+//! rewind`, undo, and files changed by someone else.
+
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+use rab_fake_llm::{FakeLlm, Turn};
+use serde_json::json;
+
+use super::harness::{Home, stderr, stdout};
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+fn session_file(home: &Home) -> PathBuf {
+    let sessions = home.dir.path().join("rab/sessions");
+    let dir = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|f| f.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "one session: {files:?}");
+    files[0].clone()
+}
+
+fn last_entry(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(text.lines().last().unwrap()).unwrap()
+}
+
+#[test]
+fn a_session_rewound_to_turn_two_gets_its_files_back_and_the_rewind_undoes() {
+    let home = Home::new();
+    let proj = home.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    for (name, text) in [("a.txt", "a0\n"), ("b.txt", "b0\n"), ("c.txt", "c0\n")] {
+        std::fs::write(proj.join(name), text).unwrap();
+    }
+    let write = |path: &str, content: &str| {
+        Turn::tool_call("write", json!({"path": path, "content": content}))
+    };
+    let llm = FakeLlm::start();
+    llm.script([
+        write("a.txt", "a1\n"),
+        Turn::text("one"),
+        // `edit` wants the file read first.
+        Turn::tool_call("read", json!({"path": "b.txt"})),
+        Turn::tool_call(
+            "edit",
+            json!({"path": "b.txt", "edits": [{"old_string": "b0", "new_string": "b1"}]}),
+        )
+        .and_tool_call("write", json!({"path": "c.txt", "content": "c1\n"})),
+        Turn::text("two"),
+        write("a.txt", "a3\n"),
+        Turn::text("three"),
+        write("b.txt", "b4\n"),
+        Turn::text("four"),
+        write("c.txt", "c5\n"),
+        Turn::text("five"),
+    ]);
+    for (i, prompt) in ["first", "second", "third", "fourth", "fifth"].iter().enumerate() {
+        let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+        cmd.current_dir(&proj).args(["-p", "--yolo"]);
+        if i > 0 {
+            cmd.arg("-c");
+        }
+        let out = cmd.arg(prompt).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let now = |dir: &Path| (read(dir, "a.txt"), read(dir, "b.txt"), read(dir, "c.txt"));
+    let s = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
+    assert_eq!(now(&proj), s("a3\n", "b4\n", "c5\n"));
+    let tape = session_file(&home);
+    let rewind = |args: &[&str]| {
+        home.rab()
+            .current_dir(&proj)
+            .args(["sessions", "rewind", tape.to_str().unwrap()])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+
+    // Back to the end of turn 2, files only.
+    let out = rewind(&["2", "--files"]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(now(&proj), s("a1\n", "b1\n", "c1\n"));
+    let entry = last_entry(&tape);
+    assert_eq!(
+        (entry["type"].as_str(), entry["customType"].as_str()),
+        (Some("custom"), Some("rewind"))
+    );
+    assert_eq!(entry["data"]["files"].as_array().unwrap().len(), 3, "{entry}");
+    assert!(stdout(&out).contains("undo with: rab sessions rewind"), "{}", stdout(&out));
+
+    // Undone: the files are as before the rewind.
+    let out = rewind(&["--undo"]);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(now(&proj), s("a3\n", "b4\n", "c5\n"));
+
+    // Someone edits c.txt: it is reported and kept, the others go back.
+    std::fs::write(proj.join("c.txt"), "mine\n").unwrap();
+    let out = rewind(&["2", "--files"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(now(&proj), s("a1\n", "b1\n", "mine\n"));
+    assert!(
+        stdout(&out)
+            .contains("c.txt: changed since rab's last change to it (--force overwrites it)"),
+        "{}",
+        stdout(&out)
+    );
+
+    // Before everything: a file the session created would go; these existed, so they get
+    // their first content back (c.txt still refused).
+    let out = rewind(&["0", "--files"]);
+    assert_eq!(now(&proj), s("a0\n", "b0\n", "mine\n"), "{}", stdout(&out));
+    let out = rewind(&["9"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("has 5 prompt(s)"), "{}", stderr(&out));
+
+    // The conversation alone: the next prompt continues from the end of turn 2.
+    let out = rewind(&["2", "--conversation"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(now(&proj), s("a0\n", "b0\n", "mine\n"), "files untouched");
+    llm.script([Turn::text("from turn two")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .current_dir(&proj)
+        .args(["-p", "-c", "again"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "from turn two\n", "{}", stderr(&out));
+    let users = llm.requests().last().unwrap().user_texts();
+    assert!(users.iter().any(|u| u == "second"), "{users:?}");
+    assert!(!users.iter().any(|u| u == "third" || u == "fifth"), "{users:?}");
+}
