@@ -582,10 +582,13 @@ struct Recorder<'a> {
     /// Swallow `AgentEnd`: the session announces the end itself.
     is_end_held: bool,
     /// The checkpointer and the tools it asks which files a call writes.
-    checkpoints: Option<(Arc<crate::checkpoint::Checkpointer>, Vec<Arc<dyn AgentTool>>)>,
+    checkpoints: Option<CheckpointTools>,
     /// Checkpoints of calls whose results have not come yet.
     pending: Vec<crate::checkpoint::Checkpoint>,
 }
+
+/// The checkpointer and the session's tools, which say what files a call writes.
+type CheckpointTools = (Arc<crate::checkpoint::Checkpointer>, Vec<Arc<dyn AgentTool>>);
 
 impl Recorder<'_> {
     /// Before a call runs: the files it writes, stored and named on the tape.
