@@ -20,6 +20,7 @@ pub mod checkpoints;
 mod entry;
 pub mod export;
 mod id;
+pub mod import;
 pub mod search;
 mod source;
 mod store;

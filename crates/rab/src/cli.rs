@@ -397,6 +397,15 @@ pub enum SessionsCommand {
         #[arg(long)]
         force: bool,
     },
+    /// Import Claude Code or pi sessions as rab sessions (again: nothing is duplicated).
+    Import {
+        /// Whose sessions.
+        #[arg(value_enum)]
+        from: ImportSource,
+        /// A session file or a folder of them (default: ~/.claude/projects or
+        /// ~/.pi/agent/sessions).
+        path: Option<PathBuf>,
+    },
     /// Export a session as HTML, Markdown or JSON.
     Export {
         /// Session id (or a unique prefix), or the path of a session file.
@@ -408,6 +417,15 @@ pub enum SessionsCommand {
         #[arg(short, long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+}
+
+/// Agents whose sessions `rab sessions import` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ImportSource {
+    /// Claude Code (`~/.claude/projects`).
+    Claude,
+    /// pi (`~/.pi/agent/sessions`).
+    Pi,
 }
 
 /// Export formats.

@@ -120,6 +120,10 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
                 let point = if *undo { None } else { entry.as_deref() };
                 sessions::rewind(&root, paths.home(), session, point, what)
             }
+            cli::SessionsCommand::Import { from, path } => {
+                let home = env.get("HOME").map(std::path::PathBuf::from);
+                sessions::import(&root, *from, path.as_deref(), home.as_deref())
+            }
             cli::SessionsCommand::Export { session, format, output } => {
                 sessions::export(&root, session, *format, output.as_deref())
             }

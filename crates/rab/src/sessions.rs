@@ -1,4 +1,4 @@
-//! `rab sessions list|search|rewind|export`: the saved sessions of this directory (or all).
+//! `rab sessions list|search|rewind|import|export`: the saved sessions of this directory (or all).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -236,4 +236,51 @@ fn resolve_point(tape: &rab_session::Tape, point: &str) -> Result<Option<String>
         [] => Err(format!("no entry {point} in this session; give an entry id or a prompt number")),
         _ => Err(format!("{point} names {} entries; give more of the id", found.len())),
     }
+}
+
+/// `rab sessions import claude|pi [PATH]`: prints what was imported, what was there
+/// already and what could not be converted; exit 1 when a file could not be read.
+pub fn import(
+    sessions_root: &Path,
+    from: crate::cli::ImportSource,
+    path: Option<&Path>,
+    home: Option<&Path>,
+) -> u8 {
+    use rab_session::import::Source;
+    let source = match from {
+        crate::cli::ImportSource::Claude => Source::Claude,
+        crate::cli::ImportSource::Pi => Source::Pi,
+    };
+    let dir = match (path, home) {
+        (Some(p), _) => p.to_owned(),
+        (None, Some(h)) => source.default_dir(h),
+        (None, None) => return fail(EXIT_USAGE, "HOME is not set: give the folder to import"),
+    };
+    if !dir.exists() {
+        return fail(
+            EXIT_USAGE,
+            &format!("{} does not exist: give the file or folder of the sessions", dir.display()),
+        );
+    }
+    let summary = rab_session::import::import(source, &dir, sessions_root);
+    let safe = |p: &Path| crate::term::safe(&p.display().to_string()).into_owned();
+    for (tape, entries) in &summary.imported {
+        println!("imported {} ({entries} entries)", safe(tape));
+    }
+    if !summary.already.is_empty() {
+        println!("{} session(s) imported before, left as they are", summary.already.len());
+    }
+    for line in &summary.skipped {
+        println!("not converted: {}", crate::term::safe(line));
+    }
+    for (file, why) in &summary.failed {
+        println!("failed: {}: {}", safe(file), crate::term::safe(why));
+    }
+    println!(
+        "{} imported, {} already there, {} failed",
+        summary.imported.len(),
+        summary.already.len(),
+        summary.failed.len()
+    );
+    if summary.failed.is_empty() { EXIT_OK } else { 1 }
 }

@@ -10,6 +10,7 @@ mod extensions;
 mod faults;
 mod harness;
 mod hostile;
+mod import;
 mod loops;
 mod mcp;
 mod patch;

@@ -1,0 +1,153 @@
+//! `rab sessions import claude|pi` (issue 23): fixture sessions in each source format
+//! (tests/fixtures/import/README.md says where the formats come from) become tapes that
+//! load, keep their branches, are found by search and continue with `-c`.
+
+use std::path::{Path, PathBuf};
+
+use pretty_assertions::assert_eq;
+use rab_ai::{AssistantBlock, Content, Message};
+use rab_fake_llm::{FakeLlm, Turn};
+use rab_session::Tape;
+
+use super::harness::{Home, stderr, stdout};
+
+/// The fixtures of `source`, with `{{CWD}}` made `cwd`, copied under `home`.
+fn fixtures(home: &Home, source: &str, cwd: &Path) -> PathBuf {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import").join(source);
+    let to = home.dir.path().join("source").join(source);
+    for dir in std::fs::read_dir(&from).unwrap() {
+        let dir = dir.unwrap().path();
+        let into = to.join(dir.file_name().unwrap());
+        std::fs::create_dir_all(&into).unwrap();
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let file = file.unwrap().path();
+            let text = std::fs::read_to_string(&file).unwrap();
+            let text = text.replace("{{CWD}}", &cwd.display().to_string());
+            std::fs::write(into.join(file.file_name().unwrap()), text).unwrap();
+        }
+    }
+    to
+}
+
+fn imported_tape(home: &Home, name: &str) -> Tape {
+    let sessions = home.dir.path().join("rab/sessions");
+    let dir = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let (tape, warnings) = Tape::open(&dir.join(name)).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    tape
+}
+
+fn import(home: &Home, source: &str, path: &Path) -> std::process::Output {
+    home.rab().args(["sessions", "import", source]).arg(path).output().unwrap()
+}
+
+#[test]
+fn claude_code_sessions_import_once_with_branches_tools_thinking_and_images() {
+    let home = Home::new();
+    let proj = home.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let source = fixtures(&home, "claude", &proj);
+    let out = import(&home, "claude", &source);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("1 imported, 0 already there, 0 failed"), "{text}");
+    assert!(text.contains("1 summary line(s) not imported"), "{text}");
+    assert!(text.contains("1 sub-agent (sidechain) line(s) not imported"), "{text}");
+    assert!(text.contains("1 system line(s) not imported"), "{text}");
+
+    let tape = imported_tape(&home, "import-claude-7f3c2a10-5b6e-4c1d-9a8b-0c1d2e3f4a5b.jsonl");
+    assert_eq!(tape.header().cwd, proj.display().to_string());
+    assert_eq!(tape.entries().len(), 8, "the reply's two lines are one entry");
+    // The active branch is the last answer's: the screenshot branch is beside it.
+    let messages = tape.messages();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| match m {
+            Message::User(_) => "user",
+            Message::Assistant(_) => "assistant",
+            Message::ToolResult(_) => "result",
+            Message::System(_) => "system",
+        })
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "result", "assistant", "user", "assistant"]);
+    let Message::Assistant(first) = &messages[1] else { panic!() };
+    assert!(matches!(&first.content[0], AssistantBlock::Thinking { thinking, signature: None, .. }
+        if thinking.starts_with("The test names parse")));
+    let AssistantBlock::ToolCall(call) = &first.content[1] else { panic!("{first:?}") };
+    let Message::ToolResult(result) = &messages[2] else { panic!() };
+    assert_eq!(
+        (result.tool_call_id.as_str(), result.tool_name.as_str()),
+        (call.id.as_str(), "Read")
+    );
+    let image = tape.entries().into_iter().filter_map(|e| e.message()).any(|m| {
+        matches!(m, Message::User(u) if u.content.iter().any(|c| matches!(c, Content::Image { mime_type, .. } if mime_type == "image/png")))
+    });
+    assert!(image, "the screenshot is kept on its branch");
+
+    // Again: nothing new.
+    let out = import(&home, "claude", &source);
+    assert!(stdout(&out).contains("0 imported, 1 already there"), "{}", stdout(&out));
+
+    // Found by search, continued with -c (the fake server checks the history's shape).
+    let out = home.rab().args(["sessions", "search", "lexer"]).output().unwrap();
+    let found = stdout(&out);
+    assert!(!found.contains("no matches") && found.contains("lexer"), "{found}");
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("continuing")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .current_dir(&proj)
+        .args(["-p", "-c", "--no-tools", "go on"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "continuing\n", "{}", stderr(&out));
+    let users = llm.requests()[0].user_texts();
+    assert!(users.iter().any(|u| u == "Also check the lexer"), "{users:?}");
+    assert!(!users.iter().any(|u| u.contains("screenshot")), "the other branch: {users:?}");
+}
+
+#[test]
+fn pi_sessions_import_with_model_changes_labels_and_tool_calls() {
+    let home = Home::new();
+    let proj = home.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let source = fixtures(&home, "pi", &proj);
+    let out = import(&home, "pi", &source);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("1 bashExecution message entr(ies) not imported"),
+        "{}",
+        stdout(&out)
+    );
+    let tape = imported_tape(&home, "import-pi-3d9e1c22-7a41-4f0e-b5d2-6c8f9a0b1c2d.jsonl");
+    let messages = tape.messages();
+    assert_eq!(messages.len(), 6, "{messages:?}");
+    let Message::Assistant(a) = &messages[1] else { panic!() };
+    assert!(matches!(&a.content[1], AssistantBlock::ToolCall(c) if c.name == "bash"));
+    let Message::ToolResult(r) = &messages[2] else { panic!() };
+    assert_eq!(r.text(), "src/a.rs:3: let foo = 1;");
+    let texts: Vec<String> =
+        tape.entries().iter().map(|e| serde_json::to_string(e).unwrap()).collect();
+    assert!(
+        texts.iter().any(|t| t.contains("\"model_change\"") && t.contains("claude-sonnet-5-5"))
+    );
+    assert!(texts.iter().any(|t| t.contains("\"label\":\"renamed\"")), "{texts:?}");
+    let out = import(&home, "pi", &source);
+    assert!(stdout(&out).contains("0 imported, 1 already there"), "{}", stdout(&out));
+
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("on it")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .current_dir(&proj)
+        .args(["-p", "-c", "--no-tools", "and the docs"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "on it\n", "{}", stderr(&out));
+    let users = llm.requests()[0].user_texts();
+    assert!(users.iter().any(|u| u == "Now update the changelog"), "{users:?}");
+
+    let out = home.rab().args(["sessions", "import", "pi", "/nonexistent/pi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("/nonexistent/pi does not exist"), "{}", stderr(&out));
+}
