@@ -302,6 +302,8 @@ pub enum CommandOutcome {
     Reload,
     /// [`CommandOutcome::Reload`] with this settings profile applied (`None`: none).
     Profile(Option<String>),
+    /// Rewind to a point (`None`: undo the last rewind), as `/rewind` says.
+    Rewind(Option<String>, crate::rewind::What),
     /// Ask for a provider's API key (masked) and store it.
     Login(String),
     /// Work that takes a while (fetching an MCP prompt): the mode runs it without
@@ -329,6 +331,7 @@ impl std::fmt::Debug for CommandOutcome {
             Self::Prompt(p) => f.debug_tuple("Prompt").field(p).finish(),
             Self::Reload => f.write_str("Reload"),
             Self::Profile(p) => f.debug_tuple("Profile").field(p).finish(),
+            Self::Rewind(p, w) => f.debug_tuple("Rewind").field(p).field(w).finish(),
             Self::Login(p) => f.debug_tuple("Login").field(p).finish(),
             Self::Later(_) => f.write_str("Later(..)"),
         }

@@ -61,6 +61,27 @@ pub struct Report {
     pub entry: Option<String>,
 }
 
+impl Report {
+    /// What it did, a line each (for people).
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for r in &self.restored {
+            let how = if r.after.is_none() { "removed" } else { "restored" };
+            out.push(format!("{how} {}", r.path));
+        }
+        if !self.unchanged.is_empty() {
+            out.push(format!("{} file(s) already as they were", self.unchanged.len()));
+        }
+        for (path, why) in &self.conflicts {
+            out.push(format!("left alone {path}: {why} (--force overwrites it)"));
+        }
+        for (path, why) in &self.unrestorable {
+            out.push(format!("cannot restore {path}: {why}"));
+        }
+        out
+    }
+}
+
 /// What to rewind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct What {
@@ -259,5 +280,35 @@ fn set_files(store: &CheckpointStore, wants: Vec<Want>, force: bool, report: &mu
             }
             Err(e) => report.unrestorable.push((path, e.to_string())),
         }
+    }
+}
+
+/// The entry `point` names on the active branch: `N` is the end of the N-th prompt's
+/// turn (`0`: before everything, `None`), anything else an entry id or a unique prefix.
+pub fn resolve_point(tape: &Tape, point: &str) -> Result<Option<String>, String> {
+    let branch = tape.active_branch();
+    if let Ok(n) = point.parse::<usize>() {
+        let prompts: Vec<usize> = branch
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e.message(), Some(rab_ai::Message::User(_))))
+            .map(|(i, _)| i)
+            .collect();
+        return match (n, prompts.get(n)) {
+            (0, _) => Ok(None),
+            (_, Some(&next)) => Ok(Some(branch[next - 1].id.clone())),
+            (n, None) if n == prompts.len() => Ok(tape.leaf().map(|e| e.id.clone())),
+            (n, None) => Err(format!(
+                "the session has {} prompt(s) on its current branch, not {n}",
+                prompts.len()
+            )),
+        };
+    }
+    let found: Vec<&str> =
+        tape.entries().iter().map(|e| e.id.as_str()).filter(|id| id.starts_with(point)).collect();
+    match found.as_slice() {
+        [id] => Ok(Some((*id).to_owned())),
+        [] => Err(format!("no entry {point} in this session; give an entry id or a prompt number")),
+        _ => Err(format!("{point} names {} entries; give more of the id", found.len())),
     }
 }

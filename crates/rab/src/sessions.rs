@@ -179,7 +179,7 @@ pub fn rewind(
     let store = rab_session::CheckpointStore::new(rab_core::checkpoint::store_dir(home));
     let done = match point {
         None => rab_core::rewind::undo(&mut tape, &store, what.force),
-        Some(point) => match resolve_point(&tape, point) {
+        Some(point) => match rab_core::rewind::resolve_point(&tape, point) {
             Ok(target) => rab_core::rewind::rewind(&mut tape, &store, target.as_deref(), what),
             Err(e) => return fail(EXIT_USAGE, &e),
         },
@@ -188,54 +188,13 @@ pub fn rewind(
         Ok(r) => r,
         Err(e) => return fail(EXIT_USAGE, &e),
     };
-    let safe = |s: &str| crate::term::safe(s).into_owned();
-    for r in &report.restored {
-        let how = if r.after.is_none() { "removed" } else { "restored" };
-        println!("{how} {}", safe(&r.path));
-    }
-    if !report.unchanged.is_empty() {
-        println!("{} file(s) already as they were", report.unchanged.len());
-    }
-    for (path, why) in &report.conflicts {
-        println!("left alone {}: {why} (--force overwrites it)", safe(path));
-    }
-    for (path, why) in &report.unrestorable {
-        println!("cannot restore {}: {}", safe(path), safe(why));
+    for line in report.lines() {
+        println!("{}", crate::term::safe(&line));
     }
     if let Some(id) = &report.entry {
         println!("rewind recorded as entry {id}; undo with: rab sessions rewind {key} --undo");
     }
     if report.conflicts.is_empty() && report.unrestorable.is_empty() { EXIT_OK } else { 1 }
-}
-
-/// The entry `point` names on the active branch: `N` is the end of the N-th prompt's
-/// turn (`0`: before everything, `None`), anything else an entry id or a unique prefix.
-fn resolve_point(tape: &rab_session::Tape, point: &str) -> Result<Option<String>, String> {
-    let branch = tape.active_branch();
-    if let Ok(n) = point.parse::<usize>() {
-        let prompts: Vec<usize> = branch
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| matches!(e.message(), Some(rab_ai::Message::User(_))))
-            .map(|(i, _)| i)
-            .collect();
-        return match (n, prompts.get(n)) {
-            (0, _) => Ok(None),
-            (_, Some(&next)) => Ok(Some(branch[next - 1].id.clone())),
-            (n, None) if n == prompts.len() => Ok(tape.leaf().map(|e| e.id.clone())),
-            (n, None) => Err(format!(
-                "the session has {} prompt(s) on its current branch, not {n}",
-                prompts.len()
-            )),
-        };
-    }
-    let found: Vec<&str> =
-        tape.entries().iter().map(|e| e.id.as_str()).filter(|id| id.starts_with(point)).collect();
-    match found.as_slice() {
-        [id] => Ok(Some((*id).to_owned())),
-        [] => Err(format!("no entry {point} in this session; give an entry id or a prompt number")),
-        _ => Err(format!("{point} names {} entries; give more of the id", found.len())),
-    }
 }
 
 /// `rab sessions import claude|pi [PATH]`: prints what was imported, what was there

@@ -82,7 +82,7 @@ impl CommandHandler for Builtin {
 }
 
 /// The built-in commands with one-line descriptions (for help and autocomplete).
-pub const BUILTINS: [(&str, &str); 26] = [
+pub const BUILTINS: [(&str, &str); 27] = [
     ("help", "Show commands and keys"),
     ("quit", "Exit rab"),
     ("exit", "Exit rab"),
@@ -98,6 +98,10 @@ pub const BUILTINS: [(&str, &str); 26] = [
     ("compact", "Summarise older messages now: /compact [focus]"),
     ("tree", "Show the session's branches; /tree N [summary] continues from message N"),
     ("fork", "Copy this branch into a new session and continue there"),
+    (
+        "rewind",
+        "Files and conversation back to a point: /rewind N|ENTRY [files|conversation], /rewind undo",
+    ),
     ("name", "Name this session: /name NAME"),
     ("anchor", "Mark this point: /anchor NAME"),
     ("anchors", "List anchors; /anchors NAME continues from one"),
@@ -113,6 +117,36 @@ pub const BUILTINS: [(&str, &str); 26] = [
     ("login", "Store an API key: /login PROVIDER (asks for it); alone, lists the keys"),
     ("logout", "Forget a stored API key: /logout PROVIDER"),
 ];
+
+/// `/rewind N|ENTRY [files|conversation] [force]`, `/rewind undo [force]`.
+fn rewind_args(args: &str) -> Outcome {
+    let mut words = args.split_whitespace();
+    let Some(point) = words.next() else {
+        return Outcome::Error(
+            "/rewind takes a point: N (the end of the N-th prompt's turn, 0 before the first) \
+             or an entry id, then files or conversation for one of them; /rewind undo undoes \
+             the last rewind"
+                .into(),
+        );
+    };
+    let mut what = crate::rewind::What { files: true, conversation: true, force: false };
+    for w in words {
+        match w {
+            "files" => what.conversation = false,
+            "conversation" => what.files = false,
+            "force" | "--force" => what.force = true,
+            other => {
+                return Outcome::Error(format!(
+                    "/rewind: unknown word {other:?}; after the point: files, conversation or force"
+                ));
+            }
+        }
+    }
+    if !what.files && !what.conversation {
+        return Outcome::Error("/rewind: files or conversation, not both".into());
+    }
+    Outcome::Rewind((point != "undo").then(|| point.to_owned()), what)
+}
 
 /// `/profile`: the profiles the settings files define, the one in effect marked.
 fn profiles_info(launch: &Launch) -> String {
@@ -248,6 +282,7 @@ fn execute(
         "settings" => Outcome::Settings(settings_info(launch, session)),
         "tools" => Outcome::Info(tools_info(launch, session)),
         "reload" => Outcome::Reload,
+        "rewind" => rewind_args(args),
         "profile" if args.is_empty() => Outcome::Info(profiles_info(launch)),
         "profile" if args == "none" && !launch.profiles.iter().any(|p| p == "none") => {
             Outcome::Profile(None)

@@ -89,6 +89,32 @@ impl AgentSession {
         out
     }
 
+    /// Rewinds to `target` (`rewind.rs`): the files from the checkpoints in `store`,
+    /// and with `what.conversation` the conversation (the next message continues there).
+    pub fn rewind(
+        &mut self,
+        store: &rab_session::CheckpointStore,
+        target: Option<&str>,
+        what: crate::rewind::What,
+    ) -> Result<crate::rewind::Report, String> {
+        let report = crate::rewind::rewind(&mut self.tape, store, target, what)?;
+        if what.conversation {
+            self.reload_messages();
+        }
+        Ok(report)
+    }
+
+    /// Undoes the last rewind on the active branch.
+    pub fn undo_rewind(
+        &mut self,
+        store: &rab_session::CheckpointStore,
+        force: bool,
+    ) -> Result<crate::rewind::Report, String> {
+        let report = crate::rewind::undo(&mut self.tape, store, force)?;
+        self.reload_messages();
+        Ok(report)
+    }
+
     /// Continues from `entry_id`: the next message starts a new branch there (the old
     /// branch stays in the file). With `summary`, the model summarises the abandoned
     /// part and the summary is added to the new branch.

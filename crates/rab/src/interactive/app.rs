@@ -89,6 +89,8 @@ pub struct App {
     pub width: usize,
     pub frame: usize,
     last_ctrl_c: Option<Instant>,
+    /// The last Esc on an empty editor (a second one soon after opens the tree).
+    last_esc: Option<Instant>,
     /// The user message of a run just started, committed when the agent records it.
     awaiting_prompt: bool,
 }
@@ -145,6 +147,7 @@ impl App {
             width: 80,
             frame: 0,
             last_ctrl_c: None,
+            last_esc: None,
             awaiting_prompt: false,
         };
         app.update_footer(state);
@@ -321,6 +324,14 @@ impl App {
             }
             if self.running.is_some() {
                 return Effect::Interrupt;
+            }
+            // Esc twice on an empty editor: the session tree, to rewind (as Claude Code).
+            if self.editor.is_empty() {
+                let again = self.last_esc.is_some_and(|t| t.elapsed() < Duration::from_millis(800));
+                self.last_esc = if again { None } else { Some(Instant::now()) };
+                if again {
+                    return Effect::Line("/tree".to_owned());
+                }
             }
             return Effect::None;
         }

@@ -712,11 +712,27 @@ impl Ui {
                 }
                 self.submit(Op::SwitchSession { path });
             }
-            Picked::Branch { parent, text, summarise } => {
+            Picked::Branch { parent, text, summarise, files } => {
+                use overlay::Files;
                 self.app.overlay = None;
-                self.app.editor.set_text(&text);
-                // The runtime says what it does (OpStarted) until it is done.
-                self.submit(Op::Branch { entry: parent, summarise });
+                let point = parent.unwrap_or_else(|| "0".to_owned());
+                match files {
+                    Files::Keep => {
+                        self.app.editor.set_text(&text);
+                        // The runtime says what it does (OpStarted) until it is done.
+                        self.submit(Op::Branch {
+                            entry: Some(point).filter(|p| p != "0"),
+                            summarise,
+                        });
+                    }
+                    Files::Restore => {
+                        self.app.editor.set_text(&text);
+                        self.submit(Op::Line { text: format!("/rewind {point}") });
+                    }
+                    Files::Only => {
+                        self.submit(Op::Line { text: format!("/rewind {point} files") });
+                    }
+                }
             }
             Picked::SaveSetting { key, value, scope } => self.save_setting(&key, value, scope),
         }

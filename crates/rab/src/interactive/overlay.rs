@@ -16,9 +16,20 @@ pub enum Picked {
     SaveSetting { key: String, value: serde_json::Value, scope: super::settings_editor::Scope },
     /// A message of the tree: continue before it (from its parent), its text back in
     /// the editor, summarising the branch left behind or not.
-    Branch { parent: Option<String>, text: String, summarise: bool },
+    Branch { parent: Option<String>, text: String, summarise: bool, files: Files },
     /// An API key typed for a provider.
     Secret { provider: String, key: String },
+}
+
+/// What a branch from the tree does with the files the agent changed since.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Files {
+    /// Leave them.
+    Keep,
+    /// Give them their content at that point too.
+    Restore,
+    /// Only that: the conversation stays where it is.
+    Only,
 }
 
 /// The overlay's kind and its data.
@@ -188,6 +199,10 @@ impl Overlay {
                         SelectItem::new("Continue without a summary"),
                         SelectItem::new("Summarise the branch left behind, then continue")
                             .with_description("one model request"),
+                        SelectItem::new("Continue, and restore the files to that point")
+                            .with_description("files changed since by someone else stay"),
+                        SelectItem::new("Restore the files only")
+                            .with_description("the conversation stays where it is"),
                     ];
                     let list = SelectList::new(options, ROWS);
                     OverlayKey::Replace(Box::new(Overlay::BranchSummary { list, parent, text }))
@@ -197,6 +212,11 @@ impl Overlay {
                         parent: parent.clone(),
                         text: text.clone(),
                         summarise: i == 1,
+                        files: match i {
+                            2 => Files::Restore,
+                            3 => Files::Only,
+                            _ => Files::Keep,
+                        },
                     })
                 }
                 (Overlay::Text { .. } | Overlay::Secret { .. } | Overlay::Settings(_), _) => {
@@ -226,7 +246,7 @@ impl Overlay {
                 "Enter: continue before this message (its text returns to the editor) · Esc close",
             ),
             Overlay::BranchSummary { list, .. } => (
-                "Branch here",
+                "Go back here",
                 list.render(&cx),
                 "The branch left behind stays in the session file · Esc cancel",
             ),

@@ -689,3 +689,39 @@ fn an_image_in_a_tool_result_is_drawn_inline_in_a_kitty_terminal_and_named_elsew
         }
     }
 }
+
+/// Esc twice on an empty editor opens the tree; going back before the second message
+/// with its files restores what the agent wrote since (issue 23).
+#[test]
+fn esc_esc_rewinds_the_files_to_an_earlier_message() {
+    let home = Home::new();
+    let proj = home.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("notes.txt"), "original\n").unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::text("answer one"),
+        Turn::tool_call("write", json!({"path": "notes.txt", "content": "rewritten\n"})),
+        Turn::text("answer two"),
+    ]);
+    let mut pty = start_with(&home, &llm, &proj, 100, 30, &["--yolo"]);
+    pty.send("first message\r");
+    pty.wait_for("the first answer", T, |s| s.contains("answer one"));
+    pty.send("second message\r");
+    pty.wait_for("the second answer", T, |s| s.contains("answer two"));
+    assert_eq!(std::fs::read_to_string(proj.join("notes.txt")).unwrap(), "rewritten\n");
+    pty.send("\x1b");
+    std::thread::sleep(Duration::from_millis(100));
+    pty.send("\x1b");
+    pty.wait_for("the tree", T, |s| s.contains("Session tree") && s.contains("second message"));
+    pty.send("\r"); // the last message is selected
+    pty.wait_for("the choices", T, |s| s.contains("Restore the files only"));
+    pty.send("\x1b[B\x1b[B\x1b[B\r");
+    pty.wait_for("the rewind", T, |s| s.contains("/rewind undo puts it back"));
+    assert_eq!(std::fs::read_to_string(proj.join("notes.txt")).unwrap(), "original\n");
+    pty.send("/rewind undo\r");
+    pty.wait_for("the undo", T, |s| s.matches("/rewind undo puts it back").count() >= 2);
+    assert_eq!(std::fs::read_to_string(proj.join("notes.txt")).unwrap(), "rewritten\n");
+    pty.send("\x03\x03\x03");
+    assert_eq!(pty.wait_exit(T), Some(0));
+}
