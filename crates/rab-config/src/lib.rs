@@ -16,6 +16,7 @@
 //! ```
 
 mod auth;
+mod checkpoint_settings;
 mod env;
 mod error;
 mod models;
@@ -27,6 +28,7 @@ mod settings;
 mod trust;
 
 pub use auth::{Auth, Credential, KeySource, invalid_key_char, resolve_key};
+pub use checkpoint_settings::CheckpointSettings;
 pub use env::Env;
 pub use error::Error;
 pub use models::{apply_env_base_urls, load_models_file};

@@ -219,6 +219,8 @@ pub struct Settings {
     pub compaction: CompactionSettings,
     /// Runaway loops.
     pub loop_detection: LoopSettings,
+    /// The checkpoint store sessions are rewound with.
+    pub checkpoints: crate::CheckpointSettings,
     /// Permission rules: the lists of every file together; the last `defaultMode`.
     pub permissions: PermissionSettings,
     /// Hooks of every file together.
@@ -240,7 +242,7 @@ pub struct Settings {
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 26] = [
+const KNOWN_KEYS: [&str; 27] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
@@ -258,6 +260,7 @@ const KNOWN_KEYS: [&str; 26] = [
     "timeouts",
     "compaction",
     "loopDetection",
+    "checkpoints",
     "permissions",
     "hooks",
     "sandbox",

@@ -168,6 +168,26 @@ impl CheckpointStore {
         Ok(pruned)
     }
 
+    /// [`CheckpointStore::prune`] when the last one was a day ago or more (or never): at
+    /// most once a day, however many sessions start.
+    pub fn prune_if_due(
+        &self,
+        max_age: Duration,
+        max_bytes: u64,
+    ) -> Result<Option<Pruned>, CheckpointError> {
+        let stamp = self.dir.join("last-prune");
+        let day = Duration::from_secs(24 * 3600);
+        let recent = std::fs::metadata(&stamp)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age < day));
+        if recent || !self.dir.exists() {
+            return Ok(None);
+        }
+        let pruned = self.prune(max_age, max_bytes)?;
+        std::fs::write(&stamp, b"").map_err(Self::io(&stamp))?;
+        Ok(Some(pruned))
+    }
+
     /// Bytes the objects take on disk.
     pub fn size(&self) -> u64 {
         let objects = self.dir.join("objects");
@@ -237,5 +257,11 @@ mod tests {
         let pruned = store.prune(Duration::from_secs(u64::MAX / 4), each).unwrap();
         assert_eq!(pruned.objects, 1);
         assert!(store.get(&hashes[4]).is_ok() && store.get(&hashes[3]).is_err());
+        // Once a day: the first call prunes (everything here is too big), the next not.
+        let first = store.prune_if_due(Duration::from_secs(u64::MAX / 4), 0).unwrap();
+        assert_eq!(first.map(|p| p.objects), Some(1));
+        store.put(b"kept until tomorrow").unwrap();
+        assert_eq!(store.prune_if_due(Duration::from_secs(u64::MAX / 4), 0).unwrap(), None);
+        assert!(store.size() > 0);
     }
 }

@@ -435,9 +435,19 @@ impl Setup {
         session.set_fallbacks(self.fallbacks.clone());
         session.set_gate(self.gate.clone());
         session.set_extensions(self.extensions.clone());
-        if tape_is_saved {
+        let settings = &self.settings.checkpoints;
+        if tape_is_saved && settings.enabled {
             let store =
                 rab_session::CheckpointStore::new(crate::checkpoint::store_dir(self.paths.home()));
+            // Off the start-up path: once a day, old and excess contents go.
+            let age = std::time::Duration::from_secs(u64::from(settings.max_age_days) * 86_400);
+            let bytes = settings.max_size_mb << 20;
+            let pruner = store.clone();
+            std::thread::spawn(move || {
+                if let Err(e) = pruner.prune_if_due(age, bytes) {
+                    tracing::warn!("pruning the checkpoint store: {e}");
+                }
+            });
             let cp = crate::checkpoint::Checkpointer::new(store, self.workspace.clone());
             session.set_checkpointer(Arc::new(cp));
         }

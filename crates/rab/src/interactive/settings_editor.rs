@@ -120,6 +120,11 @@ pub const SPECS: &[Spec] = &[
         kind: Kind::Int,
         about: "messages kept by the window strategy",
     },
+    Spec {
+        key: "checkpoints.enabled",
+        kind: Kind::Bool,
+        about: "keep file contents to rewind with",
+    },
     Spec { key: "retry.maxRetries", kind: Kind::Int, about: "retries of a failed request" },
     Spec { key: "retry.baseDelayMs", kind: Kind::Int, about: "first backoff delay" },
     Spec { key: "timeouts.connectSecs", kind: Kind::Int, about: "to open a connection" },
