@@ -220,6 +220,18 @@ pub fn undo(tape: &mut Tape, store: &CheckpointStore, force: bool) -> Result<Rep
     Ok(report)
 }
 
+/// Records on `tape` that `files` were set to their content at `target` (a fork with
+/// the files of a point), so `/rewind undo` there puts them back.
+pub fn record(tape: &mut Tape, target: Option<&str>, files: &[Restored]) -> Result<String, String> {
+    let record = RewindRecord {
+        target: target.map(str::to_owned),
+        left_leaf: None,
+        undoes: None,
+        files: files.to_vec(),
+    };
+    append(tape, &record)
+}
+
 fn append(tape: &mut Tape, record: &RewindRecord) -> Result<String, String> {
     let data = serde_json::to_value(record).map_err(|e| e.to_string())?;
     let body = EntryBody::Custom { custom_type: REWIND.to_owned(), data };

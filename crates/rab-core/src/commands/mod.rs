@@ -97,7 +97,7 @@ pub const BUILTINS: [(&str, &str); 27] = [
     ("cost", "Show tokens and cost of this session, per request"),
     ("compact", "Summarise older messages now: /compact [focus]"),
     ("tree", "Show the session's branches; /tree N [summary] continues from message N"),
-    ("fork", "Copy this branch into a new session and continue there"),
+    ("fork", "Copy this branch into a new session: /fork [N|ENTRY [files]] from a point"),
     (
         "rewind",
         "Files and conversation back to a point: /rewind N|ENTRY [files|conversation], /rewind undo",
@@ -117,6 +117,34 @@ pub const BUILTINS: [(&str, &str); 27] = [
     ("login", "Store an API key: /login PROVIDER (asks for it); alone, lists the keys"),
     ("logout", "Forget a stored API key: /logout PROVIDER"),
 ];
+
+/// `/fork N|ENTRY [files]`: a new session from a point, with its files if asked.
+fn fork_at(args: &str, session: &mut AgentSession, launch: &Launch) -> Outcome {
+    let mut words = args.split_whitespace();
+    let point = words.next().unwrap_or_default();
+    let files = match words.next() {
+        None => false,
+        Some("files") => true,
+        Some(other) => {
+            return Outcome::Error(format!("/fork: unknown word {other:?}; /fork N|ENTRY [files]"));
+        }
+    };
+    let target = match crate::rewind::resolve_point(session.tape(), point) {
+        Ok(t) => t,
+        Err(e) => return Outcome::Error(e),
+    };
+    let dir = rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd);
+    let store =
+        rab_session::CheckpointStore::new(crate::checkpoint::store_dir(launch.paths.home()));
+    match session.fork_at(&dir, target.as_deref(), files.then_some(&store)) {
+        Ok((path, report)) => {
+            let mut lines = vec![format!("forked into {}", path.display())];
+            lines.extend(report.iter().flat_map(crate::rewind::Report::lines));
+            Outcome::Info(lines.join("\n"))
+        }
+        Err(e) => Outcome::Error(e),
+    }
+}
 
 /// `/rewind N|ENTRY [files|conversation] [force]`, `/rewind undo [force]`.
 fn rewind_args(args: &str) -> Outcome {
@@ -237,13 +265,14 @@ fn execute(
         "handoff" => Outcome::Handoff((!args.is_empty()).then(|| args.to_owned())),
         "tree" if args.is_empty() => Outcome::Tree,
         "tree" => tree_pick(args, session),
-        "fork" => {
+        "fork" if args.is_empty() => {
             let dir = rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd);
             match session.fork(&dir) {
                 Ok(path) => Outcome::Info(format!("forked into {}", path.display())),
                 Err(e) => Outcome::Error(e),
             }
         }
+        "fork" => fork_at(args, session, launch),
         "name" if args.is_empty() => Outcome::Info(session.name().map_or_else(
             || "this session has no name; /name NAME sets one".into(),
             |n| format!("name: {n}"),

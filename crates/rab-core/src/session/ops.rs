@@ -170,6 +170,35 @@ impl AgentSession {
         Ok(path)
     }
 
+    /// [`AgentSession::fork`] from `point` (an entry of the active branch; `None`: its
+    /// start) instead of the leaf. With `files`, the files the agent changed after the
+    /// point get their content at the point back first (recorded in both sessions, so
+    /// `/rewind undo` in the new one puts them back).
+    pub fn fork_at(
+        &mut self,
+        dir: &Path,
+        point: Option<&str>,
+        files: Option<&rab_session::CheckpointStore>,
+    ) -> Result<(PathBuf, Option<crate::rewind::Report>), String> {
+        let what = crate::rewind::What { files: true, conversation: false, force: false };
+        let report = match files {
+            Some(store) => Some(crate::rewind::rewind(&mut self.tape, store, point, what)?),
+            None => None,
+        };
+        let leaf = self.tape.leaf().map(|e| e.id.clone());
+        self.tape.branch_from(point).map_err(|e| e.to_string())?;
+        let forked = self.tape.forked(dir);
+        self.tape.branch_from(leaf.as_deref()).map_err(|e| e.to_string())?;
+        let new = forked.map_err(|e| e.to_string())?;
+        let path = new.path().map(Path::to_path_buf).unwrap_or_default();
+        self.tape = new;
+        if let Some(report) = &report {
+            crate::rewind::record(&mut self.tape, point, &report.restored)?;
+        }
+        self.reload_messages();
+        Ok((path, report))
+    }
+
     /// Names the session (shown by the session picker).
     pub fn set_name(&mut self, name: &str) -> Result<(), String> {
         let target_id = self.tape.id().to_owned();

@@ -131,3 +131,46 @@ fn a_session_rewound_to_turn_two_gets_its_files_back_and_the_rewind_undoes() {
     assert!(users.iter().any(|u| u == "second"), "{users:?}");
     assert!(!users.iter().any(|u| u == "third" || u == "fifth"), "{users:?}");
 }
+
+/// `/fork N files`: a new session from the end of prompt N's turn, its files as they
+/// were then; `/rewind undo` in the new session puts them back.
+#[test]
+fn fork_from_a_point_takes_the_files_of_that_point() {
+    let home = Home::new();
+    let proj = home.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("write", json!({"path": "x.txt", "content": "x1\n"})),
+        Turn::text("one"),
+        Turn::tool_call("write", json!({"path": "x.txt", "content": "x2\n"})),
+        Turn::text("two"),
+    ]);
+    for (i, prompt) in ["first", "second"].iter().enumerate() {
+        let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+        cmd.current_dir(&proj).args(["-p", "--yolo"]);
+        if i > 0 {
+            cmd.arg("-c");
+        }
+        let out = cmd.arg(prompt).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let repl = |line: &str| {
+        let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+        cmd.current_dir(&proj).args(["--repl", "-c"]);
+        super::harness::with_stdin(cmd, &format!("{line}\n"))
+    };
+    let out = repl("/fork 1 files");
+    assert!(
+        stdout(&out).contains("forked into") && stdout(&out).contains("restored"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(read(&proj, "x.txt"), "x1\n");
+    let sessions = home.dir.path().join("rab/sessions");
+    let dir = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "the fork is a session of its own");
+    let out = repl("/rewind undo");
+    assert!(stdout(&out).contains("restored"), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(read(&proj, "x.txt"), "x2\n");
+}
