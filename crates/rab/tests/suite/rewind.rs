@@ -21,6 +21,19 @@ fn session_file(home: &Home) -> PathBuf {
     files[0].clone()
 }
 
+/// One session of `prompts` in `proj`, each a `rab -p` (the later ones continuing it).
+fn run_prompts(home: &Home, llm: &FakeLlm, proj: &Path, prompts: &[&str]) {
+    for (i, prompt) in prompts.iter().enumerate() {
+        let mut cmd = home.rab_for("anthropic-messages", llm, Some("k"));
+        cmd.current_dir(proj).args(["-p", "--yolo"]);
+        if i > 0 {
+            cmd.arg("-c");
+        }
+        let out = cmd.arg(prompt).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+}
+
 fn last_entry(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).unwrap();
     serde_json::from_str(text.lines().last().unwrap()).unwrap()
@@ -56,15 +69,7 @@ fn a_session_rewound_to_turn_two_gets_its_files_back_and_the_rewind_undoes() {
         write("c.txt", "c5\n"),
         Turn::text("five"),
     ]);
-    for (i, prompt) in ["first", "second", "third", "fourth", "fifth"].iter().enumerate() {
-        let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
-        cmd.current_dir(&proj).args(["-p", "--yolo"]);
-        if i > 0 {
-            cmd.arg("-c");
-        }
-        let out = cmd.arg(prompt).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    }
+    run_prompts(&home, &llm, &proj, &["first", "second", "third", "fourth", "fifth"]);
     let now = |dir: &Path| (read(dir, "a.txt"), read(dir, "b.txt"), read(dir, "c.txt"));
     let s = |a: &str, b: &str, c: &str| (a.to_owned(), b.to_owned(), c.to_owned());
     assert_eq!(now(&proj), s("a3\n", "b4\n", "c5\n"));
@@ -146,15 +151,7 @@ fn fork_from_a_point_takes_the_files_of_that_point() {
         Turn::tool_call("write", json!({"path": "x.txt", "content": "x2\n"})),
         Turn::text("two"),
     ]);
-    for (i, prompt) in ["first", "second"].iter().enumerate() {
-        let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
-        cmd.current_dir(&proj).args(["-p", "--yolo"]);
-        if i > 0 {
-            cmd.arg("-c");
-        }
-        let out = cmd.arg(prompt).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    }
+    run_prompts(&home, &llm, &proj, &["first", "second"]);
     let repl = |line: &str| {
         let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
         cmd.current_dir(&proj).args(["--repl", "-c"]);
