@@ -175,17 +175,23 @@ impl CheckpointStore {
         max_age: Duration,
         max_bytes: u64,
     ) -> Result<Option<Pruned>, CheckpointError> {
-        let stamp = self.dir.join("last-prune");
-        let day = Duration::from_secs(24 * 3600);
-        let recent = std::fs::metadata(&stamp)
-            .and_then(|m| m.modified())
-            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age < day));
-        if recent || !self.dir.exists() {
+        if !self.prune_is_due() {
             return Ok(None);
         }
+        let stamp = self.dir.join("last-prune");
         let pruned = self.prune(max_age, max_bytes)?;
         std::fs::write(&stamp, b"").map_err(Self::io(&stamp))?;
         Ok(Some(pruned))
+    }
+
+    /// Whether [`CheckpointStore::prune_if_due`] would prune: the store exists and was
+    /// not pruned in the last day (one `stat`).
+    pub fn prune_is_due(&self) -> bool {
+        let day = Duration::from_secs(24 * 3600);
+        let recent = std::fs::metadata(self.dir.join("last-prune"))
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|age| age < day));
+        !recent && self.dir.exists()
     }
 
     /// Bytes the objects take on disk.

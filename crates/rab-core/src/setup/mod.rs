@@ -439,15 +439,18 @@ impl Setup {
         if tape_is_saved && settings.enabled {
             let store =
                 rab_session::CheckpointStore::new(crate::checkpoint::store_dir(self.paths.home()));
-            // Off the start-up path: once a day, old and excess contents go.
-            let age = std::time::Duration::from_secs(u64::from(settings.max_age_days) * 86_400);
-            let bytes = settings.max_size_mb << 20;
-            let pruner = store.clone();
-            std::thread::spawn(move || {
-                if let Err(e) = pruner.prune_if_due(age, bytes) {
-                    tracing::warn!("pruning the checkpoint store: {e}");
-                }
-            });
+            // Off the start-up path, and a thread only when it is time: once a day, old
+            // and excess contents go.
+            if store.prune_is_due() {
+                let age = std::time::Duration::from_secs(u64::from(settings.max_age_days) * 86_400);
+                let bytes = settings.max_size_mb << 20;
+                let pruner = store.clone();
+                std::thread::spawn(move || {
+                    if let Err(e) = pruner.prune_if_due(age, bytes) {
+                        tracing::warn!("pruning the checkpoint store: {e}");
+                    }
+                });
+            }
             let cp = crate::checkpoint::Checkpointer::new(store, self.workspace.clone());
             session.set_checkpointer(Arc::new(cp));
         }
