@@ -7,7 +7,7 @@
 //!
 //! Works outside git repositories: nothing here asks git.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rab_agent::AgentTool;
 use rab_ai::ToolCall;
@@ -116,6 +116,6 @@ pub fn snapshot(store: &CheckpointStore, path: &Path, keep: bool) -> FileState {
 }
 
 /// The store of a rab home: `~/.rab/checkpoints`.
-pub fn store_dir(rab_home: &Path) -> PathBuf {
-    rab_home.join("checkpoints")
+pub fn store(rab_home: &Path) -> CheckpointStore {
+    CheckpointStore::new(rab_home.join("checkpoints"))
 }

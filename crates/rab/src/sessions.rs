@@ -176,7 +176,7 @@ pub fn rewind(
         Ok((tape, _)) => tape,
         Err(e) => return fail(EXIT_USAGE, &format!("{}: {e}", path.display())),
     };
-    let store = rab_session::CheckpointStore::new(rab_core::checkpoint::store_dir(home));
+    let store = rab_core::checkpoint::store(home);
     let done = match point {
         None => rab_core::rewind::undo(&mut tape, &store, what.force),
         Some(point) => match rab_core::rewind::resolve_point(&tape, point) {

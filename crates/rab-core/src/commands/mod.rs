@@ -134,8 +134,7 @@ fn fork_at(args: &str, session: &mut AgentSession, launch: &Launch) -> Outcome {
         Err(e) => return Outcome::Error(e),
     };
     let dir = rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd);
-    let store =
-        rab_session::CheckpointStore::new(crate::checkpoint::store_dir(launch.paths.home()));
+    let store = crate::checkpoint::store(launch.paths.home());
     match session.fork_at(&dir, target.as_deref(), files.then_some(&store)) {
         Ok((path, report)) => {
             let mut lines = vec![format!("forked into {}", path.display())];

@@ -182,34 +182,9 @@ impl Actor {
             Outcome::Reload => return self.reload(id, None),
             Outcome::Profile(profile) => return self.reload(id, Some(profile)),
             Outcome::Rewind(point, what) => {
-                let store = rab_session::CheckpointStore::new(crate::checkpoint::store_dir(
-                    setup.paths.home(),
-                ));
-                let text = match self.session.as_mut() {
-                    None => Err(BUSY.to_owned()),
-                    Some(s) => {
-                        let done = match &point {
-                            None => s.undo_rewind(&store, what.force),
-                            Some(p) => crate::rewind::resolve_point(s.tape(), p)
-                                .and_then(|target| s.rewind(&store, target.as_deref(), what)),
-                        };
-                        done.map(|report| {
-                            let mut lines = report.lines();
-                            if lines.is_empty() {
-                                lines.push("no file to restore".to_owned());
-                            }
-                            if what.conversation || point.is_none() {
-                                let n = s.agent().messages().len();
-                                lines.push(format!(
-                                    "the conversation goes on from there ({n} messages)"
-                                ));
-                            }
-                            lines.push("/rewind undo puts it back".to_owned());
-                            lines.join("\n")
-                        })
-                    }
-                };
-                text.map(|text| {
+                let store = crate::checkpoint::store(setup.paths.home());
+                let session = self.session.as_mut().ok_or_else(|| BUSY.to_owned());
+                session.and_then(|s| s.rewind_to(&store, point.as_deref(), what)).map(|text| {
                     self.emit(Event::Info { submission: id, text });
                     self.settle();
                 })

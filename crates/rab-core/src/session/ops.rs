@@ -104,6 +104,33 @@ impl AgentSession {
         Ok(report)
     }
 
+    /// `/rewind`: to `point` (a prompt number or an entry; `None` undoes the last
+    /// rewind), saying what was done.
+    pub fn rewind_to(
+        &mut self,
+        store: &rab_session::CheckpointStore,
+        point: Option<&str>,
+        what: crate::rewind::What,
+    ) -> Result<String, String> {
+        let report = match point {
+            None => self.undo_rewind(store, what.force)?,
+            Some(p) => {
+                let target = crate::rewind::resolve_point(&self.tape, p)?;
+                self.rewind(store, target.as_deref(), what)?
+            }
+        };
+        let mut lines = report.lines();
+        if lines.is_empty() {
+            lines.push("no file to restore".to_owned());
+        }
+        if what.conversation || point.is_none() {
+            let n = self.agent.messages().len();
+            lines.push(format!("the conversation goes on from there ({n} messages)"));
+        }
+        lines.push("/rewind undo puts it back".to_owned());
+        Ok(lines.join("\n"))
+    }
+
     /// Undoes the last rewind on the active branch.
     pub fn undo_rewind(
         &mut self,

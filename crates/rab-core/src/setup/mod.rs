@@ -437,8 +437,7 @@ impl Setup {
         session.set_extensions(self.extensions.clone());
         let settings = &self.settings.checkpoints;
         if tape_is_saved && settings.enabled {
-            let store =
-                rab_session::CheckpointStore::new(crate::checkpoint::store_dir(self.paths.home()));
+            let store = crate::checkpoint::store(self.paths.home());
             // Off the start-up path, and a thread only when it is time: once a day, old
             // and excess contents go.
             if store.prune_is_due() {
