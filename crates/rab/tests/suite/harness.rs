@@ -56,6 +56,12 @@ impl Home {
     }
 }
 
+/// Writes `text` to `path`, creating its folders.
+pub fn put(path: &std::path::Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
 /// Runs `cmd` with `input` on its stdin (then closed), capturing stdout and stderr.
 pub fn with_stdin(mut cmd: Command, input: &str) -> Output {
     use std::io::Write;

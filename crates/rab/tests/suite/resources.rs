@@ -1,17 +1,10 @@
 //! Custom prompt commands and skills from every discovery directory, end to end in the
 //! REPL against the fake server.
 
-use std::path::Path;
-
 use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::json;
 
-use super::harness::{Home, stderr, stdout, with_stdin};
-
-fn put(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use super::harness::{Home, put, stderr, stdout, with_stdin};
 
 fn skill(name: &str) -> String {
     format!(

@@ -1,18 +1,11 @@
 //! The smaller capabilities the three seed designs describe, end to end through the real
 //! binary against the fake server (issue 22).
 
-use std::path::Path;
-
 use pretty_assertions::assert_eq;
 use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::json;
 
-use super::harness::{Home, stderr, stdout, with_stdin};
-
-fn put(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
+use super::harness::{Home, put, stderr, stdout, with_stdin};
 
 /// CrabClaw's project prompt file replaces the default prompt; `.rab/SYSTEM.md` wins over it.
 #[test]
