@@ -14,10 +14,7 @@ use rab_ai::ToolCall;
 use rab_session::checkpoints::{CheckpointStore, MAX_FILE_BYTES, content_hash};
 use serde::{Deserialize, Serialize};
 
-/// Custom entry type of the contents before a call.
-pub const CHECKPOINT: &str = "checkpoint";
-/// Custom entry type of the contents a call left.
-pub const CHECKPOINT_AFTER: &str = "checkpoint_after";
+pub use rab_session::checkpoints::{CHECKPOINT, CHECKPOINT_AFTER};
 
 /// One file in a checkpoint entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

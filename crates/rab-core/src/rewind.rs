@@ -15,8 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{CHECKPOINT, CHECKPOINT_AFTER, Checkpoint, FileState, snapshot};
 
-/// Custom entry type of a rewind.
-pub const REWIND: &str = "rewind";
+pub use rab_session::checkpoints::REWIND;
 
 /// One file a rewind wrote (or removed).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -11,6 +11,16 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+/// Custom entry type of the contents before a tool call.
+pub const CHECKPOINT: &str = "checkpoint";
+/// Custom entry type of the contents a tool call left.
+pub const CHECKPOINT_AFTER: &str = "checkpoint_after";
+/// Custom entry type of a rewind.
+pub const REWIND: &str = "rewind";
+/// The entry types a rewind acts on: only rab writes them (an import never carries them
+/// over, so a session file from elsewhere cannot name files for a rewind to write).
+pub const REWIND_ENTRY_TYPES: [&str; 3] = [CHECKPOINT, CHECKPOINT_AFTER, REWIND];
+
 /// Files larger than this are not checkpointed (a rewind reports them as not restorable).
 pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
 

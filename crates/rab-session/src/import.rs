@@ -436,10 +436,14 @@ fn pi(text: &str) -> Option<Converted> {
                 target_id: str_of(&line, "targetId").unwrap_or_default().to_owned(),
                 label: str_of(&line, "label").map(str::to_owned),
             }),
-            "custom" => Some(EntryBody::Custom {
-                custom_type: str_of(&line, "customType").unwrap_or("pi").to_owned(),
-                data: line.get("data").cloned().unwrap_or_default(),
-            }),
+            // Not rab's own checkpoint and rewind entries: those name files to write.
+            "custom" => match str_of(&line, "customType").unwrap_or("pi") {
+                t if crate::checkpoints::REWIND_ENTRY_TYPES.contains(&t) => None,
+                t => Some(EntryBody::Custom {
+                    custom_type: t.to_owned(),
+                    data: line.get("data").cloned().unwrap_or_default(),
+                }),
+            },
             _ => None,
         };
         match body {

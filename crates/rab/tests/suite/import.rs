@@ -132,6 +132,9 @@ fn pi_sessions_import_with_model_changes_labels_and_tool_calls() {
         texts.iter().any(|t| t.contains("\"model_change\"") && t.contains("claude-sonnet-5-5"))
     );
     assert!(texts.iter().any(|t| t.contains("\"label\":\"renamed\"")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("my-extension")), "an extension's entry is kept");
+    assert!(!texts.iter().any(|t| t.contains("\"rewind\"")), "rab's own types are not");
+    assert!(stdout(&out).contains("1 custom entr(ies) not imported"), "{}", stdout(&out));
     let out = import(&home, "pi", &source);
     assert!(stdout(&out).contains("0 imported, 1 already there"), "{}", stdout(&out));
 
