@@ -188,6 +188,11 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 pub trait AgentTool: Send + Sync {
     /// Name, description and argument schema.
     fn spec(&self) -> ToolSpec;
+    /// The name alone. Looking a tool up by name happens on every call; the default
+    /// builds the whole [`AgentTool::spec`] (the schema too), so tools override it.
+    fn name(&self) -> String {
+        self.spec().name
+    }
     /// Whether the call may run alongside others.
     fn mode(&self) -> ExecutionMode {
         ExecutionMode::Parallel
@@ -369,6 +374,10 @@ impl<T: Tool> AgentTool for T {
             parameters: schema_of::<T::Args>(),
             grammar: self.grammar(),
         }
+    }
+
+    fn name(&self) -> String {
+        T::NAME.to_owned()
     }
 
     fn mode(&self) -> ExecutionMode {

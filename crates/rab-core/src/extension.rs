@@ -375,7 +375,7 @@ impl Extensions {
         let mut command_owner: Vec<(String, String)> = Vec::new();
         for ext in &out.list {
             for tool in ext.tools() {
-                let name = tool.spec().name;
+                let name = tool.name();
                 match tool_owner.iter().find(|(n, _)| *n == name) {
                     Some((_, first)) => out.warnings.push(format!(
                         "tool {name} of extension {} is left out: extension {first} already \

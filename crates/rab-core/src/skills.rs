@@ -311,14 +311,18 @@ pub struct AsToolArgs {
 }
 
 impl rab_agent::AgentTool for SkillAsTool {
+    fn name(&self) -> String {
+        // `skill_`, not `skill.`: Anthropic and OpenAI allow only letters, digits, _
+        // and -, and a session's history moves between providers.
+        rab_agent::portable_tool_name(
+            &format!("skill_{}", self.0.name.replace('-', "_")),
+            &self.0.name,
+        )
+    }
+
     fn spec(&self) -> rab_ai::ToolSpec {
         rab_ai::ToolSpec {
-            // `skill_`, not `skill.`: Anthropic and OpenAI allow only letters, digits, _
-            // and -, and a session's history moves between providers.
-            name: rab_agent::portable_tool_name(
-                &format!("skill_{}", self.0.name.replace('-', "_")),
-                &self.0.name,
-            ),
+            name: self.name(),
             description: self.0.description.clone(),
             parameters: rab_agent::schema_of::<AsToolArgs>(),
             grammar: None,

@@ -142,7 +142,7 @@ impl ServerHandler for RabServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(tool) = self.tools.iter().find(|t| t.spec().name == request.name) else {
+        let Some(tool) = self.tools.iter().find(|t| t.name() == request.name) else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool `{}`", request.name),
                 None,

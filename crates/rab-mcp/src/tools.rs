@@ -127,6 +127,10 @@ impl AgentTool for McpTool {
         self.spec.clone()
     }
 
+    fn name(&self) -> String {
+        self.spec.name.clone()
+    }
+
     fn label(&self) -> Option<String> {
         self.title.as_ref().map(|t| format!("{t} ({})", self.server))
     }

@@ -39,7 +39,7 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("rab-plugin-bench-read-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("a.txt"), "hello\n").unwrap();
-    let read = rab_tools::builtin(&dir).into_iter().find(|t| t.spec().name == "read").unwrap();
+    let read = rab_tools::builtin(&dir).into_iter().find(|t| t.name() == "read").unwrap();
     let todo_args = json!({"todos": [{"content": "a", "status": "pending"}]});
     let tools: [(&Arc<dyn AgentTool>, serde_json::Value); 3] =
         [(&echo, json!({"text": "hello"})), (&todo, todo_args), (&read, json!({"path": "a.txt"}))];

@@ -423,8 +423,8 @@ impl ToolSource for Registry {
         let reserved = self.inner.reserved.lock().map(|r| r.clone()).unwrap_or_default();
         let mut out: Vec<Arc<dyn AgentTool>> = Vec::new();
         for tool in self.plugins().iter().flat_map(crate::tool::agent_tools) {
-            let name = tool.spec().name;
-            if !reserved.contains(&name) && !out.iter().any(|t| t.spec().name == name) {
+            let name = tool.name();
+            if !reserved.contains(&name) && !out.iter().any(|t| t.name() == name) {
                 out.push(tool);
             }
         }

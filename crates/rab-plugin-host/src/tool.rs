@@ -200,6 +200,10 @@ impl AgentTool for PluginTool {
         self.spec.clone()
     }
 
+    fn name(&self) -> String {
+        self.spec.name.clone()
+    }
+
     fn level(&self) -> ToolLevel {
         self.level
     }

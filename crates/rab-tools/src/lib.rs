@@ -11,7 +11,7 @@
 //!
 //! ```
 //! let tools = rab_tools::builtin(std::path::Path::new("."));
-//! let names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
+//! let names: Vec<String> = tools.iter().map(|t| t.name()).collect();
 //! assert_eq!(names, [
 //!     "read", "write", "edit", "bash", "grep", "glob", "ls", "sleep", "todo_write",
 //!     "bash_output", "kill_shell", "enter_worktree", "exit_worktree", "web_fetch", "brief",

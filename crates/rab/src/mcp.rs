@@ -150,7 +150,7 @@ pub fn serve(cli: &Cli, env: Env, paths: Paths, cwd: PathBuf) -> u8 {
         .with_read_filter(safety.gate.read_filter());
     let tools: Vec<Arc<dyn AgentTool>> = rab_tools::builtin_in(&workspace)
         .into_iter()
-        .filter(|t| SERVED.contains(&t.spec().name.as_str()))
+        .filter(|t| SERVED.contains(&t.name().as_str()))
         .collect();
     let hooks: Vec<Arc<dyn ToolHook>> = vec![safety.gate.clone()];
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {

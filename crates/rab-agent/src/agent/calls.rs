@@ -74,7 +74,7 @@ impl Agent {
     }
 
     pub(super) fn tool(&self, name: &str) -> Option<&Arc<dyn AgentTool>> {
-        self.tools.iter().find(|t| t.spec().name == name)
+        self.tools.iter().find(|t| t.name() == name)
     }
 
     async fn run_group(

@@ -594,7 +594,7 @@ impl Recorder<'_> {
     /// Before a call runs: the files it writes, stored and named on the tape.
     fn checkpoint_before(&mut self, call: &rab_ai::ToolCall) -> Result<(), rab_session::Error> {
         let Some((cp, tools)) = &self.checkpoints else { return Ok(()) };
-        let Some(tool) = tools.iter().find(|t| t.spec().name == call.name) else { return Ok(()) };
+        let Some(tool) = tools.iter().find(|t| t.name() == call.name) else { return Ok(()) };
         let Some(before) = cp.before(call, tool.as_ref()) else { return Ok(()) };
         let data = serde_json::to_value(&before).unwrap_or_default();
         let custom_type = crate::checkpoint::CHECKPOINT.to_owned();

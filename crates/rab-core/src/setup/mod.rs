@@ -210,7 +210,7 @@ impl Setup {
         // Rules may name any tool rab knows, including extensions' and skills'.
         let mut known = crate::tool_catalog::builtin(&cwd);
         for t in options.extensions.iter().flat_map(|e| e.tools()).chain(resources.tools(true)) {
-            known.add(t.spec().name, t.facts());
+            known.add(t.name(), t.facts());
         }
         let safety = safety::build(
             &options.safety,
@@ -295,7 +295,7 @@ impl Setup {
             skills: crate::skills::prompt_block(&resources.skills),
             guidelines: tools
                 .iter()
-                .filter_map(|t| t.prompt_guidelines().map(|g| (t.spec().name, g)))
+                .filter_map(|t| t.prompt_guidelines().map(|g| (t.name(), g)))
                 .filter(|(_, g)| !g.trim().is_empty())
                 .collect(),
         });

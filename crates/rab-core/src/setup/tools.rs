@@ -46,8 +46,8 @@ pub fn builtin_tools(
 ) -> Vec<Arc<dyn AgentTool>> {
     let mut all = rab_tools::builtin_in(ws);
     if edit_tool == rab_ai::EditTool::ApplyPatch {
-        let at = all.iter().position(|t| t.spec().name == "write").unwrap_or(all.len());
-        all.retain(|t| !matches!(t.spec().name.as_str(), "write" | "edit"));
+        let at = all.iter().position(|t| t.name() == "write").unwrap_or(all.len());
+        all.retain(|t| !matches!(t.name().as_str(), "write" | "edit"));
         all.insert(
             at.min(all.len()),
             Arc::new(rab_tools::apply_patch::ApplyPatch::new(ws.clone())),
@@ -55,7 +55,7 @@ pub fn builtin_tools(
     }
     if settings.sandbox.allow_private_network {
         for t in &mut all {
-            if t.spec().name == "web_fetch" {
+            if t.name() == "web_fetch" {
                 *t = Arc::new(rab_tools::web_fetch::WebFetch::new().with_private_addresses(true));
             }
         }
@@ -76,7 +76,7 @@ pub fn tools(
     if cli.no_tools {
         return Ok(Vec::new());
     }
-    let mut names: Vec<String> = all.iter().map(|t| t.spec().name).collect();
+    let mut names: Vec<String> = all.iter().map(|t| t.name()).collect();
     // Tools added per session or only in some modes, and the file-editing tools of
     // other models, can be named all the same.
     for name in known.names() {
@@ -106,7 +106,7 @@ pub fn tools(
         (None, None) => None,
     };
     check(&settings.exclude_tools, "settings \"excludeTools\"")?;
-    Ok(all.into_iter().filter(|t| is_enabled(&t.spec().name, only.as_deref(), settings)).collect())
+    Ok(all.into_iter().filter(|t| is_enabled(&t.name(), only.as_deref(), settings)).collect())
 }
 
 /// Whether `--tools`/settings leave a tool in.

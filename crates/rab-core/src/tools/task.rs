@@ -131,7 +131,7 @@ impl TaskTool {
         agents: Vec<AgentDef>,
         models: Vec<Model>,
     ) -> Self {
-        let tools = tools.into_iter().filter(|t| t.spec().name != TASK).collect();
+        let tools = tools.into_iter().filter(|t| t.name() != TASK).collect();
         Self {
             provider,
             config,
@@ -182,7 +182,7 @@ impl TaskTool {
         let Some(names) = &def.tools else { return Ok(self.tools.clone()) };
         let mut out = Vec::new();
         for name in names {
-            match self.tools.iter().find(|t| t.spec().name == *name) {
+            match self.tools.iter().find(|t| t.name() == *name) {
                 Some(t) => out.push(t.clone()),
                 None => {
                     return Err(ToolError::Model(format!(
@@ -225,13 +225,13 @@ fn narrow(
 ) -> Result<Vec<Arc<dyn AgentTool>>, ToolError> {
     let mut out = Vec::new();
     for name in names {
-        match available.iter().find(|t| t.spec().name == *name) {
-            Some(t) if !out.iter().any(|o: &Arc<dyn AgentTool>| o.spec().name == *name) => {
+        match available.iter().find(|t| t.name() == *name) {
+            Some(t) if !out.iter().any(|o: &Arc<dyn AgentTool>| o.name() == *name) => {
                 out.push(t.clone());
             }
             Some(_) => {}
             None => {
-                let have: Vec<String> = available.iter().map(|t| t.spec().name).collect();
+                let have: Vec<String> = available.iter().map(|t| t.name()).collect();
                 return Err(ToolError::Model(format!(
                     "tools: '{name}' is not among this agent's tools ({}); a sub-agent gets a \
                      subset of them",
@@ -342,7 +342,7 @@ impl Tool for TaskTool {
         } else {
             None
         };
-        let tool_names: Vec<String> = tools.iter().map(|t| t.spec().name).collect();
+        let tool_names: Vec<String> = tools.iter().map(|t| t.name()).collect();
         let mut agent = Agent::new(self.provider.clone(), config, prompt, tools);
         agent.set_loop_detection(self.loops);
         if let Some(view) = view {

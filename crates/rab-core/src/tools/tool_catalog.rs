@@ -25,7 +25,7 @@ impl ToolCatalog {
 
     /// The catalog of tool instances.
     pub fn of(tools: &[Arc<dyn AgentTool>]) -> Self {
-        Self::new(tools.iter().map(|t| (t.spec().name, t.facts())))
+        Self::new(tools.iter().map(|t| (t.name(), t.facts())))
     }
 
     /// Adds a tool unless one of the name is there.
@@ -141,7 +141,7 @@ pub fn offer_tool_search(
     }
     let mut specs: Vec<rab_ai::ToolSpec> = tools.iter().map(|t| t.spec()).collect();
     let always: Vec<String> =
-        tools.iter().filter(|t| t.facts().always_full).map(|t| t.spec().name).collect();
+        tools.iter().filter(|t| t.facts().always_full).map(|t| t.name()).collect();
     let always: Vec<&str> = always.iter().map(String::as_str).collect();
     let view =
         Arc::new(rab_agent::ToolView::new(TOOL_VIEW_THRESHOLD, &always, &specs).when_it_pays());

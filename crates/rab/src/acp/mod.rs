@@ -341,13 +341,8 @@ impl Acp {
 /// A tool of the session by name: the start-up ones, then those of extensions whose
 /// tools come and go (MCP servers).
 fn find_tool(setup: &Setup, name: &str) -> Option<Arc<dyn rab_agent::AgentTool>> {
-    setup.tools.iter().find(|t| t.spec().name == name).cloned().or_else(|| {
-        setup
-            .extensions
-            .tool_sources()
-            .iter()
-            .flat_map(|s| s.tools())
-            .find(|t| t.spec().name == name)
+    setup.tools.iter().find(|t| t.name() == name).cloned().or_else(|| {
+        setup.extensions.tool_sources().iter().flat_map(|s| s.tools()).find(|t| t.name() == name)
     })
 }
 

@@ -247,7 +247,7 @@ impl App {
     /// source offers now (an MCP server's, a plugin's).
     fn tool_named(&self, name: &str) -> Option<std::sync::Arc<dyn rab_agent::AgentTool>> {
         let fixed = self.launch.tools.iter().chain(self.launch.extensions.tools());
-        if let Some(tool) = fixed.into_iter().find(|t| t.spec().name == name) {
+        if let Some(tool) = fixed.into_iter().find(|t| t.name() == name) {
             return Some(tool.clone());
         }
         self.launch
@@ -255,7 +255,7 @@ impl App {
             .tool_sources()
             .iter()
             .flat_map(|s| s.tools())
-            .find(|t| t.spec().name == name)
+            .find(|t| t.name() == name)
     }
 
     fn argument_completions(&self) -> Option<Completions> {

@@ -344,7 +344,7 @@ impl Chat {
             AgentEvent::ToolCall { call } => {
                 self.flush(true).await;
                 self.stream = Stream::default();
-                let tool = self.setup.tools.iter().find(|t| t.spec().name == call.name).cloned();
+                let tool = self.setup.tools.iter().find(|t| t.name() == call.name).cloned();
                 let name =
                     tool.as_ref().and_then(|t| t.label()).unwrap_or_else(|| call.name.clone());
                 let summary = tool.and_then(|t| t.summary(&call.arguments)).unwrap_or_default();
