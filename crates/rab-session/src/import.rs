@@ -16,7 +16,8 @@
 //! ids, so they stay paired; thinking is kept as thinking without its signature (a
 //! signature binds it to the provider that made it); images are kept. Each source
 //! session becomes `import-<source>-<id>.jsonl` in the rab session directory of its
-//! working directory, so importing again finds it there and adds nothing.
+//! working directory, so importing again finds it there and adds nothing. Entries keep
+//! the times their source gave them (RFC 3339), so search and listings date them right.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ use rab_ai::{
 };
 use serde_json::Value;
 
+use crate::time::parse_rfc3339;
 use crate::{EntryBody, Tape, session_dir};
 
 /// Whose sessions.
@@ -74,12 +76,17 @@ struct Item {
     id: String,
     parent: Option<String>,
     body: EntryBody,
+    /// When the source wrote it (milliseconds since the epoch), where it says so in
+    /// RFC 3339.
+    at: Option<u64>,
 }
 
 /// A source session converted, before it is written.
 struct Converted {
     id: String,
     cwd: PathBuf,
+    /// When the source session started, where it says so apart from its entries.
+    started: Option<u64>,
     items: Vec<Item>,
     skipped: Vec<String>,
 }
@@ -147,13 +154,18 @@ fn write(c: &Converted, dir: &Path, target: &Path) -> Result<usize, String> {
     }
     let mut tape = Tape::create(dir, &c.cwd, None);
     tape.set_path(target.to_owned());
+    // Entries keep their source's times; one without takes the time before it (or, at
+    // the start, the first time there is), so the tape still reads in order.
+    let mut at = c.items.iter().find_map(|i| i.at).unwrap_or_else(crate::time::now_millis);
+    tape.set_started_at(c.started.unwrap_or(at));
     // Source id → rab id of the entry that stands for it.
     let mut ids: HashMap<&str, String> = HashMap::new();
     for item in &c.items {
         let parent = item.parent.as_deref().and_then(|p| ids.get(p)).cloned();
         tape.branch_from(parent.as_deref()).map_err(|e| e.to_string())?;
         let body = remap(&item.body, &ids);
-        let id = tape.append(body).map_err(|e| e.to_string())?.id.clone();
+        at = item.at.unwrap_or(at);
+        let id = tape.append_at(body, at).map_err(|e| e.to_string())?.id.clone();
         ids.insert(item.id.as_str(), id);
     }
     Ok(c.items.len())
@@ -245,6 +257,8 @@ struct OpenReply {
     /// The last line's uuid: the next line of the reply points at it.
     last: String,
     parent: Option<String>,
+    /// The first line's time.
+    at: Option<u64>,
     model: String,
     blocks: Vec<AssistantBlock>,
 }
@@ -255,7 +269,7 @@ fn claude(text: &str) -> Option<Converted> {
     let first = lines.iter().find(|l| l.get("sessionId").is_some())?;
     let id = str_of(first, "sessionId")?.to_owned();
     let cwd = PathBuf::from(lines.iter().find_map(|l| str_of(l, "cwd"))?);
-    let mut c = Converted { id, cwd, items: Vec::new(), skipped: Vec::new() };
+    let mut c = Converted { id, cwd, started: None, items: Vec::new(), skipped: Vec::new() };
     let mut skipped_kinds: HashMap<String, usize> = HashMap::new();
     let mut tool_names: HashMap<String, String> = HashMap::new();
     // Lines not written as entries: what points at them points at this instead.
@@ -264,13 +278,14 @@ fn claude(text: &str) -> Option<Converted> {
     let flush = |open: &mut Option<OpenReply>, items: &mut Vec<Item>| {
         if let Some(r) = open.take() {
             let body = message(assistant(Api::AnthropicMessages, "anthropic", &r.model, r.blocks));
-            items.push(Item { id: r.id, parent: r.parent, body });
+            items.push(Item { id: r.id, parent: r.parent, body, at: r.at });
         }
     };
     for line in &lines {
         let kind = str_of(line, "type").unwrap_or("?");
         let uuid = str_of(line, "uuid").unwrap_or_default().to_owned();
         let parent = str_of(line, "parentUuid").map(str::to_owned);
+        let at = str_of(line, "timestamp").and_then(parse_rfc3339);
         let sidechain = line.get("isSidechain").and_then(Value::as_bool) == Some(true);
         let meta = line.get("isMeta").and_then(Value::as_bool) == Some(true);
         if !matches!(kind, "user" | "assistant") || sidechain || meta || uuid.is_empty() {
@@ -319,6 +334,7 @@ fn claude(text: &str) -> Option<Converted> {
                         id: uuid.clone(),
                         last: uuid,
                         parent,
+                        at,
                         model,
                         blocks,
                     });
@@ -358,7 +374,7 @@ fn claude(text: &str) -> Option<Converted> {
         let mut parent = parent;
         for (i, body) in bodies.into_iter().enumerate() {
             let id = if i + 1 == count { uuid.clone() } else { format!("{uuid}#{i}") };
-            c.items.push(Item { id: id.clone(), parent: parent.replace(id), body });
+            c.items.push(Item { id: id.clone(), parent: parent.replace(id), body, at });
         }
         if count == 0 {
             redirect.insert(uuid, parent);
@@ -400,7 +416,8 @@ fn pi(text: &str) -> Option<Converted> {
     let header = lines.next().filter(|h| str_of(h, "type") == Some("session"))?;
     let id = str_of(&header, "id")?.to_owned();
     let cwd = PathBuf::from(str_of(&header, "cwd")?);
-    let mut c = Converted { id, cwd, items: Vec::new(), skipped: Vec::new() };
+    let started = str_of(&header, "timestamp").and_then(parse_rfc3339);
+    let mut c = Converted { id, cwd, started, items: Vec::new(), skipped: Vec::new() };
     let mut skipped_kinds: HashMap<String, usize> = HashMap::new();
     let mut redirect: HashMap<String, Option<String>> = HashMap::new();
     let mut previous: Option<String> = None;
@@ -447,7 +464,10 @@ fn pi(text: &str) -> Option<Converted> {
             _ => None,
         };
         match body {
-            Some(body) => c.items.push(Item { id, parent, body }),
+            Some(body) => {
+                let at = str_of(&line, "timestamp").and_then(parse_rfc3339);
+                c.items.push(Item { id, parent, body, at });
+            }
             None => {
                 let what = match kind {
                     "message" => {

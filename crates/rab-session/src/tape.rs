@@ -310,6 +310,14 @@ impl Tape {
         }
     }
 
+    /// Dates a not-yet-written session's start (milliseconds since the epoch): an
+    /// imported session started when its source did.
+    pub fn set_started_at(&mut self, millis: u64) {
+        if !self.is_started {
+            self.header.timestamp = rfc3339(millis);
+        }
+    }
+
     /// The session id.
     pub fn id(&self) -> &str {
         &self.header.id
@@ -366,6 +374,16 @@ impl Tape {
         (0..self.slots.len()).filter_map(|i| self.get(i)).collect()
     }
 
+    /// Every entry of one kind, oldest first, on all branches. Only those are read:
+    /// entries dropped from memory stay dropped (`entries` would read the whole
+    /// history back into memory).
+    pub fn entries_of(&self, kind: EntryKind) -> Vec<&Entry> {
+        (0..self.slots.len())
+            .filter(|&i| self.slots[i].kind == kind)
+            .filter_map(|i| self.get(i))
+            .collect()
+    }
+
     /// An entry by id.
     pub fn entry(&self, id: &str) -> Option<&Entry> {
         self.find(id).and_then(|i| self.get(i))
@@ -387,6 +405,12 @@ impl Tape {
 
     /// Appends an entry after the leaf, writes it, and makes it the leaf.
     pub fn append(&mut self, body: EntryBody) -> Result<&Entry, Error> {
+        self.append_at(body, now_millis())
+    }
+
+    /// [`Tape::append`] with the time it happened (milliseconds since the epoch), for
+    /// entries brought from elsewhere (an imported session keeps its own times).
+    pub fn append_at(&mut self, body: EntryBody, millis: u64) -> Result<&Entry, Error> {
         let mut id = entry_id();
         while self.find(&id).is_some() {
             id = entry_id();
@@ -395,7 +419,7 @@ impl Tape {
         let entry = Entry {
             id: id.clone(),
             parent_id: parent_id.clone(),
-            timestamp: rfc3339(now_millis()),
+            timestamp: rfc3339(millis),
             body,
         };
         let raw = self.write(&entry)?;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use rab_ai::{Content, Message};
-use rab_session::{Entry, EntryBody, Tape};
+use rab_session::{Entry, EntryBody, EntryKind, Tape};
 use tokio_util::sync::CancellationToken;
 
 use crate::AgentSession;
@@ -236,7 +236,7 @@ impl AgentSession {
     /// The session's name, if it has one.
     pub fn name(&self) -> Option<String> {
         let id = self.tape.id();
-        self.tape.entries().iter().rev().find_map(|e| match &e.body {
+        self.tape.entries_of(EntryKind::Label).iter().rev().find_map(|e| match &e.body {
             EntryBody::Label { target_id, label } if target_id == id => Some(label.clone()),
             _ => None,
         })?
@@ -256,7 +256,7 @@ impl AgentSession {
         let session = self.tape.id();
         let mut seen = Vec::new();
         let mut out = Vec::new();
-        for e in self.tape.entries().iter().rev() {
+        for e in self.tape.entries_of(EntryKind::Label).iter().rev() {
             if let EntryBody::Label { target_id, label: Some(name) } = &e.body
                 && target_id != session
                 && !seen.contains(name)

@@ -166,6 +166,12 @@ fn entries_are_read_back_from_the_file_after_the_text_is_released() {
     assert_eq!(messages, expected);
     assert_eq!(ids.len(), messages.len());
     assert!(loaded.source.text().is_empty(), "the loaded text is freed");
+    // Looking up labels reads the labels only.
+    let labels = loaded.entries_of(EntryKind::Label);
+    assert_eq!(labels.len(), 1);
+    assert_eq!(labels[0].id, written[3].id);
+    let parsed = loaded.slots.iter().filter(|s| s.entry.get().is_some()).count();
+    assert_eq!(parsed, 1, "only the label was read back");
     // Nothing was parsed but the messages: every entry now comes from the file.
     assert_eq!(loaded.entries().into_iter().cloned().collect::<Vec<_>>(), written);
     loaded.append(user("two")).unwrap();

@@ -58,6 +58,10 @@ fn claude_code_sessions_import_once_with_branches_tools_thinking_and_images() {
     let tape = imported_tape(&home, "import-claude-7f3c2a10-5b6e-4c1d-9a8b-0c1d2e3f4a5b.jsonl");
     assert_eq!(tape.header().cwd, proj.display().to_string());
     assert_eq!(tape.entries().len(), 8, "the reply's two lines are one entry");
+    // Entries keep the times Claude Code gave them; the session starts with the first.
+    assert_eq!(tape.header().timestamp, "2026-10-01T10:00:00.000Z");
+    let times: Vec<String> = tape.entries().iter().map(|e| e.timestamp.clone()).collect();
+    assert!(times.iter().all(|t| t.starts_with("2026-10-01T10:0")), "{times:?}");
     // The active branch is the last answer's: the screenshot branch is beside it.
     let messages = tape.messages();
     let roles: Vec<&str> = messages
@@ -92,6 +96,7 @@ fn claude_code_sessions_import_once_with_branches_tools_thinking_and_images() {
     let out = home.rab().args(["sessions", "search", "lexer"]).output().unwrap();
     let found = stdout(&out);
     assert!(!found.contains("no matches") && found.contains("lexer"), "{found}");
+    assert!(found.contains("2026-10-01 10:01"), "dated as in the source: {found}");
     let llm = FakeLlm::start();
     llm.script([Turn::text("continuing")]);
     let out = home
@@ -124,6 +129,8 @@ fn pi_sessions_import_with_model_changes_labels_and_tool_calls() {
     assert_eq!(messages.len(), 6, "{messages:?}");
     let Message::Assistant(a) = &messages[1] else { panic!() };
     assert!(matches!(&a.content[1], AssistantBlock::ToolCall(c) if c.name == "bash"));
+    assert_eq!(tape.header().timestamp, "2026-10-02T09:00:00.000Z", "pi's header time");
+    assert_eq!(tape.entries()[0].timestamp, "2026-10-02T09:00:00.100Z");
     let Message::ToolResult(r) = &messages[2] else { panic!() };
     assert_eq!(r.text(), "src/a.rs:3: let foo = 1;");
     let texts: Vec<String> =
