@@ -4,7 +4,7 @@
 //! conversation, dropping thinking signatures that cannot cross. The next run starts on
 //! the primary model again.
 
-use rab_ai::{Model, StreamOptions};
+use rab_ai::Model;
 
 use super::Agent;
 use crate::event::{AgentEvent, EventSink};
@@ -34,16 +34,6 @@ pub(super) struct Chain {
 /// `provider/model`.
 pub(super) fn model_ref(m: &Model) -> String {
     format!("{}/{}", m.provider, m.id)
-}
-
-/// Puts `f`'s key into `options`; returns the old key and hint (with a placeholder
-/// model the caller replaces).
-fn take_options(options: &mut StreamOptions, f: &Fallback) -> Fallback {
-    Fallback {
-        model: Model::custom("", "", rab_ai::Api::AnthropicMessages, ""),
-        api_key: std::mem::replace(&mut options.api_key, f.api_key.clone()),
-        auth_hint: std::mem::replace(&mut options.auth_hint, f.auth_hint.clone()),
-    }
 }
 
 impl Agent {
@@ -89,8 +79,12 @@ impl Agent {
         };
         self.chain.used += 1;
         let from = model_ref(&self.config.model);
-        let mut old = take_options(&mut self.config.options, &next);
-        old.model = std::mem::replace(&mut self.config.model, next.model);
+        let options = &mut self.config.options;
+        let old = Fallback {
+            api_key: std::mem::replace(&mut options.api_key, next.api_key),
+            auth_hint: std::mem::replace(&mut options.auth_hint, next.auth_hint),
+            model: std::mem::replace(&mut self.config.model, next.model),
+        };
         if self.chain.primary.is_none() {
             self.chain.primary = Some(old);
         }
