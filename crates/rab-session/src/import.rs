@@ -113,8 +113,7 @@ pub fn import(source: Source, from: &Path, sessions_root: &Path) -> Summary {
             summary.failed.push((file, "no session in it (no id or working directory)".into()));
             continue;
         };
-        let safe_id: String =
-            c.id.chars().filter(|ch| ch.is_ascii_alphanumeric() || *ch == '-').collect();
+        let safe_id = file_id(&c.id);
         let dir = session_dir(sessions_root, &c.cwd);
         let target = dir.join(format!("import-{}-{safe_id}.jsonl", source.name()));
         if target.exists() {
@@ -129,6 +128,19 @@ pub fn import(source: Source, from: &Path, sessions_root: &Path) -> Summary {
         }
     }
     summary
+}
+
+/// A source session id as part of a file name: letters, digits and `-` only (an id is
+/// the source file's word, and may be hostile: `../../x`). An id that had to change
+/// gets a hash of the original, so two such ids never share a file.
+fn file_id(id: &str) -> String {
+    let safe: String = id.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+    if safe == id && !safe.is_empty() {
+        return safe;
+    }
+    let hash = crate::content_hash(id.as_bytes());
+    let safe: String = safe.chars().take(64).collect();
+    format!("{safe}-{}", &hash[..12]).trim_start_matches('-').to_owned()
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
@@ -154,10 +166,13 @@ fn write(c: &Converted, dir: &Path, target: &Path) -> Result<usize, String> {
     }
     let mut tape = Tape::create(dir, &c.cwd, None);
     tape.set_path(target.to_owned());
-    // Entries keep their source's times; one without takes the time before it (or, at
-    // the start, the first time there is), so the tape still reads in order.
-    let mut at = c.items.iter().find_map(|i| i.at).unwrap_or_else(crate::time::now_millis);
-    tape.set_started_at(c.started.unwrap_or(at));
+    // Entries keep their source's times; one without takes the time before it (at the
+    // start, the session's), so the tape still reads in order.
+    let mut at = c
+        .started
+        .or_else(|| c.items.iter().find_map(|i| i.at))
+        .unwrap_or_else(crate::time::now_millis);
+    tape.set_started_at(at);
     // Source id → rab id of the entry that stands for it.
     let mut ids: HashMap<&str, String> = HashMap::new();
     for item in &c.items {

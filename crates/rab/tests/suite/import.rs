@@ -161,3 +161,66 @@ fn pi_sessions_import_with_model_changes_labels_and_tool_calls() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("/nonexistent/pi does not exist"), "{}", stderr(&out));
 }
+
+/// Session files are someone else's words: their ids and working directories must not
+/// steer where rab writes, nor make two sessions share one file.
+#[test]
+fn hostile_ids_and_directories_stay_inside_the_sessions_directory() {
+    let home = Home::new();
+    let source = home.dir.path().join("hostile");
+    std::fs::create_dir_all(&source).unwrap();
+    let pi = |id: &str, cwd: &str| {
+        let header = serde_json::json!({"type": "session", "version": 3, "id": id,
+            "timestamp": "2026-10-02T09:00:00.000Z", "cwd": cwd});
+        let message = serde_json::json!({"type": "message", "id": "m1", "parentId": null,
+            "timestamp": "not a time", "message": {"role": "user",
+            "content": [{"type": "text", "text": format!("hello from {id}")}]}});
+        format!("{header}\n{message}\n")
+    };
+    for (i, (id, cwd)) in [
+        ("../../../../escaped", "/../../../tmp"),
+        // Same directory, and the same letters once cleaned: still two sessions.
+        ("..\\..\\escaped", "/../../../tmp"),
+        ("/etc/passwd", ""),
+        ("", "/work/x"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        std::fs::write(source.join(format!("{i}.jsonl")), pi(id, cwd)).unwrap();
+    }
+    let out = import(&home, "pi", &source);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    // Each gets a file of its own, the empty id too.
+    assert!(stdout(&out).contains("4 imported, 0 already there, 0 failed"), "{}", stdout(&out));
+
+    let sessions = home.dir.path().join("rab/sessions");
+    let mut written = Vec::new();
+    let mut stack = vec![home.dir.path().to_owned()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.starts_with(&sessions) {
+                written.push(path);
+            } else {
+                // rab's own log is the only other file it writes here.
+                let ok = path.starts_with(&source) || path.ends_with("rab/logs/rab.log");
+                assert!(ok, "written outside the sessions: {path:?}");
+            }
+        }
+    }
+    assert_eq!(written.len(), 4, "{written:?}");
+    for path in &written {
+        let rel = path.strip_prefix(&sessions).unwrap();
+        assert_eq!(rel.components().count(), 2, "{rel:?}");
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("import-pi-") && !name.contains(".."), "{name}");
+        let (tape, warnings) = Tape::open(path).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        // A time that does not parse takes the session's.
+        assert_eq!(tape.entries()[0].timestamp, "2026-10-02T09:00:00.000Z");
+    }
+    assert!(!Path::new("/tmp/escaped").exists() && !sessions.join("../escaped").exists());
+}
