@@ -105,6 +105,7 @@ const GEMINI_EFFORTS: &[&str] = &["low", "medium", "high"];
 const GEMINI_MIN_EFFORTS: &[&str] = &["minimal", "low", "medium", "high"];
 const DEEPSEEK_EFFORTS: &[&str] = &["none", "low", "high", "max"];
 const THREE: &[&str] = &["low", "medium", "high"];
+const THREE_XHIGH: &[&str] = &["low", "medium", "high", "xhigh"];
 /// Claude models that take system messages and tool changes mid-conversation.
 const APPEND_ONLY: u8 = SYSTEM_MESSAGES | TOOL_CHANGES;
 /// Claude models whose thinking is preserved and bound (the prefix-check pages list
@@ -228,17 +229,19 @@ const GPT_FLAGS: u8 = EFFORT_UPDATES | PHASES | APPLY_PATCH;
 const GPT_5_FLAGS: u8 = PHASES | APPLY_PATCH;
 
 const OPENAI: &[Entry] = &[
+    // The default (the first): the one OpenAI's model page names "to balance
+    // intelligence and cost" (developers.openai.com/api/docs/models, read 2026-11-27).
     flags(
         tiered(
-            e("gpt-6.1-sol", "GPT-6.1 Sol", 1_050_000, K128, GPT_6_1_SOL, OE, CLAUDE_EFFORTS),
-            &GPT_6_1_SOL_LONG,
+            e("gpt-6.2-sol", "GPT-6.2 Sol", 1_050_000, K128, GPT_6_2_SOL, OE, CLAUDE_EFFORTS),
+            &GPT_6_2_SOL_LONG,
         ),
         GPT_FLAGS,
     ),
     flags(
         tiered(
-            e("gpt-6.2-sol", "GPT-6.2 Sol", 1_050_000, K128, GPT_6_2_SOL, OE, CLAUDE_EFFORTS),
-            &GPT_6_2_SOL_LONG,
+            e("gpt-6.1-sol", "GPT-6.1 Sol", 1_050_000, K128, GPT_6_1_SOL, OE, CLAUDE_EFFORTS),
+            &GPT_6_1_SOL_LONG,
         ),
         GPT_FLAGS,
     ),
@@ -364,15 +367,19 @@ const GOOGLE: &[Entry] = &[
         ),
         "2026-11",
     ),
+    // Prompts over 200k tokens cost more, as for every Gemini Pro model.
     dated(
-        e(
-            "gemini-3.1-pro-preview",
-            "Gemini 3.1 Pro (preview)",
-            M1,
-            65_536,
-            [2.0, 12.0, 0.20, 0.0],
-            GL,
-            GEMINI_EFFORTS,
+        tiered(
+            e(
+                "gemini-3.1-pro-preview",
+                "Gemini 3.1 Pro (preview)",
+                M1,
+                65_536,
+                [2.0, 12.0, 0.20, 0.0],
+                GL,
+                GEMINI_EFFORTS,
+            ),
+            &[(200_000, [4.0, 18.0, 0.40, 0.0])],
         ),
         "2026-11",
     ),
@@ -455,7 +462,9 @@ const GROQ: &[Entry] = &[
 ];
 
 const XAI: &[Entry] = &[
-    e("grok-4.6", "Grok 4.6", 500_000, K128, [2.0, 6.0, 0.50, 0.0], OE, THREE),
+    // docs.x.ai/developers/grok-4-6 (read 2026-11-27): no output limit of its own
+    // (the 128K asked for here is rab's cap), reasoning up to xhigh.
+    e("grok-4.6", "Grok 4.6", 500_000, K128, [2.0, 6.0, 0.50, 0.0], OE, THREE_XHIGH),
     e("grok-4.5", "Grok 4.5", 500_000, K128, [2.0, 6.0, 0.50, 0.0], OE, THREE),
     e("grok-4.3", "Grok 4.3", M, K128, [1.25, 2.50, 0.20, 0.0], OE, THREE),
     e("grok-build-0.1", "Grok Build 0.1", 256_000, K128, [1.0, 2.0, 0.20, 0.0], OE, THREE),
@@ -490,7 +499,8 @@ const OPENROUTER: &[Entry] = &[
         "Claude Sonnet 5.5",
         M,
         K128,
-        [2.0, 10.0, 0.10, 2.50],
+        // Anthropic's price (its Sonnet 5.5 page: cache read $0.20), as for the others.
+        [2.0, 10.0, 0.20, 2.50],
         OR,
         THREE,
     ),

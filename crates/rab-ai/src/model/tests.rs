@@ -80,7 +80,7 @@ fn provider_alone_picks_its_default_model_and_api_overrides() {
             ..Default::default()
         })
         .unwrap();
-    assert_eq!(r.model.id, "gpt-6.1-sol");
+    assert_eq!(r.model.id, "gpt-6.2-sol");
     assert_eq!(r.model.api, Api::OpenaiCompletions);
     assert!(matches!(resolve(Some("nope"), None), Err(ResolveError::UnknownProvider { .. })));
     let err = resolve(Some("nope"), None).unwrap_err().to_string();
