@@ -310,6 +310,8 @@ const GOOGLE: &[Entry] = &[
         GL,
         &["low", "medium", "high", "xhigh"],
     ),
+    // 3.6–3.8 Flash: Google's introductory price, which its pricing page says runs to
+    // 2026-12-31 and doubles (1.50 / 7.50) from 2027-01-01: change these then.
     e(
         "gemini-3.8-flash",
         "Gemini 3.8 Flash",
