@@ -98,10 +98,13 @@ pub fn snapshot(store: &CheckpointStore, path: &Path, keep: bool) -> FileState {
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => state(None, None),
         Err(e) => state(None, Some(format!("unreadable: {e}"))),
+        // A device, FIFO or socket (`/dev/zero`, `/dev/tty`) never ends or blocks on
+        // read: only plain files are kept. This runs before the call is approved.
+        Ok(m) if !m.is_file() => state(None, Some("not a regular file".to_owned())),
         Ok(m) if m.len() > MAX_FILE_BYTES => {
             state(None, Some(format!("larger than {} MB", MAX_FILE_BYTES >> 20)))
         }
-        Ok(_) => match std::fs::read(path) {
+        Ok(_) => match read_capped(path) {
             Err(e) => state(None, Some(format!("unreadable: {e}"))),
             Ok(bytes) if !keep => state(Some(content_hash(&bytes)), None),
             Ok(bytes) => match store.put(&bytes) {
@@ -112,7 +115,48 @@ pub fn snapshot(store: &CheckpointStore, path: &Path, keep: bool) -> FileState {
     }
 }
 
+/// The file's bytes, at most [`MAX_FILE_BYTES`] (a file that grew past it since its
+/// size was read is refused, not read without end).
+fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(std::io::Error::other(format!("larger than {} MB", MAX_FILE_BYTES >> 20)));
+    }
+    Ok(bytes)
+}
+
 /// The store of a rab home: `~/.rab/checkpoints`.
 pub fn store(rab_home: &Path) -> CheckpointStore {
     CheckpointStore::new(rab_home.join("checkpoints"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A model can name any path in a write before anyone approves it: reading a device
+    /// for its checkpoint must not hang or fill memory.
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_fifos_are_not_read_for_a_checkpoint() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = CheckpointStore::new(dir.path().join("store"));
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        let mut paths = vec![Path::new("/dev/zero").to_owned(), Path::new("/dev/null").to_owned()];
+        if made.is_ok_and(|s| s.success()) {
+            paths.push(fifo);
+        }
+        for path in paths {
+            let state = snapshot(&store, &path, true);
+            assert_eq!(state.hash, None, "{path:?}");
+            assert_eq!(state.skipped.as_deref(), Some("not a regular file"), "{path:?}");
+        }
+        let file = dir.path().join("plain.txt");
+        std::fs::write(&file, "kept").unwrap();
+        let state = snapshot(&store, &file, true);
+        assert_eq!(store.get(state.hash.as_deref().unwrap()).unwrap(), b"kept");
+    }
 }

@@ -89,6 +89,12 @@ impl CheckpointStore {
         self.dir.join("objects").join(head).join(tail)
     }
 
+    /// Whether `hash` is one the store could have made (64 lower-case hex digits): a
+    /// tape is read from disk, and its hashes must not name other paths.
+    fn is_hash(hash: &str) -> bool {
+        hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    }
+
     fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
         move |source| CheckpointError::Io { path: path.to_owned(), source }
     }
@@ -107,11 +113,12 @@ impl CheckpointStore {
             return Ok(hash);
         }
         let parent = path.parent().unwrap_or(&self.dir);
-        std::fs::create_dir_all(parent).map_err(Self::io(parent))?;
+        // The store holds copies of the user's files: private, like the tapes.
+        private_dirs(&self.dir, parent).map_err(Self::io(parent))?;
         let compressed = lz4_flex::compress_prepend_size(bytes);
         let temp =
             parent.join(format!(".{}.{}.tmp", &hash[..hash.len().min(16)], std::process::id()));
-        let written = std::fs::File::create(&temp)
+        let written = private_file(&temp)
             // Not synced: a checkpoint lost to a crash is reported missing by a rewind
             // (reads check the content against its name), never restored wrong.
             .and_then(|mut f| f.write_all(&compressed))
@@ -125,6 +132,12 @@ impl CheckpointStore {
 
     /// The content stored under `hash`, checked against it.
     pub fn get(&self, hash: &str) -> Result<Vec<u8>, CheckpointError> {
+        if !Self::is_hash(hash) {
+            return Err(CheckpointError::Damaged {
+                hash: hash.escape_debug().to_string(),
+                why: "the tape names it with something that is not a checkpoint hash".to_owned(),
+            });
+        }
         let path = self.object_path(hash);
         let compressed = match std::fs::read(&path) {
             Ok(b) => b,
@@ -170,7 +183,11 @@ impl CheckpointStore {
             if !old && total <= max_bytes {
                 break;
             }
-            std::fs::remove_file(&path).map_err(Self::io(&path))?;
+            match std::fs::remove_file(&path) {
+                // Another rab pruning at the same time took it first.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                other => other.map_err(Self::io(&path))?,
+            }
             total -= len;
             pruned.objects += 1;
             pruned.bytes += len;
@@ -218,9 +235,49 @@ impl CheckpointStore {
     }
 }
 
+/// Creates `dir` (the store, mode 0700 on Unix) and `sub` below it.
+fn private_dirs(store: &Path, sub: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(store)?;
+    builder.create(sub)
+}
+
+/// A new file only its owner can read (mode 0600 on Unix).
+fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::File::options();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_store_is_private_and_refuses_names_that_are_not_hashes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = CheckpointStore::new(dir.path().join("checkpoints"));
+        let hash = store.put(b"secret = 1").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(store.dir()), 0o700);
+            assert_eq!(mode(store.object_path(&hash).parent().unwrap()), 0o700);
+            assert_eq!(mode(&store.object_path(&hash)), 0o600);
+        }
+        std::fs::write(dir.path().join("outside"), b"x").unwrap();
+        for bad in ["../../outside", "aé", "", &hash.to_uppercase(), &format!("{hash}0")] {
+            let err = store.get(bad).unwrap_err();
+            assert!(matches!(err, CheckpointError::Damaged { .. }), "{bad}: {err}");
+        }
+        assert_eq!(store.get(&hash).unwrap(), b"secret = 1");
+    }
 
     #[test]
     fn content_is_stored_once_compressed_and_read_back_checked() {
