@@ -108,6 +108,8 @@ pub fn rewind(
     target: Option<&str>,
     what: What,
 ) -> Result<Report, String> {
+    // The record is written after the files: make sure it can be, before any file is.
+    tape.claim().map_err(|e| e.to_string())?;
     let branch = tape.active_branch();
     let start = match target {
         None => 0,
@@ -178,6 +180,7 @@ pub fn rewind(
 /// Undoes the last rewind on the active branch: its files back to what they held
 /// before it, and the conversation back to the leaf it left.
 pub fn undo(tape: &mut Tape, store: &CheckpointStore, force: bool) -> Result<Report, String> {
+    tape.claim().map_err(|e| e.to_string())?;
     let (id, record) = tape
         .active_branch()
         .iter()

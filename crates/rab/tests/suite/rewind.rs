@@ -171,3 +171,42 @@ fn fork_from_a_point_takes_the_files_of_that_point() {
     assert!(stdout(&out).contains("restored"), "{}\n{}", stdout(&out), stderr(&out));
     assert_eq!(read(&proj, "x.txt"), "x2\n");
 }
+
+/// A rewind records itself after it restores the files: when the session is open in
+/// another rab, the record cannot be written, so no file may be touched either.
+#[test]
+fn a_session_open_elsewhere_is_not_rewound_and_its_files_stay() {
+    let home = Home::new();
+    let proj = home.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("write", json!({"path": "a.txt", "content": "one\n"})),
+        Turn::text("done"),
+    ]);
+    run_prompts(&home, &llm, &proj, &["write it"]);
+    let file = session_file(&home);
+    let before = std::fs::read_to_string(&file).unwrap();
+    // This test process holds the session, as a running rab would.
+    let (mut held, _) = rab_session::Tape::open(&file).unwrap();
+    held.claim().unwrap();
+    let out = home
+        .rab()
+        .current_dir(&proj)
+        .args(["sessions", "rewind", file.to_str().unwrap(), "0", "--files"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stderr(&out).contains("open in another rab process"), "{}", stderr(&out));
+    assert_eq!(read(&proj, "a.txt"), "one\n", "the file is left as it is");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+    drop(held);
+    let out = home
+        .rab()
+        .current_dir(&proj)
+        .args(["sessions", "rewind", file.to_str().unwrap(), "0", "--files"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!proj.join("a.txt").exists(), "rewound to before it was written");
+}
