@@ -123,26 +123,49 @@ pub fn rewind(
     };
     let mut wants: Vec<Want> = Vec::new();
     let mut last: HashMap<String, FileState> = HashMap::new();
+    // What each call found in its files, to tell the calls that changed them from those
+    // that did not (denied, failed): a file no one of rab's changed is not rab's to set
+    // back, even with --force. A call with no record of what it left counts as changing.
+    let mut found: HashMap<(String, String), Option<String>> = HashMap::new();
+    let mut changed: std::collections::HashSet<String> = std::collections::HashSet::new();
     for entry in &branch[start..] {
         let EntryBody::Custom { custom_type, data } = &entry.body else { continue };
         let (befores, afters): (Vec<FileState>, Vec<FileState>) = match custom_type.as_str() {
             CHECKPOINT => match serde_json::from_value::<Checkpoint>(data.clone()) {
-                Ok(c) => (c.files, Vec::new()),
+                Ok(c) => {
+                    for f in &c.files {
+                        found.insert((c.call_id.clone(), f.path.clone()), f.hash.clone());
+                    }
+                    (c.files, Vec::new())
+                }
                 Err(_) => continue,
             },
             CHECKPOINT_AFTER => match serde_json::from_value::<Checkpoint>(data.clone()) {
-                Ok(c) => (Vec::new(), c.files),
+                Ok(c) => {
+                    for f in &c.files {
+                        match found.remove(&(c.call_id.clone(), f.path.clone())) {
+                            Some(before) if before == f.hash && f.skipped.is_none() => {}
+                            _ => {
+                                changed.insert(f.path.clone());
+                            }
+                        }
+                    }
+                    (Vec::new(), c.files)
+                }
                 Err(_) => continue,
             },
             REWIND => match serde_json::from_value::<RewindRecord>(data.clone()) {
-                Ok(r) => r
-                    .files
-                    .into_iter()
-                    .map(|f| {
-                        let state = |hash| FileState { path: f.path.clone(), hash, skipped: None };
-                        (state(f.before), state(f.after))
-                    })
-                    .unzip(),
+                Ok(r) => {
+                    changed.extend(r.files.iter().map(|f| f.path.clone()));
+                    r.files
+                        .into_iter()
+                        .map(|f| {
+                            let state =
+                                |hash| FileState { path: f.path.clone(), hash, skipped: None };
+                            (state(f.before), state(f.after))
+                        })
+                        .unzip()
+                }
                 Err(_) => continue,
             },
             _ => continue,
@@ -156,6 +179,8 @@ pub fn rewind(
             last.insert(a.path.clone(), a);
         }
     }
+    changed.extend(found.into_keys().map(|(_, path)| path));
+    wants.retain(|w| changed.contains(&w.path));
     for w in &mut wants {
         w.last = last.remove(&w.path);
     }

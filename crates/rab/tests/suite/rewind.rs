@@ -210,3 +210,37 @@ fn a_session_open_elsewhere_is_not_rewound_and_its_files_stay() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!proj.join("a.txt").exists(), "rewound to before it was written");
 }
+
+/// A call that changed nothing (here an edit that failed) gives rab no claim on the
+/// file: a forced rewind leaves the user's own later change to it alone.
+#[test]
+fn a_forced_rewind_leaves_files_that_rab_never_changed() {
+    let home = Home::new();
+    let proj = home.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("notes.md"), "n0\n").unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("read", json!({"path": "notes.md"})),
+        Turn::tool_call(
+            "edit",
+            json!({"path": "notes.md", "edits": [{"old_string": "absent", "new_string": "x"}]}),
+        )
+        .and_tool_call("write", json!({"path": "a.txt", "content": "one\n"})),
+        Turn::text("done"),
+    ]);
+    run_prompts(&home, &llm, &proj, &["try it"]);
+    assert_eq!(read(&proj, "notes.md"), "n0\n", "the edit failed");
+    std::fs::write(proj.join("notes.md"), "mine\n").unwrap();
+    let file = session_file(&home);
+    let out = home
+        .rab()
+        .current_dir(&proj)
+        .args(["sessions", "rewind", file.to_str().unwrap(), "0", "--files", "--force"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(read(&proj, "notes.md"), "mine\n", "{}", stdout(&out));
+    assert!(!stdout(&out).contains("notes.md"), "{}", stdout(&out));
+    assert!(!proj.join("a.txt").exists(), "what rab wrote is rewound: {}", stdout(&out));
+}
