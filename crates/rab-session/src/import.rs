@@ -159,13 +159,26 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     }
 }
 
-/// Writes the entries as a tape at `target`; returns how many were written.
+/// Writes the entries as a tape at `target`; returns how many were written. The tape
+/// is written beside it and renamed when whole, so an import cut short (a crash, a full
+/// disk) leaves no session that a second import would take as done.
 fn write(c: &Converted, dir: &Path, target: &Path) -> Result<usize, String> {
     if c.items.is_empty() {
         return Ok(0);
     }
+    let partial = target.with_extension("jsonl.partial");
+    let _ = std::fs::remove_file(&partial);
+    let written = write_tape(c, dir, &partial)
+        .and_then(|()| std::fs::rename(&partial, target).map_err(|e| e.to_string()));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written.map(|()| c.items.len())
+}
+
+fn write_tape(c: &Converted, dir: &Path, path: &Path) -> Result<(), String> {
     let mut tape = Tape::create(dir, &c.cwd, None);
-    tape.set_path(target.to_owned());
+    tape.set_path(path.to_owned());
     // Entries keep their source's times; one without takes the time before it (at the
     // start, the session's), so the tape still reads in order.
     let mut at = c
@@ -183,7 +196,7 @@ fn write(c: &Converted, dir: &Path, target: &Path) -> Result<usize, String> {
         let id = tape.append_at(body, at).map_err(|e| e.to_string())?.id.clone();
         ids.insert(item.id.as_str(), id);
     }
-    Ok(c.items.len())
+    Ok(())
 }
 
 /// Entry references (a compaction's first kept entry, a label's target) in rab ids.
@@ -278,9 +291,29 @@ struct OpenReply {
     blocks: Vec<AssistantBlock>,
 }
 
+/// The JSON lines of a session file, and how many non-empty lines were not JSON (or
+/// nested too deeply to read).
+fn parse_lines(text: &str) -> (Vec<Value>, usize) {
+    let mut unreadable = 0;
+    let lines = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter_map(|l| {
+            let v = serde_json::from_str(l).ok();
+            unreadable += usize::from(v.is_none());
+            v
+        })
+        .collect();
+    (lines, unreadable)
+}
+
+fn unreadable_note(n: usize) -> Option<String> {
+    (n > 0).then(|| format!("{n} unreadable line(s) not imported (not JSON, or cut off)"))
+}
+
 /// Claude Code's project session.
 fn claude(text: &str) -> Option<Converted> {
-    let lines: Vec<Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    let (lines, unreadable) = parse_lines(text);
     let first = lines.iter().find(|l| l.get("sessionId").is_some())?;
     let id = str_of(first, "sessionId")?.to_owned();
     let cwd = PathBuf::from(lines.iter().find_map(|l| str_of(l, "cwd"))?);
@@ -400,6 +433,7 @@ fn claude(text: &str) -> Option<Converted> {
     let mut kinds: Vec<_> = skipped_kinds.into_iter().collect();
     kinds.sort();
     c.skipped.extend(kinds.into_iter().map(|(k, n)| format!("{n} {k} line(s) not imported")));
+    c.skipped.extend(unreadable_note(unreadable));
     Some(c)
 }
 
@@ -413,21 +447,42 @@ fn content_of_block(b: &Value) -> Vec<Content> {
 
 /// Points each entry's parent past the lines that were not written.
 fn follow(items: &mut [Item], redirect: &HashMap<String, Option<String>>) {
+    // Each skipped line resolved once (a hostile file can chain or loop them: a loop
+    // ends at the root).
+    let mut resolved: HashMap<&str, Option<String>> = HashMap::new();
     for item in items {
-        let mut hops = 0;
-        while let Some(p) = &item.parent
-            && let Some(to) = redirect.get(p)
-            && hops < 10_000
-        {
-            item.parent = to.clone();
-            hops += 1;
+        let Some(start) = item.parent.as_deref() else { continue };
+        if !redirect.contains_key(start) {
+            continue;
         }
+        let mut chain: Vec<&str> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut at = redirect.get_key_value(start).map(|(k, _)| k.as_str());
+        let end = loop {
+            let Some(id) = at else { break None };
+            if let Some(r) = resolved.get(id) {
+                break r.clone();
+            }
+            match redirect.get_key_value(id) {
+                None => break Some(id.to_owned()),
+                Some(_) if !seen.insert(id) => break None,
+                Some((key, to)) => {
+                    chain.push(key.as_str());
+                    at = to.as_deref().map(|t| redirect.get_key_value(t).map_or(t, |(k, _)| k));
+                }
+            }
+        };
+        for id in chain {
+            resolved.insert(id, end.clone());
+        }
+        item.parent = end;
     }
 }
 
 /// pi's session.
 fn pi(text: &str) -> Option<Converted> {
-    let mut lines = text.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok());
+    let (lines, unreadable) = parse_lines(text);
+    let mut lines = lines.into_iter();
     let header = lines.next().filter(|h| str_of(h, "type") == Some("session"))?;
     let id = str_of(&header, "id")?.to_owned();
     let cwd = PathBuf::from(str_of(&header, "cwd")?);
@@ -499,6 +554,7 @@ fn pi(text: &str) -> Option<Converted> {
     let mut kinds: Vec<_> = skipped_kinds.into_iter().collect();
     kinds.sort();
     c.skipped.extend(kinds.into_iter().map(|(k, n)| format!("{n} {k} entr(ies) not imported")));
+    c.skipped.extend(unreadable_note(unreadable));
     Some(c)
 }
 
@@ -550,5 +606,54 @@ fn pi_message(m: &Value) -> Option<EntryBody> {
             Some(message(a))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(id: &str, parent: Option<&str>) -> Item {
+        Item {
+            id: id.to_owned(),
+            parent: parent.map(str::to_owned),
+            body: EntryBody::Label { target_id: String::new(), label: None },
+            at: None,
+        }
+    }
+
+    #[test]
+    fn parents_skip_past_unconverted_lines_and_loops_end_at_the_root() {
+        let skipped = |pairs: &[(&str, Option<&str>)]| -> HashMap<String, Option<String>> {
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), v.map(str::to_owned))).collect()
+        };
+        // kept k1 <- s1 <- s2 <- item; a loop s3 <-> s4; s5 at the root.
+        let redirect = skipped(&[
+            ("s1", Some("k1")),
+            ("s2", Some("s1")),
+            ("s3", Some("s4")),
+            ("s4", Some("s3")),
+            ("s5", None),
+        ]);
+        let mut items = vec![
+            item("a", Some("s2")),
+            item("b", Some("s1")),
+            item("c", Some("s3")),
+            item("d", Some("s5")),
+            item("e", Some("k1")),
+            item("f", None),
+        ];
+        follow(&mut items, &redirect);
+        let parents: Vec<Option<&str>> = items.iter().map(|i| i.parent.as_deref()).collect();
+        assert_eq!(parents, [Some("k1"), Some("k1"), None, None, Some("k1"), None]);
+
+        // A long chain resolves in one pass, not a walk per entry.
+        let n = 50_000;
+        let redirect: HashMap<String, Option<String>> =
+            (1..n).map(|i| (format!("s{i}"), Some(format!("s{}", i - 1)))).collect();
+        let mut items: Vec<Item> =
+            (1..n).map(|i| item(&format!("x{i}"), Some(&format!("s{i}")))).collect();
+        follow(&mut items, &redirect);
+        assert!(items.iter().all(|i| i.parent.as_deref() == Some("s0")));
     }
 }

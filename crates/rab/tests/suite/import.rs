@@ -187,12 +187,19 @@ fn hostile_ids_and_directories_stay_inside_the_sessions_directory() {
     .into_iter()
     .enumerate()
     {
-        std::fs::write(source.join(format!("{i}.jsonl")), pi(id, cwd)).unwrap();
+        // A line cut off, and one nested past what a JSON reader takes.
+        let bad = format!(
+            "{{\"type\": \"message\", \"id\": \"cut\n{}{}\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        std::fs::write(source.join(format!("{i}.jsonl")), pi(id, cwd) + &bad).unwrap();
     }
     let out = import(&home, "pi", &source);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
     // Each gets a file of its own, the empty id too.
     assert!(stdout(&out).contains("4 imported, 0 already there, 0 failed"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("2 unreadable line(s) not imported"), "{}", stdout(&out));
 
     let sessions = home.dir.path().join("rab/sessions");
     let mut written = Vec::new();
@@ -217,6 +224,7 @@ fn hostile_ids_and_directories_stay_inside_the_sessions_directory() {
         assert_eq!(rel.components().count(), 2, "{rel:?}");
         let name = path.file_name().unwrap().to_str().unwrap();
         assert!(name.starts_with("import-pi-") && !name.contains(".."), "{name}");
+        assert!(name.ends_with(".jsonl"), "no partial file is left: {name}");
         let (tape, warnings) = Tape::open(path).unwrap();
         assert!(warnings.is_empty(), "{warnings:?}");
         // A time that does not parse takes the session's.
