@@ -104,7 +104,7 @@ impl CheckpointStore {
     pub fn put(&self, bytes: &[u8]) -> Result<String, CheckpointError> {
         let hash = content_hash(bytes);
         let path = self.object_path(&hash);
-        if path.exists() {
+        if Self::looks_whole(&path, bytes.len()) {
             // Touched, so pruning by age keeps what is still being used.
             let _ = std::fs::File::options()
                 .append(true)
@@ -128,6 +128,19 @@ impl CheckpointStore {
             return Err(CheckpointError::Io { path, source: e });
         }
         Ok(hash)
+    }
+
+    /// Whether the object at `path` is there, has more than its size prefix, and the
+    /// prefix says `len` bytes. Objects are not synced: one a crash left empty is
+    /// written again rather than kept (and kept young) as it is.
+    fn looks_whole(path: &Path, len: usize) -> bool {
+        use std::io::Read;
+        let mut prefix = [0u8; 4];
+        let Ok(mut file) = std::fs::File::open(path) else { return false };
+        let Ok(meta) = file.metadata() else { return false };
+        meta.len() > 4
+            && file.read_exact(&mut prefix).is_ok()
+            && u32::from_le_bytes(prefix) as usize == len
     }
 
     /// The content stored under `hash`, checked against it.
@@ -302,6 +315,20 @@ mod tests {
         assert!(matches!(store.get(&a), Err(CheckpointError::Damaged { .. })));
         let gone = content_hash(b"never stored");
         assert!(store.get(&gone).unwrap_err().to_string().contains("is not in"));
+
+        // An object left empty or cut inside its size prefix (what a crash before the
+        // data reached the disk leaves) is written again by the next put of the same
+        // content, not kept as it is. A cut further in is found by `get` only.
+        let text = "let x = 1;\n".repeat(500);
+        let h = store.put(text.as_bytes()).unwrap();
+        for cut in [0, 3] {
+            let path = store.object_path(&h);
+            let bytes = std::fs::read(&path).unwrap();
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            assert!(store.get(&h).is_err());
+            assert_eq!(store.put(text.as_bytes()).unwrap(), h);
+            assert_eq!(store.get(&h).unwrap(), text.as_bytes(), "cut at {cut}");
+        }
     }
 
     #[test]
