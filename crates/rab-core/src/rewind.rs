@@ -206,6 +206,9 @@ pub fn rewind(
 /// before it, and the conversation back to the leaf it left.
 pub fn undo(tape: &mut Tape, store: &CheckpointStore, force: bool) -> Result<Report, String> {
     tape.claim().map_err(|e| e.to_string())?;
+    // The newest rewind not undone already (a files-only rewind and its undo are both on
+    // the branch).
+    let mut undone: Vec<String> = Vec::new();
     let (id, record) = tape
         .active_branch()
         .iter()
@@ -213,7 +216,14 @@ pub fn undo(tape: &mut Tape, store: &CheckpointStore, force: bool) -> Result<Rep
         .find_map(|e| match &e.body {
             EntryBody::Custom { custom_type, data } if custom_type == REWIND => {
                 let r: RewindRecord = serde_json::from_value(data.clone()).ok()?;
-                r.undoes.is_none().then(|| (e.id.clone(), r))
+                match &r.undoes {
+                    Some(earlier) => {
+                        undone.push(earlier.clone());
+                        None
+                    }
+                    None if undone.contains(&e.id) => None,
+                    None => Some((e.id.clone(), r)),
+                }
             }
             _ => None,
         })

@@ -99,6 +99,11 @@ fn a_session_rewound_to_turn_two_gets_its_files_back_and_the_rewind_undoes() {
     let out = rewind(&["--undo"]);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
     assert_eq!(now(&proj), s("a3\n", "b4\n", "c5\n"));
+    // Undone once: a second undo finds nothing left to undo, and changes nothing.
+    let out = rewind(&["--undo"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(stderr(&out).contains("no rewind to undo"), "{}", stderr(&out));
+    assert_eq!(now(&proj), s("a3\n", "b4\n", "c5\n"));
 
     // Someone edits c.txt: it is reported and kept, the others go back.
     std::fs::write(proj.join("c.txt"), "mine\n").unwrap();
