@@ -7,10 +7,10 @@
 //! listed and left alone unless forced. What each file held just before the rewind is
 //! stored too, and the rewind is an entry on the tape (`rewind`), so it can be undone.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use rab_session::{CheckpointStore, EntryBody, Tape};
+use rab_session::{CheckpointStore, Entry, EntryBody, Tape};
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{CHECKPOINT, CHECKPOINT_AFTER, Checkpoint, FileState, snapshot};
@@ -127,8 +127,8 @@ pub fn rewind(
     // that did not (denied, failed): a file no one of rab's changed is not rab's to set
     // back, even with --force. A call with no record of what it left counts as changing.
     let mut found: HashMap<(String, String), Option<String>> = HashMap::new();
-    let mut changed: std::collections::HashSet<String> = std::collections::HashSet::new();
-    for entry in &branch[start..] {
+    let mut changed: HashSet<String> = HashSet::new();
+    for entry in in_order(tape, &branch, start) {
         let EntryBody::Custom { custom_type, data } = &entry.body else { continue };
         let (befores, afters): (Vec<FileState>, Vec<FileState>) = match custom_type.as_str() {
             CHECKPOINT => match serde_json::from_value::<Checkpoint>(data.clone()) {
@@ -200,6 +200,49 @@ pub fn rewind(
     };
     report.entry = Some(append(tape, &record)?);
     Ok(report)
+}
+
+/// The entries of `branch` from `start`, with the branches a conversation rewind left
+/// put back in front of that rewind's entry, as they happened: their calls changed the
+/// files on disk too, so a later files rewind must see them.
+fn in_order<'a>(tape: &'a Tape, branch: &[&'a Entry], start: usize) -> Vec<&'a Entry> {
+    let mut seen: HashSet<&str> = branch.iter().map(|e| e.id.as_str()).collect();
+    let mut out = Vec::new();
+    for entry in &branch[start..] {
+        left_branch(tape, entry, &mut seen, &mut out, 0);
+        out.push(*entry);
+    }
+    out
+}
+
+/// Appends what `entry` (a conversation rewind) left behind, oldest first, down to an
+/// entry already seen; the rewinds in it are followed the same way (to a depth of 64:
+/// the tape is a file, and its nesting must not run the stack out).
+fn left_branch<'a>(
+    tape: &'a Tape,
+    entry: &'a Entry,
+    seen: &mut HashSet<&'a str>,
+    out: &mut Vec<&'a Entry>,
+    depth: usize,
+) {
+    let EntryBody::Custom { custom_type, data } = &entry.body else { return };
+    if custom_type != REWIND || depth > 64 {
+        return;
+    }
+    let Some(leaf) = data.get("leftLeaf").and_then(|v| v.as_str()) else { return };
+    let mut segment = Vec::new();
+    let mut at = tape.entry(leaf);
+    while let Some(e) = at {
+        if !seen.insert(e.id.as_str()) {
+            break;
+        }
+        segment.push(e);
+        at = e.parent_id.as_deref().and_then(|p| tape.entry(p));
+    }
+    for e in segment.into_iter().rev() {
+        left_branch(tape, e, seen, out, depth + 1);
+        out.push(e);
+    }
 }
 
 /// Undoes the last rewind on the active branch: its files back to what they held

@@ -249,3 +249,36 @@ fn a_forced_rewind_leaves_files_that_rab_never_changed() {
     assert!(!stdout(&out).contains("notes.md"), "{}", stdout(&out));
     assert!(!proj.join("a.txt").exists(), "what rab wrote is rewound: {}", stdout(&out));
 }
+
+/// The files on disk hold what every branch did: after the conversation went back, a
+/// files rewind still sets back what the branch it left had changed.
+#[test]
+fn a_files_rewind_sees_the_changes_of_a_branch_the_conversation_left() {
+    let home = Home::new();
+    let proj = home.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("write", json!({"path": "a.txt", "content": "one\n"})),
+        Turn::text("first"),
+        Turn::tool_call("write", json!({"path": "b.txt", "content": "two\n"})),
+        Turn::text("second"),
+    ]);
+    run_prompts(&home, &llm, &proj, &["write a", "write b"]);
+    let file = session_file(&home);
+    let rewind = |args: &[&str]| {
+        let out = home
+            .rab()
+            .current_dir(&proj)
+            .args(["sessions", "rewind", file.to_str().unwrap()])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+        stdout(&out)
+    };
+    rewind(&["1", "--conversation"]);
+    assert!(proj.join("b.txt").exists(), "a conversation rewind leaves the files");
+    let out = rewind(&["0", "--files"]);
+    assert!(!proj.join("a.txt").exists() && !proj.join("b.txt").exists(), "{out}");
+}
