@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::checkpoint::{CHECKPOINT, CHECKPOINT_AFTER, Checkpoint, FileState, snapshot};
 
 pub use rab_session::checkpoints::REWIND;
+use rab_session::checkpoints::REWIND_ENTRY_TYPES;
 
 /// One file a rewind wrote (or removed).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +57,9 @@ pub struct Report {
     pub conflicts: Vec<(String, String)>,
     /// Files that cannot be restored, with why (too large to checkpoint, pruned).
     pub unrestorable: Vec<(String, String)>,
+    /// Checkpoint and rewind entries passed over: their seal is not this rab's (a
+    /// session file written elsewhere, or changed by hand).
+    pub ignored: usize,
     /// The `rewind` entry written.
     pub entry: Option<String>,
 }
@@ -76,6 +80,13 @@ impl Report {
         }
         for (path, why) in &self.unrestorable {
             out.push(format!("cannot restore {path}: {why}"));
+        }
+        if self.ignored > 0 {
+            out.push(format!(
+                "passed over {} checkpoint entr(ies) this rab did not write (no valid seal: \
+                 a session file from elsewhere, or changed by hand)",
+                self.ignored
+            ));
         }
         out
     }
@@ -121,6 +132,7 @@ pub fn rewind(
                 + 1
         }
     };
+    let mut report = Report::default();
     let mut wants: Vec<Want> = Vec::new();
     let mut last: HashMap<String, FileState> = HashMap::new();
     // What each call found in its files, to tell the calls that changed them from those
@@ -130,6 +142,13 @@ pub fn rewind(
     let mut changed: HashSet<String> = HashSet::new();
     for entry in in_order(tape, &branch, start) {
         let EntryBody::Custom { custom_type, data } = &entry.body else { continue };
+        if !REWIND_ENTRY_TYPES.contains(&custom_type.as_str()) {
+            continue;
+        }
+        if !store.is_sealed(data) {
+            report.ignored += 1;
+            continue;
+        }
         let (befores, afters): (Vec<FileState>, Vec<FileState>) = match custom_type.as_str() {
             CHECKPOINT => match serde_json::from_value::<Checkpoint>(data.clone()) {
                 Ok(c) => {
@@ -185,7 +204,6 @@ pub fn rewind(
         w.last = last.remove(&w.path);
     }
     let left_leaf = tape.leaf().map(|e| e.id.clone());
-    let mut report = Report::default();
     if what.files {
         set_files(store, wants, what.force, &mut report);
     }
@@ -198,7 +216,7 @@ pub fn rewind(
         undoes: None,
         files: report.restored.clone(),
     };
-    report.entry = Some(append(tape, &record)?);
+    report.entry = Some(append(tape, store, &record)?);
     Ok(report)
 }
 
@@ -252,12 +270,17 @@ pub fn undo(tape: &mut Tape, store: &CheckpointStore, force: bool) -> Result<Rep
     // The newest rewind not undone already (a files-only rewind and its undo are both on
     // the branch).
     let mut undone: Vec<String> = Vec::new();
+    let mut ignored = 0;
     let (id, record) = tape
         .active_branch()
         .iter()
         .rev()
         .find_map(|e| match &e.body {
             EntryBody::Custom { custom_type, data } if custom_type == REWIND => {
+                if !store.is_sealed(data) {
+                    ignored += 1;
+                    return None;
+                }
                 let r: RewindRecord = serde_json::from_value(data.clone()).ok()?;
                 match &r.undoes {
                     Some(earlier) => {
@@ -285,7 +308,7 @@ pub fn undo(tape: &mut Tape, store: &CheckpointStore, force: bool) -> Result<Rep
             last: Some(state(&f.path, &f.after)),
         })
         .collect();
-    let mut report = Report::default();
+    let mut report = Report { ignored, ..Report::default() };
     set_files(store, wants, force, &mut report);
     if let Some(leaf) = &record.left_leaf {
         tape.branch_from(Some(leaf)).map_err(|e| e.to_string())?;
@@ -296,24 +319,33 @@ pub fn undo(tape: &mut Tape, store: &CheckpointStore, force: bool) -> Result<Rep
         undoes: Some(id),
         files: report.restored.clone(),
     };
-    report.entry = Some(append(tape, &undone)?);
+    report.entry = Some(append(tape, store, &undone)?);
     Ok(report)
 }
 
 /// Records on `tape` that `files` were set to their content at `target` (a fork with
 /// the files of a point), so `/rewind undo` there puts them back.
-pub fn record(tape: &mut Tape, target: Option<&str>, files: &[Restored]) -> Result<String, String> {
+pub fn record(
+    tape: &mut Tape,
+    store: &CheckpointStore,
+    target: Option<&str>,
+    files: &[Restored],
+) -> Result<String, String> {
     let record = RewindRecord {
         target: target.map(str::to_owned),
         left_leaf: None,
         undoes: None,
         files: files.to_vec(),
     };
-    append(tape, &record)
+    append(tape, store, &record)
 }
 
-fn append(tape: &mut Tape, record: &RewindRecord) -> Result<String, String> {
-    let data = serde_json::to_value(record).map_err(|e| e.to_string())?;
+fn append(
+    tape: &mut Tape,
+    store: &CheckpointStore,
+    record: &RewindRecord,
+) -> Result<String, String> {
+    let data = store.seal(serde_json::to_value(record).map_err(|e| e.to_string())?);
     let body = EntryBody::Custom { custom_type: REWIND.to_owned(), data };
     tape.append(body).map(|e| e.id.clone()).map_err(|e| format!("cannot write the session: {e}"))
 }

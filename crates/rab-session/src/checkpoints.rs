@@ -11,6 +11,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use serde_json::Value;
+
 /// Custom entry type of the contents before a tool call.
 pub const CHECKPOINT: &str = "checkpoint";
 /// Custom entry type of the contents a tool call left.
@@ -18,8 +20,13 @@ pub const CHECKPOINT_AFTER: &str = "checkpoint_after";
 /// Custom entry type of a rewind.
 pub const REWIND: &str = "rewind";
 /// The entry types a rewind acts on: only rab writes them (an import never carries them
-/// over, so a session file from elsewhere cannot name files for a rewind to write).
+/// over), and each carries a [`SEAL`] a rewind checks, so a session file from elsewhere
+/// cannot name files for a rewind to write or delete.
 pub const REWIND_ENTRY_TYPES: [&str; 3] = [CHECKPOINT, CHECKPOINT_AFTER, REWIND];
+
+/// The key in those entries' data holding its seal: a BLAKE3 keyed hash of the rest of
+/// the data under a key kept in the store (`key`, readable by the user only).
+pub const SEAL: &str = "seal";
 
 /// Files larger than this are not checkpointed (a rewind reports them as not restorable).
 pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
@@ -128,6 +135,67 @@ impl CheckpointStore {
             return Err(CheckpointError::Io { path, source: e });
         }
         Ok(hash)
+    }
+
+    /// `data` (a JSON object) with a [`SEAL`] added, made with this store's key (created
+    /// on first use); `data` as it is when the key cannot be had (the entry is then one
+    /// a rewind will not act on).
+    pub fn seal(&self, mut data: Value) -> Value {
+        let Some(key) = self.key() else { return data };
+        let seal = blake3::keyed_hash(&key, &unsealed_bytes(&data)).to_hex().to_string();
+        if let Value::Object(map) = &mut data {
+            map.insert(SEAL.to_owned(), Value::String(seal));
+        }
+        data
+    }
+
+    /// Whether `data` carries a seal this store's key made for it.
+    pub fn is_sealed(&self, data: &Value) -> bool {
+        let Some(seal) = data.get(SEAL).and_then(Value::as_str) else { return false };
+        let Ok(seal) = blake3::Hash::from_hex(seal) else { return false };
+        let Some(key) = self.read_key() else { return false };
+        // `Hash` compares in constant time.
+        blake3::keyed_hash(&key, &unsealed_bytes(data)) == seal
+    }
+
+    fn read_key(&self) -> Option<[u8; 32]> {
+        std::fs::read(self.dir.join("key")).ok()?.try_into().ok()
+    }
+
+    /// The key, made (32 random bytes, mode 0600) when there is none.
+    fn key(&self) -> Option<[u8; 32]> {
+        if let Some(key) = self.read_key() {
+            return Some(key);
+        }
+        let mut key = [0u8; 32];
+        if let Err(e) = getrandom::getrandom(&mut key) {
+            tracing::warn!("no random key for checkpoint seals: {e}");
+            return None;
+        }
+        let path = self.dir.join("key");
+        let made = private_dirs(&self.dir, &self.dir).and_then(|()| {
+            let mut options = std::fs::File::options();
+            options.write(true).create_new(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            let temp = self.dir.join(format!(".key.{}.tmp", std::process::id()));
+            let _ = std::fs::remove_file(&temp);
+            options.open(&temp)?.write_all(&key)?;
+            // Another rab making one at the same time: the first one there is the key.
+            let linked = std::fs::hard_link(&temp, &path);
+            let _ = std::fs::remove_file(&temp);
+            match linked {
+                // A file system without hard links: written in place.
+                Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    options.open(&path)?.write_all(&key)
+                }
+                _ => Ok(()),
+            }
+        });
+        if let Err(e) = made {
+            tracing::warn!(path = %path.display(), "cannot write the checkpoint seal key: {e}");
+        }
+        self.read_key()
     }
 
     /// Whether the object at `path` is there, has more than its size prefix, and the
@@ -246,6 +314,17 @@ impl CheckpointStore {
             .map(|m| m.len())
             .sum()
     }
+}
+
+/// `data` without its seal, as bytes (the order of the keys kept).
+fn unsealed_bytes(data: &Value) -> Vec<u8> {
+    let rest: serde_json::Map<String, Value> = match data {
+        Value::Object(map) => {
+            map.iter().filter(|(k, _)| *k != SEAL).map(|(k, v)| (k.clone(), v.clone())).collect()
+        }
+        _ => serde_json::Map::new(),
+    };
+    serde_json::to_vec(&rest).unwrap_or_default()
 }
 
 /// Creates `dir` (the store, mode 0700 on Unix) and `sub` below it.

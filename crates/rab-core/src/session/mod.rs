@@ -596,7 +596,7 @@ impl Recorder<'_> {
         let Some((cp, tools)) = &self.checkpoints else { return Ok(()) };
         let Some(tool) = tools.iter().find(|t| t.name() == call.name) else { return Ok(()) };
         let Some(before) = cp.before(call, tool.as_ref()) else { return Ok(()) };
-        let data = serde_json::to_value(&before).unwrap_or_default();
+        let data = cp.store().seal(serde_json::to_value(&before).unwrap_or_default());
         let custom_type = crate::checkpoint::CHECKPOINT.to_owned();
         self.tape.append(EntryBody::Custom { custom_type, data })?;
         self.pending.push(before);
@@ -610,7 +610,7 @@ impl Recorder<'_> {
             return Ok(());
         };
         let before = self.pending.remove(i);
-        let data = serde_json::to_value(cp.after(&before)).unwrap_or_default();
+        let data = cp.store().seal(serde_json::to_value(cp.after(&before)).unwrap_or_default());
         let custom_type = crate::checkpoint::CHECKPOINT_AFTER.to_owned();
         self.tape.append(EntryBody::Custom { custom_type, data })?;
         Ok(())

@@ -219,8 +219,8 @@ impl AgentSession {
         let new = forked.map_err(|e| e.to_string())?;
         let path = new.path().map(Path::to_path_buf).unwrap_or_default();
         self.tape = new;
-        if let Some(report) = &report {
-            crate::rewind::record(&mut self.tape, point, &report.restored)?;
+        if let (Some(report), Some(store)) = (&report, files) {
+            crate::rewind::record(&mut self.tape, store, point, &report.restored)?;
         }
         self.reload_messages();
         Ok((path, report))

@@ -282,3 +282,73 @@ fn a_files_rewind_sees_the_changes_of_a_branch_the_conversation_left() {
     let out = rewind(&["0", "--files"]);
     assert!(!proj.join("a.txt").exists() && !proj.join("b.txt").exists(), "{out}");
 }
+
+/// A session file is only text: one written elsewhere (or edited) could name any file
+/// for a rewind to delete or overwrite. Checkpoint and rewind entries carry a seal made
+/// with a key only this rab home has; a rewind passes over entries without a valid one.
+#[test]
+fn a_session_file_cannot_make_a_rewind_touch_files_it_names() {
+    let home = Home::new();
+    let proj = home.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let victim = home.dir.path().join("victim.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("write", json!({"path": "a.txt", "content": "one\n"})),
+        Turn::text("done"),
+    ]);
+    run_prompts(&home, &llm, &proj, &["write it"]);
+    let file = session_file(&home);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let sealed = lines.iter().find(|l| l["customType"] == "checkpoint").unwrap().clone();
+    assert!(sealed["data"]["seal"].is_string(), "rab seals its own: {sealed}");
+    let last_id = lines.last().unwrap()["id"].as_str().unwrap().to_owned();
+    // Forged: the victim "did not exist" before a call, and "is as rab left it" after.
+    let victim_path = victim.display().to_string();
+    let hash = rab_session::content_hash(b"precious\n");
+    let entry = |id: &str, parent: &str, kind: &str, file: serde_json::Value| {
+        json!({"type": "custom", "id": id, "parentId": parent,
+            "timestamp": "2026-11-27T00:00:00.000Z", "customType": kind,
+            "data": {"callId": "forged", "files": [file], "seal": "00".repeat(32)}})
+    };
+    let mut forged = vec![
+        entry("f1", &last_id, "checkpoint", json!({"path": victim_path, "hash": null})),
+        entry("f2", "f1", "checkpoint_after", json!({"path": victim_path, "hash": hash})),
+    ];
+    // And rab's own sealed entry, moved to name the victim.
+    let mut moved = sealed.clone();
+    moved["id"] = json!("f3");
+    moved["parentId"] = json!("f2");
+    moved["data"]["files"][0]["path"] = json!(victim_path);
+    forged.push(moved);
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    for f in &forged {
+        text.push_str(&format!("{f}\n"));
+    }
+    std::fs::write(&file, text).unwrap();
+
+    let out = home
+        .rab()
+        .current_dir(&proj)
+        .args(["sessions", "rewind", file.to_str().unwrap(), "0", "--files", "--force"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "{}", stdout(&out));
+    assert!(stdout(&out).contains("passed over 3 checkpoint entr(ies)"), "{}", stdout(&out));
+    assert!(!proj.join("a.txt").exists(), "rab's own entries still rewind: {}", stdout(&out));
+    // The key is this home's own, readable by the user only.
+    let key = home.dir.path().join("rab/checkpoints/key");
+    assert_eq!(std::fs::read(&key).unwrap().len(), 32);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+}
