@@ -72,7 +72,7 @@ impl Checkpointer {
         }
         let mut files: Vec<FileState> = Vec::new();
         for path in paths {
-            let path = self.ws.resolve(&path);
+            let path = real_path(&self.ws.resolve(&path));
             let text = path.display().to_string();
             if files.iter().any(|f| f.path == text) {
                 continue;
@@ -112,6 +112,19 @@ pub fn snapshot(store: &CheckpointStore, path: &Path, keep: bool) -> FileState {
                 Err(e) => state(None, Some(e.to_string())),
             },
         },
+    }
+}
+
+/// `path` with its links followed (the file's own, or its folder's when it does not
+/// exist yet): a file written through a link (`CLAUDE.md` → `AGENTS.md`) is recorded
+/// under one name, and a rewind writes the file, not over the link.
+fn real_path(path: &Path) -> std::path::PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    match (path.parent().map(std::fs::canonicalize), path.file_name()) {
+        (Some(Ok(dir)), Some(name)) => dir.join(name),
+        _ => path.to_owned(),
     }
 }
 
@@ -158,5 +171,18 @@ mod tests {
         std::fs::write(&file, "kept").unwrap();
         let state = snapshot(&store, &file, true);
         assert_eq!(store.get(state.hash.as_deref().unwrap()).unwrap(), b"kept");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_written_through_a_link_is_recorded_under_its_real_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap();
+        std::fs::write(real.join("AGENTS.md"), "a").unwrap();
+        std::os::unix::fs::symlink("AGENTS.md", real.join("CLAUDE.md")).unwrap();
+        std::os::unix::fs::symlink(&real, real.join("here")).unwrap();
+        assert_eq!(real_path(&real.join("CLAUDE.md")), real.join("AGENTS.md"));
+        assert_eq!(real_path(&real.join("here/new.txt")), real.join("new.txt"));
+        assert_eq!(real_path(Path::new("/no/such/dir/x")), Path::new("/no/such/dir/x"));
     }
 }
