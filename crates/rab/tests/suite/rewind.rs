@@ -34,6 +34,29 @@ fn run_prompts(home: &Home, llm: &FakeLlm, proj: &Path, prompts: &[&str]) {
     }
 }
 
+/// A session of `prompts` against `script` in a new project: the home, the project
+/// and the session file.
+fn recorded(script: Vec<Turn>, prompts: &[&str]) -> (Home, PathBuf, PathBuf) {
+    let home = Home::new();
+    let proj = home.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let llm = FakeLlm::start();
+    llm.script(script);
+    run_prompts(&home, &llm, &proj, prompts);
+    let file = session_file(&home);
+    (home, proj, file)
+}
+
+/// `rab sessions rewind FILE ARGS…` in `proj`.
+fn rewind_in(home: &Home, proj: &Path, file: &Path, args: &[&str]) -> std::process::Output {
+    home.rab()
+        .current_dir(proj)
+        .args(["sessions", "rewind", file.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 fn last_entry(path: &Path) -> serde_json::Value {
     let text = std::fs::read_to_string(path).unwrap();
     serde_json::from_str(text.lines().last().unwrap()).unwrap()
@@ -181,37 +204,24 @@ fn fork_from_a_point_takes_the_files_of_that_point() {
 /// another rab, the record cannot be written, so no file may be touched either.
 #[test]
 fn a_session_open_elsewhere_is_not_rewound_and_its_files_stay() {
-    let home = Home::new();
-    let proj = home.dir.path().join("proj");
-    std::fs::create_dir_all(&proj).unwrap();
-    let llm = FakeLlm::start();
-    llm.script([
-        Turn::tool_call("write", json!({"path": "a.txt", "content": "one\n"})),
-        Turn::text("done"),
-    ]);
-    run_prompts(&home, &llm, &proj, &["write it"]);
-    let file = session_file(&home);
+    let (home, proj, file) = recorded(
+        vec![
+            Turn::tool_call("write", json!({"path": "a.txt", "content": "one\n"})),
+            Turn::text("done"),
+        ],
+        &["write it"],
+    );
     let before = std::fs::read_to_string(&file).unwrap();
     // This test process holds the session, as a running rab would.
     let (mut held, _) = rab_session::Tape::open(&file).unwrap();
     held.claim().unwrap();
-    let out = home
-        .rab()
-        .current_dir(&proj)
-        .args(["sessions", "rewind", file.to_str().unwrap(), "0", "--files"])
-        .output()
-        .unwrap();
+    let out = rewind_in(&home, &proj, &file, &["0", "--files"]);
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     assert!(stderr(&out).contains("open in another rab process"), "{}", stderr(&out));
     assert_eq!(read(&proj, "a.txt"), "one\n", "the file is left as it is");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
     drop(held);
-    let out = home
-        .rab()
-        .current_dir(&proj)
-        .args(["sessions", "rewind", file.to_str().unwrap(), "0", "--files"])
-        .output()
-        .unwrap();
+    let out = rewind_in(&home, &proj, &file, &["0", "--files"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!proj.join("a.txt").exists(), "rewound to before it was written");
 }
@@ -238,12 +248,7 @@ fn a_forced_rewind_leaves_files_that_rab_never_changed() {
     assert_eq!(read(&proj, "notes.md"), "n0\n", "the edit failed");
     std::fs::write(proj.join("notes.md"), "mine\n").unwrap();
     let file = session_file(&home);
-    let out = home
-        .rab()
-        .current_dir(&proj)
-        .args(["sessions", "rewind", file.to_str().unwrap(), "0", "--files", "--force"])
-        .output()
-        .unwrap();
+    let out = rewind_in(&home, &proj, &file, &["0", "--files", "--force"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(read(&proj, "notes.md"), "mine\n", "{}", stdout(&out));
     assert!(!stdout(&out).contains("notes.md"), "{}", stdout(&out));
@@ -254,26 +259,17 @@ fn a_forced_rewind_leaves_files_that_rab_never_changed() {
 /// files rewind still sets back what the branch it left had changed.
 #[test]
 fn a_files_rewind_sees_the_changes_of_a_branch_the_conversation_left() {
-    let home = Home::new();
-    let proj = home.dir.path().join("proj");
-    std::fs::create_dir_all(&proj).unwrap();
-    let llm = FakeLlm::start();
-    llm.script([
-        Turn::tool_call("write", json!({"path": "a.txt", "content": "one\n"})),
-        Turn::text("first"),
-        Turn::tool_call("write", json!({"path": "b.txt", "content": "two\n"})),
-        Turn::text("second"),
-    ]);
-    run_prompts(&home, &llm, &proj, &["write a", "write b"]);
-    let file = session_file(&home);
+    let (home, proj, file) = recorded(
+        vec![
+            Turn::tool_call("write", json!({"path": "a.txt", "content": "one\n"})),
+            Turn::text("first"),
+            Turn::tool_call("write", json!({"path": "b.txt", "content": "two\n"})),
+            Turn::text("second"),
+        ],
+        &["write a", "write b"],
+    );
     let rewind = |args: &[&str]| {
-        let out = home
-            .rab()
-            .current_dir(&proj)
-            .args(["sessions", "rewind", file.to_str().unwrap()])
-            .args(args)
-            .output()
-            .unwrap();
+        let out = rewind_in(&home, &proj, &file, args);
         assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
         stdout(&out)
     };
@@ -288,18 +284,15 @@ fn a_files_rewind_sees_the_changes_of_a_branch_the_conversation_left() {
 /// with a key only this rab home has; a rewind passes over entries without a valid one.
 #[test]
 fn a_session_file_cannot_make_a_rewind_touch_files_it_names() {
-    let home = Home::new();
-    let proj = home.dir.path().join("proj");
-    std::fs::create_dir_all(&proj).unwrap();
+    let (home, proj, file) = recorded(
+        vec![
+            Turn::tool_call("write", json!({"path": "a.txt", "content": "one\n"})),
+            Turn::text("done"),
+        ],
+        &["write it"],
+    );
     let victim = home.dir.path().join("victim.txt");
     std::fs::write(&victim, "precious\n").unwrap();
-    let llm = FakeLlm::start();
-    llm.script([
-        Turn::tool_call("write", json!({"path": "a.txt", "content": "one\n"})),
-        Turn::text("done"),
-    ]);
-    run_prompts(&home, &llm, &proj, &["write it"]);
-    let file = session_file(&home);
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&file)
         .unwrap()
         .lines()
@@ -332,12 +325,7 @@ fn a_session_file_cannot_make_a_rewind_touch_files_it_names() {
     }
     std::fs::write(&file, text).unwrap();
 
-    let out = home
-        .rab()
-        .current_dir(&proj)
-        .args(["sessions", "rewind", file.to_str().unwrap(), "0", "--files", "--force"])
-        .output()
-        .unwrap();
+    let out = rewind_in(&home, &proj, &file, &["0", "--files", "--force"]);
     assert_eq!(out.status.code(), Some(0), "{}\n{}", stdout(&out), stderr(&out));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n", "{}", stdout(&out));
     assert!(stdout(&out).contains("passed over 3 checkpoint entr(ies)"), "{}", stdout(&out));
