@@ -62,7 +62,10 @@ fn main() {
         std::fs::write(root.join("big.rs"), &text).unwrap();
         let start = Instant::now();
         let before = cp.before(&call("big.rs"), write.as_ref()).unwrap();
-        let _after = cp.after(&before);
+        let after = cp.after(&before);
+        // The two entries' seals, as the session's recorder makes them.
+        let _ = store.seal(serde_json::to_value(&before).unwrap());
+        let _ = store.seal(serde_json::to_value(&after).unwrap());
         times.push(start.elapsed());
     }
     let size = store.size();
@@ -88,9 +91,9 @@ fn main() {
         let before = cp.before(&call(&path), write.as_ref()).unwrap();
         std::fs::write(root.join(&path), format!("new {i}\n").repeat(200)).unwrap();
         let after = cp.after(&before);
-        let data = serde_json::to_value(&before).unwrap();
+        let data = store.seal(serde_json::to_value(&before).unwrap());
         tape.append(EntryBody::Custom { custom_type: CHECKPOINT.into(), data }).unwrap();
-        let data = serde_json::to_value(&after).unwrap();
+        let data = store.seal(serde_json::to_value(&after).unwrap());
         tape.append(EntryBody::Custom { custom_type: CHECKPOINT_AFTER.into(), data }).unwrap();
     }
     let what = What { files: true, conversation: false, force: false };

@@ -104,7 +104,7 @@ pub fn snapshot(store: &CheckpointStore, path: &Path, keep: bool) -> FileState {
         Ok(m) if m.len() > MAX_FILE_BYTES => {
             state(None, Some(format!("larger than {} MB", MAX_FILE_BYTES >> 20)))
         }
-        Ok(_) => match read_capped(path) {
+        Ok(m) => match read_capped(path, m.len()) {
             Err(e) => state(None, Some(format!("unreadable: {e}"))),
             Ok(bytes) if !keep => state(Some(content_hash(&bytes)), None),
             Ok(bytes) => match store.put(&bytes) {
@@ -130,9 +130,10 @@ fn real_path(path: &Path) -> std::path::PathBuf {
 
 /// The file's bytes, at most [`MAX_FILE_BYTES`] (a file that grew past it since its
 /// size was read is refused, not read without end).
-fn read_capped(path: &Path) -> std::io::Result<Vec<u8>> {
+fn read_capped(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut bytes = Vec::new();
+    // Room for the size read (and one byte more, to see the end without growing).
+    let mut bytes = Vec::with_capacity(usize::try_from(len.min(MAX_FILE_BYTES) + 1).unwrap_or(0));
     std::fs::File::open(path)?.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(std::io::Error::other(format!("larger than {} MB", MAX_FILE_BYTES >> 20)));
