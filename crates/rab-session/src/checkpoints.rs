@@ -64,6 +64,9 @@ pub enum CheckpointError {
 #[derive(Clone, Debug)]
 pub struct CheckpointStore {
     dir: PathBuf,
+    /// The seal key once read (shared by clones): sealing and checking a rewind's
+    /// entries read it once, not once per entry.
+    key: std::sync::Arc<std::sync::OnceLock<[u8; 32]>>,
 }
 
 /// What [`CheckpointStore::prune`] removed.
@@ -83,7 +86,7 @@ pub fn content_hash(bytes: &[u8]) -> String {
 impl CheckpointStore {
     /// The store in `dir` (created when the first object is put).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self { dir: dir.into(), key: std::sync::Arc::default() }
     }
 
     /// Its directory.
@@ -159,7 +162,11 @@ impl CheckpointStore {
     }
 
     fn read_key(&self) -> Option<[u8; 32]> {
-        std::fs::read(self.dir.join("key")).ok()?.try_into().ok()
+        if let Some(key) = self.key.get() {
+            return Some(*key);
+        }
+        let key: [u8; 32] = std::fs::read(self.dir.join("key")).ok()?.try_into().ok()?;
+        Some(*self.key.get_or_init(|| key))
     }
 
     /// The key, made (32 random bytes, mode 0600) when there is none.
