@@ -91,20 +91,24 @@ impl Checkpointer {
     }
 }
 
-/// The state of `path`: its hash (the content put in `store` when `keep`), or missing.
+/// The state of `path` (a real path, as recorded): its hash (the content put in
+/// `store` when `keep`), or missing. It is read beneath `/` without following links: a
+/// link put on its way since it was recorded makes it unreadable, never another file.
 pub fn snapshot(store: &CheckpointStore, path: &Path, keep: bool) -> FileState {
     let text = path.display().to_string();
     let state = |hash, skipped: Option<String>| FileState { path: text.clone(), hash, skipped };
-    match std::fs::metadata(path) {
+    let file = match rab_tools::handle::FileHandle::recorded(path) {
+        Ok(file) => file,
+        Err(e) => return state(None, Some(format!("unreadable: {e}"))),
+    };
+    match file.meta() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => state(None, None),
         Err(e) => state(None, Some(format!("unreadable: {e}"))),
-        // A device, FIFO or socket (`/dev/zero`, `/dev/tty`) never ends or blocks on
-        // read: only plain files are kept. This runs before the call is approved.
-        Ok(m) if !m.is_file() => state(None, Some("not a regular file".to_owned())),
-        Ok(m) if m.len() > MAX_FILE_BYTES => {
+        Ok(m) if !m.is_file => state(None, Some("not a regular file".to_owned())),
+        Ok(m) if m.len > MAX_FILE_BYTES => {
             state(None, Some(format!("larger than {} MB", MAX_FILE_BYTES >> 20)))
         }
-        Ok(m) => match read_capped(path, m.len()) {
+        Ok(m) => match file.read_capped(MAX_FILE_BYTES, m.len) {
             Err(e) => state(None, Some(format!("unreadable: {e}"))),
             Ok(bytes) if !keep => state(Some(content_hash(&bytes)), None),
             Ok(bytes) => match store.put(&bytes) {
@@ -115,30 +119,11 @@ pub fn snapshot(store: &CheckpointStore, path: &Path, keep: bool) -> FileState {
     }
 }
 
-/// `path` with its links followed (the file's own, or its folder's when it does not
+/// `path` with its links followed (the file's own, or its folders' when it does not
 /// exist yet): a file written through a link (`CLAUDE.md` → `AGENTS.md`) is recorded
 /// under one name, and a rewind writes the file, not over the link.
 fn real_path(path: &Path) -> std::path::PathBuf {
-    if let Ok(real) = std::fs::canonicalize(path) {
-        return real;
-    }
-    match (path.parent().map(std::fs::canonicalize), path.file_name()) {
-        (Some(Ok(dir)), Some(name)) => dir.join(name),
-        _ => path.to_owned(),
-    }
-}
-
-/// The file's bytes, at most [`MAX_FILE_BYTES`] (a file that grew past it since its
-/// size was read is refused, not read without end).
-fn read_capped(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    // Room for the size read (and one byte more, to see the end without growing).
-    let mut bytes = Vec::with_capacity(usize::try_from(len.min(MAX_FILE_BYTES) + 1).unwrap_or(0));
-    std::fs::File::open(path)?.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(std::io::Error::other(format!("larger than {} MB", MAX_FILE_BYTES >> 20)));
-    }
-    Ok(bytes)
+    rab_tools::sandbox::real_path(path)
 }
 
 /// The store of a rab home: `~/.rab/checkpoints`.

@@ -391,13 +391,18 @@ fn set_files(store: &CheckpointStore, wants: Vec<Want>, force: bool, report: &mu
             report.unrestorable.push((path, format!("its current content cannot be kept ({why})")));
             continue;
         }
-        let written = match &content {
-            Some(bytes) => rab_tools::atomic_write::write_atomic(Path::new(&path), bytes),
-            None => match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-                _ => Ok(()),
-            },
-        };
+        // Through the recorded real path, never a link: where one was put on the way
+        // since (a folder replaced by a link to someone else's), this fails and says so.
+        let written =
+            rab_tools::handle::FileHandle::recorded(Path::new(&path)).and_then(
+                |file| match &content {
+                    Some(bytes) => file.write_atomic(bytes),
+                    None => match file.remove() {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                        _ => Ok(()),
+                    },
+                },
+            );
         match written {
             Ok(()) => {
                 report.restored.push(Restored { path, before: before.hash, after: want.hash })

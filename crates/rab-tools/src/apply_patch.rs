@@ -4,7 +4,6 @@
 //! patch is checked before anything is written: every file changes, or none does.
 
 use std::collections::HashMap;
-use std::fs;
 use std::path::PathBuf;
 
 use rab_agent::{
@@ -15,11 +14,11 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::Workspace;
-use crate::atomic_write::{Staged, stage};
-use crate::edit::{Encoding, read_text};
+use crate::edit::{Encoding, read_text_at};
 use crate::edit_forms::forms;
 use crate::edit_lines::{Replaced, replace_lines};
 use crate::edit_match::{Hints, Miss};
+use crate::handle::{FileHandle, Staged};
 use crate::patch_parse::{Chunk, FileOp, parse};
 use crate::text_diff;
 
@@ -135,7 +134,8 @@ impl Tool for ApplyPatch {
 
 /// What the patch does to one file.
 struct Change {
-    path: PathBuf,
+    /// The file, pinned when it was checked: every read and write goes through it.
+    file: FileHandle,
     shown: String,
     /// `A`dded, `M`odified, `D`eleted.
     kind: char,
@@ -174,6 +174,7 @@ fn plan(ws: &Workspace, input: &str) -> Result<Vec<Change>, ToolError> {
     let mut originals: HashMap<PathBuf, (Option<String>, Encoding)> = HashMap::new();
     let mut order: Vec<PathBuf> = Vec::new();
     let mut notes: HashMap<PathBuf, Vec<String>> = HashMap::new();
+    let mut handles: HashMap<PathBuf, FileHandle> = HashMap::new();
     let count = patch.ops.len();
     for (index, op) in patch.ops.iter().enumerate() {
         // Errors name the operation when there are several.
@@ -187,9 +188,9 @@ fn plan(ws: &Workspace, input: &str) -> Result<Vec<Change>, ToolError> {
         };
         // A file reached through a symbolic link is the file: two names of it see
         // each other's changes.
-        let path = real(ws.resolve_checked(op.path(), crate::sandbox::Access::Write)?);
+        let path = pin(ws, op.path(), &mut handles)?;
         let shown = ws.display(&path);
-        let current = load(ws, &path, &shown, &mut state, &mut originals, &mut order)?;
+        let current = load(ws, &path, &shown, &handles, &mut state, &mut originals, &mut order)?;
         match op {
             FileOp::Add { lines, .. } => {
                 if current.is_some() {
@@ -265,10 +266,17 @@ fn plan(ws: &Workspace, input: &str) -> Result<Vec<Change>, ToolError> {
                 }
                 match move_to {
                     Some(dest) => {
-                        let dest = real(ws.resolve_checked(dest, crate::sandbox::Access::Write)?);
+                        let dest = pin(ws, dest, &mut handles)?;
                         let dest_shown = ws.display(&dest);
-                        let at_dest =
-                            load(ws, &dest, &dest_shown, &mut state, &mut originals, &mut order)?;
+                        let at_dest = load(
+                            ws,
+                            &dest,
+                            &dest_shown,
+                            &handles,
+                            &mut state,
+                            &mut originals,
+                            &mut order,
+                        )?;
                         if at_dest.is_some() && dest != path {
                             return Err(failed(format!(
                                 "*** Move to: {dest_shown} already exists"
@@ -312,7 +320,8 @@ fn plan(ws: &Workspace, input: &str) -> Result<Vec<Change>, ToolError> {
         );
         let bytes = after.map(|text| encoding.encode(&text));
         let notes = notes.remove(&path).unwrap_or_default();
-        changes.push(Change { path, shown, kind, bytes, diff, notes });
+        let Some(file) = handles.remove(&path) else { continue };
+        changes.push(Change { file, shown, kind, bytes, diff, notes });
     }
     if changes.is_empty() {
         return Err(ToolError::Model(
@@ -322,11 +331,25 @@ fn plan(ws: &Workspace, input: &str) -> Result<Vec<Change>, ToolError> {
     Ok(changes)
 }
 
+/// Checks the patch's path `given` and pins the file: its real path, the key it goes by.
+fn pin(
+    ws: &Workspace,
+    given: &str,
+    handles: &mut HashMap<PathBuf, FileHandle>,
+) -> Result<PathBuf, ToolError> {
+    let (_, file) = ws.resolve_handle(given, crate::sandbox::Access::Write)?;
+    let path = file.real().to_path_buf();
+    handles.entry(path.clone()).or_insert(file);
+    Ok(path)
+}
+
 /// A file's content as the patch has left it so far, read from disk the first time.
+#[allow(clippy::too_many_arguments)]
 fn load(
     ws: &Workspace,
     path: &PathBuf,
     shown: &str,
+    handles: &HashMap<PathBuf, FileHandle>,
     state: &mut HashMap<PathBuf, Option<String>>,
     originals: &mut HashMap<PathBuf, (Option<String>, Encoding)>,
     order: &mut Vec<PathBuf>,
@@ -334,10 +357,18 @@ fn load(
     if let Some(current) = state.get(path) {
         return Ok(current.clone());
     }
-    let (text, encoding) = match fs::symlink_metadata(path) {
-        Err(_) => (None, Encoding::default()),
+    let Some(file) = handles.get(path) else {
+        return Err(ToolError::Model(format!("{shown}: not checked. Nothing was changed.")));
+    };
+    let (text, encoding) = match file.meta() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, Encoding::default()),
+        Err(e) => {
+            return Err(ToolError::Model(format!(
+                "cannot read {shown}: {e}. Nothing was changed."
+            )));
+        }
         Ok(_) => {
-            let content = read_text(ws, path, shown).map_err(|e| match e {
+            let content = read_text_at(ws, file, path, shown).map_err(|e| match e {
                 ToolError::Model(m) => ToolError::Model(format!("{m}. Nothing was changed.")),
                 other => other,
             })?;
@@ -376,11 +407,6 @@ fn replace_chunk(
         }
     }
     Err(miss)
-}
-
-/// A path with its symbolic links resolved, when it exists.
-fn real(path: PathBuf) -> PathBuf {
-    fs::canonicalize(&path).unwrap_or(path)
 }
 
 /// The first line from `from` on that reads `header` (as the tolerant pass compares
@@ -442,11 +468,11 @@ fn commit(changes: &[Change]) -> Result<(), ToolError> {
     let mut staged: Vec<(usize, Staged)> = Vec::new();
     for (i, c) in changes.iter().enumerate() {
         if let Some(bytes) = &c.bytes {
-            staged.push((i, stage(&c.path, bytes.as_bytes()).map_err(|e| fail(&c.shown, e))?));
+            staged.push((i, c.file.stage(bytes.as_bytes()).map_err(|e| fail(&c.shown, e))?));
         }
     }
     // What each file held, to put back if a later step fails.
-    let backups: Vec<Option<Vec<u8>>> = changes.iter().map(|c| fs::read(&c.path).ok()).collect();
+    let backups: Vec<Option<Vec<u8>>> = changes.iter().map(|c| c.file.read().ok()).collect();
     let mut done: Vec<usize> = Vec::new();
     let mut result = Ok(());
     for (i, s) in staged {
@@ -460,7 +486,7 @@ fn commit(changes: &[Change]) -> Result<(), ToolError> {
     }
     if result.is_ok() {
         for (i, c) in changes.iter().enumerate().filter(|(_, c)| c.bytes.is_none()) {
-            match fs::remove_file(&c.path) {
+            match c.file.remove() {
                 Ok(()) => done.push(i),
                 Err(e) => {
                     result = Err(fail(&c.shown, e));
@@ -473,8 +499,8 @@ fn commit(changes: &[Change]) -> Result<(), ToolError> {
         for i in done {
             let c = &changes[i];
             let restored = match &backups[i] {
-                Some(bytes) => crate::atomic_write::write_atomic(&c.path, bytes),
-                None => fs::remove_file(&c.path),
+                Some(bytes) => c.file.write_atomic(bytes),
+                None => c.file.remove(),
             };
             if let Err(e) = restored {
                 tracing::warn!("apply_patch could not restore {}: {e}", c.shown);

@@ -129,7 +129,8 @@ impl Bash {
             ToolError::Model(format!("could not start {program} in {}: {e}", root.display()))
         })?;
         let mut group = Group { child, is_reaped: false };
-        let capture = Capture::new(self.ws.temp_dir(), cx.updates.clone());
+        let capture =
+            Capture::new(self.ws.temp_dir(), self.ws.redact().clone(), cx.updates.clone());
         let mut collector = Collector::start(capture, output);
         let end = tokio::select! {
             status = group.child.wait() => End::Exited(status),

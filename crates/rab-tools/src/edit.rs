@@ -4,7 +4,6 @@
 //! `edit_match.rs`. A CRLF file is edited as LF and written back as CRLF, a BOM is
 //! kept, and a missing final newline stays missing.
 
-use std::fs;
 use std::io;
 use std::path::Path;
 
@@ -17,8 +16,8 @@ use serde::{Deserialize, Deserializer};
 use serde_json::json;
 
 use crate::Workspace;
-use crate::atomic_write::write_atomic;
 use crate::edit_match::{self, MatchKind, Miss};
+use crate::handle::FileHandle;
 use crate::read::missing_file_message;
 use crate::text_diff;
 
@@ -110,13 +109,13 @@ impl Tool for Edit {
     }
 
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let path = self.ws.resolve_checked(&args.path, crate::sandbox::Access::Write)?;
+        let (path, file) = self.ws.resolve_handle(&args.path, crate::sandbox::Access::Write)?;
         let editor = self.ws.editor();
         if editor.reader().is_some() || editor.writer().is_some() {
-            return self.edit_in_editor(&path, &args.edits).await;
+            return self.edit_in_editor(&path, &file, &args.edits).await;
         }
         let ws = self.ws.clone();
-        tokio::task::spawn_blocking(move || edit_file(&ws, &path, &args.edits))
+        tokio::task::spawn_blocking(move || edit_file(&ws, &file, &path, &args.edits))
             .await
             .map_err(|e| ToolError::Model(format!("edit failed: {e}")))?
     }
@@ -128,6 +127,7 @@ impl Edit {
     async fn edit_in_editor(
         &self,
         path: &Path,
+        file: &FileHandle,
         edits: &[Replacement],
     ) -> Result<ToolOutput, ToolError> {
         let shown = self.ws.display(path);
@@ -140,7 +140,7 @@ impl Edit {
         // missing).
         let content = match from_editor {
             Some(text) => text,
-            None => read_text(&self.ws, path, &shown)?,
+            None => read_text_at(&self.ws, file, path, &shown)?,
         };
         let applied = apply_to(&content, path, shown, edits)?;
         match self.ws.editor().writer() {
@@ -148,7 +148,8 @@ impl Edit {
                 .write(path, applied.on_disk.clone())
                 .await
                 .map_err(|e| ToolError::Model(format!("cannot write {}: {e}", applied.shown)))?,
-            None => write_atomic(path, applied.on_disk.as_bytes())
+            None => file
+                .write_atomic(applied.on_disk.as_bytes())
                 .map_err(|e| ToolError::Model(format!("cannot write {}: {e}", applied.shown)))?,
         }
         Ok(edit_output(applied, edits.len()))
@@ -170,10 +171,27 @@ pub(crate) fn apply_edits(
     path: &Path,
     edits: &[Replacement],
 ) -> Result<Applied, ToolError> {
+    let file = handle_for(ws, path)?;
+    apply_edits_at(ws, &file, path, edits)
+}
+
+/// [`apply_edits`] on the file `file` pins (`path` as the model named it).
+fn apply_edits_at(
+    ws: &Workspace,
+    file: &FileHandle,
+    path: &Path,
+    edits: &[Replacement],
+) -> Result<Applied, ToolError> {
     let shown = ws.display(path);
     check_edits(edits)?;
-    let content = read_text(ws, path, &shown)?;
+    let content = read_text_at(ws, file, path, &shown)?;
     apply_to(&content, path, shown, edits)
+}
+
+/// A handle for `path` beneath the workspace's roots.
+fn handle_for(ws: &Workspace, path: &Path) -> Result<FileHandle, ToolError> {
+    FileHandle::new(path, ws.sandbox().roots())
+        .map_err(|e| ToolError::Model(format!("cannot open {}: {e}", ws.display(path))))
 }
 
 /// The edits applied to `content`, the text of `path`.
@@ -257,9 +275,15 @@ impl Encoding {
     }
 }
 
-fn edit_file(ws: &Workspace, path: &Path, edits: &[Replacement]) -> Result<ToolOutput, ToolError> {
-    let applied = apply_edits(ws, path, edits)?;
-    write_atomic(path, applied.on_disk.as_bytes())
+fn edit_file(
+    ws: &Workspace,
+    file: &FileHandle,
+    path: &Path,
+    edits: &[Replacement],
+) -> Result<ToolOutput, ToolError> {
+    // Read and written through one handle: the file that was checked is the one changed.
+    let applied = apply_edits_at(ws, file, path, edits)?;
+    file.write_atomic(applied.on_disk.as_bytes())
         .map_err(|e| ToolError::Model(format!("cannot write {}: {e}", applied.shown)))?;
     Ok(edit_output(applied, edits.len()))
 }
@@ -301,24 +325,30 @@ fn check_edits(edits: &[Replacement]) -> Result<(), ToolError> {
     Ok(())
 }
 
-pub(crate) fn read_text(ws: &Workspace, path: &Path, shown: &str) -> Result<String, ToolError> {
+/// The UTF-8 text of the file `file` pins.
+pub(crate) fn read_text_at(
+    ws: &Workspace,
+    file: &FileHandle,
+    path: &Path,
+    shown: &str,
+) -> Result<String, ToolError> {
     let cannot = |e: io::Error| ToolError::Model(format!("cannot read {shown}: {e}"));
-    match fs::metadata(path) {
+    match file.meta() {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let msg = missing_file_message(ws, path);
             return Err(ToolError::Model(format!("{msg} (use write to create a new file)")));
         }
         Err(e) => return Err(cannot(e)),
-        Ok(meta) if meta.is_dir() => {
+        Ok(meta) if meta.is_dir => {
             return Err(ToolError::Model(format!("{shown} is a directory, not a file")));
         }
         // Reading a FIFO or a device could block forever.
-        Ok(meta) if !meta.is_file() => {
+        Ok(meta) if !meta.is_file => {
             return Err(ToolError::Model(format!("{shown} is not a regular file")));
         }
         Ok(_) => {}
     }
-    let bytes = fs::read(path).map_err(cannot)?;
+    let bytes = file.read().map_err(cannot)?;
     String::from_utf8(bytes).map_err(|_| {
         ToolError::Model(format!(
             "{shown} is not valid UTF-8 text, so edit cannot change it safely; use write to \

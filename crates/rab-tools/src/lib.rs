@@ -22,6 +22,8 @@ pub mod apply_patch;
 pub mod atomic_write;
 pub mod bash;
 pub mod bash_output;
+#[cfg(unix)]
+pub mod beneath;
 pub mod brief;
 pub mod edit;
 
@@ -42,6 +44,7 @@ mod edit_typography;
 pub mod editor_files;
 pub mod glob;
 pub mod grep;
+pub mod handle;
 pub mod image_fit;
 pub mod kill_shell;
 pub mod ls;
@@ -65,7 +68,7 @@ pub mod write;
 
 pub use sandbox::{Sandbox, SandboxMode};
 pub use shells::Shells;
-pub use workspace::{ReadFilter, Workspace, hidden_note, normalize};
+pub use workspace::{ReadFilter, Redact, Workspace, hidden_note, normalize};
 
 use std::path::Path;
 use std::sync::Arc;

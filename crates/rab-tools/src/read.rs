@@ -9,6 +9,8 @@
 //! that would break the conversation; a `.png` that is not a PNG is read as a file.
 
 use std::fs::{self, File};
+
+use crate::handle::FileHandle;
 use std::io::{self, BufRead, BufReader, Read as _, Seek, SeekFrom};
 use std::path::Path;
 
@@ -81,11 +83,11 @@ impl Tool for Read {
     }
 
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let path = self.ws.resolve_checked(&args.path, crate::sandbox::Access::Read)?;
+        let (path, file) = self.ws.resolve_handle(&args.path, crate::sandbox::Access::Read)?;
         // A text file the editor has is read as the editor has it (unsaved changes too);
         // images, binary files and what the editor cannot read come from the disk.
         if let Some(editor) = self.ws.editor().reader()
-            && is_text_or_missing(&path)
+            && is_text_or_missing(&file)
             && let Ok(text) = editor.read(&path).await
         {
             let shown = self.ws.display(&path);
@@ -101,20 +103,20 @@ impl Tool for Read {
             return page.into_output(&shown);
         }
         let ws = self.ws.clone();
-        tokio::task::spawn_blocking(move || read_path(&ws, &path, args.offset, args.limit))
+        tokio::task::spawn_blocking(move || read_path(&ws, &file, &path, args.offset, args.limit))
             .await
             .map_err(|e| ToolError::Model(format!("read failed: {e}")))?
     }
 }
 
-/// Whether `path` is a text file on disk, or not on disk at all (an editor may have it).
-fn is_text_or_missing(path: &Path) -> bool {
-    match fs::metadata(path) {
+/// Whether `file` is a text file on disk, or not on disk at all (an editor may have it).
+fn is_text_or_missing(file: &FileHandle) -> bool {
+    match file.meta() {
         Err(_) => true,
-        Ok(meta) if !meta.is_file() => false,
+        Ok(meta) if !meta.is_file => false,
         Ok(_) => {
             let mut head = Vec::new();
-            let read = File::open(path).and_then(|f| f.take(SNIFF_BYTES).read_to_end(&mut head));
+            let read = file.open().and_then(|f| f.take(SNIFF_BYTES).read_to_end(&mut head));
             read.is_ok() && image_mime(&head).is_none() && !looks_binary(&head)
         }
     }
@@ -122,34 +124,35 @@ fn is_text_or_missing(path: &Path) -> bool {
 
 fn read_path(
     ws: &Workspace,
+    pinned: &FileHandle,
     path: &Path,
     offset: Option<usize>,
     limit: Option<usize>,
 ) -> Result<ToolOutput, ToolError> {
     let shown = ws.display(path);
     let io_err = |e: io::Error| ToolError::Model(format!("cannot read {shown}: {e}"));
-    let meta = match fs::metadata(path) {
+    let meta = match pinned.meta() {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(ToolError::Model(missing_file_message(ws, path)));
         }
         Err(e) => return Err(io_err(e)),
     };
-    if meta.is_dir() {
+    if meta.is_dir {
         return Err(ToolError::Model(format!("{shown} is a directory; use ls to list it")));
     }
-    if !meta.is_file() {
+    if !meta.is_file {
         // Opening a FIFO or a device could block forever.
         return Err(ToolError::Model(format!("{shown} is not a regular file")));
     }
     if limit == Some(0) {
         return Err(ToolError::Model("limit must be at least 1".to_owned()));
     }
-    let mut file = File::open(path).map_err(io_err)?;
+    let mut file = pinned.open().map_err(io_err)?;
     let mut head = Vec::new();
     file.by_ref().take(SNIFF_BYTES).read_to_end(&mut head).map_err(io_err)?;
     if let Some(mime) = image_mime(&head) {
-        return read_image(file, &shown, mime, meta.len());
+        return read_image(file, &shown, mime, meta.len);
     }
     if head.is_empty() {
         return Ok(ToolOutput::text(format!("{shown} is empty (0 bytes)")));
@@ -157,7 +160,7 @@ fn read_path(
     if looks_binary(&head) {
         return Err(ToolError::Model(format!(
             "binary file {shown} ({}) not shown; read only shows text and images",
-            format_size(usize::try_from(meta.len()).unwrap_or(usize::MAX))
+            format_size(usize::try_from(meta.len).unwrap_or(usize::MAX))
         )));
     }
     file.seek(SeekFrom::Start(0)).map_err(io_err)?;

@@ -2,18 +2,79 @@
 //! may touch, and how programs the tools start are confined.
 //!
 //! File tools check every path after resolving `..` and symlinks against the workspace
-//! roots (the project directory and `--add-dir` directories). Spawned programs (bash,
-//! hooks, MCP servers) are started through rab's own executable as a re-exec helper
-//! (`rab __sandbox …`), which applies a Landlock ruleset to itself and then `exec`s the
-//! program: reading is allowed everywhere, writing only under the roots and the temp
-//! directories, and TCP only when network is allowed. A helper is used because building
-//! a ruleset allocates, which is not safe between `fork` and `exec` in a threaded
-//! process. The keys rab uses are removed from every spawned program's environment.
+//! roots (the project directory and `--add-dir` directories), then open it beneath the
+//! root's handle ([`crate::beneath`]). Spawned programs (bash, hooks, MCP servers) are
+//! started through rab's own executable as a helper (`rab __sandbox …`, see [`spec`]):
+//! on Linux, where user namespaces are allowed, in namespaces of their own with a view
+//! of the file system built for them ([`namespaces`]); else under Landlock alone. Either
+//! way reading is allowed, writing only under the roots, the temp directory and the
+//! named tool caches, and TCP only when network is allowed; protected paths
+//! ([`protected`]) stay read-only. A helper is used because building a ruleset or a
+//! namespace allocates, which is not safe between `fork` and `exec` in a threaded
+//! process. The keys rab uses and the addresses of servers outside the sandbox are
+//! removed from every spawned program's environment.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::normalize;
+
+mod caches;
+#[cfg(target_os = "linux")]
+mod git_config;
+#[cfg(target_os = "linux")]
+mod guard;
+pub mod hardening;
+#[cfg(target_os = "linux")]
+mod mounts;
+#[cfg(target_os = "linux")]
+pub mod namespaces;
+#[cfg(target_os = "linux")]
+mod netlink;
+#[cfg(unix)]
+pub mod private_dir;
+pub mod protected;
+pub mod spec;
+mod support;
+
+pub use caches::tool_caches;
+#[cfg(unix)]
+pub use private_dir::PrivateDir;
+pub use support::{LandlockSupport, NamespaceSupport, probe_namespaces};
+
+/// A private folder stands in for nothing off Unix.
+#[cfg(not(unix))]
+#[derive(Debug, PartialEq, Eq)]
+pub struct PrivateDir;
+
+/// Variables that lead a program to a server outside the sandbox (a terminal
+/// multiplexer, an agent holding keys, the desktop bus, a container engine, an
+/// editor): removed from every confined program's environment.
+pub const SERVER_ENV: [&str; 22] = [
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "ZELLIJ",
+    "ZELLIJ_SESSION_NAME",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "PODMAN_HOST",
+    "KITTY_LISTEN_ON",
+    "WEZTERM_UNIX_SOCKET",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "VSCODE_IPC_HOOK_CLI",
+    "VSCODE_GIT_IPC_HANDLE",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "EMACS_SOCKET_NAME",
+    "PULSE_SERVER",
+];
 
 /// The argument that turns rab's executable into the sandbox helper.
 pub const HELPER_ARG: &str = "__sandbox";
@@ -76,6 +137,14 @@ pub struct Sandbox {
     helper: Option<PathBuf>,
     /// Environment variables removed from spawned programs.
     scrubbed_env: Vec<String>,
+    /// Confined programs run in namespaces of their own (sandbox v2).
+    has_namespaces: bool,
+    /// Paths confined programs cannot see (rab's home, read deny rules); canonical.
+    hidden: Vec<PathBuf>,
+    /// The home folder (its start-up files are protected; `~/.local` gets a private layer).
+    home: Option<PathBuf>,
+    /// The private `/tmp`, logs and layers of this rab.
+    private: Option<Arc<PrivateDir>>,
 }
 
 impl Sandbox {
@@ -92,9 +161,9 @@ impl Sandbox {
     }
 
     /// Lets confined programs write these tool caches (and the file tools read them);
-    /// directories that do not exist are left out.
+    /// those that do not exist are left out.
     pub fn with_caches(mut self, caches: &[PathBuf]) -> Self {
-        self.caches = caches.iter().filter(|c| c.is_dir()).map(|c| real_path(c)).collect();
+        self.caches = caches.iter().filter(|c| c.exists()).map(|c| real_path(c)).collect();
         self
     }
 
@@ -131,10 +200,56 @@ impl Sandbox {
         self
     }
 
-    /// Environment variables to remove from every spawned program.
-    pub fn with_scrubbed_env(mut self, names: Vec<String>) -> Self {
+    /// Environment variables to remove from every spawned program; when the sandbox is
+    /// on, [`SERVER_ENV`] too.
+    pub fn with_scrubbed_env(mut self, mut names: Vec<String>) -> Self {
+        if self.mode != SandboxMode::Off {
+            names.extend(SERVER_ENV.iter().map(|n| (*n).to_owned()));
+        }
         self.scrubbed_env = names;
         self
+    }
+
+    /// Runs confined programs in namespaces of their own (where the kernel allows it:
+    /// see [`NamespaceSupport`]).
+    pub fn with_namespaces(mut self, is_on: bool) -> Self {
+        self.has_namespaces = is_on;
+        self
+    }
+
+    /// Whether confined programs run in namespaces of their own.
+    pub fn has_namespaces(&self) -> bool {
+        self.has_namespaces && self.is_confined()
+    }
+
+    /// Hides `paths` from confined programs (those that exist; canonicalised now).
+    pub fn with_hidden(mut self, paths: &[PathBuf]) -> Self {
+        self.hidden = paths.iter().filter(|p| p.exists()).map(|p| real_path(p)).collect();
+        self.hidden.sort();
+        self.hidden.dedup();
+        self
+    }
+
+    /// The paths hidden from confined programs.
+    pub fn hidden(&self) -> &[PathBuf] {
+        &self.hidden
+    }
+
+    /// The home folder, for its protected start-up files and the `~/.local` layer.
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Self {
+        self.home = home.map(|h| real_path(&h));
+        self
+    }
+
+    /// Uses `dir` for the private `/tmp`, the bash logs and layers.
+    pub fn with_private_dir(mut self, dir: Option<Arc<PrivateDir>>) -> Self {
+        self.private = dir;
+        self
+    }
+
+    /// The private folder, when there is one.
+    pub fn private_dir(&self) -> Option<&Arc<PrivateDir>> {
+        self.private.as_ref()
     }
 
     /// The mode.
@@ -153,7 +268,16 @@ impl Sandbox {
         if self.mode == SandboxMode::Off {
             return Ok(());
         }
-        let real = real_path(path);
+        self.check_real(path, &real_path(path), access)
+    }
+
+    /// [`Sandbox::check`] with the real path already resolved (`real_path(path)`), so a
+    /// caller can open the very path that was checked.
+    pub fn check_real(&self, path: &Path, real: &Path, access: Access) -> Result<(), String> {
+        if self.mode == SandboxMode::Off {
+            return Ok(());
+        }
+        let real = real.to_path_buf();
         let shown = if real == path {
             path.display().to_string()
         } else {
@@ -170,7 +294,9 @@ impl Sandbox {
         // The bash tool's full-output files are the one thing outside the roots the
         // model is told to read.
         let is_bash_output = access == Access::Read
-            && real.parent().is_some_and(|dir| self.temp_dirs.iter().any(|t| t == dir))
+            && real.parent().is_some_and(|dir| {
+                self.temp_dirs.iter().any(|t| t == dir) || self.logs_dir().is_some_and(|l| l == dir)
+            })
             && real.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rab-bash-"));
         if inside || is_bash_output {
             return Ok(());
@@ -184,32 +310,68 @@ impl Sandbox {
         ))
     }
 
-    /// The program and arguments to spawn for `program args…`: through the Landlock
-    /// helper when the sandbox is on and confinement is available, else as given.
+    /// Where the bash tool's full-output files go when there is a private folder.
+    pub fn logs_dir(&self) -> Option<PathBuf> {
+        #[cfg(unix)]
+        return self.private.as_ref().map(|p| p.logs());
+        #[cfg(not(unix))]
+        return None;
+    }
+
+    /// The program and arguments to spawn for `program args…`: through the helper when
+    /// the sandbox is on and confinement is available, else as given.
     pub fn wrap(&self, program: &str, args: &[&str]) -> (OsString, Vec<OsString>) {
         let direct = || (OsString::from(program), args.iter().map(OsString::from).collect());
         let Some(exe) = self.helper.as_ref().filter(|_| self.mode != SandboxMode::Off) else {
             return direct();
         };
-        let mut out: Vec<OsString> = vec![HELPER_ARG.into()];
-        let writable: Vec<&PathBuf> = match self.mode {
-            SandboxMode::Off => return direct(),
-            SandboxMode::ReadOnly => self.temp_dirs.iter().collect(),
-            SandboxMode::WorkspaceWrite => {
-                self.roots.iter().chain(&self.temp_dirs).chain(&self.caches).collect()
-            }
+        let mut spec = spec::Spec {
+            network: self.is_network_allowed,
+            program: program.into(),
+            args: args.iter().map(OsString::from).collect(),
+            ..spec::Spec::default()
         };
-        for dir in writable {
-            out.push("--write".into());
-            out.push(dir.into());
+        match self.mode {
+            SandboxMode::Off => return direct(),
+            SandboxMode::ReadOnly => {}
+            SandboxMode::WorkspaceWrite => {
+                spec.writable.extend(self.roots.iter().chain(&self.caches).cloned());
+            }
         }
-        if self.is_network_allowed {
-            out.push("--net".into());
+        if self.has_namespaces {
+            self.plan_view(&mut spec);
+        } else {
+            spec.writable.extend(self.temp_dirs.iter().cloned());
         }
-        out.push("--".into());
-        out.push(program.into());
-        out.extend(args.iter().map(OsString::from));
+        let mut out: Vec<OsString> = vec![HELPER_ARG.into()];
+        out.extend(spec.to_args());
         (exe.clone().into_os_string(), out)
+    }
+
+    /// The namespace view's part of `spec`: the private `/tmp`, protected and hidden
+    /// paths, the `~/.local` layer.
+    fn plan_view(&self, spec: &mut spec::Spec) {
+        spec.namespaces = true;
+        spec.hidden = self.hidden.clone();
+        #[cfg(unix)]
+        if let Some(private) = &self.private {
+            spec.tmp = Some(private.tmp());
+            if let Some(local) = self.home.as_ref().map(|h| h.join(".local")).filter(|l| l.is_dir())
+            {
+                spec.overlay = Some((local, private.local()));
+            }
+        }
+        if self.mode != SandboxMode::WorkspaceWrite {
+            return;
+        }
+        for root in &self.roots {
+            let plan = protected::plan(root, self.home.as_deref());
+            spec.read_only.extend(plan.read_only);
+            spec.pinned.extend(plan.pinned);
+            spec.guarded.extend(plan.guarded);
+            spec.writable.extend(plan.writable);
+            spec.fresh_git.extend(plan.fresh_git);
+        }
     }
 }
 
@@ -237,89 +399,66 @@ pub fn real_path(path: &Path) -> PathBuf {
 mod landlock_helper;
 
 #[cfg(target_os = "linux")]
-pub use landlock_helper::{is_landlock_available, landlock_support, run_helper};
+pub use landlock_helper::{is_landlock_available, landlock_support};
+#[cfg(target_os = "linux")]
+pub use namespaces::{INIT_ARG, run_init};
 
-/// What the kernel's Landlock enforces of what the sandbox asks for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LandlockSupport {
-    /// File reads and writes (ABI 1): without it nothing is confined.
-    pub files: bool,
-    /// Truncating files (ABI 3): without it a confined program may still truncate a
-    /// file it can open for reading only through `truncate(2)`.
-    pub truncate: bool,
-    /// TCP bind and connect (ABI 4): without it `sandbox.network: false` is not enforced.
-    pub network: bool,
-    /// ioctl on devices (ABI 5).
-    pub ioctl: bool,
+/// How the helper ended: its exit code, and notes for the command's output (protected
+/// paths put back).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct HelperExit {
+    /// The exit code to pass on.
+    pub code: u8,
+    /// Lines to print on stderr.
+    pub notes: Vec<String>,
 }
 
-/// The tool caches under `home` that builds write (the documented list in
-/// docs/sandbox.md), plus the cache directories the environment names
-/// (`CARGO_HOME`, `RUSTUP_HOME`, `GOPATH`, `GOMODCACHE`, `XDG_CACHE_HOME`,
-/// `npm_config_cache`); whether they exist is checked later.
-pub fn tool_caches(home: Option<&Path>, env: impl Fn(&str) -> Option<String>) -> Vec<PathBuf> {
-    const UNDER_HOME: [&str; 16] = [
-        ".cache",
-        ".cargo",
-        ".rustup",
-        ".npm",
-        ".pnpm-store",
-        ".yarn",
-        ".bun",
-        ".deno",
-        "go",
-        ".gradle",
-        ".m2",
-        ".nuget",
-        ".ivy2",
-        ".sbt",
-        ".cabal",
-        ".stack",
-    ];
-    let mut out: Vec<PathBuf> =
-        home.map(|h| UNDER_HOME.iter().map(|d| h.join(d)).collect()).unwrap_or_default();
-    for var in
-        ["CARGO_HOME", "RUSTUP_HOME", "GOPATH", "GOMODCACHE", "XDG_CACHE_HOME", "npm_config_cache"]
-    {
-        if let Some(dir) = env(var).filter(|d| Path::new(d).is_absolute()) {
-            out.push(PathBuf::from(dir));
+/// The helper: `args` are what follows `__sandbox` ([`spec::Spec`]). With namespaces it
+/// runs the program in them and returns its exit; otherwise it confines itself with
+/// Landlock and `exec`s the program (returning only on failure). `warn` hears a
+/// fallback from namespaces to Landlock alone before the program runs.
+#[cfg(target_os = "linux")]
+pub fn run_helper(args: Vec<OsString>, warn: impl FnOnce(&str)) -> Result<HelperExit, String> {
+    let spec = spec::Spec::parse(args.clone())?;
+    if spec.namespaces {
+        match namespaces::outer(&spec, &args) {
+            Ok((code, notes)) => return Ok(HelperExit { code, notes }),
+            Err(namespaces::NsError::Refused(e)) => warn(&format!(
+                "rab sandbox: user namespaces are refused here ({e}); this command runs \
+                 under Landlock alone (see rab doctor)"
+            )),
+            Err(e) => return Err(e.to_string()),
         }
     }
-    out
+    let mut spec = spec;
+    if let Some(tmp) = spec.tmp.take() {
+        spec.writable.push(tmp);
+    }
+    landlock_helper::exec_confined(&spec).map(|never| match never {})
 }
 
-impl LandlockSupport {
-    /// What the sandbox asks for and this kernel does not enforce (`network`: whether
-    /// network is to be blocked), in words.
-    pub fn missing(&self, block_network: bool) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        if !self.files {
-            return vec!["all file confinement (Landlock is off or missing)"];
-        }
-        if !self.truncate {
-            out.push("truncate (Linux 6.2+)");
-        }
-        if block_network && !self.network {
-            out.push("network blocking (Linux 6.7+)");
-        }
-        if !self.ioctl {
-            out.push("device ioctl (Linux 6.10+)");
-        }
-        out
-    }
+/// Without Linux the helper only runs the program.
+#[cfg(not(target_os = "linux"))]
+pub fn run_helper(args: Vec<OsString>, warn: impl FnOnce(&str)) -> Result<HelperExit, String> {
+    let _ = (args, warn);
+    Err("the sandbox helper needs Linux".into())
 }
+
+/// Stage two exists only on Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn run_init(args: Vec<OsString>) -> Result<u8, String> {
+    let _ = args;
+    Err("the sandbox helper needs Linux".into())
+}
+
+/// The argument of stage two (unused off Linux).
+#[cfg(not(target_os = "linux"))]
+pub const INIT_ARG: &str = "__sandbox-init";
 
 /// Landlock exists only on Linux.
 #[cfg(not(target_os = "linux"))]
 pub fn landlock_support() -> LandlockSupport {
     LandlockSupport::default()
-}
-
-/// Without Landlock the helper only runs the program.
-#[cfg(not(target_os = "linux"))]
-pub fn run_helper(args: Vec<OsString>) -> Result<std::convert::Infallible, String> {
-    let _ = args;
-    Err("the sandbox helper needs Linux Landlock".into())
 }
 
 /// Landlock exists only on Linux.

@@ -22,7 +22,37 @@ pub struct Workspace {
     temp_dir: PathBuf,
     sandbox: Sandbox,
     hidden: ReadFilter,
+    redact: Redact,
     editor: crate::editor_files::Editor,
+}
+
+/// The secret firewall's redaction, for what the tools write where other programs can
+/// read it (the bash tool's full-output files).
+#[derive(Clone, Default)]
+pub struct Redact(Option<Arc<RedactFn>>);
+
+/// Text in, redacted text out.
+type RedactFn = dyn Fn(&str) -> String + Send + Sync;
+
+impl Redact {
+    /// Redacts with `f`.
+    pub fn new(f: impl Fn(&str) -> String + Send + Sync + 'static) -> Self {
+        Self(Some(Arc::new(f)))
+    }
+
+    /// `text` redacted (as is when the firewall is off).
+    pub fn apply(&self, text: &str) -> String {
+        match &self.0 {
+            Some(f) => f(text),
+            None => text.to_owned(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Redact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Redact(on)" } else { "Redact(off)" })
+    }
 }
 
 /// Which paths the read deny rules cover: grep, glob and ls leave them out of their
@@ -76,6 +106,7 @@ impl Workspace {
             temp_dir: PathBuf::from("/tmp"),
             sandbox: Sandbox::default(),
             hidden: ReadFilter::default(),
+            redact: Redact::default(),
             editor: crate::editor_files::Editor::default(),
         }
     }
@@ -110,6 +141,17 @@ impl Workspace {
         self
     }
 
+    /// Redacts what the tools write to files (the bash tool's full output).
+    pub fn with_redact(mut self, redact: Redact) -> Self {
+        self.redact = redact;
+        self
+    }
+
+    /// The redaction for files the tools write.
+    pub fn redact(&self) -> &Redact {
+        &self.redact
+    }
+
     /// What grep, glob and ls leave out.
     pub fn read_filter(&self) -> &ReadFilter {
         &self.hidden
@@ -138,6 +180,24 @@ impl Workspace {
         let resolved = self.resolve(path);
         self.sandbox.check(&resolved, access).map_err(ToolError::Model)?;
         Ok(resolved)
+    }
+
+    /// Resolves a model-given path, checks it against the sandbox and pins it: the
+    /// handle opens the very real path that was checked, beneath its root, and refuses
+    /// a link put on the way since ([`crate::handle`]).
+    pub fn resolve_handle(
+        &self,
+        path: &str,
+        access: Access,
+    ) -> Result<(PathBuf, crate::handle::FileHandle), ToolError> {
+        let resolved = self.resolve(path);
+        let real = crate::sandbox::real_path(&resolved);
+        self.sandbox.check_real(&resolved, &real, access).map_err(ToolError::Model)?;
+        let handle =
+            crate::handle::FileHandle::pinned(real, self.sandbox.roots()).map_err(|e| {
+                ToolError::Model(format!("cannot open {}: {e}", self.display(&resolved)))
+            })?;
+        Ok((resolved, handle))
     }
 
     /// Where temporary files go.

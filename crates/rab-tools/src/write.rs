@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::Workspace;
-use crate::atomic_write::write_atomic;
+use crate::handle::FileHandle;
 use crate::text_diff;
 use crate::truncate::format_size;
 
@@ -81,7 +81,7 @@ impl Tool for Write {
     }
 
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let path = self.ws.resolve_checked(&args.path, crate::sandbox::Access::Write)?;
+        let (path, file) = self.ws.resolve_handle(&args.path, crate::sandbox::Access::Write)?;
         let shown = self.ws.display(&path);
         if let Some(editor) = self.ws.editor().writer() {
             // Through the editor: it updates its buffer and saves.
@@ -107,21 +107,27 @@ impl Tool for Write {
                 .map_err(|e| ToolError::Model(format!("cannot write {shown}: {e}")))?;
             return Ok(written(&shown, &args.content, old, is_created));
         }
-        tokio::task::spawn_blocking(move || write_file(&path, &shown, &args.content))
+        tokio::task::spawn_blocking(move || write_file(&file, &shown, &args.content))
             .await
             .map_err(|e| ToolError::Model(format!("write failed: {e}")))?
     }
 }
 
-fn write_file(path: &Path, shown: &str, content: &str) -> Result<ToolOutput, ToolError> {
-    let meta = fs::metadata(path).ok();
-    if meta.as_ref().is_some_and(fs::Metadata::is_dir) {
+fn write_file(file: &FileHandle, shown: &str, content: &str) -> Result<ToolOutput, ToolError> {
+    let cannot = |e: std::io::Error| ToolError::Model(format!("cannot write {shown}: {e}"));
+    let meta = match file.meta() {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(cannot(e)),
+    };
+    if meta.is_some_and(|m| m.is_dir) {
         return Err(ToolError::Model(format!("{shown} is a directory; give a file path")));
     }
-    let old = meta.as_ref().filter(|m| m.len() <= MAX_DIFF_INPUT).and_then(|_| old_text(path));
+    let old = meta
+        .filter(|m| m.is_file && m.len <= MAX_DIFF_INPUT)
+        .and_then(|_| String::from_utf8(file.read().ok()?).ok());
     let is_created = meta.is_none();
-    write_atomic(path, content.as_bytes())
-        .map_err(|e| ToolError::Model(format!("cannot write {shown}: {e}")))?;
+    file.write_atomic(content.as_bytes()).map_err(cannot)?;
     Ok(written(shown, content, old, is_created))
 }
 

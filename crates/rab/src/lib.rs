@@ -76,12 +76,40 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// Runs rab with `extensions` added after the built-in ones (a later extension's tool
 /// or command of a taken name is left out with a warning).
 pub fn main_with(extensions: Vec<Arc<dyn rab_core::Extension>>) -> ExitCode {
-    // `rab __sandbox …` is the sandbox helper: confine, then exec the program.
+    // `rab __sandbox …` is the sandbox helper (and `rab __sandbox-init …` its second
+    // stage): confine, then run the program.
     let mut args = std::env::args_os();
-    if args.nth(1).is_some_and(|a| a == rab_tools::sandbox::HELPER_ARG) {
-        let Err(e) = rab_tools::sandbox::run_helper(args.collect());
-        eprintln!("rab sandbox: {e}");
-        return ExitCode::from(126);
+    match args.nth(1) {
+        Some(a) if a == rab_tools::sandbox::HELPER_ARG => {
+            let warn = |w: &str| eprintln!("{w}");
+            return match rab_tools::sandbox::run_helper(args.collect(), warn) {
+                Ok(exit) => {
+                    for note in exit.notes {
+                        eprintln!("rab sandbox: {note}");
+                    }
+                    ExitCode::from(exit.code)
+                }
+                Err(e) => {
+                    eprintln!("rab sandbox: {e}");
+                    ExitCode::from(126)
+                }
+            };
+        }
+        Some(a) if a == rab_tools::sandbox::INIT_ARG => {
+            return match rab_tools::sandbox::run_init(args.collect()) {
+                Ok(code) => ExitCode::from(code),
+                Err(e) => {
+                    eprintln!("rab sandbox: {e}");
+                    ExitCode::from(126)
+                }
+            };
+        }
+        _ => {}
+    }
+    // Before anything holds a key: no same-user process may read this one's memory or
+    // environment, and no core dump may hold them.
+    if let Err(e) = rab_tools::sandbox::hardening::harden_process() {
+        eprintln!("rab: could not harden the process ({e}); continuing");
     }
     let cli = match cli::parse() {
         Ok(cli) => cli,

@@ -232,7 +232,12 @@ async fn ask(r: &rab_core::ApprovalRequest, lines: &mut Input) -> Approval {
                 (None, Some(cmd)) => println!("  $ {}", safe(cmd)),
                 (None, None) => println!("  {}", r.arguments),
             }
-            print!("  [y]es once · [a]lways ({}) · [n]o [reason] > ", safe(&r.rule));
+            if r.rule.is_empty() {
+                // A protected path: asked about every time.
+                print!("  [y]es once · [n]o [reason] > ");
+            } else {
+                print!("  [y]es once · [a]lways ({}) · [n]o [reason] > ", safe(&r.rule));
+            }
         }
     }
     let _ = std::io::stdout().flush();

@@ -226,6 +226,17 @@ impl Gate {
         rab_tools::ReadFilter::new(move |p| gate.read_denied(p))
     }
 
+    /// The firewall's redaction for files the tools write (as is when it is off).
+    pub fn redact_fn(&self) -> rab_tools::Redact {
+        match &self.redactor {
+            Some(r) => {
+                let r = r.clone();
+                rab_tools::Redact::new(move |text| r.redact(text).0)
+            }
+            None => rab_tools::Redact::default(),
+        }
+    }
+
     /// The shared mode.
     pub fn mode(&self) -> &Arc<ModeSwitch> {
         &self.mode
@@ -338,6 +349,8 @@ impl Gate {
                 })),
                 Err(_) => Verdict::Deny("the permission rules are unavailable".into()),
             };
+        // A hook may make a call ask, or let one that asks run, but never a write to a
+        // protected path: only the user decides those.
         let verdict = match verdict {
             Verdict::Ask(_) | Verdict::Allow if hook_asks => {
                 Verdict::Ask("a PreToolUse hook asks for confirmation".into())
@@ -355,27 +368,37 @@ impl Gate {
         match verdict {
             Verdict::Allow => rewritten(args),
             Verdict::Deny(why) => HookDecision::Block(format!("permission denied: {why}")),
-            Verdict::Ask(why) => match self.ask(call, tool, &args, why, cancel).await {
+            Verdict::Ask(why) => match self.ask(call, tool, &args, why, None, cancel).await {
                 None => rewritten(args),
                 Some(refusal) => HookDecision::Block(refusal),
             },
+            Verdict::Protected { reason, advice } => {
+                match self.ask(call, tool, &args, reason, Some(advice), cancel).await {
+                    None => rewritten(args),
+                    Some(refusal) => HookDecision::Block(refusal),
+                }
+            }
         }
     }
 
-    /// Asks the approver; `Some` is the refusal for the model.
+    /// Asks the approver; `Some` is the refusal for the model. `protected`: the call
+    /// writes a protected path, and this is the one way to allow it for good ("always"
+    /// is not offered, and counts as once).
     async fn ask(
         &self,
         call: &ToolCall,
         tool: &dyn AgentTool,
         args: &Value,
         reason: String,
+        protected: Option<String>,
         cancel: &CancellationToken,
     ) -> Option<String> {
         // A tool that arrived after the rules were read is allowed by its alias (the
         // plain name would not parse at the next start).
-        let rule = match tool.rule_alias() {
-            Some(alias) => alias,
-            None => {
+        let rule = match (tool.rule_alias(), &protected) {
+            (_, Some(_)) => String::new(),
+            (Some(alias), None) => alias,
+            (None, None) => {
                 self.policy.read().map(|p| p.suggest_rule(&call.name, args)).unwrap_or_default()
             }
         };
@@ -402,6 +425,7 @@ impl Gate {
         }
         match self.approver.approve(request, cancel).await {
             Approval::Once => None,
+            Approval::Always if protected.is_some() => None,
             Approval::Always => {
                 if let Err(e) = rab_config::add_allow_rule(&self.project_settings, &rule) {
                     tracing::warn!("could not save the rule {rule}: {e}");
@@ -417,12 +441,18 @@ impl Gate {
             Approval::Deny(Some(why)) | Approval::Answer(why) => {
                 Some(format!("the user denied this call: {why}"))
             }
-            Approval::Unavailable => Some(format!(
-                "permission denied: {reason}, and rab is running headless with nobody to \
-                 approve it. To allow it, run with --allowed-tools '{rule}', add that rule to \
-                 permissions.allow in .rab/settings.json, or choose --permission-mode \
-                 accept-edits (edits) or --yolo (everything)."
-            )),
+            Approval::Unavailable => match protected {
+                Some(advice) => Some(format!(
+                    "permission denied: {reason}, and rab is running headless with nobody to \
+                     approve it. {advice}."
+                )),
+                None => Some(format!(
+                    "permission denied: {reason}, and rab is running headless with nobody to \
+                     approve it. To allow it, run with --allowed-tools '{rule}', add that rule \
+                     to permissions.allow in .rab/settings.json, or choose --permission-mode \
+                     accept-edits (edits) or --yolo (everything)."
+                )),
+            },
         }
     }
 
@@ -510,6 +540,8 @@ fn strictest(verdicts: impl Iterator<Item = Verdict>) -> Verdict {
         match (&out, v) {
             (Verdict::Deny(_), _) => {}
             (_, deny @ Verdict::Deny(_)) => out = deny,
+            (Verdict::Protected { .. }, _) => {}
+            (_, protected @ Verdict::Protected { .. }) => out = protected,
             (Verdict::Allow, ask @ Verdict::Ask(_)) => out = ask,
             _ => {}
         }

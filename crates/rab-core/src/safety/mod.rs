@@ -5,6 +5,7 @@
 pub(crate) mod gate;
 pub mod hooks;
 pub mod permissions;
+pub mod protected;
 pub mod rule_list;
 pub mod secrets;
 pub(crate) mod shell_scan;

@@ -74,6 +74,14 @@ pub enum Verdict {
     Ask(String),
     /// Refuse; the text says why and goes to the model.
     Deny(String),
+    /// A write to a protected path: ask in every mode, never remember "always"; nobody
+    /// to ask refuses with the advice (the one way to allow it).
+    Protected {
+        /// Why it asks.
+        reason: String,
+        /// How the user allows it for good.
+        advice: String,
+    },
 }
 
 /// A rule that could not be used.
@@ -127,6 +135,12 @@ pub struct Policy {
     skipped: Vec<String>,
     /// Some rule is about bash, so bash commands are parsed.
     reads_commands: bool,
+    /// Protected paths, and the user's own rules naming them.
+    protected: crate::safety::protected::ProtectedPaths,
+    /// Paths the allow rules of the user's own settings name exactly.
+    user_paths: Vec<PathBuf>,
+    /// The user's own settings file.
+    user_settings: Option<PathBuf>,
 }
 
 /// What the policy needs besides the rules.
@@ -189,7 +203,21 @@ impl Policy {
                     }
                     continue;
                 }
+                let before = out.len();
                 parse_rules(rules, &source, list, cx, out)?;
+                if layer.scope == rab_config::Scope::Global && list == "allow" {
+                    policy.user_settings = Some(layer.source.clone());
+                    policy.user_paths.extend(out[before..].iter().filter_map(
+                        |r| match &r.pattern {
+                            Pattern::Path(glob)
+                                if !glob.glob().glob().contains(['*', '?', '[', '{']) =>
+                            {
+                                Some(PathBuf::from(glob.glob().glob()))
+                            }
+                            _ => None,
+                        },
+                    ));
+                }
             }
         }
         parse_rules(cli_allow, "--allowed-tools", "allow", cx, &mut policy.allow)?;
@@ -215,6 +243,47 @@ impl Policy {
                     _ => false,
                 }
         })
+    }
+
+    /// The existing paths the `read(...)` deny rules cover, for the sandbox to hide from
+    /// commands: a rule's folder or file itself (`read(~/.ssh/**)`, `read(.env)`), and
+    /// for a pattern (`read(*.pem)`) what matches now below its fixed part, found by a
+    /// bounded walk. At most `max`; the flag says whether more were left out.
+    pub fn read_denied_paths(&self, max: usize) -> (Vec<PathBuf>, bool) {
+        let mut out = Vec::new();
+        let mut budget = WALK_BUDGET;
+        for rule in self.deny.iter().filter(|r| r.tool == "read") {
+            let Pattern::Path(glob) = &rule.pattern else { continue };
+            let text = glob.glob().glob();
+            let whole = text.strip_suffix("{,/**}").unwrap_or(text);
+            if !whole.contains(['*', '?', '[', '{']) {
+                let path = PathBuf::from(whole);
+                if std::fs::symlink_metadata(&path).is_ok() {
+                    out.push(path);
+                }
+                continue;
+            }
+            let fixed = &whole[..whole.find(['*', '?', '[', '{']).unwrap_or(whole.len())];
+            let base = Path::new(&fixed[..fixed.rfind('/').unwrap_or(0).max(1)]);
+            collect_matches(base, glob, 0, &mut budget, &mut out);
+        }
+        out.sort();
+        out.dedup();
+        let is_cut = out.len() > max || budget == 0;
+        out.truncate(max);
+        (out, is_cut)
+    }
+
+    /// Makes writes to the protected paths under `roots` (the workspace roots), `home`'s
+    /// start-up files and `rab_home` ask in every mode.
+    pub fn set_protected(
+        &mut self,
+        roots: &[PathBuf],
+        home: Option<&Path>,
+        rab_home: Option<&Path>,
+    ) {
+        self.protected = crate::safety::protected::ProtectedPaths::new(roots, home, rab_home)
+            .with_user_rules(self.user_paths.clone(), self.user_settings.clone());
     }
 
     /// Rules of Claude Code's project settings that were skipped, one line each.
@@ -291,6 +360,17 @@ impl Policy {
                  exit_plan_mode and wait for approval",
                 level_phrase(level)
             ));
+        }
+        if level == ToolLevel::Edit
+            && let Some(p) = args.get("path").and_then(Value::as_str)
+        {
+            let lexical = self.resolve(p);
+            let real = rab_tools::sandbox::real_path(&lexical);
+            if let Some(reason) = self.protected.check(&lexical, &real) {
+                let rule_tool = if self.tools.is_path_tool(tool) { "edit" } else { tool };
+                let advice = self.protected.how_to_allow(rule_tool, &lexical);
+                return Verdict::Protected { reason, advice };
+            }
         }
         if mode == PermissionMode::Yolo {
             return Verdict::Allow;
@@ -438,6 +518,36 @@ impl Policy {
             _ => self.root.join(p),
         };
         rab_tools::normalize(&joined)
+    }
+}
+
+/// How many entries the walk for read-deny patterns looks at, in all.
+const WALK_BUDGET: usize = 50_000;
+
+/// The paths under `dir` that `glob` matches (a matching folder stands for everything
+/// in it), never through a link.
+fn collect_matches(
+    dir: &Path,
+    glob: &GlobMatcher,
+    depth: usize,
+    budget: &mut usize,
+    out: &mut Vec<PathBuf>,
+) {
+    if depth > 16 {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        let path = entry.path();
+        if glob.is_match(&path) {
+            out.push(path);
+        } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            collect_matches(&path, glob, depth + 1, budget, out);
+        }
     }
 }
 

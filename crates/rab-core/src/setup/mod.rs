@@ -226,6 +226,7 @@ impl Setup {
         )?;
         let workspace = tools::workspace(&env, &cwd, safety.sandbox)
             .with_read_filter(safety.gate.read_filter())
+            .with_redact(safety.gate.redact_fn())
             .with_editor_files(options.editor_files.clone())
             .with_editor_terminal(options.editor_terminal.clone());
         let inbox = crate::inbox::Inbox::default();

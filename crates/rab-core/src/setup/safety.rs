@@ -96,6 +96,7 @@ pub fn build(
     )
     .map_err(|e| SetupError::usage(e.to_string()))?;
     warnings.extend(policy.skipped().iter().cloned());
+    let mut policy = policy;
     let chosen = choice.sandbox.clone().or_else(|| settings.sandbox.mode.clone());
     // Asked once: which of what the sandbox asks for this kernel enforces.
     let landlock = if chosen.as_deref() == Some("off") {
@@ -120,6 +121,7 @@ pub fn build(
             _ => cwd.join(d),
         }
     }));
+    policy.set_protected(&roots, home.as_deref(), Some(paths.home()));
     let temp = PathBuf::from(env.get("TMPDIR").unwrap_or("/tmp"));
     let is_network_allowed = settings.sandbox.network.unwrap_or(true);
     let helper = if sandbox_mode == SandboxMode::Off {
@@ -153,10 +155,17 @@ pub fn build(
     };
     let caches =
         rab_tools::sandbox::tool_caches(home.as_deref(), |v| env.get(v).map(str::to_owned));
+    let view = view_parts(sandbox_mode, helper.as_deref(), env, &temp, warnings);
+    let mut hidden = vec![paths.home().to_path_buf()];
+    hidden.extend(read_denied_paths(&policy, warnings));
     let sandbox = Sandbox::new(sandbox_mode, &roots, &[temp])
         .with_caches(&caches)
         .with_network(is_network_allowed)
         .with_helper(helper)
+        .with_namespaces(view.has_namespaces)
+        .with_hidden(&hidden)
+        .with_home(home.clone())
+        .with_private_dir(view.private)
         .with_scrubbed_env(scrubbed_env(env, &auth, &settings.sandbox.allow_env));
     let hooks = HookRunner::new(&settings.hooks, cwd.to_path_buf(), sandbox.clone(), warnings)
         .map_err(|e| SetupError::usage(e.to_string()))?;
@@ -175,6 +184,77 @@ pub fn build(
     ));
     Ok(Safety { sandbox, gate, approver, has_yolo: mode == PermissionMode::Yolo })
 }
+
+/// What the namespace sandbox needs from start-up: whether it works here, and this
+/// rab's private folder.
+struct ViewParts {
+    has_namespaces: bool,
+    private: Option<Arc<rab_tools::sandbox::PrivateDir>>,
+}
+
+/// Probes the namespace sandbox (where commands are confined at all) and makes the
+/// private folder; what fails is a warning, and commands run under Landlock alone.
+fn view_parts(
+    mode: SandboxMode,
+    helper: Option<&Path>,
+    env: &Env,
+    temp: &Path,
+    warnings: &mut Vec<String>,
+) -> ViewParts {
+    let support = match helper.filter(|_| mode != SandboxMode::Off) {
+        Some(helper) => rab_tools::sandbox::probe_namespaces(helper),
+        None => rab_tools::sandbox::NamespaceSupport::not_tried("the sandbox is off"),
+    };
+    if !support.is_available && mode != SandboxMode::Off && helper.is_some() {
+        let why = support.why_not.unwrap_or_default();
+        let fix = support.fix.map(|f| format!(" To enable them: {f}.")).unwrap_or_default();
+        warnings.push(format!(
+            "the sandbox cannot use namespaces here ({why}): commands run under Landlock \
+             alone, which cannot keep them from servers outside the sandbox, hide rab's home \
+             or make protected paths read-only (rab doctor shows each layer).{fix}"
+        ));
+    }
+    let runtime = env
+        .get("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|d| d.is_absolute() && d.is_dir())
+        .unwrap_or_else(|| temp.to_path_buf());
+    #[cfg(unix)]
+    let private = match rab_tools::sandbox::PrivateDir::create(&runtime) {
+        Ok(dir) => Some(Arc::new(dir)),
+        Err(e) => {
+            warnings.push(format!(
+                "could not make rab's private folder in {}: {e}; sandboxed commands get an \
+                 empty /tmp each time and bash logs go to the temp folder",
+                runtime.display()
+            ));
+            None
+        }
+    };
+    #[cfg(not(unix))]
+    let private = {
+        let _ = runtime;
+        None
+    };
+    ViewParts { has_namespaces: support.is_available, private }
+}
+
+/// The paths the read deny rules cover that exist, for the sandbox to hide: a rule's
+/// folder (`read(~/.ssh/**)`) or file as is, a pattern's matches found now (at most
+/// [`MAX_HIDDEN`]; files made later are covered by the file tools only).
+fn read_denied_paths(policy: &Policy, warnings: &mut Vec<String>) -> Vec<PathBuf> {
+    let (paths, is_cut) = policy.read_denied_paths(MAX_HIDDEN);
+    if is_cut {
+        warnings.push(format!(
+            "the read deny rules match more than {MAX_HIDDEN} paths: sandboxed commands see \
+             those past the first {MAX_HIDDEN} (narrow the rules to folders to hide them all)"
+        ));
+    }
+    paths
+}
+
+/// The most paths the sandbox hides for read deny rules (each is a mount per command).
+const MAX_HIDDEN: usize = 64;
 
 /// The approver in use, replaceable: headless until a mode installs its own.
 #[derive(Default)]

@@ -11,9 +11,13 @@ use super::{SetupError, TapeChoice, ToolChoice};
 
 /// The workspace the tools work in: the project root, home, temp dir and sandbox.
 pub fn workspace(env: &Env, cwd: &Path, sandbox: rab_tools::Sandbox) -> rab_tools::Workspace {
+    // The bash tool's full output goes to rab's private folder (0700) when there is one.
+    let temp = sandbox
+        .logs_dir()
+        .unwrap_or_else(|| std::path::PathBuf::from(env.get("TMPDIR").unwrap_or("/tmp")));
     rab_tools::Workspace::new(cwd)
         .with_home(env.get("HOME").map(std::path::PathBuf::from))
-        .with_temp_dir(std::path::PathBuf::from(env.get("TMPDIR").unwrap_or("/tmp")))
+        .with_temp_dir(temp)
         .with_sandbox(sandbox)
 }
 

@@ -1,7 +1,8 @@
 //! Output capture for `bash`: the pipe stdout and stderr share, streamed to the UI.
 //! Memory stays bounded whatever the command prints: everything is kept until the output
-//! outgrows the result limits, then it goes to a temp file as it arrives, and only a
-//! window larger than the tail the model gets stays in memory.
+//! outgrows the result limits, then it goes to a file as it arrives, and only a window
+//! larger than the tail the model gets stays in memory. The file (mode 0600, in rab's
+//! private folder) gets the output redacted line by line, as the model would see it.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -26,8 +27,8 @@ const WINDOW: usize = 4 * MAX_BYTES;
 enum Spill {
     /// Still short: the window holds everything.
     Pending,
-    /// Writing to this file.
-    Writing(PathBuf, BufWriter<File>),
+    /// Writing to this file; the last line, not yet complete, waits to be redacted whole.
+    Writing(PathBuf, BufWriter<File>, Vec<u8>),
     /// The file could not be written (the reason goes in the note).
     Failed(Option<PathBuf>, String),
 }
@@ -41,6 +42,7 @@ pub(super) struct Capture {
     ends_with_newline: bool,
     spill: Spill,
     temp_dir: PathBuf,
+    redact: crate::Redact,
     updates: UpdateSink,
     /// Bytes of a UTF-8 character split across reads, held back from the UI.
     carry: Vec<u8>,
@@ -81,7 +83,7 @@ impl Captured {
 }
 
 impl Capture {
-    pub(super) fn new(temp_dir: &Path, updates: UpdateSink) -> Self {
+    pub(super) fn new(temp_dir: &Path, redact: crate::Redact, updates: UpdateSink) -> Self {
         Self {
             window: Vec::new(),
             is_trimmed: false,
@@ -90,6 +92,7 @@ impl Capture {
             ends_with_newline: false,
             spill: Spill::Pending,
             temp_dir: temp_dir.to_path_buf(),
+            redact,
             updates,
             carry: Vec::new(),
         }
@@ -123,11 +126,12 @@ impl Capture {
         match &mut self.spill {
             Spill::Pending => {
                 if self.total_bytes > MAX_BYTES || self.newlines >= MAX_LINES {
-                    self.spill = open_spill(&self.temp_dir, &self.window).await;
+                    self.spill = open_spill(&self.temp_dir, &self.window, &self.redact).await;
                 }
             }
-            Spill::Writing(path, file) => {
-                if let Err(e) = file.write_all(bytes).await {
+            Spill::Writing(path, file, pending) => {
+                pending.extend_from_slice(bytes);
+                if let Err(e) = write_lines(file, pending, &self.redact, false).await {
                     self.spill = Spill::Failed(Some(path.clone()), e.to_string());
                 }
             }
@@ -165,10 +169,13 @@ impl Capture {
             self.newlines + usize::from(self.total_bytes > 0 && !self.ends_with_newline);
         let saved = match self.spill {
             Spill::Pending => Err((None, "it was never written".to_owned())),
-            Spill::Writing(path, mut file) => match file.shutdown().await {
-                Ok(()) => Ok(path),
-                Err(e) => Err((Some(path), e.to_string())),
-            },
+            Spill::Writing(path, mut file, mut pending) => {
+                let written = write_lines(&mut file, &mut pending, &self.redact, true).await;
+                match written.and(file.shutdown().await) {
+                    Ok(()) => Ok(path),
+                    Err(e) => Err((Some(path), e.to_string())),
+                }
+            }
             Spill::Failed(path, err) => Err((path, err)),
         };
         if !is_truncated {
@@ -201,20 +208,45 @@ impl Capture {
     }
 }
 
-/// Creates `rab-bash-<random>.log` in `dir` and writes what came so far.
-async fn open_spill(dir: &Path, so_far: &[u8]) -> Spill {
+/// Creates `rab-bash-<random>.log` in `dir`, readable by its owner only, and writes
+/// what came so far.
+async fn open_spill(dir: &Path, so_far: &[u8], redact: &crate::Redact) -> Spill {
     // Any hasher from a fresh RandomState is randomly keyed: enough for a unique name,
     // and `create_new` guards against the unlikely clash.
     let mut hasher = RandomState::new().build_hasher();
     hasher.write_u32(std::process::id());
     let path = dir.join(format!("rab-bash-{:016x}.log", hasher.finish()));
-    let file = match tokio::fs::OpenOptions::new().write(true).create_new(true).open(&path).await {
+    let mut options = tokio::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    options.mode(0o600);
+    let file = match options.open(&path).await {
         Ok(file) => file,
         Err(e) => return Spill::Failed(None, format!("{}: {e}", path.display())),
     };
     let mut file = BufWriter::with_capacity(64 * 1024, file);
-    match file.write_all(so_far).await {
-        Ok(()) => Spill::Writing(path, file),
+    let mut pending = so_far.to_vec();
+    match write_lines(&mut file, &mut pending, redact, false).await {
+        Ok(()) => Spill::Writing(path, file, pending),
         Err(e) => Spill::Failed(Some(path), e.to_string()),
     }
+}
+
+/// Writes the complete lines of `pending` redacted, keeping the incomplete last one
+/// (all of it when `is_last`). A line longer than the window is written as it is cut.
+async fn write_lines(
+    file: &mut BufWriter<File>,
+    pending: &mut Vec<u8>,
+    redact: &crate::Redact,
+    is_last: bool,
+) -> std::io::Result<()> {
+    let end = match pending.iter().rposition(|&b| b == b'\n') {
+        _ if is_last || pending.len() > WINDOW => pending.len(),
+        Some(i) => i + 1,
+        None => return Ok(()),
+    };
+    let text = String::from_utf8_lossy(&pending[..end]);
+    file.write_all(redact.apply(&text).as_bytes()).await?;
+    pending.drain(..end);
+    Ok(())
 }

@@ -2,13 +2,12 @@
 //! program, and the probe that says whether the kernel enforces Landlock at all.
 
 use std::convert::Infallible;
-use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
 };
 
 /// The newest ABI whose file rights we ask for. Best effort: an older kernel enforces
@@ -16,6 +15,8 @@ use landlock::{
 const FS_ABI: ABI = ABI::V5;
 /// TCP rules came with ABI 4.
 const NET_ABI: ABI = ABI::V4;
+/// Scoping of abstract Unix sockets and signals came with ABI 6.
+const SCOPE_ABI: ABI = ABI::V6;
 
 /// Whether the running kernel enforces Landlock (creates a ruleset without using it).
 pub fn is_landlock_available() -> bool {
@@ -39,61 +40,54 @@ pub fn landlock_support() -> super::LandlockSupport {
         .handle_access(AccessNet::from_all(NET_ABI))
         .and_then(|r| r.create())
         .is_ok();
-    super::LandlockSupport {
+    let scopes = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .scope(Scope::from_all(SCOPE_ABI))
+        .and_then(|r| r.create())
+        .is_ok();
+    let mut support = super::LandlockSupport {
         files: is_landlock_available(),
         truncate: enforces_fs(AccessFs::Truncate.into()),
         network: net,
         ioctl: enforces_fs(AccessFs::IoctlDev.into()),
-    }
+        scopes,
+        abi: 0,
+    };
+    support.abi = landlock_abi(&support);
+    support
 }
 
-struct HelperArgs {
-    writable: Vec<PathBuf>,
-    is_network_allowed: bool,
-    program: OsString,
-    args: Vec<OsString>,
-}
-
-fn parse(args: Vec<OsString>) -> Result<HelperArgs, String> {
-    let mut it = args.into_iter();
-    let mut writable = Vec::new();
-    let mut is_network_allowed = false;
-    loop {
-        let Some(arg) = it.next() else { return Err("missing `-- PROGRAM`".into()) };
-        match arg.to_str() {
-            Some("--write") => {
-                let dir = it.next().ok_or("--write needs a directory")?;
-                writable.push(PathBuf::from(dir));
-            }
-            Some("--net") => is_network_allowed = true,
-            Some("--") => break,
-            _ => return Err(format!("unexpected argument {}", arg.to_string_lossy())),
-        }
-    }
-    let program = it.next().ok_or("missing the program after --")?;
-    Ok(HelperArgs { writable, is_network_allowed, program, args: it.collect() })
-}
-
-/// The helper: `args` are what follows `__sandbox` (`--write DIR`…, `--net`, `--`,
-/// program, arguments). Confines this process and `exec`s the program; returns only on
-/// failure. If the kernel does not enforce Landlock the program runs unconfined (rab
-/// said so at start-up).
-pub fn run_helper(args: Vec<OsString>) -> Result<Infallible, String> {
-    let parsed = parse(args)?;
-    let status = confine(&parsed).map_err(|e| format!("could not set up Landlock: {e}"))?;
+/// Landlock alone (where namespaces are refused, or were not asked for): confines this
+/// process, drops every capability and `exec`s the program; returns only on failure.
+/// If the kernel does not enforce Landlock the program runs unconfined (rab said so at
+/// start-up).
+pub(super) fn exec_confined(spec: &super::spec::Spec) -> Result<Infallible, String> {
+    let status = confine(&spec.writable, spec.network, true)
+        .map_err(|e| format!("could not set up Landlock: {e}"))?;
     if status == RulesetStatus::NotEnforced {
         tracing::debug!("Landlock not enforced by this kernel");
     }
-    let err = std::process::Command::new(&parsed.program).args(&parsed.args).exec();
-    Err(format!("could not run {}: {err}", parsed.program.to_string_lossy()))
+    super::hardening::drop_capabilities().map_err(|e| format!("dropping capabilities: {e}"))?;
+    let err = std::process::Command::new(&spec.program).args(&spec.args).exec();
+    Err(format!("could not run {}: {err}", spec.program.to_string_lossy()))
 }
 
-fn confine(args: &HelperArgs) -> Result<RulesetStatus, landlock::RulesetError> {
+/// Confines this process (and what it starts): reading everywhere, writing under
+/// `writable` and to devices, TCP only when `network`; with `scoped`, no abstract Unix
+/// socket or signal reaches a process outside (ABI 6, best effort).
+pub(super) fn confine(
+    writable: &[PathBuf],
+    network: bool,
+    scoped: bool,
+) -> Result<RulesetStatus, landlock::RulesetError> {
     let all = AccessFs::from_all(FS_ABI);
     let read = AccessFs::from_read(FS_ABI);
     let mut ruleset = Ruleset::default().handle_access(all)?;
-    if !args.is_network_allowed {
+    if !network {
         ruleset = ruleset.handle_access(AccessNet::from_all(NET_ABI))?;
+    }
+    if scoped {
+        ruleset = ruleset.scope(Scope::from_all(SCOPE_ABI))?;
     }
     let mut rules = Vec::new();
     let mut allow = |path: &std::path::Path, access| {
@@ -105,9 +99,18 @@ fn confine(args: &HelperArgs) -> Result<RulesetStatus, landlock::RulesetError> {
     allow(std::path::Path::new("/"), read);
     // Terminals and /dev/null are written by nearly every program.
     allow(std::path::Path::new("/dev"), read | AccessFs::WriteFile | AccessFs::IoctlDev);
-    for dir in &args.writable {
+    for dir in writable {
         allow(dir, all);
     }
     let created = ruleset.create()?.add_rules(rules)?;
     Ok(created.restrict_self()?.ruleset)
+}
+
+/// The newest Landlock ABI whose features this kernel enforces, 1 to 6 (0: none);
+/// later ABIs add nothing the sandbox uses.
+fn landlock_abi(support: &super::LandlockSupport) -> u8 {
+    let refer = enforces_fs(AccessFs::Refer.into());
+    let ladder =
+        [support.files, refer, support.truncate, support.network, support.ioctl, support.scopes];
+    u8::try_from(ladder.iter().take_while(|has| **has).count()).unwrap_or(0)
 }

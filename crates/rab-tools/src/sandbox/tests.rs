@@ -72,9 +72,16 @@ fn spawned_programs_go_through_the_helper_only_when_confined() {
 
 #[test]
 fn missing_landlock_features_are_named_only_when_asked_for() {
-    let all = LandlockSupport { files: true, truncate: true, network: true, ioctl: true };
+    let all = LandlockSupport {
+        files: true,
+        truncate: true,
+        network: true,
+        ioctl: true,
+        scopes: true,
+        abi: 6,
+    };
     assert!(all.missing(true).is_empty());
-    let old = LandlockSupport { files: true, truncate: true, network: false, ioctl: false };
+    let old = LandlockSupport { network: false, ioctl: false, scopes: true, abi: 3, ..all };
     assert_eq!(old.missing(true), ["network blocking (Linux 6.7+)", "device ioctl (Linux 6.10+)"]);
     assert_eq!(old.missing(false), ["device ioctl (Linux 6.10+)"], "network allowed: not needed");
     assert_eq!(LandlockSupport::default().missing(false).len(), 1);

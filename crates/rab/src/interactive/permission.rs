@@ -63,11 +63,19 @@ impl PermissionView {
         } else {
             format!("No: {}", self.reason)
         };
+        if !self.has_always() {
+            return vec!["Yes, this time".to_owned(), reason];
+        }
         vec![
             "Yes, this time".to_owned(),
             format!("Yes, always allow {} in this project", self.request.rule),
             reason,
         ]
+    }
+
+    /// Whether "always" is offered: not for a protected path, asked about every time.
+    fn has_always(&self) -> bool {
+        !self.request.rule.is_empty()
     }
 
     /// Handles a key; `Some` is the answer.
@@ -87,7 +95,7 @@ impl PermissionView {
         if bindings.matches(Action::SelectConfirm, key) {
             return Some(match self.selected {
                 0 => Approval::Once,
-                1 => Approval::Always,
+                1 if self.has_always() => Approval::Always,
                 _ => Approval::Deny(Some(self.reason.trim().to_owned()).filter(|r| !r.is_empty())),
             });
         }

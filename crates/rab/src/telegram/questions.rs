@@ -67,11 +67,12 @@ impl Questions {
                     escape(what.trim_end()),
                     escape(&request.reason)
                 );
-                let row = vec![
-                    button("Allow once", id, "once"),
-                    button("Always", id, "always"),
-                    button("Deny", id, "deny"),
-                ];
+                // No rule to remember (a protected path): asked every time.
+                let mut row = vec![button("Allow once", id, "once")];
+                if !request.rule.is_empty() {
+                    row.push(button("Always", id, "always"));
+                }
+                row.push(button("Deny", id, "deny"));
                 (Kind::Permission, html, vec![row], None)
             }
             ApprovalKind::Question { question, options } => {
