@@ -8,7 +8,8 @@ the server's.
 
 Usage: bench/turn_overhead.py [turns] [runs]   (default 400 turns, 3 runs)
 Build first: cargo build --release -p rab -p rab-fake-llm
-Environment: RAB_BIN and RAB_FAKE_LLM name other binaries; RAB_BENCH_THINKING=high runs
+Environment: RAB_BIN and RAB_FAKE_LLM name other binaries; RAB_BENCH_SANDBOX=off runs
+without the sandbox and RAB_SANDBOX_NAMESPACES=0 with Landlock alone; RAB_BENCH_THINKING=high runs
 with that thinking level and a short thinking block in every reply (so each request
 carries signed thinking and, on Anthropic, the prefix fingerprint is computed).
 Reports, per run, the median overhead over turns 41-60 ("turn 50") and over the last 20
@@ -51,8 +52,14 @@ def one_run(work, n):
     os.makedirs(project)
     env = {"PATH": os.environ["PATH"], "HOME": work, "RAB_HOME": os.path.join(work, "home"),
            "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": url}
+    # RAB_SANDBOX_NAMESPACES=0 compares the namespace sandbox with Landlock alone;
+    # RAB_BENCH_SANDBOX=off runs without a sandbox.
+    if "RAB_SANDBOX_NAMESPACES" in os.environ:
+        env["RAB_SANDBOX_NAMESPACES"] = os.environ["RAB_SANDBOX_NAMESPACES"]
     try:
         extra = ["--thinking", thinking] if thinking else []
+        if os.environ.get("RAB_BENCH_SANDBOX"):
+            extra += ["--sandbox", os.environ["RAB_BENCH_SANDBOX"]]
         out = subprocess.run([rab, "-p", "--yolo", "--provider", "anthropic", "--max-turns",
                               str(turns + 5), *extra, "run the steps"], cwd=project, env=env,
                              capture_output=True, text=True, stdin=subprocess.DEVNULL)

@@ -26,11 +26,17 @@ pub async fn run(
     cancel: CancellationToken,
     updates: rab_agent::UpdateSink,
 ) -> ShellResult {
-    let bash = rab_tools::bash::Bash::new(launch.workspace.clone());
     let cx = ToolContext { call_id: "shell".into(), cancel, updates };
     let (output, is_error) = if line.gated {
+        let bash = rab_tools::bash::Bash::new(launch.workspace.clone());
         crate::assistant_commands::run_gated(&bash, &launch.gate, &line.command, cx).await
     } else {
+        // The user's own `!cmd`: confined like the model's, but free to change protected
+        // paths (`!mkdir .rab/commands`).
+        let ws = &launch.workspace;
+        let bash = rab_tools::bash::Bash::new(
+            ws.clone().with_sandbox(ws.sandbox().clone().for_user_commands()),
+        );
         match bash.execute(json!({"command": line.command}), cx).await {
             Ok(out) => (rab_ai::Content::join_text(&out.content), false),
             Err(e) => (e.to_string(), true),

@@ -77,11 +77,45 @@ impl RootDir {
                 ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
             match rustix::fs::openat2(&self.fd, rel, flags, mode, how) {
                 Err(rustix::io::Errno::NOSYS) => {}
-                Err(rustix::io::Errno::LOOP | rustix::io::Errno::XDEV) => return Err(moved(rel)),
+                Err(
+                    e @ (rustix::io::Errno::LOOP
+                    | rustix::io::Errno::XDEV
+                    | rustix::io::Errno::NOTDIR),
+                ) => {
+                    return Err(self.explain(rel, e.into()));
+                }
                 other => return other.map_err(io::Error::from),
             }
         }
-        walk_open(&self.fd, rel, flags, mode)
+        walk_open(&self.fd, rel, flags, mode).map_err(|e| self.explain(rel, e))
+    }
+
+    /// `e`, or the error naming the link when a part of `rel` is one (a link swapped in
+    /// since the path was checked): `ELOOP`, `EXDEV` and `ENOTDIR` all say that.
+    fn explain(&self, rel: &Path, e: io::Error) -> io::Error {
+        let mut dir: Option<OwnedFd> = None;
+        for part in rel.components() {
+            let Component::Normal(name) = part else { continue };
+            let at = match &dir {
+                Some(d) => rustix::fs::statat(d, name, AtFlags::SYMLINK_NOFOLLOW),
+                None => rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW),
+            };
+            match at.map(|st| file_type(&st)) {
+                Ok(rustix::fs::FileType::Symlink) => return moved(rel),
+                Ok(rustix::fs::FileType::Directory) => {
+                    let next = match &dir {
+                        Some(d) => open_child_dir(d, name),
+                        None => open_child_dir(&self.fd, name),
+                    };
+                    match next {
+                        Ok(d) => dir = Some(d),
+                        Err(_) => return e,
+                    }
+                }
+                _ => return e,
+            }
+        }
+        e
     }
 
     /// Opens the folder `rel` below the root.
@@ -104,7 +138,7 @@ impl RootDir {
                 Ok(()) | Err(rustix::io::Errno::EXIST) => {}
                 Err(e) => return Err(e.into()),
             }
-            dir = open_child_dir(&dir, name).map_err(|e| relabel(e, rel))?;
+            dir = open_child_dir(&dir, name).map_err(|e| self.explain(rel, e))?;
         }
         Ok(dir)
     }
@@ -201,15 +235,9 @@ fn file_type(st: &rustix::fs::Stat) -> rustix::fs::FileType {
     rustix::fs::FileType::from_raw_mode(st.st_mode)
 }
 
-/// `e` with `rel` named when it is a link met on the way.
+/// `e` with `rel` named when it is a link met on the way (`ELOOP` from `O_NOFOLLOW`).
 fn relabel(e: io::Error, rel: &Path) -> io::Error {
-    if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error())
-        || e.raw_os_error() == Some(rustix::io::Errno::NOTDIR.raw_os_error())
-    {
-        moved(rel)
-    } else {
-        e
-    }
+    if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) { moved(rel) } else { e }
 }
 
 /// Opens the folder `name` in `dir`, not through a link.

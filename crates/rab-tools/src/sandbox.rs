@@ -35,13 +35,15 @@ mod netlink;
 #[cfg(unix)]
 pub mod private_dir;
 pub mod protected;
+#[cfg(unix)]
+mod sockets;
 pub mod spec;
 mod support;
 
 pub use caches::tool_caches;
 #[cfg(unix)]
 pub use private_dir::PrivateDir;
-pub use support::{LandlockSupport, NamespaceSupport, probe_namespaces};
+pub use support::{LandlockSupport, NamespaceSupport, probe_namespaces, probe_namespaces_cached};
 
 /// A private folder stands in for nothing off Unix.
 #[cfg(not(unix))]
@@ -145,6 +147,10 @@ pub struct Sandbox {
     home: Option<PathBuf>,
     /// The private `/tmp`, logs and layers of this rab.
     private: Option<Arc<PrivateDir>>,
+    /// Commands the user typed (`!cmd`): protected paths are theirs to change.
+    is_users: bool,
+    /// Sockets of the user's servers under home, found when the first command starts.
+    home_sockets: Arc<std::sync::OnceLock<Vec<PathBuf>>>,
 }
 
 impl Sandbox {
@@ -245,6 +251,12 @@ impl Sandbox {
     pub fn with_private_dir(mut self, dir: Option<Arc<PrivateDir>>) -> Self {
         self.private = dir;
         self
+    }
+
+    /// The same sandbox for commands the user types (`!cmd`): still confined, but the
+    /// protected paths are writable to them (the user's own action, not the model's).
+    pub fn for_user_commands(&self) -> Self {
+        Self { is_users: true, ..self.clone() }
     }
 
     /// The private folder, when there is one.
@@ -354,14 +366,30 @@ impl Sandbox {
         spec.namespaces = true;
         spec.hidden = self.hidden.clone();
         #[cfg(unix)]
+        if let Some(home) = &self.home {
+            let skip: Vec<PathBuf> = self.roots.iter().chain(&self.hidden).cloned().collect();
+            spec.hidden.extend(
+                self.home_sockets.get_or_init(|| sockets::find(home, &skip)).iter().cloned(),
+            );
+        }
+        // The private `/tmp` replaces the real one: a home folder in it stays readable.
+        if let Some(home) = &self.home
+            && (home.starts_with("/tmp") || self.temp_dirs.iter().any(|t| home.starts_with(t)))
+        {
+            spec.visible.push(home.clone());
+        }
+        #[cfg(unix)]
         if let Some(private) = &self.private {
             spec.tmp = Some(private.tmp());
-            if let Some(local) = self.home.as_ref().map(|h| h.join(".local")).filter(|l| l.is_dir())
-            {
-                spec.overlay = Some((local, private.local()));
+            match self.home.as_ref().map(|h| h.join(".local")) {
+                Some(local) if local.is_dir() => spec.overlay = Some((local, private.local())),
+                // No `~/.local` to put a layer on (home is read-only): `pip install
+                // --user` goes to the private /tmp.
+                Some(_) => spec.env.push(("PYTHONUSERBASE".into(), "/tmp/.local".into())),
+                None => {}
             }
         }
-        if self.mode != SandboxMode::WorkspaceWrite {
+        if self.mode != SandboxMode::WorkspaceWrite || self.is_users {
             return;
         }
         for root in &self.roots {

@@ -1,17 +1,23 @@
 //! What the sandbox adds to a bash call, and what the trust check adds to start-up.
 //!
-//! Sandbox: `sh -c true` spawned and waited for directly, and through rab's Landlock
-//! helper (`rab __sandbox --write … -- sh -c true`: a second exec, building the
-//! ruleset, restricting itself) as the bash tool does under workspace-write with the
-//! default tool caches. Trust: `rab doctor`-free start-up work of deciding trust
-//! (canonicalising the folder, reading `~/.rab/trusted.json` with 200 remembered
-//! folders) is timed in-process. Medians of 300 runs each.
+//! Sandbox: `sh -c true` spawned and waited for directly; through rab's helper under
+//! Landlock alone (`rab __sandbox --write … -- sh -c true`: one more exec, building the
+//! ruleset); and through the namespace sandbox (two more execs of rab, new namespaces,
+//! the view built: read-only root, private `/tmp`, workspace, tool caches, protected
+//! paths of a git repository, rab's home hidden). The helper's arguments come from
+//! `Sandbox::wrap`, as the bash tool makes them, so the protected-path plan is timed too.
+//! Also: the namespace probe rab runs once at start-up. Medians of 300 runs each (50 for
+//! the probe).
 //!
 //! Run: `cargo bench -p rab --bench sandbox`
 #![allow(clippy::unwrap_used)]
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use rab_tools::{Sandbox, SandboxMode};
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -33,35 +39,62 @@ fn time(n: usize, mut f: impl FnMut()) -> Duration {
     )
 }
 
+/// Runs `sh -c true` as the bash tool would under `sandbox`.
+fn run(sandbox: &Sandbox, ws: &Path) {
+    let (program, args) = sandbox.wrap("sh", &["-c", "true"]);
+    assert!(Command::new(program).args(args).current_dir(ws).status().unwrap().success());
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
 fn main() {
-    let rab = env!("CARGO_BIN_EXE_rab");
+    let rab = PathBuf::from(env!("CARGO_BIN_EXE_rab"));
     let dir = tempfile::tempdir().unwrap();
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    let mut helper_args: Vec<String> = vec!["__sandbox".into()];
-    for w in [dir.path().to_str().unwrap(), "/tmp"]
-        .into_iter()
-        .map(String::from)
-        .chain([".cache", ".cargo", ".rustup", ".npm"].iter().map(|c| format!("{home}/{c}")))
-        .filter(|d| std::path::Path::new(d).is_dir())
-    {
-        helper_args.push("--write".into());
-        helper_args.push(w);
-    }
-    helper_args.push("--net".into());
-    helper_args.extend(["--", "sh", "-c", "true"].map(String::from));
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    Command::new("git").args(["init", "-q"]).current_dir(&ws).status().unwrap();
+    let home = PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()));
+    let caches = rab_tools::sandbox::tool_caches(Some(&home), |v| std::env::var(v).ok());
+    let private = rab_tools::sandbox::PrivateDir::create(dir.path()).unwrap();
+    let rab_home = dir.path().join("rab-home");
+    std::fs::create_dir_all(&rab_home).unwrap();
+    let base = Sandbox::new(
+        SandboxMode::WorkspaceWrite,
+        std::slice::from_ref(&ws),
+        &[PathBuf::from("/tmp")],
+    )
+    .with_caches(&caches)
+    .with_network(true)
+    .with_helper(Some(rab.clone()))
+    .with_home(Some(home))
+    .with_hidden(&[rab_home])
+    .with_private_dir(Some(Arc::new(private)));
+    let landlock = base.clone().with_namespaces(false);
+    let namespaces = base.with_namespaces(true);
     let direct = time(300, || {
         assert!(Command::new("sh").args(["-c", "true"]).status().unwrap().success());
     });
-    let confined = time(300, || {
-        assert!(Command::new(rab).args(&helper_args).status().unwrap().success());
-    });
+    let alone = time(300, || run(&landlock, &ws));
+    let probe = rab_tools::sandbox::probe_namespaces(&rab);
     println!("bash call, sh -c true, median of 300:");
-    println!("  direct:            {:>7.2} ms", direct.as_secs_f64() * 1e3);
-    println!("  through Landlock:  {:>7.2} ms", confined.as_secs_f64() * 1e3);
-    println!(
-        "  sandbox cost:      {:>7.2} ms per call",
-        (confined.as_secs_f64() - direct.as_secs_f64()) * 1e3
-    );
+    println!("  direct:                 {:>7.2} ms", ms(direct));
+    println!("  Landlock alone:         {:>7.2} ms (+{:.2} ms)", ms(alone), ms(alone) - ms(direct));
+    if probe.is_available {
+        let boxed = time(300, || run(&namespaces, &ws));
+        println!(
+            "  namespaces + Landlock:  {:>7.2} ms (+{:.2} ms)",
+            ms(boxed),
+            ms(boxed) - ms(direct)
+        );
+        let probing = time(50, || {
+            std::hint::black_box(rab_tools::sandbox::probe_namespaces(&rab));
+        });
+        println!("namespace probe at start-up, median of 50: {:.2} ms", ms(probing));
+    } else {
+        println!("  namespaces: not available here ({:?})", probe.why_not);
+    }
     // The trust decision at start-up: canonicalise the folder, read the store.
     let store = dir.path().join("trusted.json");
     let folders: Vec<String> = (0..200).map(|i| format!("/home/u/src/project-{i}")).collect();

@@ -146,44 +146,6 @@ fn report(cli: &Cli, env: &Env, paths: &Paths, cwd: &Path) -> (String, u8) {
             None
         }
     };
-    // Sandbox.
-    let landlock = rab_tools::sandbox::landlock_support();
-    let chosen = cli.sandbox.clone().or_else(|| settings.as_ref()?.sandbox.mode.clone());
-    let (mode, why) = match chosen {
-        Some(m) => (m, "chosen"),
-        None if landlock.files => ("workspace-write".to_owned(), "default"),
-        None => ("off".to_owned(), "default without Landlock"),
-    };
-    let network = settings.as_ref().and_then(|s| s.sandbox.network).unwrap_or(true);
-    let _ = writeln!(out, "sandbox: {mode} ({why})");
-    if landlock.files {
-        let mut enforced = vec!["files"];
-        enforced.extend(landlock.truncate.then_some("truncate"));
-        enforced.extend(landlock.network.then_some("network"));
-        enforced.extend(landlock.ioctl.then_some("ioctl"));
-        let _ = writeln!(out, "  Landlock enforces: {}", enforced.join(", "));
-        let missing = landlock.missing(!network);
-        if !missing.is_empty() && mode != "off" {
-            let _ = writeln!(out, "  not enforced here: {}", missing.join(", "));
-        }
-    } else {
-        let _ = writeln!(
-            out,
-            "  Landlock: not available; commands run unconfined (file tools still check paths)"
-        );
-    }
-    if mode != "off" {
-        let home = env.get("HOME").map(std::path::PathBuf::from);
-        let caches =
-            rab_tools::sandbox::tool_caches(home.as_deref(), |v| env.get(v).map(str::to_owned));
-        let present: Vec<String> =
-            caches.iter().filter(|c| c.is_dir()).map(|c| c.display().to_string()).collect();
-        let writes = if mode == "read-only" { "temp dir only" } else { "the folder, temp dir" };
-        let _ = writeln!(out, "  commands write: {writes}");
-        if mode == "workspace-write" && !present.is_empty() {
-            let _ = writeln!(out, "  tool caches writable: {}", present.join(", "));
-        }
-        let _ = writeln!(out, "  network: {}", if network { "allowed" } else { "blocked" });
-    }
+    out.push_str(&crate::doctor_sandbox::report(cli, env, paths, cwd, settings.as_ref()));
     (out, code)
 }

@@ -22,6 +22,7 @@ mod acp;
 mod channels;
 mod cli;
 mod doctor;
+mod doctor_sandbox;
 #[doc(hidden)]
 pub mod fuzz;
 mod input;

@@ -155,7 +155,8 @@ pub fn build(
     };
     let caches =
         rab_tools::sandbox::tool_caches(home.as_deref(), |v| env.get(v).map(str::to_owned));
-    let view = view_parts(sandbox_mode, helper.as_deref(), env, &temp, warnings);
+    let probe_cache = paths.home().join("cache/namespaces.json");
+    let view = view_parts(sandbox_mode, helper.as_deref(), env, &temp, &probe_cache, warnings);
     let mut hidden = vec![paths.home().to_path_buf()];
     hidden.extend(read_denied_paths(&policy, warnings));
     let sandbox = Sandbox::new(sandbox_mode, &roots, &[temp])
@@ -199,10 +200,16 @@ fn view_parts(
     helper: Option<&Path>,
     env: &Env,
     temp: &Path,
+    probe_cache: &Path,
     warnings: &mut Vec<String>,
 ) -> ViewParts {
     let support = match helper.filter(|_| mode != SandboxMode::Off) {
-        Some(helper) => rab_tools::sandbox::probe_namespaces(helper),
+        // An escape hatch for a system where the namespace sandbox gets in the way:
+        // Landlock alone, as where namespaces are refused.
+        Some(_) if env.get("RAB_SANDBOX_NAMESPACES") == Some("0") => {
+            rab_tools::sandbox::NamespaceSupport::not_tried("RAB_SANDBOX_NAMESPACES=0 is set")
+        }
+        Some(helper) => rab_tools::sandbox::probe_namespaces_cached(helper, probe_cache),
         None => rab_tools::sandbox::NamespaceSupport::not_tried("the sandbox is off"),
     };
     if !support.is_available && mode != SandboxMode::Off && helper.is_some() {

@@ -26,8 +26,10 @@ pub fn harden_process() -> io::Result<()> {
 /// Whether this process is dumpable (for `rab doctor` and the tests).
 #[cfg(target_os = "linux")]
 pub fn is_dumpable() -> bool {
-    rustix::process::dumpable_behavior()
-        .map_or(true, |b| b != rustix::process::DumpableBehavior::NotDumpable)
+    !matches!(
+        rustix::process::dumpable_behavior(),
+        Ok(rustix::process::DumpableBehavior::NotDumpable)
+    )
 }
 
 /// Off Linux, say dumpable: nothing here changes it.
@@ -59,12 +61,18 @@ pub(super) fn keep_setup_capabilities() -> io::Result<()> {
 }
 
 /// Drops every capability for good: the ambient set, the bounding set (so no `exec`
-/// can give any back, not even to root) and the current sets.
+/// can give any back, not even to root) and the current sets; and sets no-new-privs
+/// (no set-user-ID program or file capability gives any back either). A process
+/// without `CAP_SETPCAP` (an ordinary user's) has none to drop from the bounding set
+/// that an `exec` could use.
 #[cfg(target_os = "linux")]
 pub(super) fn drop_capabilities() -> io::Result<()> {
     use rustix::thread::{CapabilitySet, CapabilitySets};
+    rustix::thread::set_no_new_privs(true)?;
     rustix::thread::clear_ambient_capability_set()?;
-    for bit in 0..64u32 {
+    let can_drop = rustix::thread::capabilities(None)
+        .is_ok_and(|sets| sets.effective.contains(CapabilitySet::SETPCAP));
+    for bit in (0..64u32).filter(|_| can_drop) {
         let Some(cap) = CapabilitySet::from_bits(1u64 << bit) else { continue };
         match rustix::thread::remove_capability_from_bounding_set(cap) {
             // Past the kernel's last capability.

@@ -201,6 +201,18 @@ pub(super) fn bind_writable(path: &Path) -> Result<(), MountError> {
         .map_err(fail(format!("binding {}", path.display())))
 }
 
+/// Makes `path` readable in the view where the private `/tmp` hid it: the real one
+/// bound read-only.
+pub(super) fn bind_visible(path: &Path) -> Result<(), MountError> {
+    bind_writable(path)?;
+    let target = under(NEW, path);
+    if std::fs::symlink_metadata(&target).is_err() {
+        return Ok(());
+    }
+    remount(&target, MountFlags::RDONLY | kept_flags(&target))
+        .map_err(fail(format!("making {} read-only", path.display())))
+}
+
 /// The view's `/tmp`: rab's private folder for it, or an empty tmpfs.
 pub(super) fn private_tmp(host: Option<&Path>) -> Result<(), MountError> {
     match host {
@@ -304,6 +316,37 @@ pub(super) fn overlay(target: &Path, private: &Path) -> Result<(), MountError> {
         options.as_c_str(),
     )
     .map_err(fail(format!("mounting an overlay on {}", target.display())))
+}
+
+/// Whether this kernel's proc has the `pidns` option (Linux 6.16+), which mounts a
+/// PID namespace's `/proc` from outside it: naming one this process may not use is
+/// refused with `EPERM`, an unknown option with `EINVAL`.
+pub(super) fn can_mount_proc_from_outside() -> bool {
+    let Ok(fs) = rustix::mount::fsopen("proc", rustix::mount::FsOpenFlags::FSOPEN_CLOEXEC) else {
+        return false;
+    };
+    let Ok(own) = std::fs::File::open("/proc/self/ns/pid") else { return false };
+    !matches!(rustix::mount::fsconfig_set_fd(&fs, "pidns", &own), Err(rustix::io::Errno::INVAL))
+}
+
+/// A `/proc` for the PID namespace of process `pid` (made from outside it).
+pub(super) fn proc_for(pid: u32) -> io::Result<OwnedFd> {
+    use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags};
+    let fs = rustix::mount::fsopen("proc", FsOpenFlags::FSOPEN_CLOEXEC)?;
+    let ns = std::fs::File::open(format!("/proc/{pid}/ns/pid"))?;
+    rustix::mount::fsconfig_set_fd(&fs, "pidns", &ns)?;
+    rustix::mount::fsconfig_create(&fs)?;
+    let attrs = MountAttrFlags::MOUNT_ATTR_NOSUID
+        | MountAttrFlags::MOUNT_ATTR_NODEV
+        | MountAttrFlags::MOUNT_ATTR_NOEXEC;
+    Ok(rustix::mount::fsmount(&fs, FsMountFlags::FSMOUNT_CLOEXEC, attrs)?)
+}
+
+/// Puts a `/proc` made by [`proc_for`] at `/proc` (once the view is the root).
+pub(super) fn attach_proc_here(proc: OwnedFd) -> io::Result<()> {
+    use rustix::mount::MoveMountFlags;
+    let flags = MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH;
+    Ok(rustix::mount::move_mount(&proc, "", rustix::fs::CWD, "/proc", flags)?)
 }
 
 /// A `/proc` of the PID namespace this process is the first of.

@@ -3,18 +3,21 @@
 //! view of the file system built for it ([`super::mounts`]), under Landlock, with no
 //! capabilities.
 //!
-//! Two stages, both rab's own executable, because a process can only enter new user
-//! and PID namespaces while it has one thread, and the PID namespace only applies to
-//! children:
-//! - stage one (`rab __sandbox --ns …`, started by rab) makes the user and PID
-//!   namespaces, maps the user to itself, and starts stage two; when stage two ends it
-//!   puts guarded protected paths back ([`super::guard`]) from outside the view and
-//!   exits with stage two's code.
-//! - stage two (`rab __sandbox-init …`) is the first process of the PID namespace: it
-//!   makes the mount, IPC and network namespaces, builds the view, mounts a `/proc` in
-//!   which rab does not exist, confines itself with Landlock, drops every capability,
-//!   and runs the program as its child. When it exits, the kernel ends every process
-//!   left in the namespace: nothing a command started outlives it.
+//! rab's own executable does it, started by rab as a helper (`rab __sandbox --ns …`):
+//! a process can only enter a new user namespace while it has one thread, which rab
+//! has not. The helper makes the namespaces, maps the user to itself, builds the view,
+//! mounts a `/proc` of the new PID namespace (in which rab does not exist), confines
+//! itself with Landlock, drops every capability and runs the program, which is the
+//! first process of the PID namespace; when the program ends, the kernel ends every
+//! process left in the namespace, so nothing a command started outlives it. Then the
+//! helper puts guarded protected paths back ([`super::guard`]).
+//!
+//! A PID namespace's `/proc` can only be mounted from outside it where the kernel has
+//! proc's `pidns` option (Linux 6.16+); there the namespace's first process is a
+//! keeper (`sh` waiting on a pipe) and the program its sibling. On older kernels a
+//! second stage (`rab __sandbox-init …`, the namespace's first process) builds the
+//! view, mounts `/proc` and runs the program as its child: one more exec of rab per
+//! command.
 
 use std::ffi::OsString;
 use std::io;
@@ -51,12 +54,21 @@ pub enum NsError {
     Setup(String),
 }
 
-/// Stage one: returns stage two's exit code and the notes on protected paths put back.
+/// Stage one: returns the program's exit code and the notes on protected paths put
+/// back. Where the kernel can mount a `/proc` for a PID namespace the mounting process
+/// is not in (the `pidns` option, Linux 6.16+), it builds the view and runs the program
+/// itself (one exec of rab); elsewhere stage two does that as the namespace's first
+/// process.
 pub(super) fn outer(spec: &Spec, args: &[OsString]) -> Result<(u8, Vec<String>), NsError> {
     let uid = rustix::process::getuid().as_raw();
     let gid = rustix::process::getgid().as_raw();
     unshare(UnshareFlags::NEWUSER | UnshareFlags::NEWPID).map_err(NsError::Refused)?;
     write_id_maps(uid, gid).map_err(|e| NsError::Setup(format!("mapping the user: {e}")))?;
+    unshare(other_namespaces(spec))
+        .map_err(|e| NsError::Setup(format!("making the mount namespace: {e}")))?;
+    if mounts::can_mount_proc_from_outside() {
+        return one_stage(spec).map_err(NsError::Setup);
+    }
     keep_setup_capabilities()
         .map_err(|e| NsError::Setup(format!("keeping the setup capabilities: {e}")))?;
     let status = Command::new("/proc/self/exe")
@@ -66,6 +78,45 @@ pub(super) fn outer(spec: &Spec, args: &[OsString]) -> Result<(u8, Vec<String>),
         .map_err(|e| NsError::Setup(format!("starting the sandbox's first process: {e}")))?;
     let notes = super::guard::restore(&spec.guarded, &spec.fresh_git);
     Ok((exit_code(status), notes))
+}
+
+/// The view built here and the program run as a child. The PID namespace's first
+/// process is a keeper (`sh` waiting on a pipe from this process, started once the
+/// view is the root) so that the program is not the namespace's init, which ignores
+/// every signal it has no handler for (a SIGTERM would not stop it); `/proc` is made
+/// for the keeper's namespace from here. The keeper ends when the pipe closes, and the
+/// namespace with it.
+fn one_stage(spec: &Spec) -> Result<(u8, Vec<String>), String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("reading the working folder: {e}"))?;
+    build_view(spec, &cwd, false).map_err(|e| format!("building the sandbox's view: {e}"))?;
+    let (hold, release) = std::io::pipe().map_err(|e| format!("making a pipe: {e}"))?;
+    let mut keeper = Command::new("/bin/sh")
+        .args(["-c", "read _"])
+        .current_dir("/")
+        .stdin(hold)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("starting the sandbox's first process: {e}"))?;
+    let result = mounts::proc_for(keeper.id())
+        .and_then(mounts::attach_proc_here)
+        .map_err(|e| format!("mounting the sandbox's /proc: {e}"))
+        .and_then(|()| confine_and_run(spec));
+    drop(release);
+    let _ = keeper.wait();
+    let status = result?;
+    // Inside the view the workspace is where it is outside, and Landlock lets this
+    // process change it.
+    Ok((exit_code(status), super::guard::restore(&spec.guarded, &spec.fresh_git)))
+}
+
+/// The namespaces besides user and PID: mount and IPC, and network when it is off.
+fn other_namespaces(spec: &Spec) -> UnshareFlags {
+    let mut flags = UnshareFlags::NEWNS | UnshareFlags::NEWIPC;
+    if !spec.network {
+        flags |= UnshareFlags::NEWNET;
+    }
+    flags
 }
 
 /// `unshare(2)`. rustix marks its safe wrapper deprecated because `CLONE_FILES` can
@@ -99,12 +150,13 @@ fn exit_code(status: ExitStatus) -> u8 {
 pub fn run_init(args: Vec<OsString>) -> Result<u8, String> {
     let spec = Spec::parse(args)?;
     let cwd = std::env::current_dir().map_err(|e| format!("reading the working folder: {e}"))?;
-    let mut flags = UnshareFlags::NEWNS | UnshareFlags::NEWIPC;
-    if !spec.network {
-        flags |= UnshareFlags::NEWNET;
-    }
-    unshare(flags).map_err(|e| format!("making the mount namespace: {e}"))?;
-    build_view(&spec, &cwd).map_err(|e| format!("building the sandbox's view: {e}"))?;
+    unshare(other_namespaces(&spec)).map_err(|e| format!("making the mount namespace: {e}"))?;
+    build_view(&spec, &cwd, true).map_err(|e| format!("building the sandbox's view: {e}"))?;
+    confine_and_run(&spec).map(exit_code)
+}
+
+/// In the view: loopback up, Landlock, no capabilities, then the program, waited for.
+fn confine_and_run(spec: &Spec) -> Result<ExitStatus, String> {
     if !spec.network
         && let Err(e) = super::netlink::loopback_up()
     {
@@ -114,7 +166,10 @@ pub fn run_init(args: Vec<OsString>) -> Result<u8, String> {
     writable.extend(["/tmp", "/dev/shm"].map(PathBuf::from));
     writable.push(run_user());
     writable.extend(spec.overlay.iter().map(|(target, _)| target.clone()));
-    super::landlock_helper::confine(&writable, spec.network, true)
+    // Without network the program has a network namespace of its own, with only
+    // loopback: Landlock's TCP rules (which cannot tell loopback apart) would take
+    // that too.
+    super::landlock_helper::confine(&writable, true, true)
         .map_err(|e| format!("could not set up Landlock: {e}"))?;
     drop_capabilities().map_err(|e| format!("dropping capabilities: {e}"))?;
     let mut cmd = Command::new(&spec.program);
@@ -122,10 +177,8 @@ pub fn run_init(args: Vec<OsString>) -> Result<u8, String> {
     if spec.tmp.is_some() {
         cmd.env("TMPDIR", "/tmp");
     }
-    let status = cmd
-        .status()
-        .map_err(|e| format!("could not run {}: {e}", spec.program.to_string_lossy()))?;
-    Ok(exit_code(status))
+    cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
+    cmd.status().map_err(|e| format!("could not run {}: {e}", spec.program.to_string_lossy()))
 }
 
 /// The user's runtime folder (D-Bus, gpg-agent, Wayland, …), replaced by an empty one.
@@ -136,6 +189,7 @@ fn run_user() -> PathBuf {
 /// What to mount at a path of the view, in the order applied at one depth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Op {
+    Visible,
     Writable,
     Overlay,
     Pin,
@@ -147,6 +201,7 @@ enum Op {
 /// above it (the workspace, then its protected paths).
 fn ops(spec: &Spec) -> Vec<(PathBuf, Op)> {
     let mut ops: Vec<(PathBuf, Op)> = Vec::new();
+    ops.extend(spec.visible.iter().map(|p| (p.clone(), Op::Visible)));
     ops.extend(spec.writable.iter().map(|p| (p.clone(), Op::Writable)));
     ops.extend(spec.overlay.iter().map(|(t, _)| (t.clone(), Op::Overlay)));
     ops.extend(spec.pinned.iter().map(|p| (p.clone(), Op::Pin)));
@@ -160,7 +215,9 @@ fn ops(spec: &Spec) -> Vec<(PathBuf, Op)> {
     ops
 }
 
-fn build_view(spec: &Spec, cwd: &Path) -> Result<(), MountError> {
+/// Builds the view and makes it the root; with `has_proc`, a `/proc` of the PID
+/// namespace this process is the first of (else the caller mounts one later).
+fn build_view(spec: &Spec, cwd: &Path, has_proc: bool) -> Result<(), MountError> {
     mounts::enter_scratch_root()?;
     mounts::read_only_view()?;
     mounts::private_tmp(spec.tmp.as_deref())?;
@@ -168,6 +225,7 @@ fn build_view(spec: &Spec, cwd: &Path) -> Result<(), MountError> {
     mounts::fresh_tmpfs(&run_user(), c"mode=0700")?;
     for (path, op) in ops(spec) {
         match op {
+            Op::Visible => mounts::bind_visible(&path)?,
             Op::Writable => mounts::bind_writable(&path)?,
             Op::Overlay => {
                 if let Some((target, private)) = &spec.overlay {
@@ -179,7 +237,9 @@ fn build_view(spec: &Spec, cwd: &Path) -> Result<(), MountError> {
             Op::Hide => mounts::hide(&path)?,
         }
     }
-    mounts::proc()?;
+    if has_proc {
+        mounts::proc()?;
+    }
     mounts::switch_root(cwd)
 }
 

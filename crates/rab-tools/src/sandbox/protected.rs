@@ -179,37 +179,14 @@ pub fn plan(root: &Path, home: Option<&Path>) -> Plan {
             add(root, &home.join(entry), &mut plan);
         }
     }
+    // rab's worktrees stay writable inside the read-only `.rab` (git must be able to
+    // remove them); their own protected paths are the file tools' to guard.
     let worktrees = root.join(".rab/worktrees");
     if std::fs::symlink_metadata(&worktrees).is_ok_and(|m| m.is_dir()) {
-        plan.writable.push(worktrees.clone());
-        for tree in std::fs::read_dir(&worktrees).into_iter().flatten().flatten() {
-            if tree.file_type().is_ok_and(|t| t.is_dir()) {
-                let inner = plan_without_worktrees(&tree.path());
-                plan.read_only.extend(inner.read_only);
-                plan.pinned.extend(inner.pinned);
-                plan.guarded.extend(inner.guarded);
-                plan.writable.extend(inner.writable);
-            }
-        }
+        plan.writable.push(worktrees);
     }
     plan.pinned.sort();
     plan.pinned.dedup();
-    plan
-}
-
-/// A worktree's own plan (worktrees do not nest).
-fn plan_without_worktrees(root: &Path) -> Plan {
-    let mut plan = Plan::default();
-    for entry in UNDER_ROOT.iter().copied() {
-        if entry.starts_with(".git/") || entry == ".git" {
-            // A worktree's `.git` is a file naming the main repository's git folder.
-            if entry == ".git" {
-                add(root, &root.join(entry), &mut plan);
-            }
-            continue;
-        }
-        add(root, &root.join(entry), &mut plan);
-    }
     plan
 }
 

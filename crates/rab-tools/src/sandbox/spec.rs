@@ -14,6 +14,9 @@ pub struct Spec {
     pub namespaces: bool,
     /// Folders (and a few files) the program may write.
     pub writable: Vec<PathBuf>,
+    /// Folders the view would otherwise lose that stay readable (a home folder inside
+    /// the temp folder, which the private `/tmp` replaces).
+    pub visible: Vec<PathBuf>,
     /// Protected paths mounted read-only.
     pub read_only: Vec<PathBuf>,
     /// Folders mounted onto themselves so they cannot be renamed away.
@@ -29,6 +32,9 @@ pub struct Spec {
     /// A folder the program sees with its changes kept apart: `(target, private
     /// folder)`; the changes land in the private folder, never in the target.
     pub overlay: Option<(PathBuf, PathBuf)>,
+    /// Variables set for the program (`PYTHONUSERBASE` when there is no `~/.local`
+    /// to put a layer on).
+    pub env: Vec<(String, String)>,
     /// Whether the program may use the network.
     pub network: bool,
     /// The program.
@@ -47,6 +53,9 @@ impl Spec {
         };
         for p in &self.writable {
             flag(&mut out, "--write", p);
+        }
+        for p in &self.visible {
+            flag(&mut out, "--see", p);
         }
         for p in &self.read_only {
             flag(&mut out, "--ro", p);
@@ -78,6 +87,10 @@ impl Spec {
             out.push(target.into());
             out.push(private.into());
         }
+        for (k, v) in &self.env {
+            out.push("--env".into());
+            out.push(format!("{k}={v}").into());
+        }
         if self.namespaces {
             out.push("--ns".into());
         }
@@ -101,6 +114,7 @@ impl Spec {
             let Some(arg) = it.next() else { return Err("missing `-- PROGRAM`".into()) };
             match arg.to_str() {
                 Some("--write") => spec.writable.push(path(&mut it, "--write")?),
+                Some("--see") => spec.visible.push(path(&mut it, "--see")?),
                 Some("--ro") => spec.read_only.push(path(&mut it, "--ro")?),
                 Some("--pin") => spec.pinned.push(path(&mut it, "--pin")?),
                 Some("--hide") => spec.hidden.push(path(&mut it, "--hide")?),
@@ -115,6 +129,12 @@ impl Spec {
                 Some("--overlay") => {
                     let target = path(&mut it, "--overlay")?;
                     spec.overlay = Some((target, path(&mut it, "--overlay")?));
+                }
+                Some("--env") => {
+                    let pair = it.next().ok_or("--env needs NAME=VALUE")?;
+                    let pair = pair.to_string_lossy();
+                    let (k, v) = pair.split_once('=').ok_or("--env needs NAME=VALUE")?;
+                    spec.env.push((k.to_owned(), v.to_owned()));
                 }
                 Some("--ns") => spec.namespaces = true,
                 Some("--net") => spec.network = true,
@@ -138,6 +158,7 @@ mod tests {
         let spec = Spec {
             namespaces: true,
             writable: vec!["/w".into(), "/c a".into()],
+            visible: vec!["/tmp/home".into()],
             read_only: vec!["/w/.git/config".into()],
             pinned: vec!["/w/.git".into()],
             guarded: vec![
@@ -152,6 +173,7 @@ mod tests {
             hidden: vec!["/h/.rab".into()],
             tmp: Some("/tmp/rab-1/tmp".into()),
             overlay: Some(("/h/.local".into(), "/tmp/rab-1/local".into())),
+            env: vec![("PYTHONUSERBASE".into(), "/tmp/.local".into())],
             network: true,
             program: "sh".into(),
             args: vec!["-c".into(), "echo --ns".into()],

@@ -95,6 +95,61 @@ pub fn probe_namespaces(helper: &Path) -> NamespaceSupport {
     NamespaceSupport { is_available: false, why_not: Some(why), fix: Some(fix_hint()) }
 }
 
+/// [`probe_namespaces`], remembered in `cache` (a file in rab's home) until the
+/// machine restarts, rab's executable changes or a setting that refuses user
+/// namespaces does: the probe starts rab twice over, which a start-up should not pay
+/// each time. Where the cache cannot be read or written, the probe runs.
+pub fn probe_namespaces_cached(helper: &Path, cache: &Path) -> NamespaceSupport {
+    let key = cache_key(helper);
+    let cached = std::fs::read(cache)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .filter(|v| v["key"].as_str() == Some(key.as_str()));
+    if let Some(v) = cached {
+        let text = |k: &str| v[k].as_str().map(str::to_owned);
+        return NamespaceSupport {
+            is_available: v["available"].as_bool().unwrap_or(false),
+            why_not: text("whyNot"),
+            fix: text("fix"),
+        };
+    }
+    let support = probe_namespaces(helper);
+    let record = serde_json::json!({
+        "key": key,
+        "available": support.is_available,
+        "whyNot": support.why_not,
+        "fix": support.fix,
+    });
+    if let Some(dir) = cache.parent()
+        && std::fs::create_dir_all(dir).is_ok()
+        && let Err(e) = crate::atomic_write::write_atomic(cache, record.to_string().as_bytes())
+    {
+        tracing::debug!("could not remember the namespace probe: {e}");
+    }
+    support
+}
+
+/// What the probe's answer depends on: this boot, rab's executable, and the settings
+/// distributions use to refuse user namespaces.
+fn cache_key(helper: &Path) -> String {
+    let read = |p: &str| std::fs::read_to_string(p).unwrap_or_default().trim().to_owned();
+    let exe = std::fs::metadata(helper).ok();
+    let modified = exe
+        .as_ref()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_nanos()));
+    format!(
+        "{} {} {} {:?} {} {} {}",
+        read("/proc/sys/kernel/random/boot_id"),
+        helper.display(),
+        exe.map_or(0, |m| m.len()),
+        modified,
+        read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),
+        read("/proc/sys/kernel/unprivileged_userns_clone"),
+        read("/proc/sys/user/max_user_namespaces"),
+    )
+}
+
 /// The setting that refuses unprivileged user namespaces here, and how to change it.
 fn fix_hint() -> String {
     let read = |p: &str| std::fs::read_to_string(p).ok().map(|s| s.trim().to_owned());

@@ -86,3 +86,47 @@ fn missing_landlock_features_are_named_only_when_asked_for() {
     assert_eq!(old.missing(false), ["device ioctl (Linux 6.10+)"], "network allowed: not needed");
     assert_eq!(LandlockSupport::default().missing(false).len(), 1);
 }
+
+#[test]
+fn the_namespace_view_carries_protected_hidden_and_private_paths_and_user_commands_skip_protection()
+{
+    let (d, ws, sb) = setup();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join(".git/config"), "").unwrap();
+    let secret = d.path().join("rab-home");
+    std::fs::create_dir_all(&secret).unwrap();
+    let private = Arc::new(PrivateDir::create(d.path()).unwrap());
+    let sb = sb
+        .with_helper(Some(PathBuf::from("/usr/bin/rab")))
+        .with_namespaces(true)
+        .with_hidden(&[secret.clone(), d.path().join("missing")])
+        .with_private_dir(Some(private.clone()))
+        .with_scrubbed_env(vec!["X_API_KEY".into()]);
+    let spec = |sb: &Sandbox| {
+        let (_, args) = sb.wrap("sh", &["-c", "true"]);
+        spec::Spec::parse(args[1..].to_vec()).unwrap()
+    };
+    let s = spec(&sb);
+    let ws = real_path(&ws);
+    assert!(s.namespaces);
+    assert_eq!(s.tmp, Some(private.tmp()));
+    assert_eq!(s.hidden, [real_path(&secret)], "what does not exist is not hidden");
+    assert!(
+        s.read_only.contains(&ws.join(".git/config"))
+            && s.read_only.contains(&ws.join(".git/hooks"))
+    );
+    assert!(s.pinned.contains(&ws.join(".git")));
+    assert!(s.guarded.iter().any(|g| g.path == ws.join(".mcp.json")));
+    assert!(s.writable.contains(&ws));
+    assert!(
+        !s.writable.iter().any(|w| w.starts_with("/tmp") && !w.starts_with(&ws)),
+        "/tmp is private: {:?}",
+        s.writable
+    );
+    let user = spec(&sb.for_user_commands());
+    assert!(user.read_only.is_empty() && user.guarded.is_empty(), "`!cmd` may change them");
+    assert!(user.namespaces && user.tmp.is_some(), "but is confined as well");
+    for name in ["X_API_KEY", "TMUX", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST"] {
+        assert!(sb.scrubbed_env().iter().any(|n| n == name), "{name}");
+    }
+}

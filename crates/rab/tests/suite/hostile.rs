@@ -239,7 +239,11 @@ fn huge_and_odd_tool_input_gives_clear_bounded_results() {
         )
     };
     has(0, "[output truncated: showing the last 2000 of 7000001 lines; full output in ");
-    has(0, &format!("full output in {}", tmp.join("rab-bash-").display()));
+    // In rab's private folder in TMPDIR (mode 0700), removed when rab ends.
+    has(0, &format!("full output in {}", tmp.join("rab-").display()));
+    has(0, "/logs/rab-bash-");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert_eq!(left.len(), 0, "rab's private folder is removed when it ends: {left:?}");
     assert!(results[0].len() < 100_000, "{} bytes", results[0].len());
     has(1, "[line cut at 2000 characters of 50.0 MB]");
     has(2, "binary file tool.bin (4.0 KB) not shown");

@@ -183,8 +183,11 @@ fn the_workspace_sandbox_refuses_escapes_by_path_symlink_and_shell() {
     assert!(results[0].1.contains("is outside the workspace"), "{results:?}");
     assert!(results[1].1.contains("which resolves to"), "{results:?}");
     assert!(!results.iter().any(|(_, t)| t.contains("private")), "{results:?}");
+    // Landlock says "Permission denied"; the namespace sandbox's read-only view says
+    // "Read-only file system".
+    let refused = ["ermission denied", "Read-only file system"];
     assert!(
-        results[2].1.contains("exit code") && results[2].1.contains("ermission denied"),
+        results[2].1.contains("exit code") && refused.iter().any(|r| results[2].1.contains(r)),
         "{results:?}"
     );
     assert!(!Path::new("/etc/rab-test").exists());
@@ -529,7 +532,7 @@ fn the_sandbox_is_on_by_default_and_says_so_when_it_refuses_a_write() {
     }
     let home = Home::new();
     let dir = project(&home);
-    std::fs::create_dir_all(home.dir.path().join(".cache")).unwrap();
+    std::fs::create_dir_all(home.dir.path().join(".cache/tool")).unwrap();
     // Outside the project, the temp directory (/tmp, where the test's home is) and caches.
     let outside = PathBuf::from(format!("/var/tmp/rab-sandbox-test-{}", std::process::id()));
     let _ = std::fs::remove_file(&outside);
@@ -538,7 +541,10 @@ fn the_sandbox_is_on_by_default_and_says_so_when_it_refuses_a_write() {
     llm.script([
         Turn::tool_call("bash", json!({"command": write_outside}))
             .and_tool_call("bash", json!({"command": "echo in > in.txt && cat in.txt"}))
-            .and_tool_call("bash", json!({"command": "echo c > ~/.cache/c && cat ~/.cache/c"})),
+            .and_tool_call(
+                "bash",
+                json!({"command": "echo c > ~/.cache/tool/c && cat ~/.cache/tool/c"}),
+            ),
         Turn::text("ok"),
     ]);
     let out = run(&home, &llm, &dir, &["--yolo", "go"]);

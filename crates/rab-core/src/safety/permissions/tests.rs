@@ -41,6 +41,7 @@ fn modes_decide_by_level_when_no_rule_matches() {
         Verdict::Allow => "allow",
         Verdict::Ask(_) => "ask",
         Verdict::Deny(_) => "deny",
+        Verdict::Protected { .. } => "protected",
     };
     let table: Vec<[&str; 3]> = [Default, AcceptEdits, Plan, Yolo]
         .map(|m| [outcome(m, ReadOnly, &read), outcome(m, Edit, &read), outcome(m, Execute, &cmd)])
@@ -459,4 +460,43 @@ fn every_reviewed_bypass_is_denied() {
     }
     assert!(missed.is_empty(), "{} not denied:\n{}", missed.len(), missed.join("\n"));
     assert!(n >= 150, "{n} cases");
+}
+
+#[test]
+fn writes_to_protected_paths_ask_in_every_mode_unless_the_users_own_rule_names_them() {
+    let known = known();
+    let cx =
+        PolicyContext { tools: &known, root: Path::new("/p"), home: Some(Path::new("/home/u")) };
+    let user = layer(&["edit(/p/AGENTS.md)"], &[], &[]);
+    let project = SafetyLayer {
+        scope: Scope::Project,
+        source: PathBuf::from("/p/.rab/settings.json"),
+        ..layer(&["edit(**)", "edit(/p/.mcp.json)"], &[], &[])
+    };
+    let mut p = Policy::load(&[user, project], &["edit(/p/.envrc)".to_owned()], &[], &cx).unwrap();
+    let home = Path::new("/home/u");
+    p.set_protected(&[PathBuf::from("/p")], Some(home), Some(&home.join(".rab")));
+    let verdict = |m, path: &str| p.check(m, "write", Edit, &json!({"path": path}));
+    let protected = [
+        ".git/config",
+        ".rab/settings.local.json",
+        ".mcp.json",
+        ".envrc",
+        "/home/u/.bashrc",
+        "/home/u/.rab/agent/settings.json",
+    ];
+    for m in [Default, AcceptEdits, Yolo] {
+        for path in protected {
+            match verdict(m, path) {
+                Verdict::Protected { reason, advice } => {
+                    assert!(reason.contains("protected path"), "{reason}");
+                    assert!(advice.contains("/home/u/.rab/agent/settings.json"), "{advice}");
+                }
+                other => panic!("{m:?} {path}: {other:?}"),
+            }
+        }
+        assert_eq!(verdict(m, "src/a.rs"), Verdict::Allow, "{m:?}: edit(**) allows the rest");
+        assert_eq!(verdict(m, "AGENTS.md"), Verdict::Allow, "{m:?}: the user's own rule names it");
+    }
+    assert!(matches!(verdict(Plan, ".git/config"), Verdict::Deny(_)), "plan mode still refuses");
 }
