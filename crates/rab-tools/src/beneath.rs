@@ -59,6 +59,18 @@ impl RootDir {
         Ok(Self { fd, path: path.to_path_buf() })
     }
 
+    /// A root from a folder already open (`path` is what it is called, for messages).
+    pub fn from_fd(fd: OwnedFd, path: &Path) -> Self {
+        Self { fd, path: path.to_path_buf() }
+    }
+
+    /// The path that names the open folder itself (`/proc/self/fd/N`), for APIs that
+    /// take paths: resolving it never walks the folder's path again.
+    #[cfg(target_os = "linux")]
+    pub fn fd_path(&self) -> PathBuf {
+        PathBuf::from(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&self.fd)))
+    }
+
     /// The folder's path.
     pub fn path(&self) -> &Path {
         &self.path

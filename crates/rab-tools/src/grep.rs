@@ -149,7 +149,8 @@ impl Grep {
     /// Checks the arguments and compiles the regex and the glob.
     async fn query(&self, args: &Args) -> Result<Query, ToolError> {
         let root = self.ws.root();
-        let target = self.ws.resolve_checked(args.path.as_deref().unwrap_or("."), Access::Read)?;
+        let (target, pinned) =
+            self.ws.resolve_handle(args.path.as_deref().unwrap_or("."), Access::Read)?;
         if tokio::fs::metadata(&target).await.is_err() {
             let shown = self.ws.display(&target);
             return Err(ToolError::Model(format!("no such file or directory: {shown}")));
@@ -170,8 +171,15 @@ impl Grep {
             ),
             None => None,
         };
+        // Files are opened beneath the target's handle, never through a link swapped into
+        // the tree while the search walks it.
+        #[cfg(unix)]
+        let beneath = pinned.open_dir().ok().map(std::sync::Arc::new);
         Ok(Query {
             matcher,
+            #[cfg(unix)]
+            beneath,
+            pinned: std::sync::Arc::new(pinned),
             target,
             overrides,
             context: args.context.unwrap_or(0).min(MAX_CONTEXT),
@@ -184,6 +192,11 @@ impl Grep {
 /// A compiled search.
 struct Query {
     matcher: RegexMatcher,
+    /// The target folder, open: files found under it are opened beneath it.
+    #[cfg(unix)]
+    beneath: Option<std::sync::Arc<crate::beneath::RootDir>>,
+    /// The target, pinned when it was checked (a single file is opened through it).
+    pinned: std::sync::Arc<crate::handle::FileHandle>,
     target: PathBuf,
     overrides: Option<Override>,
     context: usize,
@@ -356,6 +369,27 @@ impl Sink for FileSink {
     }
 }
 
+/// Searches one file the walk found: opened beneath the target folder's handle, or
+/// through the target's own handle when it is a file (a link swapped in on the way is
+/// refused, not followed).
+fn search_entry(
+    query: &Query,
+    searcher: &mut grep_searcher::Searcher,
+    matcher: &RegexMatcher,
+    path: &Path,
+    sink: &mut FileSink,
+) -> Result<(), std::io::Error> {
+    let rel = path.strip_prefix(&query.target).ok();
+    if rel.is_some_and(|r| r.as_os_str().is_empty()) {
+        return searcher.search_file(matcher, &query.pinned.open()?, sink);
+    }
+    #[cfg(unix)]
+    if let (Some(root), Some(rel)) = (&query.beneath, rel) {
+        return searcher.search_file(matcher, &root.open_read(rel)?, sink);
+    }
+    searcher.search_path(matcher, path, sink)
+}
+
 /// Runs the search on the calling thread and the walker's threads; stops early when
 /// `cancel` fires (checked before each file).
 fn search(query: &Query, cancel: &CancellationToken) -> Found {
@@ -395,7 +429,7 @@ fn search(query: &Query, cancel: &CancellationToken) -> Found {
                 return WalkState::Continue;
             }
             sink.reset();
-            if let Err(e) = searcher.search_path(&matcher, entry.path(), &mut sink) {
+            if let Err(e) = search_entry(query, &mut searcher, &matcher, entry.path(), &mut sink) {
                 // A line longer than the buffer cap (a minified bundle, a data dump) would
                 // need the whole line in memory: the file is skipped and named instead.
                 if e.to_string().contains("allocation limit") {

@@ -109,6 +109,13 @@ impl FileHandle {
         return File::open(&self.real);
     }
 
+    /// Opens it as a folder, for opening what is in it beneath it.
+    #[cfg(unix)]
+    pub fn open_dir(&self) -> io::Result<crate::beneath::RootDir> {
+        let fd = self.root.open_dir(&self.rel)?;
+        Ok(crate::beneath::RootDir::from_fd(fd, &self.real))
+    }
+
     /// Its content.
     pub fn read(&self) -> io::Result<Vec<u8>> {
         let mut bytes = Vec::new();

@@ -58,12 +58,12 @@ impl Tool for Ls {
     }
 
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
-        let path = self
+        let (path, pinned) = self
             .ws
-            .resolve_checked(args.path.as_deref().unwrap_or("."), crate::sandbox::Access::Read)?;
+            .resolve_handle(args.path.as_deref().unwrap_or("."), crate::sandbox::Access::Read)?;
         let shown = self.ws.display(&path);
         let hidden = self.ws.read_filter().clone();
-        tokio::task::spawn_blocking(move || list(&path, &shown, &hidden))
+        tokio::task::spawn_blocking(move || list(&path, &pinned, &shown, &hidden))
             .await
             .map_err(|e| ToolError::Model(format!("ls failed: {e}")))?
     }
@@ -89,7 +89,12 @@ impl Entry {
     }
 }
 
-fn list(path: &Path, shown: &str, hidden: &crate::ReadFilter) -> Result<ToolOutput, ToolError> {
+fn list(
+    path: &Path,
+    pinned: &crate::handle::FileHandle,
+    shown: &str,
+    hidden: &crate::ReadFilter,
+) -> Result<ToolOutput, ToolError> {
     let err = |e: io::Error| ToolError::Model(format!("cannot list {shown}: {e}"));
     match fs::metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -103,11 +108,23 @@ fn list(path: &Path, shown: &str, hidden: &crate::ReadFilter) -> Result<ToolOutp
         }
         Ok(_) => {}
     }
+    // Listed through the folder's handle: a link swapped in for it since the check is
+    // refused, not followed.
+    #[cfg(target_os = "linux")]
+    let dir = pinned.open_dir().map_err(err)?;
+    #[cfg(target_os = "linux")]
+    let listed = dir.fd_path();
+    #[cfg(not(target_os = "linux"))]
+    let listed = {
+        let _ = pinned;
+        path.to_path_buf()
+    };
     let mut entries = Vec::new();
     let mut left_out = 0;
-    for item in fs::read_dir(path).map_err(err)? {
+    for item in fs::read_dir(&listed).map_err(err)? {
         let item = item.map_err(err)?;
-        if hidden.hides(&item.path(), item.file_type().is_ok_and(|t| t.is_symlink())) {
+        let named = path.join(item.file_name());
+        if hidden.hides(&named, item.file_type().is_ok_and(|t| t.is_symlink())) {
             left_out += 1;
             continue;
         }

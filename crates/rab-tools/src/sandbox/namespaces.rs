@@ -1,6 +1,6 @@
 //! Sandbox v2 on Linux: each confined program runs in new user, mount, PID and IPC
 //! namespaces (and a network namespace with only loopback when network is off), in a
-//! view of the file system built for it ([`super::mounts`]), under Landlock, with no
+//! view of the file system built for it (`mounts.rs`), under Landlock, with no
 //! capabilities.
 //!
 //! rab's own executable does it, started by rab as a helper (`rab __sandbox --ns …`):
@@ -10,7 +10,7 @@
 //! itself with Landlock, drops every capability and runs the program, which is the
 //! first process of the PID namespace; when the program ends, the kernel ends every
 //! process left in the namespace, so nothing a command started outlives it. Then the
-//! helper puts guarded protected paths back ([`super::guard`]).
+//! helper puts guarded protected paths back (`guard.rs`).
 //!
 //! A PID namespace's `/proc` can only be mounted from outside it where the kernel has
 //! proc's `pidns` option (Linux 6.16+); there the namespace's first process is a

@@ -64,17 +64,19 @@ impl NamespaceSupport {
     }
 }
 
-/// Tries the whole namespace sandbox once, by running `helper --version` through it
-/// (`helper` is rab's executable); on failure, says why and what setting would allow
-/// it (the sysctls and AppArmor switch distributions use to refuse user namespaces).
+/// Tries the whole namespace sandbox once, by running `/bin/sh -c true` through it
+/// (`helper` is rab's executable); on failure, says why and, where user namespaces are
+/// refused, what setting would allow them (the sysctls and AppArmor switch
+/// distributions use).
 pub fn probe_namespaces(helper: &Path) -> NamespaceSupport {
     if !cfg!(target_os = "linux") {
         return NamespaceSupport::not_tried("namespaces are a Linux feature");
     }
+    // Not rab itself: it may live in a folder the view replaces (`/tmp`).
     let spec = super::spec::Spec {
         namespaces: true,
-        program: helper.into(),
-        args: vec!["--version".into()],
+        program: "/bin/sh".into(),
+        args: vec!["-c".into(), "true".into()],
         ..super::spec::Spec::default()
     };
     let out = std::process::Command::new(helper)
@@ -82,17 +84,27 @@ pub fn probe_namespaces(helper: &Path) -> NamespaceSupport {
         .args(spec.to_args())
         .stdin(std::process::Stdio::null())
         .output();
-    let why = match out {
-        Ok(o) if o.status.success() && !String::from_utf8_lossy(&o.stderr).contains("refused") => {
-            return NamespaceSupport { is_available: true, why_not: None, fix: None };
-        }
+    let (why, is_refused) = match out {
         Ok(o) => {
             let err = String::from_utf8_lossy(&o.stderr).trim().to_owned();
-            if err.is_empty() { format!("the probe exited with {}", o.status) } else { err }
+            let is_refused = err.contains("refused");
+            if o.status.success() && !is_refused {
+                return NamespaceSupport { is_available: true, why_not: None, fix: None };
+            }
+            let err =
+                if err.is_empty() { format!("the probe exited with {}", o.status) } else { err };
+            (err, is_refused)
         }
-        Err(e) => format!("could not run the probe: {e}"),
+        Err(e) => (format!("could not run the probe: {e}"), false),
     };
-    NamespaceSupport { is_available: false, why_not: Some(why), fix: Some(fix_hint()) }
+    let fix = if is_refused {
+        fix_hint()
+    } else {
+        "the namespace sandbox could not be set up here (please report it with `rab doctor`'s \
+         output); meanwhile commands run under Landlock alone"
+            .into()
+    };
+    NamespaceSupport { is_available: false, why_not: Some(why), fix: Some(fix) }
 }
 
 /// [`probe_namespaces`], remembered in `cache` (a file in rab's home) until the
