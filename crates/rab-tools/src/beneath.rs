@@ -263,16 +263,20 @@ pub fn open_child_dir(dir: &impl AsFd, name: &OsStr) -> io::Result<OwnedFd> {
     .map_err(io::Error::from)
 }
 
-/// Opens `rel` below `root` one component at a time, none of them a link (where
-/// `openat2` is missing).
-fn walk_open(root: &OwnedFd, rel: &Path, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
-    let parts: Vec<&OsStr> = rel
-        .components()
+/// The names `rel` is made of (`.` and the like left out).
+pub fn names(rel: &Path) -> Vec<&OsStr> {
+    rel.components()
         .filter_map(|c| match c {
             Component::Normal(s) => Some(s),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// Opens `rel` below `root` one component at a time, none of them a link (where
+/// `openat2` is missing).
+fn walk_open(root: &OwnedFd, rel: &Path, flags: OFlags, mode: Mode) -> io::Result<OwnedFd> {
+    let parts = names(rel);
     let Some((last, dirs)) = parts.split_last() else {
         return rustix::fs::openat(root, ".", flags, mode).map_err(io::Error::from);
     };

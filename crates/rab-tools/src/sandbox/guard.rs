@@ -8,9 +8,8 @@
 //! Everything is done through the root's handle without following links ([`RootDir`]),
 //! so a link a command left on the way cannot turn a removal against another folder.
 
-use std::ffi::OsStr;
 use std::io;
-use std::path::{Component, Path};
+use std::path::Path;
 
 use rustix::fs::{AtFlags, FileType};
 
@@ -39,13 +38,7 @@ pub fn restore(guarded: &[Guarded], fresh_git: &[std::path::PathBuf]) -> Vec<Str
 
 fn restore_one(g: &Guarded) -> io::Result<Option<String>> {
     let Ok(rel) = g.path.strip_prefix(&g.root) else { return Ok(None) };
-    let parts: Vec<&OsStr> = rel
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(s) => Some(s),
-            _ => None,
-        })
-        .collect();
+    let parts = crate::beneath::names(rel);
     let Some((name, dirs)) = parts.split_last() else { return Ok(None) };
     let root = RootDir::open(&g.root)?;
     let mut dir = root.open_dir(Path::new("."))?;

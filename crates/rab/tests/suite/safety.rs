@@ -9,7 +9,7 @@ use pretty_assertions::assert_eq;
 use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::json;
 
-use super::harness::{Home, stderr, stdout};
+use super::harness::{Home, stderr, stdout, walk};
 
 fn project(home: &Home) -> PathBuf {
     let dir = home.dir.path().join("proj");
@@ -222,15 +222,6 @@ fn secrets_are_redacted_before_the_model_and_the_tape_see_them() {
     let text = std::fs::read_to_string(tape.unwrap()).unwrap();
     assert!(!text.contains(key) && !text.contains("correct-horse-battery"));
     assert!(text.contains("REDACTED"));
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
-    }
-    out
 }
 
 #[test]

@@ -9,7 +9,7 @@ use pretty_assertions::assert_eq;
 use rab_fake_llm::{FakeLlm, Turn};
 use serde_json::json;
 
-use super::harness::{Home, put, stderr};
+use super::harness::{Home, put, stderr, walk};
 
 fn has_namespaces() -> bool {
     let probe = rab_tools::sandbox::probe_namespaces(Path::new(env!("CARGO_BIN_EXE_rab")));
@@ -152,15 +152,6 @@ fn pip_install_user_works_inside_the_sandbox_and_keeps_out_of_the_real_local() {
         left.push(e.display().to_string());
     }
     assert_eq!(left, Vec::<String>::new(), "nothing lands in the real ~/.local");
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
-    }
-    out
 }
 
 #[test]
