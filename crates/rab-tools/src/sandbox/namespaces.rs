@@ -66,7 +66,7 @@ pub(super) fn outer(spec: &Spec, args: &[OsString]) -> Result<(u8, Vec<String>),
     write_id_maps(uid, gid).map_err(|e| NsError::Setup(format!("mapping the user: {e}")))?;
     unshare(other_namespaces(spec))
         .map_err(|e| NsError::Setup(format!("making the mount namespace: {e}")))?;
-    if mounts::can_mount_proc_from_outside() {
+    if !spec.two_stage && mounts::can_mount_proc_from_outside() {
         return one_stage(spec).map_err(NsError::Setup);
     }
     keep_setup_capabilities()

@@ -12,6 +12,9 @@ use super::protected::Guarded;
 pub struct Spec {
     /// Run in new user, mount, PID and IPC namespaces (else Landlock alone).
     pub namespaces: bool,
+    /// Build the view in a second stage, as on kernels without proc's `pidns` option,
+    /// even where it has it (for the tests of that path).
+    pub two_stage: bool,
     /// Folders (and a few files) the program may write.
     pub writable: Vec<PathBuf>,
     /// Folders the view would otherwise lose that stay readable (a home folder inside
@@ -94,6 +97,9 @@ impl Spec {
         if self.namespaces {
             out.push("--ns".into());
         }
+        if self.two_stage {
+            out.push("--two-stage".into());
+        }
         if self.network {
             out.push("--net".into());
         }
@@ -137,6 +143,7 @@ impl Spec {
                     spec.env.push((k.to_owned(), v.to_owned()));
                 }
                 Some("--ns") => spec.namespaces = true,
+                Some("--two-stage") => spec.two_stage = true,
                 Some("--net") => spec.network = true,
                 Some("--") => break,
                 _ => return Err(format!("unexpected argument {}", arg.to_string_lossy())),
@@ -157,6 +164,7 @@ mod tests {
     fn arguments_read_back_as_written() {
         let spec = Spec {
             namespaces: true,
+            two_stage: true,
             writable: vec!["/w".into(), "/c a".into()],
             visible: vec!["/tmp/home".into()],
             read_only: vec!["/w/.git/config".into()],

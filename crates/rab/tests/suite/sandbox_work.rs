@@ -182,3 +182,60 @@ fn git_init_add_and_commit_work_inside_the_sandbox() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&log.stdout), "second\nfirst\n");
 }
+
+/// The helper run directly, both ways it builds the view: in one stage (kernels with
+/// proc's `pidns` option) and in two (older kernels, forced here), with the same result.
+#[test]
+fn the_helper_confines_alike_in_one_stage_and_in_two() {
+    use rab_tools::sandbox::protected::Guarded;
+    use rab_tools::sandbox::spec::Spec;
+    if !has_namespaces() {
+        return;
+    }
+    for two_stage in [false, true] {
+        let home = Home::new();
+        std::fs::create_dir_all(home.dir.path().join("ws")).unwrap();
+        let ws = home.dir.path().join("ws").canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+        std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+        let secret = home.dir.path().join("secret");
+        std::fs::write(&secret, "s3cret\n").unwrap();
+        let run = |script: &str| {
+            let spec = Spec {
+                namespaces: true,
+                two_stage,
+                writable: vec![ws.clone()],
+                read_only: vec![ws.join(".git/config"), ws.join(".git/hooks")],
+                pinned: vec![ws.join(".git")],
+                guarded: vec![Guarded { root: ws.clone(), path: ws.join(".mcp.json"), link: None }],
+                hidden: vec![secret.canonicalize().unwrap()],
+                network: true,
+                program: "/bin/sh".into(),
+                args: vec!["-c".into(), script.into()],
+                ..Spec::default()
+            };
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_rab"))
+                .arg(rab_tools::sandbox::HELPER_ARG)
+                .args(spec.to_args())
+                .current_dir(&ws)
+                .output()
+                .unwrap();
+            (out.status.code(), super::harness::stdout(&out), stderr(&out))
+        };
+        let mode = if two_stage { "two stages" } else { "one stage" };
+        let (code, out, err) = run("echo in > a.txt && cat a.txt; exit 3");
+        assert_eq!((code, out.as_str()), (Some(3), "in\n"), "{mode}: {err}");
+        let (_, out, _) = run("ls /proc | grep -c '^[0-9]'");
+        assert!(out.trim().parse::<u32>().unwrap() <= 4, "{mode}: only its own processes: {out}");
+        let (code, _, err) = run("echo x >> .git/config || mv .git .g || exit 9");
+        assert_eq!(code, Some(9), "{mode}: {err}");
+        assert!(err.contains("Read-only file system") && err.contains("busy"), "{mode}: {err}");
+        let (_, _, err) = run("echo '{}' > .mcp.json");
+        assert!(err.contains("was removed when the command ended"), "{mode}: {err}");
+        assert!(!ws.join(".mcp.json").exists(), "{mode}");
+        let (code, _, _) = run("kill -TERM $$; sleep 5");
+        assert_eq!(code, Some(143), "{mode}: a SIGTERM stops the program");
+        let (_, out, _) = run(&format!("cat {} 2>&1; echo end", secret.display()));
+        assert!(!out.contains("s3cret") && out.contains("end"), "{mode}: {out}");
+    }
+}
