@@ -330,6 +330,16 @@ impl Sandbox {
         return None;
     }
 
+    /// The entry of the real `/tmp` (or temp folder) that `path` lies in, when it does:
+    /// `/tmp/x` for `/tmp/x/y/z`.
+    fn in_temp(&self, path: &Path) -> Option<PathBuf> {
+        let tmp = Path::new("/tmp");
+        std::iter::once(tmp).chain(self.temp_dirs.iter().map(PathBuf::as_path)).find_map(|t| {
+            let first = path.strip_prefix(t).ok()?.components().next()?;
+            Some(t.join(first))
+        })
+    }
+
     /// The program and arguments to spawn for `program args…`: through the helper when
     /// the sandbox is on and confinement is available, else as given.
     pub fn wrap(&self, program: &str, args: &[&str]) -> (OsString, Vec<OsString>) {
@@ -372,12 +382,26 @@ impl Sandbox {
                 self.home_sockets.get_or_init(|| sockets::find(home, &skip)).iter().cloned(),
             );
         }
-        // The private `/tmp` replaces the real one: a home folder in it stays readable.
-        if let Some(home) = &self.home
-            && (home.starts_with("/tmp") || self.temp_dirs.iter().any(|t| home.starts_with(t)))
-        {
+        // The private `/tmp` replaces the real one: a home folder in it stays readable,
+        // and so does a program rab is told to start from it (an MCP server's command
+        // or script), with the folder it came in.
+        if let Some(home) = self.home.as_ref().filter(|h| self.in_temp(h).is_some()) {
             spec.visible.push(home.clone());
         }
+        let words = std::iter::once(&spec.program).chain(&spec.args);
+        let mut started_from: Vec<PathBuf> = words
+            .filter(|w| Path::new(w).is_absolute())
+            .filter_map(|w| self.in_temp(&real_path(Path::new(w))))
+            .filter(|entry| entry.exists() && !spec.visible.contains(entry))
+            .collect();
+        started_from.sort();
+        started_from.dedup();
+        #[cfg(unix)]
+        for dir in &started_from {
+            let skip: Vec<PathBuf> = self.roots.iter().chain(&self.hidden).cloned().collect();
+            spec.hidden.extend(sockets::find(dir, &skip));
+        }
+        spec.visible.extend(started_from);
         #[cfg(unix)]
         if let Some(private) = &self.private {
             spec.tmp = Some(private.tmp());
