@@ -2,9 +2,10 @@
 //!
 //! Sandbox: `sh -c true` spawned and waited for directly; through rab's helper under
 //! Landlock alone (`rab __sandbox --write … -- sh -c true`: one more exec, building the
-//! ruleset); and through the namespace sandbox (two more execs of rab, new namespaces,
-//! the view built: read-only root, private `/tmp`, workspace, tool caches, protected
-//! paths of a git repository, rab's home hidden). The helper's arguments come from
+//! ruleset); through the namespace sandbox (one more exec of rab, new namespaces, the
+//! view built: read-only root, private `/tmp`, workspace, tool caches, protected paths
+//! of a git repository, rab's home hidden; a keeper process as the PID namespace's
+//! first); and the same in two stages, as on kernels before 6.16 (a second exec of rab). The helper's arguments come from
 //! `Sandbox::wrap`, as the bash tool makes them, so the protected-path plan is timed too.
 //! Also: the namespace probe rab runs once at start-up. Medians of 300 runs each (50 for
 //! the probe).
@@ -39,9 +40,13 @@ fn time(n: usize, mut f: impl FnMut()) -> Duration {
     )
 }
 
-/// Runs `sh -c true` as the bash tool would under `sandbox`.
-fn run(sandbox: &Sandbox, ws: &Path) {
-    let (program, args) = sandbox.wrap("sh", &["-c", "true"]);
+/// Runs `sh -c true` as the bash tool would under `sandbox`; with `two_stage`, the way
+/// the helper builds the view on kernels before 6.16.
+fn run(sandbox: &Sandbox, ws: &Path, two_stage: bool) {
+    let (program, mut args) = sandbox.wrap("sh", &["-c", "true"]);
+    if two_stage {
+        args.insert(1, "--two-stage".into());
+    }
     assert!(Command::new(program).args(args).current_dir(ws).status().unwrap().success());
 }
 
@@ -76,17 +81,23 @@ fn main() {
     let direct = time(300, || {
         assert!(Command::new("sh").args(["-c", "true"]).status().unwrap().success());
     });
-    let alone = time(300, || run(&landlock, &ws));
+    let alone = time(300, || run(&landlock, &ws, false));
     let probe = rab_tools::sandbox::probe_namespaces(&rab);
     println!("bash call, sh -c true, median of 300:");
     println!("  direct:                 {:>7.2} ms", ms(direct));
     println!("  Landlock alone:         {:>7.2} ms (+{:.2} ms)", ms(alone), ms(alone) - ms(direct));
     if probe.is_available {
-        let boxed = time(300, || run(&namespaces, &ws));
+        let boxed = time(300, || run(&namespaces, &ws, false));
         println!(
             "  namespaces + Landlock:  {:>7.2} ms (+{:.2} ms)",
             ms(boxed),
             ms(boxed) - ms(direct)
+        );
+        let staged = time(300, || run(&namespaces, &ws, true));
+        println!(
+            "  the same in two stages: {:>7.2} ms (+{:.2} ms; kernels before 6.16)",
+            ms(staged),
+            ms(staged) - ms(direct)
         );
         let probing = time(50, || {
             std::hint::black_box(rab_tools::sandbox::probe_namespaces(&rab));
