@@ -542,7 +542,7 @@ fn is_arithmetic_command(node: Node<'_>) -> bool {
 }
 
 /// What feeds a command's standard input.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Input {
     /// The texts of its heredocs and here-strings on standard input.
     stdin: Vec<String>,

@@ -114,6 +114,24 @@ fn wrapper(base: &str) -> Option<Wrapper> {
         "unshare" => {
             w("SGRw", &[("--setuid", 'S'), ("--setgid", 'G'), ("--root", 'R'), ("--wd", 'w')], 0)
         }
+        // chroot NEWROOT COMMAND…
+        "chroot" => w("", &[("--userspec", '\0'), ("--groups", '\0')], 1),
+        // The dynamic loader run as a program: `ld.so [OPTIONS] PROGRAM ARGS…`.
+        "ld.so" => w(
+            "",
+            &[
+                ("--library-path", '\0'),
+                ("--inhibit-rpath", '\0'),
+                ("--audit", '\0'),
+                ("--preload", '\0'),
+                ("--argv0", '\0'),
+                ("--glibc-hwcaps-prepend", '\0'),
+                ("--glibc-hwcaps-mask", '\0'),
+            ],
+            0,
+        ),
+        // `-m[FILE]` and the like take a value only attached to them.
+        "nsenter" => w("tSG", &[("--target", 't'), ("--setuid", 'S'), ("--setgid", 'G')], 0),
         "strace" | "ltrace" => w(
             "abeEoOpPsSuXI",
             &[("--output", 'o'), ("--attach", 'p'), ("--user", 'u'), ("--env", 'E')],
@@ -121,6 +139,19 @@ fn wrapper(base: &str) -> Option<Wrapper> {
         ),
         _ => return None,
     })
+}
+
+/// Words that start a compound command (`coproc NAME { …; }`).
+const COMPOUND_START: [&str; 10] =
+    ["{", "(", "((", "[[", "if", "for", "while", "until", "case", "select"];
+
+/// Whether `base` is the dynamic loader (`ld-linux-x86-64.so.2`, `ld.so`, `ld-musl-*`).
+fn is_loader(base: &str) -> bool {
+    base == "ld.so"
+        || (base.starts_with("ld-linux")
+            || base.starts_with("ld64.so")
+            || base.starts_with("ld-musl"))
+            && base.contains(".so")
 }
 
 /// `watch`'s options.
@@ -189,8 +220,9 @@ impl Scanner<'_> {
         // bash (`! if …`, `! { …; }`). What follows it is what bash runs.
         if RESERVED.contains(&first.text.as_str()) {
             let rest = &words[1..];
-            // `coproc NAME { …; }`: the name is no command.
-            let rest = if first.text == "coproc" && rest.len() > 1 { &rest[1..] } else { rest };
+            // `coproc NAME { …; }`: the name is no command; `coproc rm f` has none.
+            let is_named = rest.get(1).is_some_and(|w| COMPOUND_START.contains(&w.text.as_str()));
+            let rest = if first.text == "coproc" && is_named { &rest[1..] } else { rest };
             if !rest.is_empty() {
                 self.resolve(rest, simple, input, depth + 1);
             }
@@ -204,6 +236,8 @@ impl Scanner<'_> {
             return;
         }
         let base = basename(&first.text);
+        // The dynamic loader runs the program named after its options.
+        let base = if is_loader(base) { "ld.so" } else { base };
         let rest = &words[1..];
         let mut form = base.to_owned();
         for w in rest {
@@ -268,6 +302,9 @@ impl Scanner<'_> {
             "fc" | "hash" | "enable" if rest.iter().any(|w| w.text.starts_with('-')) => {
                 self.unknown(format!("{base} with options runs commands rab cannot see"));
             }
+            // capsh hands what follows `--` to bash, after options that change which
+            // shell and how: not read, refused.
+            "capsh" => self.unknown("capsh runs a shell rab does not read"),
             "script" | "su" | "runuser" | "sg" => match options::anywhere(rest, &DASH_C, 'c') {
                 Some(c) => self.text_program(&c, base, depth),
                 None => {
@@ -371,8 +408,14 @@ impl Scanner<'_> {
             ));
             return;
         }
-        // Nothing after the options: no command (xargs alone runs echo).
-        let Some(inner) = rest.get(i..).filter(|r| !r.is_empty()) else { return };
+        // Nothing after the options: no command (xargs alone runs echo), but chroot and
+        // nsenter then start a shell reading its input.
+        let Some(inner) = rest.get(i..).filter(|r| !r.is_empty()) else {
+            if matches!(base, "chroot" | "nsenter") {
+                self.unknown(format!("{base} without a command starts a shell"));
+            }
+            return;
+        };
         if base == "xargs" {
             // xargs adds the words it reads to the command (`xargs rm` is `rm …`), and
             // with -I puts them in place of the replacement string.
@@ -447,6 +490,19 @@ impl Scanner<'_> {
                 self.text_program(script, &format!("{base} -c"), depth);
             }
             return;
+        }
+        // `sh 0<<<'…'`: the parser reads the descriptor as a script named `0`. A shell
+        // given a number is read as reading its input.
+        if rest
+            .get(i)
+            .is_some_and(|w| !w.text.is_empty() && w.text.bytes().all(|b| b.is_ascii_digit()))
+        {
+            let input = Input {
+                stdin: input.stdin.iter().chain(&input.other).cloned().collect(),
+                other: Vec::new(),
+                ..input.clone()
+            };
+            return self.shell(base, &rest[..i], &input, depth);
         }
         // `//dev/stdin`, `/dev/./fd/0`: the path as the kernel reads it.
         let script = rest
