@@ -178,10 +178,26 @@ struct Pending {
 pub async fn run(launch: Launch, session: AgentSession) -> u8 {
     let mut launch = std::sync::Arc::new(launch);
     let handle = rab_core::runtime::start_with(launch.clone(), session);
-    let (lines_tx, mut lines) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (lines_tx, mut lines) = tokio::sync::mpsc::unbounded_channel::<Result<String, String>>();
     tokio::spawn(async move {
-        let mut input = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-        while let Ok(Some(line)) = input.next_line().await {
+        let mut input = tokio::io::BufReader::new(tokio::io::stdin());
+        loop {
+            let mut bytes = Vec::new();
+            match input.read_until(b'\n', &mut bytes).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                bytes.pop();
+            }
+            // A line that is not UTF-8 gets an error, and the next line is read.
+            let line = String::from_utf8(bytes).map_err(|e| {
+                format!(
+                    "the line is not UTF-8 (at byte {}); requests are JSON objects in UTF-8, \
+                     one per line",
+                    e.utf8_error().valid_up_to()
+                )
+            });
             if lines_tx.send(line).is_err() {
                 break;
             }
@@ -196,7 +212,8 @@ pub async fn run(launch: Launch, session: AgentSession) -> u8 {
                 tokio::select! {
                     line = lines.recv() => {
                         match line {
-                            Some(line) => request(&launch, h, &line, &mut pending),
+                            Some(Ok(line)) => request(&launch, h, &line, &mut pending),
+                            Some(Err(why)) => response("parse", None, Err(why)),
                             None => events = handle.take().map(|h| h.shutdown()),
                         }
                         continue;

@@ -56,7 +56,8 @@ impl Redactor {
         r
     }
 
-    /// Adds a secret value.
+    /// Adds a secret value, and its reversed, hex and base64 forms (a command that prints
+    /// a key reversed or encoded must not get it past the firewall).
     pub fn learn(&self, name: &str, value: &str) {
         let value = value.trim();
         if value.len() < MIN_SECRET_LEN {
@@ -67,6 +68,11 @@ impl Redactor {
             return;
         }
         known.push((name.to_owned(), value.to_owned()));
+        for (how, form) in encodings(value.as_bytes()) {
+            if form.len() >= MIN_SECRET_LEN && !known.iter().any(|(_, v)| *v == form) {
+                known.push((format!("{name}, {how}"), form));
+            }
+        }
         known.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
     }
 
@@ -115,6 +121,46 @@ impl Redactor {
         found.dedup();
         (out, found)
     }
+}
+
+/// The forms a secret takes when a command prints it reversed, as hex or as base64.
+/// Base64 is matched wherever the secret sits in the encoded text: for each of the three
+/// offsets it can start at, the characters that depend on the secret alone.
+fn encodings(value: &[u8]) -> Vec<(&'static str, String)> {
+    const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = Vec::new();
+    if let Ok(text) = std::str::from_utf8(value) {
+        out.push(("reversed", text.chars().rev().collect()));
+    }
+    let hex: String = value.iter().map(|b| format!("{b:02x}")).collect();
+    out.push(("hex", hex.to_uppercase()));
+    out.push(("hex", hex));
+    for alphabet in [STANDARD, URL] {
+        for offset in 0..3 {
+            let mut bytes = vec![0u8; offset];
+            bytes.extend_from_slice(value);
+            let encoded = base64_unpadded(&bytes, alphabet);
+            let (start, end) = ((4 * offset).div_ceil(3), 4 * (offset + value.len()) / 3);
+            if let Some(part) = encoded.get(start..end) {
+                out.push(("base64", part.to_owned()));
+            }
+        }
+    }
+    out
+}
+
+/// Base64 without padding.
+fn base64_unpadded(bytes: &[u8], alphabet: &[u8; 64]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n =
+            chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
+        for i in 0..=chunk.len() {
+            out.push(char::from(alphabet[((n >> (18 - 6 * i)) & 63) as usize]));
+        }
+    }
+    out
 }
 
 fn redact_shape(

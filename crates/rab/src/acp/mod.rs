@@ -20,7 +20,7 @@ use agent_client_protocol::v1::schema::{
     RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
     SessionUpdate, StopReason, WriteTextFileRequest,
 };
-use agent_client_protocol::{Agent, Client, ConnectTo, Error, Stdio, v1};
+use agent_client_protocol::{Agent, Client, ConnectTo, Error, v1};
 use rab_agent::StopCause;
 use rab_config::{Env, Paths};
 use rab_core::runtime::{Event, Op, RuntimeHandle};
@@ -75,7 +75,7 @@ pub fn run(cli: &Cli, env: Env, paths: Paths, extensions: Vec<Arc<dyn Extension>
         }
     };
     let served = runtime.block_on(async {
-        let served = RabAcp(acp.clone()).connect_to(Stdio::new()).await;
+        let served = RabAcp(acp.clone()).connect_to(stdio_lines()).await;
         // The editor is gone: each session's run is stopped (its calls recorded as
         // interrupted) and the session ends, hooks included.
         let live: Vec<Arc<Live>> = acp
@@ -99,6 +99,45 @@ pub fn run(cli: &Cli, env: Env, paths: Paths, extensions: Vec<Arc<dyn Extension>
         Ok(()) => crate::EXIT_OK,
         Err(e) => crate::fail(crate::EXIT_PROVIDER, &format!("the editor connection failed: {e}")),
     }
+}
+
+/// Where protocol lines are written.
+type LineSink = std::pin::Pin<Box<dyn futures_util::Sink<String, Error = std::io::Error> + Send>>;
+/// Where protocol lines are read from.
+type LineStream =
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = std::io::Result<String>> + Send>>;
+
+/// Standard input and output as protocol lines. A line that is not UTF-8 is passed on
+/// as text the protocol answers with a parse error, and the next line is read (the
+/// crate's own stdio transport ends the connection on it).
+fn stdio_lines() -> agent_client_protocol::Lines<LineSink, LineStream> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let reader = tokio::io::BufReader::new(tokio::io::stdin());
+    let incoming = futures_util::stream::unfold(Some(reader), |reader| async move {
+        let mut reader = reader?;
+        let mut bytes = Vec::new();
+        match reader.read_until(b'\n', &mut bytes).await {
+            Ok(0) => None,
+            Err(e) => Some((Err(e), None)),
+            Ok(_) => {
+                while bytes.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+                    bytes.pop();
+                }
+                let line = String::from_utf8(bytes).unwrap_or_else(|e| {
+                    format!("(a line that is not UTF-8: {})", String::from_utf8_lossy(e.as_bytes()))
+                });
+                Some((Ok(line), Some(reader)))
+            }
+        }
+    });
+    let outgoing =
+        futures_util::sink::unfold(tokio::io::stdout(), |mut out, line: String| async move {
+            out.write_all(line.as_bytes()).await?;
+            out.write_all(b"\n").await?;
+            out.flush().await?;
+            Ok::<_, std::io::Error>(out)
+        });
+    agent_client_protocol::Lines::new(Box::pin(outgoing), Box::pin(incoming))
 }
 
 /// The agent as a component the protocol crate connects (to stdio, or to a client in

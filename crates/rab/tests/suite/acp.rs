@@ -449,3 +449,19 @@ fn a_hand_written_transcript_refuses_a_command_and_bad_requests_get_errors() {
     assert!(response(&mut w, 6)["error"]["data"].as_str().unwrap().contains("no session matches"));
     w.end();
 }
+
+#[test]
+fn issue_34_a_line_that_is_not_utf8_gets_a_parse_error_and_rab_keeps_serving() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+    cmd.args(["--mode", "acp"]);
+    let mut w = Piped::spawn(cmd);
+    w.send_bytes(b"{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"\xff\xfe\"}\n");
+    let err = w.wait("a parse error", |v| v["error"]["code"] == -32700);
+    assert!(err["error"]["data"]["line"].as_str().unwrap().contains("not UTF-8"), "{err}");
+    w.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}).to_string());
+    let r = response(&mut w, 0);
+    assert_eq!(r["result"]["protocolVersion"], 1, "{r}");
+    w.end();
+}

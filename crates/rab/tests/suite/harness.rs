@@ -159,6 +159,12 @@ impl Piped {
         self.stdin.flush().unwrap();
     }
 
+    /// Writes raw bytes (a line that is not UTF-8, say).
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
     /// Waits for a line matching `pred` (every line read is kept in `seen`).
     pub fn wait(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
         let deadline = std::time::Instant::now() + T;

@@ -57,6 +57,20 @@ fn bad_lines_get_an_error_and_rab_keeps_serving() {
 }
 
 #[test]
+fn issue_34_a_line_that_is_not_utf8_gets_an_error_and_rab_keeps_serving() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut rpc = Rpc::start(&home, &llm, &[]);
+    rpc.send_bytes(b"{\"type\": \"get_state\", \"x\": \"\xff\xfe\"}\n");
+    let r = rpc.response("parse");
+    assert_eq!(r["success"], false);
+    assert!(r["error"].as_str().unwrap().contains("not UTF-8"), "{r}");
+    rpc.send(r#"{"type": "get_state"}"#);
+    assert_eq!(rpc.response("get_state")["success"], true);
+    rpc.end();
+}
+
+#[test]
 fn questions_are_answered_remotely_allow_and_deny() {
     let home = Home::new();
     let dir = home.dir.path().join("proj");

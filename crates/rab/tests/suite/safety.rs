@@ -603,3 +603,30 @@ fn a_claude_code_hook_that_tests_tool_name_bash_sees_bash() {
     let result = &llm.requests()[1].tool_results()[0].1;
     assert!(result.contains("no shell today"), "{result}");
 }
+
+#[test]
+fn issue_34_a_known_key_printed_reversed_as_hex_or_base64_is_redacted() {
+    let home = Home::new();
+    let dir = project(&home);
+    let key = "sk-ant-api03-firewall-encodings-0123456789";
+    std::fs::write(dir.join("k.txt"), format!("{{\"key\": \"{key}\"}}\n")).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("bash", json!({"command": "rev k.txt; echo; base64 -w0 k.txt; echo; od -An -tx1 k.txt | tr -d ' \\n'"})),
+        Turn::text("ok"),
+    ]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some(key))
+        .current_dir(&dir)
+        .args(["-p", "--yolo", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = &llm.requests()[1].tool_results()[0].1;
+    let reversed: String = key.chars().rev().collect();
+    let hex: String = key.bytes().map(|b| format!("{b:02x}")).collect();
+    assert!(!result.contains(&reversed) && !result.contains(&hex), "{result}");
+    assert!(result.matches("[REDACTED:").count() >= 3, "{result}");
+    let raw = String::from_utf8_lossy(&llm.requests()[1].raw).into_owned();
+    assert!(!raw.contains(&reversed), "{raw}");
+}

@@ -49,3 +49,32 @@ fn env_files_teach_their_values_and_secret_assignments_are_hidden() {
         "  7\tSTRIPE_SECRET=[REDACTED: value of STRIPE_SECRET]\nNAME=plain-value-here\n"
     );
 }
+
+#[test]
+fn a_known_secret_reversed_hex_or_base64_at_any_offset_is_redacted_too() {
+    use base64::Engine;
+    let key = "sk-stored-0123456789abcdef";
+    let r = Redactor::new([("OPENAI_API_KEY".to_owned(), key.to_owned())]);
+    let reversed: String = key.chars().rev().collect();
+    let hex: String = key.bytes().map(|b| format!("{b:02x}")).collect();
+    for (what, text) in [("reversed", reversed), ("hex", hex.clone()), ("hex", hex.to_uppercase())]
+    {
+        let (out, found) = r.redact(&format!("x {text} y"));
+        assert!(!out.contains(&text), "{what}: {out}");
+        assert_eq!(found, [format!("OPENAI_API_KEY, {what}")]);
+    }
+    // Base64 of a file holding the key, wherever the key sits: `base64 auth.json`.
+    for pad in ["", "a", "ab", "abc"] {
+        for engine in
+            [base64::engine::general_purpose::STANDARD, base64::engine::general_purpose::URL_SAFE]
+        {
+            let file = format!("{{\"openai\":{{\"key\":\"{pad}{key}\"}}}}");
+            let encoded = engine.encode(file.as_bytes());
+            let (out, found) = r.redact(&encoded);
+            assert!(found.iter().any(|f| f.ends_with("base64")), "{pad:?}: {out}");
+            let back = engine.decode(out.replace("[REDACTED: OPENAI_API_KEY, base64]", "AAAA"));
+            let back = back.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+            assert!(!back.contains(key), "{pad:?}: what is left decodes to the key: {back}");
+        }
+    }
+}
