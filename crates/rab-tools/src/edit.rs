@@ -332,6 +332,14 @@ pub(crate) fn read_text_at(
     path: &Path,
     shown: &str,
 ) -> Result<String, ToolError> {
+    // Changing a file means reading it, and what edit reads can reach the model (a
+    // near match, a diff): a file read deny rules cover is refused before it is opened.
+    if ws.read_filter().hides(path, false) || ws.read_filter().hides(file.real(), false) {
+        return Err(ToolError::Model(format!(
+            "{shown} is covered by a read deny rule: changing it means reading it, so it is \
+             refused (nothing was read)"
+        )));
+    }
     let cannot = |e: io::Error| ToolError::Model(format!("cannot read {shown}: {e}"));
     match file.meta() {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {

@@ -72,9 +72,10 @@ impl Tool for Write {
     fn preview(&self, args: &Args) -> Option<String> {
         let path = self.ws.resolve(&args.path);
         let shown = self.ws.display(&path);
+        let is_hidden = self.ws.read_filter().hides(&path, true);
         let old = fs::metadata(&path)
             .ok()
-            .filter(|m| m.is_file() && m.len() <= MAX_DIFF_INPUT)
+            .filter(|m| !is_hidden && m.is_file() && m.len() <= MAX_DIFF_INPUT)
             .and_then(|_| old_text(&path))
             .unwrap_or_default();
         Some(text_diff::unified(&old, &args.content, &shown, 3))
@@ -107,13 +108,21 @@ impl Tool for Write {
                 .map_err(|e| ToolError::Model(format!("cannot write {shown}: {e}")))?;
             return Ok(written(&shown, &args.content, old, is_created));
         }
-        tokio::task::spawn_blocking(move || write_file(&file, &shown, &args.content))
+        // A file read deny rules cover is written without a diff (which would quote it).
+        let may_read = !(self.ws.read_filter().hides(&path, false)
+            || self.ws.read_filter().hides(file.real(), false));
+        tokio::task::spawn_blocking(move || write_file(&file, &shown, &args.content, may_read))
             .await
             .map_err(|e| ToolError::Model(format!("write failed: {e}")))?
     }
 }
 
-fn write_file(file: &FileHandle, shown: &str, content: &str) -> Result<ToolOutput, ToolError> {
+fn write_file(
+    file: &FileHandle,
+    shown: &str,
+    content: &str,
+    may_read: bool,
+) -> Result<ToolOutput, ToolError> {
     let cannot = |e: std::io::Error| ToolError::Model(format!("cannot write {shown}: {e}"));
     let meta = match file.meta() {
         Ok(m) => Some(m),
@@ -124,7 +133,7 @@ fn write_file(file: &FileHandle, shown: &str, content: &str) -> Result<ToolOutpu
         return Err(ToolError::Model(format!("{shown} is a directory; give a file path")));
     }
     let old = meta
-        .filter(|m| m.is_file && m.len <= MAX_DIFF_INPUT)
+        .filter(|m| may_read && m.is_file && m.len <= MAX_DIFF_INPUT)
         .and_then(|_| String::from_utf8(file.read().ok()?).ok());
     let is_created = meta.is_none();
     file.write_atomic(content.as_bytes()).map_err(cannot)?;

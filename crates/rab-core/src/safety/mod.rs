@@ -2,6 +2,7 @@
 //! deny rules rely on, Claude Code hooks, the secret firewall, and the gate every tool
 //! call passes.
 
+pub mod denied_files;
 pub(crate) mod gate;
 pub mod hooks;
 pub mod permissions;

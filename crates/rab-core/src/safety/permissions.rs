@@ -141,6 +141,8 @@ pub struct Policy {
     user_paths: Vec<PathBuf>,
     /// The user's own settings file.
     user_settings: Option<PathBuf>,
+    /// The files the read deny rules cover, by identity.
+    denied_files: crate::safety::denied_files::DeniedFiles,
 }
 
 /// What the policy needs besides the rules.
@@ -242,36 +244,27 @@ impl Policy {
                     Pattern::Any => true,
                     _ => false,
                 }
-        })
+        }) || self.denied_files.contains(path)
     }
 
     /// The existing paths the `read(...)` deny rules cover, for the sandbox to hide from
-    /// commands: a rule's folder or file itself (`read(~/.ssh/**)`, `read(.env)`), and
-    /// for a pattern (`read(*.pem)`) what matches now below its fixed part, found by a
-    /// bounded walk. At most `max`; the flag says whether more were left out.
-    pub fn read_denied_paths(&self, max: usize) -> (Vec<PathBuf>, bool) {
-        let mut out = Vec::new();
-        let mut budget = WALK_BUDGET;
-        for rule in self.deny.iter().filter(|r| r.tool == "read") {
-            let Pattern::Path(glob) = &rule.pattern else { continue };
-            let text = glob.glob().glob();
-            let whole = text.strip_suffix("{,/**}").unwrap_or(text);
-            if !whole.contains(['*', '?', '[', '{']) {
-                let path = PathBuf::from(whole);
-                if std::fs::symlink_metadata(&path).is_ok() {
-                    out.push(path);
-                }
-                continue;
-            }
-            let fixed = &whole[..whole.find(['*', '?', '[', '{']).unwrap_or(whole.len())];
-            let base = Path::new(&fixed[..fixed.rfind('/').unwrap_or(0).max(1)]);
-            collect_matches(base, glob, 0, &mut budget, &mut out);
-        }
-        out.sort();
-        out.dedup();
-        let is_cut = out.len() > max || budget == 0;
-        out.truncate(max);
-        (out, is_cut)
+    /// commands (at most `max`; the flag says whether more were left out), and indexes
+    /// the files among them by identity, so that another name for one is denied too.
+    pub fn read_denied_paths(&mut self, max: usize) -> (Vec<PathBuf>, bool) {
+        let globs: Vec<&GlobMatcher> = self
+            .deny
+            .iter()
+            .filter(|r| r.tool == "read")
+            .filter_map(|r| match &r.pattern {
+                Pattern::Path(glob) => Some(glob),
+                _ => None,
+            })
+            .collect();
+        let (mut paths, is_cut) = crate::safety::denied_files::existing(&globs);
+        self.denied_files = crate::safety::denied_files::DeniedFiles::index(&paths);
+        let is_cut = is_cut || paths.len() > max;
+        paths.truncate(max);
+        (paths, is_cut)
     }
 
     /// Makes writes to the protected paths under `roots` (the workspace roots), `home`'s
@@ -342,6 +335,20 @@ impl Policy {
         let call = Call { tool, alias, args, scan: scan.as_ref() };
         if let Some(rule) = self.deny.iter().find(|r| self.matches_any(r, &call)) {
             return Verdict::Deny(format!("denied by the rule \"{}\"", rule.text));
+        }
+        if let Some(p) = args.get("path").and_then(Value::as_str)
+            && let Some(rule) = self.deny.iter().find(|r| {
+                r.tool == "read"
+                    && matches!(r.pattern, Pattern::Path(_))
+                    && r.names(&call, &self.tools)
+            })
+            && self.denied_files.contains(&self.resolve(p))
+        {
+            return Verdict::Deny(format!(
+                "{p} is another name (a hard link or a mount) for a file a read deny rule \
+                 covers (\"{}\")",
+                rule.text
+            ));
         }
         if let Some(why) = scan.as_ref().and_then(|s| s.unknown.as_deref())
             && let Some(rule) = self.deny.iter().find(|r| r.covers_commands(tool, &self.tools))
@@ -518,36 +525,6 @@ impl Policy {
             _ => self.root.join(p),
         };
         rab_tools::normalize(&joined)
-    }
-}
-
-/// How many entries the walk for read-deny patterns looks at, in all.
-const WALK_BUDGET: usize = 50_000;
-
-/// The paths under `dir` that `glob` matches (a matching folder stands for everything
-/// in it), never through a link.
-fn collect_matches(
-    dir: &Path,
-    glob: &GlobMatcher,
-    depth: usize,
-    budget: &mut usize,
-    out: &mut Vec<PathBuf>,
-) {
-    if depth > 16 {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        if *budget == 0 {
-            return;
-        }
-        *budget -= 1;
-        let path = entry.path();
-        if glob.is_match(&path) {
-            out.push(path);
-        } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
-            collect_matches(&path, glob, depth + 1, budget, out);
-        }
     }
 }
 

@@ -158,7 +158,7 @@ pub fn build(
     let probe_cache = paths.home().join("cache/namespaces.json");
     let view = view_parts(sandbox_mode, helper.as_deref(), env, &temp, &probe_cache, warnings);
     let mut hidden = vec![paths.home().to_path_buf()];
-    hidden.extend(read_denied_paths(&policy, warnings));
+    hidden.extend(read_denied_paths(&mut policy, warnings));
     let sandbox = Sandbox::new(sandbox_mode, &roots, &[temp])
         .with_caches(&caches)
         .with_network(is_network_allowed)
@@ -249,7 +249,7 @@ fn view_parts(
 /// The paths the read deny rules cover that exist, for the sandbox to hide: a rule's
 /// folder (`read(~/.ssh/**)`) or file as is, a pattern's matches found now (at most
 /// [`MAX_HIDDEN`]; files made later are covered by the file tools only).
-fn read_denied_paths(policy: &Policy, warnings: &mut Vec<String>) -> Vec<PathBuf> {
+fn read_denied_paths(policy: &mut Policy, warnings: &mut Vec<String>) -> Vec<PathBuf> {
     let (paths, is_cut) = policy.read_denied_paths(MAX_HIDDEN);
     if is_cut {
         warnings.push(format!(

@@ -630,3 +630,54 @@ fn issue_34_a_known_key_printed_reversed_as_hex_or_base64_is_redacted() {
     let raw = String::from_utf8_lossy(&llm.requests()[1].raw).into_owned();
     assert!(!raw.contains(&reversed), "{raw}");
 }
+
+#[test]
+fn issue_34_a_read_denied_file_is_never_read_by_edit_or_apply_patch_nor_through_a_hard_link() {
+    let home = Home::new();
+    let dir = project(&home);
+    let secret = "DB_HOST=db.internal\nDB_PASSWORD=correct-horse-battery-staple\n";
+    std::fs::write(dir.join(".env"), secret).unwrap();
+    std::fs::hard_link(dir.join(".env"), dir.join("notes-copy.txt")).unwrap();
+    std::fs::write(
+        dir.join(".rab/settings.json"),
+        json!({"permissions": {"deny": ["read(**/.env)"]}}).to_string(),
+    )
+    .unwrap();
+    let patch = "*** Begin Patch\n*** Update File: .env\n@@\n-DB_HOST=x\n+DB_HOST=y\n*** End Patch";
+    let llm = FakeLlm::start();
+    llm.script([
+        // A blind edit whose "closest match" would quote the file.
+        Turn::tool_call(
+            "edit",
+            json!({"path": ".env", "edits": [{"old_text": "DB_HOST=", "new_text": "X="}]}),
+        )
+        .and_tool_call(
+            "edit",
+            json!({"path": ".env", "edits": [{"old_text": "DB_HOST=nope", "new_text": "X"}]}),
+        )
+        .and_tool_call("read", json!({"path": "notes-copy.txt"}))
+        .and_tool_call("grep", json!({"pattern": "DB_", "path": "."})),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["--permission-mode", "accept-edits", "go"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    for (_, text) in &results {
+        assert!(!text.contains("correct-horse") && !text.contains("db.internal"), "{results:?}");
+    }
+    assert!(results[0].1.contains("read deny rule"), "{results:?}");
+    assert!(results[2].1.contains("another name"), "{results:?}");
+    assert_eq!(std::fs::read_to_string(dir.join(".env")).unwrap(), secret, "nothing changed");
+    // apply_patch, for models that edit with it.
+    std::fs::write(
+        dir.join(".rab/settings.json"),
+        json!({"editTool": "apply_patch", "permissions": {"deny": ["read(**/.env)"]}}).to_string(),
+    )
+    .unwrap();
+    llm.script([Turn::tool_call("apply_patch", json!({"input": patch})), Turn::text("ok")]);
+    let out = run(&home, &llm, &dir, &["--permission-mode", "accept-edits", "go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert!(results[0].1.contains("read deny rule"), "{results:?}");
+    assert!(!results[0].1.contains("db.internal"), "{results:?}");
+}
