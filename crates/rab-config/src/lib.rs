@@ -26,6 +26,7 @@ mod safety;
 mod setting_types;
 mod settings;
 mod trust;
+pub mod untrusted;
 
 pub use auth::{Auth, Credential, KeySource, invalid_key_char, resolve_key};
 pub use checkpoint_settings::CheckpointSettings;

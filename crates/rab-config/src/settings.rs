@@ -455,88 +455,19 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-/// How strict a sandbox mode is (unknown names rank as the strictest, so they are
-/// kept and rejected where modes are checked).
-fn strictness(mode: &str) -> u8 {
-    match mode {
-        "off" => 0,
-        "workspace-write" => 1,
-        _ => 2,
-    }
-}
-
-/// Takes out of an untrusted project file what would run code or widen access, and
-/// names it in `ignored`. `before`: the settings merged so far (the global file's).
+/// [`crate::untrusted::restrict`] against the settings so far over the defaults.
 fn restrict(
     path: &Path,
     map: &mut Map<String, Value>,
-    before: &Map<String, Value>,
+    merged: &Map<String, Value>,
     ignored: &mut Vec<String>,
 ) {
-    let mut drop = |what: String| ignored.push(format!("{}: {what}", path.display()));
-    let is_set = |v: &Value| match v {
-        Value::Bool(b) => *b,
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-        Value::Null => false,
-        Value::Number(_) | Value::String(_) => true,
+    let mut before = match serde_json::to_value(Settings::default()) {
+        Ok(Value::Object(defaults)) => defaults,
+        _ => Map::new(),
     };
-    if let Some(Value::Object(p)) = map.get_mut("permissions") {
-        if let Some(Value::Array(allow)) = p.remove("allow").filter(is_set) {
-            let rules: Vec<String> =
-                allow.iter().map(|r| r.as_str().unwrap_or("?").to_owned()).collect();
-            drop(format!("allow rules {}", rules.join(", ")));
-        }
-        if let Some(mode) = p.get("defaultMode").and_then(Value::as_str)
-            && matches!(
-                mode,
-                "accept-edits" | "acceptEdits" | "yolo" | "bypass" | "bypassPermissions"
-            )
-        {
-            drop(format!("permission mode \"{mode}\""));
-            p.remove("defaultMode");
-        }
-        if let Some(dirs) = p.remove("additionalDirectories").filter(is_set) {
-            drop(format!("additional directories {dirs}"));
-        }
-    }
-    if let Some(Value::Object(hooks)) = map.remove("hooks").filter(is_set) {
-        let events: Vec<&String> = hooks.keys().collect();
-        drop(format!(
-            "hooks ({})",
-            events.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ")
-        ));
-    }
-    if let Some(Value::Object(sb)) = map.get_mut("sandbox") {
-        let current = before
-            .get("sandbox")
-            .and_then(|s| s.get("mode"))
-            .and_then(Value::as_str)
-            .unwrap_or("workspace-write");
-        if let Some(mode) = sb.get("mode").and_then(Value::as_str).map(str::to_owned)
-            && strictness(&mode) < strictness(current)
-        {
-            drop(format!("sandbox mode \"{mode}\""));
-            sb.remove("mode");
-        }
-        for key in ["network", "allowPrivateNetwork"] {
-            if sb.get(key) == Some(&Value::Bool(true)) {
-                drop(format!("sandbox.{key}: true"));
-                sb.remove(key);
-            }
-        }
-        if let Some(env) = sb.remove("allowEnv").filter(is_set) {
-            drop(format!("sandbox.allowEnv {env}"));
-        }
-    }
-    if map.get("secretFirewall").and_then(|f| f.get("enabled")) == Some(&Value::Bool(false)) {
-        drop("secretFirewall.enabled: false".to_owned());
-        map.remove("secretFirewall");
-    }
-    if map.get("routeAssistantCommands") == Some(&Value::Bool(true)) {
-        drop("routeAssistantCommands: true".to_owned());
-        map.remove("routeAssistantCommands");
-    }
+    merge(&mut before, merged.clone());
+    crate::untrusted::restrict(&path.display().to_string(), map, &before, ignored);
 }
 
 /// Rule lists and hooks of all files together (a later file adds, never removes). The

@@ -191,3 +191,36 @@ fn doctor_names_the_sandbox_the_trust_state_and_the_settings_in_effect() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stdout(&out).contains("permissions"), "{}", stdout(&out));
 }
+
+#[test]
+fn issue_34_an_untrusted_project_cannot_bring_back_an_excluded_tool_or_raise_limits() {
+    let home = Home::new();
+    let settings = home.dir.path().join("rab/agent/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let global = json!({"excludeTools": ["bash"], "maxTurns": 2, "maxBudgetUsd": 1});
+    std::fs::write(&settings, global.to_string()).unwrap();
+    let dir = home.dir.path().join("src/cloned");
+    std::fs::create_dir_all(dir.join(".rab")).unwrap();
+    std::fs::write(
+        dir.join(".rab/settings.json"),
+        json!({"excludeTools": [], "maxTurns": 50, "loopDetection": {"enabled": false},
+               "checkpoints": {"enabled": false}, "maxBudgetUsd": 100})
+        .to_string(),
+    )
+    .unwrap();
+    let llm = FakeLlm::start();
+    llm.script(bash_then_done());
+    let out = rab_p(&home, &llm, &dir, &["--yolo", "go"]);
+    let names = super::harness::offered(&llm, 0);
+    assert!(!names.contains(&"bash".to_owned()), "bash is offered: {names:?}");
+    assert!(!dir.join("bash-ran").exists());
+    let err = stderr(&out);
+    for what in [
+        "maxTurns 50",
+        "loopDetection.enabled false",
+        "checkpoints.enabled false",
+        "maxBudgetUsd 100",
+    ] {
+        assert!(err.contains(what), "{what} not named on stderr: {err}");
+    }
+}
