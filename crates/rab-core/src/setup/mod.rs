@@ -123,6 +123,7 @@ impl crate::Extension for ToolList {
 fn fallbacks(
     settings: &Settings,
     primary: &Target,
+    given: &ModelChoice,
     env: &rab_config::Env,
     paths: &rab_config::Paths,
     registry: &Registry,
@@ -130,8 +131,8 @@ fn fallbacks(
 ) -> Vec<rab_agent::Fallback> {
     let mut out: Vec<rab_agent::Fallback> = Vec::new();
     for name in &settings.fallback_models {
-        let choice = ModelChoice { model: Some(name.clone()), ..ModelChoice::default() };
-        match target::target(&choice, settings, env, paths, registry) {
+        let provider = &primary.model.provider;
+        match target::resolve_keeping(name, provider, given, settings, env, paths, registry) {
             Ok(t) => {
                 let same = |m: &rab_ai::Model| m.provider == t.model.provider && m.id == t.model.id;
                 if same(&primary.model) || out.iter().any(|f| same(&f.model)) {
@@ -330,7 +331,8 @@ impl Setup {
             )));
         }
         warnings.extend(target.note.clone());
-        let fallbacks = fallbacks(&settings, &target, &env, &paths, &registry, &mut warnings);
+        let fallbacks =
+            fallbacks(&settings, &target, &options.model, &env, &paths, &registry, &mut warnings);
         Ok(Self {
             warnings,
             env,
@@ -510,8 +512,16 @@ impl Setup {
 
     /// Resolves a `/model` argument to a model with its key.
     pub fn resolve_model(&self, query: &str) -> Result<Target, String> {
-        let choice = ModelChoice { model: Some(query.to_owned()), ..ModelChoice::default() };
-        target::target(&choice, &self.settings, &self.env, &self.paths, &self.registry)
+        let resolved = target::resolve_keeping(
+            query,
+            &self.target.model.provider,
+            &self.options.model,
+            &self.settings,
+            &self.env,
+            &self.paths,
+            &self.registry,
+        );
+        resolved
             .map(|mut t| {
                 t.thinking = self.target.thinking;
                 t

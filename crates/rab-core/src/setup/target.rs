@@ -71,6 +71,51 @@ fn rejected_hint(source: &KeySource, paths: &Paths) -> String {
     }
 }
 
+/// The model `query` names, as a switch (`/model`, RPC `set_model`) or a fallback
+/// resolves it: the endpoint, wire format and key given on the command line (`given`)
+/// are for the provider in use (`provider`), so a model of that provider keeps them (a
+/// company gateway is never swapped for the public endpoint); a model of another
+/// provider uses that provider's own, and one that cannot be reached is an error.
+pub fn resolve_keeping(
+    query: &str,
+    provider: &str,
+    given: &ModelChoice,
+    settings: &Settings,
+    env: &Env,
+    paths: &Paths,
+    registry: &Registry,
+) -> Result<Target, SetupError> {
+    let resolve = |choice: &ModelChoice| target(choice, settings, env, paths, registry);
+    let plain = ModelChoice { model: Some(query.to_owned()), ..ModelChoice::default() };
+    let has_given = given.base_url.is_some() || given.api.is_some() || given.api_key.is_some();
+    let is_this_provider = |t: &Target| t.model.provider == provider;
+    // `provider/model` naming another provider (or one rab does not know) never goes to
+    // this one's endpoint.
+    let names_other = query.split_once('/').is_some_and(|(p, _)| p != provider);
+    if names_other || !has_given {
+        return resolve(&plain);
+    }
+    match resolve(&plain) {
+        Ok(t) if !is_this_provider(&t) => Ok(t),
+        plain_result => {
+            let kept = ModelChoice {
+                model: Some(query.rsplit_once('/').map_or(query, |(_, m)| m).to_owned()),
+                provider: Some(provider.to_owned()),
+                api: given.api.clone(),
+                base_url: given.base_url.clone(),
+                api_key: given.api_key.clone(),
+                allow_missing_key: given.allow_missing_key,
+                ..ModelChoice::default()
+            };
+            match (resolve(&kept), plain_result) {
+                (Ok(t), _) => Ok(t),
+                (Err(_), Ok(t)) if !is_this_provider(&t) => Ok(t),
+                (Err(e), _) => Err(e),
+            }
+        }
+    }
+}
+
 /// Resolves the model and its key: the command line first, then the settings'
 /// `defaultProvider`/`defaultModel`, then the first provider with a key.
 pub fn target(

@@ -170,6 +170,33 @@ fn set_model_and_thinking_level_show_in_the_state() {
 }
 
 #[test]
+fn issue_34_switching_model_keeps_the_endpoint_and_key_given_on_the_command_line() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("from the gateway")]);
+    // The endpoint and key only on the command line (a company gateway): nothing in
+    // the environment.
+    let mut cmd = home.rab();
+    cmd.args(["--provider", "anthropic", "--base-url", &llm.url(), "--api-key", "gw-key-123"])
+        .args(["--mode", "rpc"]);
+    let mut rpc = Rpc(super::harness::Piped::spawn(cmd));
+    rpc.send(r#"{"type": "set_model", "provider": "anthropic", "modelId": "claude-sonnet-5"}"#);
+    let r = rpc.response("set_model");
+    assert_eq!(r["success"], true, "{r}");
+    rpc.send(r#"{"type": "prompt", "message": "hi"}"#);
+    rpc.event("agent_end");
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 1, "the prompt reached the configured endpoint");
+    assert_eq!(requests[0].body["model"], "claude-sonnet-5");
+    assert_eq!(requests[0].header("x-api-key"), Some("gw-key-123"));
+    // A model of another provider with no key of its own is refused with the reason.
+    rpc.send(r#"{"type": "set_model", "provider": "openai", "modelId": "gpt-5"}"#);
+    let r = rpc.response("set_model");
+    assert_eq!(r["success"], false, "{r}");
+    rpc.end();
+}
+
+#[test]
 fn new_session_fork_and_switch_session_replace_the_session() {
     let home = Home::new();
     let llm = FakeLlm::start();
