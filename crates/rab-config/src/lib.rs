@@ -15,6 +15,7 @@
 //! assert_eq!(paths.auth_file(), std::path::Path::new("/tmp/rab-home/agent/auth.json"));
 //! ```
 
+mod answers;
 mod auth;
 mod checkpoint_settings;
 mod env;
@@ -28,6 +29,7 @@ mod settings;
 mod trust;
 pub mod untrusted;
 
+pub use answers::{add_answer, answers_layer};
 pub use auth::{Auth, Credential, KeySource, invalid_key_char, resolve_key};
 pub use checkpoint_settings::CheckpointSettings;
 pub use env::Env;

@@ -40,6 +40,11 @@ impl Paths {
         self.agent_dir().join("settings.json")
     }
 
+    /// `agent/answers.json`: the user's "always" answers, per project.
+    pub fn answers_file(&self) -> PathBuf {
+        self.agent_dir().join("answers.json")
+    }
+
     /// `agent/auth.json` (mode 0600).
     pub fn auth_file(&self) -> PathBuf {
         self.agent_dir().join("auth.json")

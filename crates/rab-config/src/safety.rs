@@ -110,6 +110,8 @@ pub enum Scope {
     Claude,
     /// The command line.
     Cli,
+    /// The user's own "always" answers for this project (`~/.rab/agent/answers.json`).
+    Answers,
 }
 
 /// One file's (or the command line's) permission rules and hooks.

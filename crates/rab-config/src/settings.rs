@@ -330,6 +330,11 @@ pub fn load_settings_with_profile(
         merge(&mut merged, map);
         loaded.files.push(global.to_owned());
     }
+    // The user's own "always" answers for this folder, trusted or not.
+    let answers = global.with_file_name("answers.json");
+    if let Some(layer) = crate::answers_layer(&answers, &crate::canonical_dir(project))? {
+        loaded.safety.push(layer);
+    }
     let claude = claude_settings_file(project);
     if let Some(map) = read_settings(&claude)? {
         // Only what rab shares with Claude Code; its other keys are Claude Code's own.

@@ -81,7 +81,7 @@ fn gate() -> Gate {
         Arc::new(HookRunner::default()),
         Arc::new(Never),
         Some(Arc::new(Redactor::new(secrets))),
-        PathBuf::from("/nonexistent/settings.json"),
+        (PathBuf::from("/nonexistent/answers.json"), PathBuf::from("/p")),
     )
 }
 

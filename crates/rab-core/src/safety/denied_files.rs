@@ -72,7 +72,7 @@ pub struct DeniedFiles(HashSet<(u64, u64)>);
 
 impl DeniedFiles {
     /// Indexes the files among `paths` and in the folders among them (at most
-    /// [`FILES_PER_FOLDER`] each, links not followed).
+    /// `FILES_PER_FOLDER` each, links not followed).
     pub fn index(paths: &[PathBuf]) -> Self {
         let mut ids = HashSet::new();
         for path in paths {

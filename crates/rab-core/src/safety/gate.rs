@@ -132,7 +132,8 @@ pub struct Gate {
     hooks: Arc<HookRunner>,
     approver: Arc<dyn Approver>,
     redactor: Option<Arc<Redactor>>,
-    project_settings: PathBuf,
+    /// Where "always" answers go (rab's home), and the project they are for.
+    answers: (PathBuf, PathBuf),
     session: Mutex<SessionRef>,
     /// Calls refused so far, for the headless result.
     denials: Mutex<Denials>,
@@ -161,15 +162,15 @@ struct Denials {
 const MAX_DENIALS: usize = 100;
 
 impl Gate {
-    /// A gate with these parts; "always" rules are written to `project_settings` (the
-    /// project's local, git-ignored settings file).
+    /// A gate with these parts; "always" rules are remembered in `answers`: the user's
+    /// answers file in rab's home and the project's real path they are for.
     pub fn new(
         policy: Policy,
         mode: Arc<ModeSwitch>,
         hooks: Arc<HookRunner>,
         approver: Arc<dyn Approver>,
         redactor: Option<Arc<Redactor>>,
-        project_settings: PathBuf,
+        answers: (PathBuf, PathBuf),
     ) -> Self {
         Self {
             policy: RwLock::new(policy),
@@ -177,7 +178,7 @@ impl Gate {
             hooks,
             approver,
             redactor,
-            project_settings,
+            answers,
             session: Mutex::new(SessionRef::default()),
             denials: Mutex::new(Denials::default()),
         }
@@ -427,7 +428,8 @@ impl Gate {
             Approval::Once => None,
             Approval::Always if protected.is_some() => None,
             Approval::Always => {
-                if let Err(e) = rab_config::add_allow_rule(&self.project_settings, &rule) {
+                let (file, project) = &self.answers;
+                if let Err(e) = rab_config::add_answer(file, project, &rule) {
                     tracing::warn!("could not save the rule {rule}: {e}");
                 }
                 if let Ok(mut p) = self.policy.write()

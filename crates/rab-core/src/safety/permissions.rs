@@ -457,15 +457,19 @@ impl Policy {
                 None => tool.to_owned(),
             },
             _ if self.tools.is_path_tool(tool) => match text("path") {
+                // The narrowest rule that covers it: the file itself at the root (never
+                // `**`, which is every file), else its folder.
                 Some(p) => {
                     let path = rab_tools::normalize(&self.root.join(p));
                     let dir = path.parent().unwrap_or(&path);
-                    let shown = match dir.strip_prefix(&self.root) {
-                        Ok(rel) if rel.as_os_str().is_empty() => String::new(),
-                        Ok(rel) => format!("{}/", rel.display()),
-                        Err(_) => format!("/{}/", dir.display()),
-                    };
-                    format!("{tool}({shown}**)")
+                    match dir.strip_prefix(&self.root) {
+                        Ok(rel) if rel.as_os_str().is_empty() => match path.file_name() {
+                            Some(name) => format!("{tool}(./{})", name.to_string_lossy()),
+                            None => tool.to_owned(),
+                        },
+                        Ok(rel) => format!("{tool}({}/**)", rel.display()),
+                        Err(_) => format!("{tool}(/{}/**)", dir.display()),
+                    }
                 }
                 None => tool.to_owned(),
             },

@@ -181,7 +181,7 @@ pub fn build(
         Arc::new(hooks),
         approver.clone(),
         redactor,
-        Paths::project_local_settings_file(cwd),
+        (paths.answers_file(), rab_config::canonical_dir(cwd)),
     ));
     Ok(Safety { sandbox, gate, approver, has_yolo: mode == PermissionMode::Yolo })
 }

@@ -87,13 +87,11 @@ fn permission_questions_are_answered_on_stdin_once_always_or_no_with_a_reason() 
     );
     assert_eq!(reqs[2].tool_results()[1].1, "hi");
     assert_eq!(reqs[3].tool_results()[2].1, "the user denied this call: not that file");
-    // "Always" goes to the local, git-ignored file, not the shared one.
-    let rab_dir = home.dir.path().join(".rab");
-    let saved = std::fs::read_to_string(rab_dir.join("settings.local.json")).unwrap();
+    // "Always" is the user's own answer: kept in rab's home for this folder, never in
+    // the repository's files.
+    let saved = std::fs::read_to_string(home.dir.path().join("rab/agent/answers.json")).unwrap();
     assert!(saved.contains("bash(echo hi:*)"), "{saved}");
-    assert!(!rab_dir.join("settings.json").exists());
-    let ignore = std::fs::read_to_string(rab_dir.join(".gitignore")).unwrap();
-    assert_eq!(ignore, "settings.local.json\n");
+    assert!(!home.dir.path().join(".rab").exists(), "nothing written in the folder");
     assert!(home.dir.path().join("a.txt").exists());
 }
 
@@ -118,4 +116,39 @@ fn tools_lists_levels_the_mode_and_deferred_schemas() {
         "{text}"
     );
     assert!(line("read").contains("read-only"), "{text}");
+}
+
+#[test]
+fn issue_34_an_always_answer_is_the_users_and_holds_in_an_untrusted_folder() {
+    let home = Home::new();
+    let dir = home.dir.path().join("src/cloned");
+    std::fs::create_dir_all(&dir).unwrap();
+    // The folder is not trusted and brings nothing: no question about it.
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("bash", serde_json::json!({"command": "echo hi"})),
+        Turn::text("ok"),
+    ]);
+    let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+    cmd.current_dir(&dir).arg("--repl");
+    let out = with_stdin(cmd, "go\na\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!dir.join(".rab").exists(), "the answer is not written into the folder");
+    // Headless, still untrusted: the answer allows the command, and is not listed as
+    // something the folder brings.
+    llm.script([
+        Turn::tool_call("bash", serde_json::json!({"command": "echo hi there"})),
+        Turn::text("ok"),
+    ]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .current_dir(&dir)
+        .args(["-p", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = llm.requests();
+    let last = requests.last().expect("the second run asked the model");
+    assert_eq!(last.tool_results().last().unwrap().1, "hi there");
+    assert!(!stderr(&out).contains("brings"), "{}", stderr(&out));
 }

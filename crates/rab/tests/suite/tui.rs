@@ -82,8 +82,9 @@ fn a_full_run_renders_the_prompt_tools_diff_and_markdown_answer() {
     assert!(h.contains("Done") && !h.contains("## Done"), "heading rendered: {h}");
     assert!(h.contains("• edited hello.sh") || h.contains("- edited"), "list rendered: {h}");
     assert!(!h.contains("**hello"), "emphasis rendered: {h}");
-    let saved = std::fs::read_to_string(repo.join(".rab/settings.local.json")).unwrap();
+    let saved = std::fs::read_to_string(home.dir.path().join("rab/agent/answers.json")).unwrap();
     assert!(saved.contains("\"bash(sh hello.sh:*)\""), "{saved}");
+    assert!(!repo.join(".rab/settings.local.json").exists());
     pty.send("\x03\x03");
     assert_eq!(pty.wait_exit(T), Some(0));
 }

@@ -58,7 +58,7 @@ fn gate(
         Arc::new(hooks),
         approver.clone(),
         None,
-        dir.join(".rab/settings.json"),
+        (dir.join("answers.json"), dir.to_path_buf()),
     );
     (gate, approver)
 }

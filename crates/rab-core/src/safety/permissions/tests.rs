@@ -213,6 +213,13 @@ fn always_rules_are_suggested_narrowly() {
     assert!(matches!(check("lsof"), Verdict::Ask(_)));
     assert!(matches!(check("ls -la > ~/.bashrc"), Verdict::Ask(_)));
     assert_eq!(p.suggest_rule("edit", &json!({"path": "src/a.rs"})), "edit(src/**)");
+    // A file at the root: the file, never `edit(**)` (every file).
+    assert_eq!(p.suggest_rule("edit", &json!({"path": "README.md"})), "edit(./README.md)");
+    p.add_allow("edit(./README.md)").unwrap();
+    let edit = |path: &str| p.check(Default, "edit", Edit, &json!({"path": path}));
+    assert_eq!(edit("README.md"), Verdict::Allow);
+    assert!(matches!(edit("docs/README.md"), Verdict::Ask(_)), "only the root file");
+    assert!(matches!(edit("main.rs"), Verdict::Ask(_)));
     assert_eq!(
         p.suggest_rule("web_fetch", &json!({"url": "https://x.org/a"})),
         "web_fetch(domain:x.org)"
