@@ -29,6 +29,7 @@ pub mod input;
 pub mod mentions;
 mod prompt;
 pub mod prompt_commands;
+pub mod prompt_files;
 pub mod rewind;
 pub mod runtime;
 pub mod safety;

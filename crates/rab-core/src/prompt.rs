@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::prompt_files::PromptFiles;
+
 /// The prompt rab uses unless `SYSTEM.md` or `--system-prompt` replaces it.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "\
 You are rab, a coding agent working in the user's terminal. You complete software \
@@ -41,6 +43,8 @@ pub struct PromptSources {
     pub skills: String,
     /// Tools' own guidelines (`AgentTool::prompt_guidelines`): tool name, text.
     pub guidelines: Vec<(String, String)>,
+    /// How the files are read (links, read rules, the secret firewall).
+    pub files: PromptFiles,
 }
 
 /// One context file found.
@@ -52,17 +56,13 @@ pub struct ContextFile {
     pub content: String,
 }
 
-fn read(path: &Path) -> Option<String> {
-    std::fs::read_to_string(path).ok().filter(|s| !s.trim().is_empty())
-}
-
 /// `~/.rab/AGENTS.md`, then `AGENTS.md` and `CLAUDE.md` from the root down to `cwd`
 /// (the most specific last, so it has the final word). A file reached twice (a
-/// symlink) or with the same text as its sibling is included once.
-pub fn context_files(cwd: &Path, home: &Path) -> Vec<ContextFile> {
+/// symlink) or with the same text as its sibling is included once. Read by `files`.
+pub fn context_files(cwd: &Path, home: &Path, files: &PromptFiles) -> Vec<ContextFile> {
     let mut found: Vec<ContextFile> = Vec::new();
     let push = |path: PathBuf, found: &mut Vec<ContextFile>| {
-        let Some(content) = read(&path) else { return };
+        let Some(content) = files.instructions(&path) else { return };
         let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
         let duplicate = found
             .iter()
@@ -85,6 +85,7 @@ pub fn context_files(cwd: &Path, home: &Path) -> Vec<ContextFile> {
 /// Builds the prompt.
 pub fn build_system_prompt(src: &PromptSources) -> String {
     let project_override = src.cwd.join(".rab").join("SYSTEM.md");
+    let read = |p: &Path| src.files.instructions(p);
     let base = src
         .system_prompt
         .clone()
@@ -105,7 +106,7 @@ pub fn build_system_prompt(src: &PromptSources) -> String {
         out.push_str(text.trim_end());
     }
     if !src.no_context_files {
-        let files = context_files(&src.cwd, &src.home);
+        let files = context_files(&src.cwd, &src.home, &src.files);
         if !files.is_empty() {
             out.push_str("\n\n<project_context>\n");
             for f in files {
@@ -225,7 +226,7 @@ mod tests {
         std::fs::write(project.join("AGENTS.md"), "repo rules").unwrap();
         std::fs::write(project.join("CLAUDE.md"), "repo rules").unwrap();
         std::fs::write(sub.join("CLAUDE.md"), "crate rules").unwrap();
-        let files = context_files(&sub, &home);
+        let files = context_files(&sub, &home, &PromptFiles::default());
         let contents: Vec<&str> = files.iter().map(|f| f.content.as_str()).collect();
         assert_eq!(contents, ["global rules", "repo rules", "crate rules"]);
         let prompt = build_system_prompt(&sources(&sub, &home));

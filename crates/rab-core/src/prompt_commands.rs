@@ -40,8 +40,8 @@ impl PromptCommand {
     }
 }
 
-fn parse(path: &Path) -> Result<PromptCommand, String> {
-    let text = crate::skills::read_definition(path)?;
+fn parse(path: &Path, files: &crate::prompt_files::PromptFiles) -> Result<PromptCommand, String> {
+    let text = crate::skills::read_definition(files, path)?;
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
         return Err("the file name must be letters, digits, - or _ (it becomes /NAME)".into());
@@ -90,6 +90,7 @@ pub fn command_dirs(cwd: &Path, rab_home: &Path, home: Option<&Path>) -> Vec<Pat
 pub fn load_commands(
     dirs: &[PathBuf],
     taken: &[&str],
+    files: &crate::prompt_files::PromptFiles,
     warnings: &mut Vec<String>,
 ) -> Vec<PromptCommand> {
     let mut out: Vec<PromptCommand> = Vec::new();
@@ -98,7 +99,7 @@ pub fn load_commands(
         let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
         paths.sort();
         for path in paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "md")) {
-            match parse(&path) {
+            match parse(&path, files) {
                 Ok(c) if taken.contains(&c.name.as_str()) => warnings.push(format!(
                     "{}: /{} is a built-in command (file skipped)",
                     path.display(),
@@ -133,7 +134,8 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("help.md"), "mine").unwrap();
         let mut warnings = Vec::new();
-        let cmds = load_commands(&[dir.path().into()], &["help"], &mut warnings);
+        let cmds =
+            load_commands(&[dir.path().into()], &["help"], &Default::default(), &mut warnings);
         assert_eq!(cmds.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["plain", "review"]);
         assert_eq!(cmds[1].expand("a.rs b.rs"), "Review a.rs for a.rs b.rs.");
         assert_eq!(cmds[1].model.as_deref(), Some("claude-haiku-4-5"));

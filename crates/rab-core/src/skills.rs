@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use rab_agent::{Tool, ToolContext, ToolError, ToolLevel, ToolOutput};
 
 use crate::prompt_commands::PromptCommand;
+use crate::prompt_files::PromptFiles;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -77,17 +78,10 @@ pub fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
 /// Largest skill, command or agent file read; these go into prompts whole.
 pub const MAX_DEFINITION_BYTES: u64 = 256 * 1024;
 
-/// Reads a skill, command or agent definition file, refusing one too large to be
-/// meant as a prompt.
-pub fn read_definition(path: &Path) -> Result<String, String> {
-    let size = std::fs::metadata(path).map_err(|e| e.to_string())?.len();
-    if size > MAX_DEFINITION_BYTES {
-        return Err(format!(
-            "{size} bytes is more than the {} KB a definition file may have",
-            MAX_DEFINITION_BYTES / 1024
-        ));
-    }
-    std::fs::read_to_string(path).map_err(|e| e.to_string())
+/// Reads a skill, command or agent definition file through `files` (links, read
+/// rules, the secret firewall), refusing one too large to be meant as a prompt.
+pub fn read_definition(files: &PromptFiles, path: &Path) -> Result<String, String> {
+    files.definition(path)
 }
 
 /// `key: value` lines of a frontmatter (quotes removed; `[a, b]` lists kept as text).
@@ -100,8 +94,8 @@ pub fn frontmatter_fields(front: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn parse(path: &Path) -> Result<Skill, String> {
-    let text = read_definition(path)?;
+fn parse(path: &Path, files: &PromptFiles) -> Result<Skill, String> {
+    let text = read_definition(files, path)?;
     let (front, body) =
         split_frontmatter(&text).ok_or("missing the --- frontmatter with name and description")?;
     let fields = frontmatter_fields(front);
@@ -152,7 +146,11 @@ fn parse(path: &Path) -> Result<Skill, String> {
 
 /// The skills under `dirs` (`<dir>/<name>/SKILL.md`); an earlier directory's skill wins
 /// over a later one of the same name. Problems go to `warnings`.
-pub fn load_skills(dirs: &[PathBuf], warnings: &mut Vec<String>) -> Vec<Skill> {
+pub fn load_skills(
+    dirs: &[PathBuf],
+    files: &PromptFiles,
+    warnings: &mut Vec<String>,
+) -> Vec<Skill> {
     let mut out: Vec<Skill> = Vec::new();
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
@@ -160,7 +158,7 @@ pub fn load_skills(dirs: &[PathBuf], warnings: &mut Vec<String>) -> Vec<Skill> {
             entries.flatten().map(|e| e.path().join("SKILL.md")).collect();
         paths.sort();
         for path in paths.into_iter().filter(|p| p.is_file()) {
-            match parse(&path) {
+            match parse(&path, files) {
                 Ok(s) if out.iter().any(|o| o.name == s.name) => {}
                 Ok(s) => out.push(s),
                 Err(e) => warnings.push(format!("{}: {e} (skill skipped)", path.display())),
@@ -299,6 +297,13 @@ impl Tool for SkillTool {
     }
 }
 
+/// The tool name of the skill `name` as its own tool: `skill_<name>`.
+pub fn skill_tool_name(name: &str) -> String {
+    // `skill_`, not `skill.`: Anthropic and OpenAI allow only letters, digits, _ and -,
+    // and a session's history moves between providers.
+    rab_agent::portable_tool_name(&format!("skill_{}", name.replace('-', "_")), name)
+}
+
 /// One skill as its own tool (`skillsAsTools`): `skill_<name>`.
 pub struct SkillAsTool(pub Skill);
 
@@ -312,12 +317,7 @@ pub struct AsToolArgs {
 
 impl rab_agent::AgentTool for SkillAsTool {
     fn name(&self) -> String {
-        // `skill_`, not `skill.`: Anthropic and OpenAI allow only letters, digits, _
-        // and -, and a session's history moves between providers.
-        rab_agent::portable_tool_name(
-            &format!("skill_{}", self.0.name.replace('-', "_")),
-            &self.0.name,
-        )
+        skill_tool_name(&self.0.name)
     }
 
     fn spec(&self) -> rab_ai::ToolSpec {

@@ -90,6 +90,8 @@ pub fn offers(env: &Env, paths: &Paths, cwd: &Path) -> Vec<String> {
         home.as_deref(),
         false,
         true,
+        // Only the front matter's grants are shown; a link out is not followed.
+        &rab_core::prompt_files::PromptFiles::new(cwd, &[cwd.to_path_buf()], false),
         &mut warnings,
     );
     out.extend(resources.grants(cwd));

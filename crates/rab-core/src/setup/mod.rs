@@ -196,22 +196,18 @@ impl Setup {
         let target = target::target(&options.model, &settings, &env, &paths, &registry)?;
         let home = resources::home_dir(&env);
         let choice = &options.tools;
-        let resources = if choice.no_extensions {
-            resources::Resources::default()
-        } else {
-            resources::Resources::load(
-                &cwd,
-                paths.home(),
-                home.as_deref(),
-                settings.skills_as_tools,
-                trusted,
-                &mut warnings,
-            )
-        };
-        // Rules may name any tool rab knows, including extensions' and skills'.
+        // Rules may name any tool rab knows, including extensions' and skills'. The
+        // rules come first: skill and command files are read under them.
         let mut known = crate::tool_catalog::builtin(&cwd);
-        for t in options.extensions.iter().flat_map(|e| e.tools()).chain(resources.tools(true)) {
+        for t in options.extensions.iter().flat_map(|e| e.tools()) {
             known.add(t.name(), t.facts());
+        }
+        if !choice.no_extensions {
+            for (name, facts) in
+                resources::Resources::tool_names(&cwd, paths.home(), home.as_deref())
+            {
+                known.add(name, facts);
+            }
         }
         let safety = safety::build(
             &options.safety,
@@ -225,6 +221,26 @@ impl Setup {
             target.api_key.as_deref(),
             &mut warnings,
         )?;
+        // Every file rab puts in a prompt on its own is read by this.
+        let files = crate::prompt_files::PromptFiles::new(&cwd, safety.sandbox.roots(), trusted)
+            .with_read_filter(safety.gate.read_filter())
+            .with_redact(safety.gate.redact_fn());
+        let resources = if choice.no_extensions {
+            resources::Resources::default()
+        } else {
+            resources::Resources::load(
+                &cwd,
+                paths.home(),
+                home.as_deref(),
+                settings.skills_as_tools,
+                trusted,
+                &files,
+                &mut warnings,
+            )
+        };
+        for t in resources.tools(true) {
+            known.add(t.name(), t.facts());
+        }
         let workspace = tools::workspace(&env, &cwd, safety.sandbox)
             .with_read_filter(safety.gate.read_filter())
             .with_redact(safety.gate.redact_fn())
@@ -285,7 +301,7 @@ impl Setup {
         let mut agent_warnings = Vec::new();
         let agent_dirs = trust::agent_dirs(&cwd, paths.home(), trusted);
         let agent_dirs: Vec<&std::path::Path> = agent_dirs.iter().map(PathBuf::as_path).collect();
-        let agents = crate::task::load_agents(&agent_dirs, &mut agent_warnings);
+        let agents = crate::task::load_agents(&agent_dirs, &files, &mut agent_warnings);
         warnings.extend(agent_warnings);
         let system_prompt = build_system_prompt(&PromptSources {
             cwd: cwd.clone(),
@@ -300,7 +316,9 @@ impl Setup {
                 .filter_map(|t| t.prompt_guidelines().map(|g| (t.name(), g)))
                 .filter(|(_, g)| !g.trim().is_empty())
                 .collect(),
+            files: files.clone(),
         });
+        warnings.extend(files.take_warnings());
         let max_turns = options.max_turns.or(settings.max_turns).or(options.default_max_turns);
         let temperature = options.model.temperature.or(settings.temperature);
         if let Some(t) = temperature

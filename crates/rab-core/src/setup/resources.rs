@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::prompt_commands::{PromptCommand, command_dirs, load_commands};
+use crate::prompt_files::PromptFiles;
 use crate::skills::{Skill, SkillAsTool, SkillTool, load_skills, skill_dirs};
 use crate::{Command, CommandContext, CommandHandler, CommandOutcome, Extension, PromptRequest};
 use rab_agent::AgentTool;
@@ -81,18 +82,21 @@ impl CommandHandler for SkillHandler {
 
 impl Resources {
     /// Loads both; problems are pushed to `warnings`. In an untrusted folder the
-    /// project's skills and commands keep their text but grant no tools.
+    /// project's skills and commands keep their text but grant no tools. The files are
+    /// read through `files` (links, read rules, the secret firewall).
     pub fn load(
         cwd: &Path,
         rab_home: &Path,
         home: Option<&Path>,
         skills_as_tools: bool,
         trusted: bool,
+        files: &PromptFiles,
         warnings: &mut Vec<String>,
     ) -> Self {
-        let mut skills = load_skills(&skill_dirs(cwd, rab_home, home), warnings);
+        let mut skills = load_skills(&skill_dirs(cwd, rab_home, home), files, warnings);
         let builtin: Vec<&str> = crate::commands::BUILTINS.iter().map(|(n, _)| *n).collect();
-        let mut commands = load_commands(&command_dirs(cwd, rab_home, home), &builtin, warnings);
+        let mut commands =
+            load_commands(&command_dirs(cwd, rab_home, home), &builtin, files, warnings);
         for s in skills.iter().filter(|s| s.name == crate::skills::LIST) {
             warnings.push(format!(
                 "{}: a skill named `list` runs only as /skill:list; for the skill tool, `list` \
@@ -110,6 +114,37 @@ impl Resources {
             }
         }
         Self { skills, commands, skills_as_tools }
+    }
+
+    /// The names of the tools skills and commands would bring, found without reading
+    /// any file (for the permission rules, which are read before the files are): the
+    /// `skill` tool and `skill_<name>` for each folder holding a `SKILL.md`.
+    pub fn tool_names(
+        cwd: &Path,
+        rab_home: &Path,
+        home: Option<&Path>,
+    ) -> Vec<(String, rab_agent::ToolFacts)> {
+        let mut out = Vec::new();
+        for dir in skill_dirs(cwd, rab_home, home) {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if entry.path().join("SKILL.md").is_file() {
+                    let tool = crate::skills::skill_tool_name(&name);
+                    out.push((tool, rab_agent::ToolFacts::NONE));
+                }
+            }
+        }
+        let has_commands = command_dirs(cwd, rab_home, home).iter().any(|d| {
+            std::fs::read_dir(d).is_ok_and(|mut e| {
+                e.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "md")))
+            })
+        });
+        if has_commands || !out.is_empty() {
+            let skill = SkillTool::new(&[], &[]);
+            out.push((skill.name(), skill.facts()));
+        }
+        out
     }
 
     /// What the project's skills and commands would grant once the folder is trusted.

@@ -24,7 +24,8 @@ fn skills_load_with_their_fields_and_the_first_directory_wins() {
         "---\nname: deploy\ndescription: Deploy\ndisable-model-invocation: true\n---\nShip it.\n",
     );
     let mut warnings = Vec::new();
-    let skills = load_skills(&[a.path().into(), b.path().into()], &mut warnings);
+    let skills =
+        load_skills(&[a.path().into(), b.path().into()], &Default::default(), &mut warnings);
     assert_eq!(warnings, Vec::<String>::new());
     assert_eq!(skills.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["pdf", "deploy"]);
     assert_eq!(skills[0].allowed_tools, ["read", "bash"]);
@@ -62,7 +63,7 @@ fn a_malformed_skill_is_a_warning_naming_the_file_and_the_field() {
     for (name, text, field) in cases {
         let path = write(dir.path(), name, text);
         let mut warnings = Vec::new();
-        let skills = load_skills(&[dir.path().into()], &mut warnings);
+        let skills = load_skills(&[dir.path().into()], &Default::default(), &mut warnings);
         let w = warnings.iter().find(|w| w.starts_with(&path.display().to_string()));
         assert!(w.is_some_and(|w| w.contains(field)), "{name}: {warnings:?}");
         assert!(!skills.iter().any(|s| s.dir.ends_with(name)));
@@ -79,7 +80,7 @@ fn allowed_tools_keep_the_spaces_inside_a_rule() {
         "---\nname: git\ndescription: Git help\nallowed-tools: Bash(git status:*) Bash(git add:*), Read\n---\nGo.\n",
     );
     let mut warnings = Vec::new();
-    let skills = load_skills(&[dir.path().into()], &mut warnings);
+    let skills = load_skills(&[dir.path().into()], &Default::default(), &mut warnings);
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(skills[0].allowed_tools, ["Bash(git status:*)", "Bash(git add:*)", "Read"]);
 }

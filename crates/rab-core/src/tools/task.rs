@@ -54,14 +54,18 @@ fn general() -> AgentDef {
 
 /// Reads the agent definitions of `dirs` (later directories do not override earlier
 /// names); a bad file is reported in `warnings` and skipped.
-pub fn load_agents(dirs: &[&Path], warnings: &mut Vec<String>) -> Vec<AgentDef> {
+pub fn load_agents(
+    dirs: &[&Path],
+    files: &crate::prompt_files::PromptFiles,
+    warnings: &mut Vec<String>,
+) -> Vec<AgentDef> {
     let mut out = vec![general()];
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
         let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
         paths.sort();
         for path in paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "md")) {
-            match parse_agent(&path) {
+            match parse_agent(&path, files) {
                 Ok(def) if out.iter().any(|d| d.name == def.name) => {}
                 Ok(def) => out.push(def),
                 Err(e) => warnings.push(format!("{}: {e} (agent skipped)", path.display())),
@@ -71,9 +75,9 @@ pub fn load_agents(dirs: &[&Path], warnings: &mut Vec<String>) -> Vec<AgentDef> 
     out
 }
 
-fn parse_agent(path: &Path) -> Result<AgentDef, String> {
+fn parse_agent(path: &Path, files: &crate::prompt_files::PromptFiles) -> Result<AgentDef, String> {
     use crate::skills::{frontmatter_fields, split_frontmatter};
-    let text = crate::skills::read_definition(path)?;
+    let text = crate::skills::read_definition(files, path)?;
     let (front, body) = split_frontmatter(&text).ok_or("missing the --- frontmatter")?;
     let mut def = AgentDef {
         name: String::new(),
@@ -439,7 +443,7 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("bad.md"), "---\ndescription: x\n---\nbody").unwrap();
         let mut warnings = Vec::new();
-        let agents = load_agents(&[dir.path()], &mut warnings);
+        let agents = load_agents(&[dir.path()], &Default::default(), &mut warnings);
         assert_eq!(agents.len(), 2);
         assert_eq!(agents[1].tools.as_deref(), Some(&["read".to_owned(), "grep".to_owned()][..]));
         assert_eq!(

@@ -17,6 +17,7 @@ mod mcp;
 mod patch;
 mod plugins;
 mod print;
+mod prompt_files;
 mod pty;
 mod repl;
 mod resources;
