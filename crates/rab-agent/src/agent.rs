@@ -84,6 +84,8 @@ pub struct Agent {
     chain: failover::Chain,
     /// The output limit when the reply being acted on was cut off at it.
     cut_off: Option<u64>,
+    /// The output limit the spending limit allows the request under way, when lower.
+    output_limit: Option<u64>,
 }
 
 enum Outcome {
@@ -121,6 +123,7 @@ impl Agent {
             looped: None,
             chain: failover::Chain::default(),
             cut_off: None,
+            output_limit: None,
         }
     }
 
@@ -203,7 +206,7 @@ impl Agent {
     pub fn add_spent(&mut self, dollars: f64) {
         self.spent += dollars;
         if let Some(spend) = &self.config.spend {
-            spend.record(&rab_ai::Usage::default(), dollars, 0.0);
+            spend.record(&rab_ai::Usage::default(), dollars, crate::ledger::Reservation::none());
         }
     }
 
@@ -326,13 +329,15 @@ impl Agent {
                 turn += 1;
                 sink.emit(AgentEvent::TurnStart { turn })?;
                 self.compact_if_needed(sink, cancel).await?;
-                let reserved = match self.reserve_request() {
+                let reserved = match self.reserve_request(cancel).await {
                     Ok(reserved) => reserved,
                     Err(stop) => {
                         sink.emit(AgentEvent::TurnEnd { turn })?;
                         return Ok(stop);
                     }
                 };
+                // Under a spending limit, the output limit its reservation allows.
+                self.output_limit = reserved.max_tokens();
                 let (mut assistant, mut error) = self.stream_reply(sink, cancel).await?;
                 if error.as_ref().is_some_and(rab_ai::Error::is_context_overflow)
                     && assistant.content.is_empty()
@@ -373,8 +378,11 @@ impl Agent {
                     sink.emit(AgentEvent::TurnEnd { turn })?;
                     return Ok(StopCause::Error { message });
                 }
-                self.cut_off = (stop_reason == StopReason::Length)
-                    .then(|| rab_ai::max_tokens(&self.config.model, &self.config.options));
+                self.cut_off = (stop_reason == StopReason::Length).then(|| {
+                    self.output_limit.unwrap_or_else(|| {
+                        rab_ai::max_tokens(&self.config.model, &self.config.options)
+                    })
+                });
                 if let (Some(max_tokens), true) = (self.cut_off, calls.is_empty()) {
                     // Cut off mid-answer: asked once to go on, then its own outcome.
                     sink.emit(AgentEvent::TurnEnd { turn })?;
@@ -462,7 +470,7 @@ impl Agent {
                     is_fallback: done.is_fallback,
                     usage: done.usage,
                 })?;
-                self.record_spend(&done.usage, 0.0);
+                self.record_spend(&done.usage, crate::ledger::Reservation::none());
                 let old = std::mem::replace(&mut self.messages, done.messages);
                 self.frame.carry_notes(&old, &self.messages);
                 Ok(true)
@@ -494,12 +502,19 @@ impl Agent {
             tools: self.frame.tools.take().unwrap_or_default(),
         };
         let stream_cancel = cancel.child_token();
-        let mut stream = self.provider.stream(
-            &self.config.model,
-            &context,
-            &self.config.options,
-            stream_cancel.clone(),
-        );
+        let limited;
+        let options = match self.output_limit {
+            Some(limit) if limit < rab_ai::max_tokens(&self.config.model, &self.config.options) => {
+                limited = rab_ai::StreamOptions {
+                    max_tokens: Some(limit),
+                    ..self.config.options.clone()
+                };
+                &limited
+            }
+            Some(_) | None => &self.config.options,
+        };
+        let mut stream =
+            self.provider.stream(&self.config.model, &context, options, stream_cancel.clone());
         self.loops.start_reply();
         self.system_prompt = context.system_prompt;
         self.messages = context.messages;

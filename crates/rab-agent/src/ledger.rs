@@ -1,8 +1,11 @@
 //! One spending ledger per session: what the main agent and every sub-agent spent, and
-//! the one limit they share. Before each request an agent reserves its estimate; the
-//! reservation fails when the spending so far, the other agents' open reservations and
-//! this estimate together would pass the limit, so parallel sub-agents cannot each
-//! spend the whole budget. The response's real cost replaces the reservation.
+//! the one limit they share. Before each request an agent reserves its worst case: the
+//! input's price plus its output limit at the output price. The output limit is cut to
+//! what fits beside the spending so far and the other requests under way; when not even
+//! a useful minimum fits, the request waits for those under way to be priced, or is
+//! refused when none is. A response can never bill more output than its limit, so the
+//! agents together spend at most the limit plus the error of the input's estimate. The
+//! response's real cost replaces the reservation.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -36,8 +39,10 @@ impl Spending {
 struct Book {
     main: Spending,
     sub: Spending,
-    /// Estimates of requests under way.
+    /// Worst cases of the requests under way.
     reserved: f64,
+    /// How many requests are under way.
+    open: u32,
 }
 
 /// What a session's agents spent, and their shared limit.
@@ -45,6 +50,8 @@ struct Book {
 pub struct Ledger {
     limit: Option<f64>,
     book: Mutex<Book>,
+    /// Woken when a request under way is priced (its reservation released).
+    released: tokio::sync::Notify,
 }
 
 /// A request would pass the limit.
@@ -56,10 +63,83 @@ pub struct OverBudget {
     pub spent: f64,
 }
 
+/// What a request needs reserved before it is sent: its worst case.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Need {
+    /// Dollars of its input.
+    pub input: f64,
+    /// Dollars per output token.
+    pub per_output_token: f64,
+    /// The output limit it would be sent with.
+    pub max_tokens: u64,
+    /// The least output limit worth sending it with: when not even that fits, it waits
+    /// for the requests under way, or is refused when there are none.
+    pub min_tokens: u64,
+}
+
+/// Why a reservation was not made.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Refused {
+    /// The worst case does not fit the limit, and no request under way could free room.
+    Over(OverBudget),
+    /// Cancelled while waiting for room.
+    Cancelled,
+}
+
+/// A request's reservation: its worst case, held against the limit until the response
+/// is priced ([`Spend::record`]); dropped unpriced (the request failed before it
+/// streamed), it is released.
+#[derive(Debug)]
+pub struct Reservation {
+    ledger: Option<Arc<Ledger>>,
+    dollars: f64,
+    max_tokens: Option<u64>,
+}
+
+impl Reservation {
+    /// No reservation: no limit, or a request outside the budget's count.
+    pub fn none() -> Self {
+        Self { ledger: None, dollars: 0.0, max_tokens: None }
+    }
+
+    /// The output limit the request must be sent with to stay within its reservation
+    /// (`None`: no limit applies).
+    pub fn max_tokens(&self) -> Option<u64> {
+        self.max_tokens
+    }
+
+    /// The dollars held.
+    pub fn dollars(&self) -> f64 {
+        self.dollars
+    }
+
+    fn release(&mut self) {
+        if let Some(ledger) = self.ledger.take() {
+            let mut b = ledger.book();
+            b.reserved = (b.reserved - self.dollars).max(0.0);
+            b.open = b.open.saturating_sub(1);
+            drop(b);
+            ledger.released.notify_waiters();
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+enum Attempt {
+    Granted { dollars: f64, max_tokens: u64 },
+    Wait,
+    Over(OverBudget),
+}
+
 impl Ledger {
     /// A ledger with an optional limit in dollars.
     pub fn new(limit: Option<f64>) -> Arc<Self> {
-        Arc::new(Self { limit, book: Mutex::new(Book::default()) })
+        Arc::new(Self { limit, ..Self::default() })
     }
 
     /// The limit, if any.
@@ -87,23 +167,75 @@ impl Ledger {
         self.book().sub
     }
 
-    /// Reserves `estimate` dollars for a request, unless that would pass the limit.
-    pub fn reserve(&self, estimate: f64) -> Result<f64, OverBudget> {
-        let Some(limit) = self.limit else { return Ok(0.0) };
+    /// One try: the largest output limit up to `need.max_tokens` whose worst case fits
+    /// beside what was spent and what the requests under way reserved.
+    fn try_reserve(&self, limit: f64, need: &Need) -> Attempt {
         let mut b = self.book();
-        let spent = b.main.cost + b.sub.cost + b.reserved;
-        if spent + estimate > limit {
-            return Err(OverBudget { limit, spent });
+        let committed = b.main.cost + b.sub.cost + b.reserved;
+        let room = limit - committed - need.input;
+        let affordable = if room < 0.0 {
+            0
+        } else if need.per_output_token > 0.0 {
+            // Saturates for a room too large to count in tokens.
+            (room / need.per_output_token).floor() as u64
+        } else {
+            u64::MAX
+        };
+        let max_tokens = need.max_tokens.min(affordable);
+        if room >= 0.0 && max_tokens >= need.min_tokens.min(need.max_tokens).max(1) {
+            let dollars = need.input + max_tokens as f64 * need.per_output_token;
+            b.reserved += dollars;
+            b.open += 1;
+            Attempt::Granted { dollars, max_tokens }
+        } else if b.open > 0 {
+            Attempt::Wait
+        } else {
+            Attempt::Over(OverBudget { limit, spent: committed })
         }
-        b.reserved += estimate;
-        Ok(estimate)
     }
 
-    /// Records a response (`reserved`: what its request reserved, now released).
-    pub fn record(&self, is_sub: bool, usage: &Usage, cost: f64, reserved: f64) {
-        let mut b = self.book();
-        b.reserved = (b.reserved - reserved).max(0.0);
-        if is_sub { b.sub.add(usage, cost) } else { b.main.add(usage, cost) }
+    /// Reserves a request's worst case: at once when it fits (with the output limit cut
+    /// to what fits, never below `need.min_tokens`), after requests under way are priced
+    /// when it fits only then, and refused when it cannot fit.
+    pub async fn reserve(
+        self: &Arc<Self>,
+        need: Need,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Reservation, Refused> {
+        let Some(limit) = self.limit else { return Ok(Reservation::none()) };
+        loop {
+            // Registered before the try, so a release between the try and the wait is
+            // not missed.
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            match self.try_reserve(limit, &need) {
+                Attempt::Granted { dollars, max_tokens } => {
+                    return Ok(Reservation {
+                        ledger: Some(self.clone()),
+                        dollars,
+                        max_tokens: Some(max_tokens),
+                    });
+                }
+                Attempt::Over(over) => return Err(Refused::Over(over)),
+                Attempt::Wait => {
+                    tracing::debug!("budget: waiting for requests under way to be priced");
+                    tokio::select! {
+                        () = &mut released => {}
+                        () = cancel.cancelled() => return Err(Refused::Cancelled),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records a response, releasing what its request reserved.
+    pub fn record(&self, is_sub: bool, usage: &Usage, cost: f64, mut reservation: Reservation) {
+        {
+            let mut b = self.book();
+            if is_sub { b.sub.add(usage, cost) } else { b.main.add(usage, cost) }
+        }
+        reservation.release();
     }
 }
 
@@ -135,43 +267,19 @@ impl Spend {
         self.is_sub
     }
 
-    pub(crate) fn reserve(&self, estimate: f64) -> Result<f64, OverBudget> {
-        self.ledger.reserve(estimate)
+    pub(crate) async fn reserve(
+        &self,
+        need: Need,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Reservation, Refused> {
+        self.ledger.reserve(need, cancel).await
     }
 
-    pub(crate) fn record(&self, usage: &Usage, cost: f64, reserved: f64) {
-        self.ledger.record(self.is_sub, usage, cost, reserved);
+    /// Records a response's cost, releasing `reservation`.
+    pub fn record(&self, usage: &Usage, cost: f64, reservation: Reservation) {
+        self.ledger.record(self.is_sub, usage, cost, reservation);
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parallel_reservations_share_one_limit() {
-        let ledger = Ledger::new(Some(1.0));
-        let a = Spend::new(ledger.clone());
-        let b = a.for_sub_agent();
-        let ra = a.reserve(0.6).unwrap();
-        // B's estimate fits the limit alone, not with A's request under way.
-        assert_eq!(b.reserve(0.5), Err(OverBudget { limit: 1.0, spent: 0.6 }));
-        a.record(&Usage { input: 10, ..Usage::default() }, 0.3, ra);
-        let rb = b.reserve(0.5).unwrap();
-        b.record(&Usage { output: 5, ..Usage::default() }, 0.9, rb);
-        assert!((ledger.spent() - 1.2).abs() < 1e-9);
-        assert_eq!(ledger.sub_agents().requests, 1);
-        assert_eq!(ledger.sub_agents().usage.output, 5);
-        assert_eq!(ledger.main_agent().usage.input, 10);
-        assert!(a.reserve(0.0001).is_err());
-    }
-
-    #[test]
-    fn without_a_limit_everything_is_counted_and_nothing_refused() {
-        let ledger = Ledger::new(None);
-        let s = Spend::new(ledger.clone()).for_sub_agent();
-        assert_eq!(s.reserve(1e9), Ok(0.0));
-        s.record(&Usage::default(), 2.0, 0.0);
-        assert_eq!(ledger.sub_agents().cost, 2.0);
-    }
-}
+mod tests;

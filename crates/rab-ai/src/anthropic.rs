@@ -123,11 +123,17 @@ fn thinking_config(model: &Model, context: &Context, options: &StreamOptions) ->
         },
         ThinkingFormat::AnthropicBudget if level != ThinkingLevel::Off => {
             // budget_tokens must stay below max_tokens; grow max_tokens within the
-            // model's limit to leave room for the answer.
+            // model's limit to leave room for the answer, unless the caller set it (a
+            // spending limit's: what the request may bill at most).
             let want = budget(level);
-            max = (max + want).min(model.max_output.max(max));
+            if options.max_tokens.is_none() {
+                max = (max + want).min(model.max_output.max(max));
+            }
             let budget = want.min(max.saturating_sub(1024)).max(1024);
-            out.thinking = Some(serde_json::json!({"type": "enabled", "budget_tokens": budget}));
+            if budget < max {
+                out.thinking =
+                    Some(serde_json::json!({"type": "enabled", "budget_tokens": budget}));
+            }
             out.max_tokens = max;
             if !context.current_tools().is_empty() {
                 out.betas.push("interleaved-thinking-2025-05-14");

@@ -1,7 +1,9 @@
 //! What the permission gate adds to a tool call when no hook is configured: the
 //! PreToolUse check (no hooks), the policy (12 rules of every kind), and after the call
 //! the secret firewall over a 4 KB result (with 8 known secrets). Timed per call, for a
-//! bash call, a read call and an edit call; the median of 20,000 calls each.
+//! bash call, a read call and an edit call; the median of 20,000 calls each. Then the
+//! check of a bash call (a compound command line) against 50 rules: 20 allow, 10 ask
+//! and 20 deny rules, most of them for bash.
 //!
 //! Run: `cargo bench -p rab-core --bench gate`
 #![allow(clippy::unwrap_used)]
@@ -50,24 +52,93 @@ impl AgentTool for Fake {
     }
 }
 
+fn v(l: &[&str]) -> Vec<String> {
+    l.iter().map(|s| s.to_string()).collect()
+}
+
+/// The gate of the per-call figures: 12 rules of every kind.
 fn gate() -> Gate {
-    let v = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
+    gate_with(PermissionSettings {
+        allow: v(&[
+            "bash(git status*)",
+            "bash(cargo test*)",
+            "bash(ls*)",
+            "edit(src/**)",
+            "read",
+            "grep",
+        ]),
+        ask: v(&["bash(git push*)", "web_fetch(domain:example.com)"]),
+        deny: v(&["read(~/.ssh/**)", "read(*.pem)", "bash(rm -rf*)", "mcp__gh__delete_repo"]),
+        ..PermissionSettings::default()
+    })
+}
+
+/// 50 rules, as a project that lists its commands might have.
+fn fifty_rules() -> PermissionSettings {
+    let allow = [
+        "git status*",
+        "git diff*",
+        "git log*",
+        "git show*",
+        "cargo test*",
+        "cargo build*",
+        "cargo check*",
+        "cargo clippy*",
+        "cargo fmt*",
+        "npm run build*",
+        "npm test*",
+        "ls*",
+        "cat *",
+        "head *",
+        "tail *",
+        "wc *",
+        "make test*",
+        "python3 -m pytest*",
+    ];
+    let ask = [
+        "git push*",
+        "git commit*",
+        "npm publish*",
+        "cargo publish*",
+        "docker *",
+        "kubectl *",
+        "terraform *",
+        "ssh *",
+    ];
+    let deny = [
+        "rm *",
+        "rmdir *",
+        "shred *",
+        "dd *",
+        "mkfs*",
+        "curl *",
+        "wget *",
+        "nc *",
+        "chmod -R*",
+        "chown *",
+        "sudo *",
+        "git reset --hard*",
+        "git clean*",
+        "git push -f*",
+        "git push --force*",
+        "npm install -g*",
+    ];
+    let bash = |l: &[&str]| l.iter().map(|p| format!("bash({p})")).collect::<Vec<_>>();
+    let mut allow = bash(&allow);
+    allow.extend(v(&["read", "grep"]));
+    let mut ask = bash(&ask);
+    ask.extend(v(&["web_fetch(domain:example.com)", "edit(.github/**)"]));
+    let mut deny = bash(&deny);
+    deny.extend(v(&["read(~/.ssh/**)", "read(*.pem)", "read(**/.env)", "mcp__gh__delete_repo"]));
+    assert_eq!(allow.len() + ask.len() + deny.len(), 50);
+    PermissionSettings { allow, ask, deny, ..PermissionSettings::default() }
+}
+
+fn gate_with(permissions: PermissionSettings) -> Gate {
     let layer = SafetyLayer {
         scope: Scope::Global,
         source: PathBuf::from("settings.json"),
-        permissions: PermissionSettings {
-            allow: v(&[
-                "bash(git status*)",
-                "bash(cargo test*)",
-                "bash(ls*)",
-                "edit(src/**)",
-                "read",
-                "grep",
-            ]),
-            ask: v(&["bash(git push*)", "web_fetch(domain:example.com)"]),
-            deny: v(&["read(~/.ssh/**)", "read(*.pem)", "bash(rm -rf*)", "mcp__gh__delete_repo"]),
-            ..PermissionSettings::default()
-        },
+        permissions,
         hooks: rab_config::HookSettings::new(),
     };
     let known = rab_core::tool_catalog::builtin(Path::new("/p"));
@@ -135,4 +206,25 @@ fn main() {
         let (b, a) = (median(&mut before), median(&mut after));
         println!("{name:<6} {b:>12.1} {a:>12.1} {:>12.1}", a + b);
     }
+    let gate = gate_with(fifty_rules());
+    let command = "git status --short && cargo test -p x 2>&1 | tail -n 20; ls src";
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "bash".into(),
+        arguments: json!({"command": command}),
+        invalid_arguments: None,
+        signature: None,
+        item_id: None,
+    };
+    let tool = Fake(ToolLevel::Execute);
+    let mut times = Vec::new();
+    rt.block_on(async {
+        for _ in 0..20_000 {
+            let t = Instant::now();
+            let _ = gate.before(&call, &tool, &cancel).await;
+            times.push(t.elapsed().as_nanos() as f64 / 1000.0);
+        }
+    });
+    times.sort_by(f64::total_cmp);
+    println!("bash call checked against 50 rules: {:.1} µs (median)", times[times.len() / 2]);
 }

@@ -234,8 +234,25 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
         usage.input = req.raw.len() as u64 / 4;
         turn.usage = Some(usage);
     }
+    // A provider bills no more output than the request allowed.
+    if let Some(cap) = output_cap(&req.body)
+        && turn.effective_usage().output > cap
+    {
+        let mut usage = turn.effective_usage();
+        usage.output = cap;
+        usage.reasoning = usage.reasoning.min(cap);
+        turn.usage = Some(usage);
+    }
     let frames = render_reply(wire, &turn, n + 1, &reply);
     Answer::Stream { wire, turn: Box::new(turn), frames }
+}
+
+/// The output limit a request sets, in any wire's spelling.
+fn output_cap(body: &Value) -> Option<u64> {
+    ["max_tokens", "max_completion_tokens", "max_output_tokens"]
+        .iter()
+        .find_map(|k| body.get(k).and_then(Value::as_u64))
+        .or_else(|| body.pointer("/generationConfig/maxOutputTokens").and_then(Value::as_u64))
 }
 
 async fn handle(
