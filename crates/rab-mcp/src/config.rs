@@ -93,10 +93,31 @@ pub fn load(
             Err(source) => return Err(Error::Read { path: path.clone(), source }),
         };
         for server in parse(&text, path, env)? {
-            if let Some(first) = servers.iter().find(|s| s.name == server.name) {
+            let Some(key) = crate::tools::server_key(&server.name) else {
                 warnings.push(format!(
-                    "MCP server `{}` is defined in both {} and {}; using the one in {}",
+                    "MCP server `{}` in {} is skipped: its tools' names would look like \
+                     another server's to permission rules (mcp__SERVER__TOOL); rename it \
+                     with letters, digits, '-' and single '_' inside",
                     server.name,
+                    path.display()
+                ));
+                continue;
+            };
+            let same = |s: &&ServerConfig| {
+                s.name == server.name || crate::tools::server_key(&s.name).as_deref() == Some(&key)
+            };
+            if let Some(first) = servers.iter().find(same) {
+                let what = if first.name == server.name {
+                    format!("MCP server `{}` is defined", server.name)
+                } else {
+                    format!(
+                        "MCP servers `{}` and `{}` would give their tools the same names, \
+                         defined",
+                        first.name, server.name
+                    )
+                };
+                warnings.push(format!(
+                    "{what} in both {} and {}; using the one in {}",
                     first.source.display(),
                     path.display(),
                     first.source.display()

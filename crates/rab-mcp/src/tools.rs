@@ -98,6 +98,19 @@ pub fn tool_name(server: &str, tool: &str) -> String {
     portable_tool_name(&format!("mcp__{server}__{tool}"), &format!("{server}/{tool}"))
 }
 
+/// The server's part of its tools' names (characters outside `[A-Za-z0-9_-]` as `_`),
+/// or `None` when it would be ambiguous: with `__` in it, or `_` at either end, a rule
+/// `mcp__gh` would cover the tools of a server named `gh__x` or `gh_` too.
+pub fn server_key(server: &str) -> Option<String> {
+    let key: String = server
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .collect();
+    let ambiguous =
+        key.is_empty() || key.contains("__") || key.starts_with('_') || key.ends_with('_');
+    (!ambiguous).then_some(key)
+}
+
 /// The schema as an object schema: `"type": "object"` and at least empty `properties`.
 pub(crate) fn object_schema(schema: Value) -> Value {
     let mut map = match schema {
@@ -282,6 +295,11 @@ mod tests {
     fn names_are_sanitised_and_capped_with_a_stable_hash() {
         assert_eq!(tool_name("test", "echo"), "mcp__test__echo");
         assert_eq!(tool_name("my server", "get.file"), "mcp__my_server__get_file");
+        // A server's name that would make its tools look like another server's.
+        assert_eq!(server_key("my server").as_deref(), Some("my_server"));
+        for bad in ["gh__evil", "gh_", "_gh", "gh .", "", "a. b"] {
+            assert_eq!(server_key(bad), None, "{bad}");
+        }
         let long = tool_name("github", &"x".repeat(80));
         assert_eq!(long.len(), 64);
         assert_eq!(long, tool_name("github", &"x".repeat(80)));

@@ -8,6 +8,14 @@
 //! where NAME is the file's name without `.wasm`, or the folder's name. Nothing is
 //! granted unless one of them says so, and file grants must lie inside the workspace.
 //!
+//! A table is bound to where the plugin comes from, never to its name alone: a table of
+//! `~/.rab/extensions.toml` applies by name to your own plugins (`~/.rab/extensions/`)
+//! only, and to any other plugin only when it names the plugin's `source` (its path)
+//! and `sha256` (of its `.wasm`; a changed file loses the table until you update it); a
+//! table of the project's file applies to the project's own plugins
+//! (`.rab/extensions/`) only. So a project's plugin named like yours gets none of your
+//! grants, and a project cannot widen what your own plugins may do.
+//!
 //! ```toml
 //! [limits]
 //! fuel = 5000000000      # per call
@@ -37,6 +45,11 @@ use crate::Limits;
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Layer {
+    /// The plugin this table is for (its file or folder), for a plugin that is not in
+    /// your own extensions folder; needs `sha256`.
+    pub source: Option<String>,
+    /// The SHA-256 of the plugin's `.wasm` (hex), with `source`.
+    pub sha256: Option<String>,
     /// Limit overrides.
     #[serde(default)]
     pub limits: LimitsLayer,
@@ -181,10 +194,25 @@ impl Sources {
         std::iter::once(self.global.clone()).chain(self.project.clone()).collect()
     }
 
-    /// The settings of the plugin at `path` (a `.wasm` file or a folder). An unreadable
-    /// or malformed file is an error naming it; a grant that cannot be given (missing,
-    /// outside the workspace) is left out with a warning.
+    /// The settings of the plugin at `path` (a `.wasm` file or a folder), its `.wasm`
+    /// hashed from disk. An unreadable or malformed file is an error naming it; a grant
+    /// that cannot be given (missing, outside the workspace) is left out with a warning.
     pub fn settings(&self, path: &Path, warnings: &mut Vec<String>) -> Result<Settings, String> {
+        let hash = crate::component_file(path)
+            .and_then(|wasm| std::fs::read(&wasm).map_err(|e| e.to_string()))
+            .map(|bytes| sha256_hex(&bytes))
+            .ok();
+        self.settings_for(path, hash.as_deref(), warnings)
+    }
+
+    /// [`Sources::settings`] for a plugin whose `.wasm` has the SHA-256 `hash` (hex; the
+    /// bytes about to be loaded, so the tables pinned to it are for what runs).
+    pub fn settings_for(
+        &self,
+        path: &Path,
+        hash: Option<&str>,
+        warnings: &mut Vec<String>,
+    ) -> Result<Settings, String> {
         let key = plugin_key(path);
         let mut layers = Vec::new();
         if path.is_dir() {
@@ -193,6 +221,10 @@ impl Sources {
                 layers.push((own.clone(), read_layer(&own)?));
             }
         }
+        let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let under = |dir: PathBuf| dir.canonicalize().is_ok_and(|d| real.starts_with(d));
+        let is_own = under(self.home.join("extensions"));
+        let is_projects = under(self.workspace.join(".rab/extensions"));
         for file in self.files() {
             if !file.is_file() {
                 continue;
@@ -201,8 +233,59 @@ impl Sources {
                 .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
             let parsed: ExtensionsFile =
                 toml::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-            if let Some(layer) = parsed.plugins.get(&key) {
+            let is_global = file == self.global;
+            if is_global {
+                for (name, layer) in &parsed.plugins {
+                    let Some(source) = &layer.source else { continue };
+                    let pinned = Path::new(source).canonicalize().is_ok_and(|s| s == real);
+                    if !pinned {
+                        continue;
+                    }
+                    match (&layer.sha256, hash) {
+                        (Some(want), Some(have)) if want.eq_ignore_ascii_case(have) => {
+                            layers.push((file.clone(), layer.clone()));
+                        }
+                        (want, have) => warnings.push(format!(
+                            "plugin {key}: [plugins.{name}] in {} is not applied: {}",
+                            file.display(),
+                            match (want, have) {
+                                (None, _) => "a table with source needs the sha256 of the \
+                                              plugin's .wasm too"
+                                    .to_owned(),
+                                (Some(_), Some(have)) => format!(
+                                    "the plugin changed since (its sha256 is now {have}); \
+                                     check it and update sha256 to grant it again"
+                                ),
+                                (Some(_), None) => "its .wasm cannot be read".to_owned(),
+                            }
+                        )),
+                    }
+                }
+            }
+            let Some(layer) = parsed.plugins.get(&key).filter(|l| l.source.is_none()) else {
+                continue;
+            };
+            if (is_global && is_own) || (!is_global && is_projects) {
                 layers.push((file.clone(), layer.clone()));
+            } else {
+                let whose =
+                    if is_global { "your own plugins" } else { "the project's own plugins" };
+                let fix = if is_global {
+                    format!(
+                        "; to give this one settings, add a table with source = {:?} and \
+                         sha256 = {:?}",
+                        real.display().to_string(),
+                        hash.unwrap_or("…")
+                    )
+                } else {
+                    String::new()
+                };
+                warnings.push(format!(
+                    "plugin {key} from {}: [plugins.{key}] in {} is for {whose} of that \
+                     name, not this one, and is not applied{fix}",
+                    path.display(),
+                    file.display()
+                ));
             }
         }
         let mut settings = Settings::default();
@@ -248,6 +331,12 @@ impl Sources {
         settings.config = serde_json::to_string(&config).unwrap_or_else(|_| "{}".into());
         Ok(settings)
     }
+}
+
+/// SHA-256 of `bytes`, in hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The name settings files know a plugin by: the file's name without `.wasm`, or the
@@ -319,73 +408,4 @@ fn resolve_dir(workspace: &Path, written: &str, write: bool) -> Result<DirGrant,
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn layers_override_and_grants_stay_inside_the_workspace() {
-        let tmp = tempfile::tempdir().unwrap();
-        let home = tmp.path().join("home");
-        let work = tmp.path().join("work");
-        let outside = tmp.path().join("outside");
-        for d in [&home, &work.join("docs"), &work.join("out"), &work.join(".rab"), &outside] {
-            std::fs::create_dir_all(d).unwrap();
-        }
-        let plugin = home.join("extensions/hello");
-        std::fs::create_dir_all(&plugin).unwrap();
-        std::fs::write(
-            plugin.join("config.toml"),
-            "[limits]\nfuel = 10\ntime-secs = 2\n[config]\na = 1\nb = \"x\"\n",
-        )
-        .unwrap();
-        std::fs::write(
-            home.join("extensions.toml"),
-            "[plugins.hello]\nlimits.fuel = 20\nconfig.b = \"y\"\n",
-        )
-        .unwrap();
-        std::fs::write(
-            work.join(".rab/extensions.toml"),
-            format!(
-                "[plugins.hello.grants]\nfiles = [\"docs\", \"../outside\", \"{}\"]\nwrite = \
-                 [\"out\"]\n",
-                outside.display()
-            ),
-        )
-        .unwrap();
-        let mut warnings = Vec::new();
-        let trusted = Sources::new(&home, &work, true).settings(&plugin, &mut warnings).unwrap();
-        assert_eq!(trusted.limits.fuel, 20);
-        assert_eq!(trusted.limits.time, Duration::from_secs(2));
-        assert_eq!(trusted.config, r#"{"a":1,"b":"y"}"#);
-        let dirs: Vec<_> =
-            trusted.grants.dirs.iter().map(|d| (d.guest[1].clone(), d.write)).collect();
-        assert_eq!(dirs, [("docs".to_owned(), false), ("out".to_owned(), true)]);
-        assert_eq!(warnings.len(), 2, "{warnings:?}");
-        assert!(warnings.iter().all(|w| w.contains("outside the workspace")), "{warnings:?}");
-        assert!(!trusted.grants.network);
-
-        // A project cannot let a plugin reach local services; the user's own file can.
-        std::fs::write(
-            work.join(".rab/extensions.toml"),
-            "[plugins.hello.grants]\nnetwork = true\nprivate-network = true\n",
-        )
-        .unwrap();
-        let mut warnings = Vec::new();
-        let s = Sources::new(&home, &work, true).settings(&plugin, &mut warnings).unwrap();
-        assert!(s.grants.network && !s.grants.private_network, "{:?}", s.grants);
-        assert!(warnings[0].contains("private-network"), "{warnings:?}");
-        std::fs::write(plugin.join("config.toml"), "[grants]\nprivate-network = true\n").unwrap();
-        let s = Sources::new(&home, &work, true).settings(&plugin, &mut Vec::new()).unwrap();
-        assert!(s.grants.network && s.grants.private_network, "{:?}", s.grants);
-
-        // An untrusted folder's file grants nothing.
-        let mut warnings = Vec::new();
-        let untrusted = Sources::new(&home, &work, false).settings(&plugin, &mut warnings).unwrap();
-        assert!(untrusted.grants.dirs.is_empty());
-
-        // A typo is an error naming the file.
-        std::fs::write(home.join("extensions.toml"), "[plugins.hello]\nlimit.fuel = 1\n").unwrap();
-        let e = Sources::new(&home, &work, false).settings(&plugin, &mut Vec::new()).unwrap_err();
-        assert!(e.contains("extensions.toml") && e.contains("limit"), "{e}");
-    }
-}
+mod tests;

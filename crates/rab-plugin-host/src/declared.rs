@@ -5,9 +5,16 @@ use rab_agent::ToolLevel;
 
 use crate::{SlashCommand, ToolDef};
 
+/// Prefixes of other kinds' tool names in permission rules and hook matchers: a
+/// plugin's tool named `mcp__gh__x` would be allowed by a rule meant for the MCP server
+/// `gh`.
+const RESERVED_PREFIXES: [&str; 2] = ["mcp__", "plugin__"];
+
 /// Names a provider and rab can use: the plugin's names a file (its last error) and
 /// rules (`plugin__NAME`), tool names go to the model's API (letters, digits, `_`, `-`;
-/// at most 64), and each tool's parameters must be a JSON Schema object.
+/// at most 64), and each tool's parameters must be a JSON Schema object. Names stay in
+/// the plugin's own namespace: the plugin's name has no `__` (rules split
+/// `plugin__NAME__TOOL` there), and no tool name starts with `mcp__` or `plugin__`.
 pub(crate) fn check_names(
     name: &str,
     tools: &[ToolDef],
@@ -24,10 +31,25 @@ pub(crate) fn check_names(
             "its name {name:?} cannot be used (letters, digits, '_' and '-', at most 64)"
         ));
     }
+    if name.contains("__") {
+        return Err(format!(
+            "its name {name:?} cannot be used: '__' separates the plugin's name from its \
+             tool's in permission rules (plugin__NAME__TOOL)"
+        ));
+    }
     for (i, tool) in tools.iter().enumerate() {
         if !is_word(&tool.name, &[]) {
             return Err(format!(
                 "its tool name {:?} cannot be used (letters, digits, '_' and '-', at most 64)",
+                tool.name
+            ));
+        }
+        let lower = tool.name.to_ascii_lowercase();
+        if let Some(prefix) = RESERVED_PREFIXES.iter().find(|p| lower.starts_with(*p)) {
+            return Err(format!(
+                "its tool name {:?} cannot be used: names starting with {prefix} belong to \
+                 MCP servers' tools and plugins' rule names, and rules for those must not \
+                 cover a plugin's tool",
                 tool.name
             ));
         }

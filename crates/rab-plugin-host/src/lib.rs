@@ -138,24 +138,29 @@ impl Host {
         cache: Option<&Cache>,
     ) -> Result<Plugin, PluginError> {
         let failed = |why: String| PluginError::Load { path: path.to_path_buf(), why };
-        let wasm = if path.is_dir() {
-            let mut found: Vec<PathBuf> = std::fs::read_dir(path)
-                .map_err(|e| failed(e.to_string()))?
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
-                .collect();
-            found.sort();
-            match found.len() {
-                1 => found.remove(0),
-                0 => return Err(failed("the folder has no .wasm file".into())),
-                _ => return Err(failed("the folder has more than one .wasm file".into())),
-            }
-        } else {
-            path.to_path_buf()
-        };
+        let wasm = component_file(path).map_err(failed)?;
         let bytes = std::fs::read(&wasm).map_err(|e| failed(format!("cannot read it: {e}")))?;
         self.load_with(&wasm, &bytes, settings, cache)
+    }
+}
+
+/// The `.wasm` of the plugin at `path`: the file itself, or the one `.wasm` file in a
+/// plugin folder.
+pub fn component_file(path: &Path) -> Result<PathBuf, String> {
+    if !path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+        .collect();
+    found.sort();
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err("the folder has no .wasm file".into()),
+        _ => Err("the folder has more than one .wasm file".into()),
     }
 }
 

@@ -267,11 +267,17 @@ impl Registry {
         path: &Path,
         warnings: &mut Vec<String>,
     ) -> Result<Arc<Plugin>, String> {
-        let settings = self.inner.sources.settings(path, warnings)?;
-        let plugin = host.load(path, settings, self.inner.cache.as_ref()).map_err(|e| match e {
-            crate::PluginError::Load { why, .. } => why,
-            other => other.to_string(),
-        })?;
+        // Read once: the settings pinned to the plugin's hash are for the bytes loaded.
+        let wasm = crate::component_file(path)?;
+        let bytes = std::fs::read(&wasm).map_err(|e| format!("cannot read it: {e}"))?;
+        let hash = crate::config::sha256_hex(&bytes);
+        let settings = self.inner.sources.settings_for(path, Some(&hash), warnings)?;
+        let plugin = host.load_with(&wasm, &bytes, settings, self.inner.cache.as_ref()).map_err(
+            |e| match e {
+                crate::PluginError::Load { why, .. } => why,
+                other => other.to_string(),
+            },
+        )?;
         if let Some(cache) = &self.inner.cache {
             plugin
                 .keep_errors_in(cache.dir().join("errors").join(format!("{}.txt", plugin.name())));

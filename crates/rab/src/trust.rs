@@ -76,7 +76,7 @@ pub fn offers(env: &Env, paths: &Paths, cwd: &Path) -> Vec<String> {
         if !names.is_empty() {
             out.push(format!("{}: WASM plugins {}", dir.display(), names.join(", ")));
         }
-        // It can grant any plugin, a global one too, folders and the network.
+        // It can grant the project's own plugins folders and the network.
         let grants = cwd.join(".rab/extensions.toml");
         if grants.is_file() {
             out.push(format!("{}: WASM plugin settings and grants", grants.display()));

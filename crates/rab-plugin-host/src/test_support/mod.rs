@@ -103,6 +103,21 @@ pub fn spinner_component() -> Vec<u8> {
     )
 }
 
+/// The test plugin with its tool named `name` (1 to 20 characters; it fails on purpose
+/// unless the name starts with `e`).
+pub fn named_tool_component(name: &str) -> Vec<u8> {
+    assert!((1..=20).contains(&name.len()), "1 to 20 characters");
+    let len = format!("\\c8\\00\\00\\00\\{:02x}\\00\\00\\00", name.len());
+    build(
+        &WAT.replace("SELF_TEST", "0")
+            .replace(
+                r#"(data (i32.const 200) "echo")"#,
+                &format!(r#"(data (i32.const 200) "{name}")"#),
+            )
+            .replace(r#"\c8\00\00\00\04\00\00\00"#, &len),
+    )
+}
+
 /// The test plugin declaring no level for its tool (`tool-levels` is empty), so `echo`
 /// counts as running programs.
 pub fn undeclared_component() -> Vec<u8> {

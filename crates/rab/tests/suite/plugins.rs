@@ -79,16 +79,16 @@ fn a_projects_plugins_load_only_in_a_trusted_folder() {
     assert!(offered(&llm, 1).iter().any(|n| n == "echo"));
 }
 
-/// A project grants a global plugin its `docs` folder: only once trusted, and never
+/// A project grants its own plugin its `docs` folder: only once trusted, and never
 /// anything outside the folder; the refusal reaches the model as the tool's error, and
 /// `rab plugin list` shows the grant and that last error.
 #[test]
 fn grants_come_from_settings_files_and_a_read_outside_them_is_refused() {
     let home = Home::new();
-    install(&home, "reader.wasm", &files_component());
     let project = home.dir.path().join("proj");
     std::fs::create_dir_all(project.join("docs")).unwrap();
-    std::fs::create_dir_all(project.join(".rab")).unwrap();
+    std::fs::create_dir_all(project.join(".rab/extensions")).unwrap();
+    std::fs::write(project.join(".rab/extensions/reader.wasm"), files_component()).unwrap();
     std::fs::write(project.join("docs/a.txt"), "granted text").unwrap();
     std::fs::write(project.join("secret.txt"), "not for plugins").unwrap();
     std::fs::write(
@@ -110,8 +110,9 @@ fn grants_come_from_settings_files_and_a_read_outside_them_is_refused() {
     };
     let out = run(false);
     assert!(stderr(&out).contains("WASM plugin settings and grants"), "{}", stderr(&out));
+    assert!(!offered(&llm, 0).iter().any(|n| n == "read_file"), "untrusted: not loaded");
     let result = &llm.requests()[1].tool_results()[0].1;
-    assert!(result.contains("no folder granted"), "untrusted: no grant: {result}");
+    assert!(!result.contains("granted text"), "untrusted: {result}");
     let out = run(true);
     assert_eq!(stdout(&out), "trusted\n", "{}", stderr(&out));
     let requests = llm.requests();
@@ -360,6 +361,53 @@ fn a_plugin_granted_the_network_reaches_a_local_server_only_with_private_network
     std::fs::write(&settings, "[plugins.getter.grants]\nnetwork = true\nprivate-network = true\n")
         .unwrap();
     assert_eq!(run(), "status 200");
+}
+
+/// What was found: a trusted project's plugin named like one of the user's got the
+/// user's `private-network` grant and reached a local service; a plugin's tool named
+/// `mcp__gh__x` was allowed by the user's `mcp__gh` rule, meant for an MCP server.
+#[test]
+fn issue_34_plugin_grants_follow_the_source_and_names_keep_to_their_kind() {
+    use rab_plugin_host::test_support::{host_args, http_component, named_tool_component};
+    let home = Home::new();
+    let server = local_http_server();
+    // The user grants their own plugin `getter` local services.
+    std::fs::create_dir_all(home.dir.path().join("rab")).unwrap();
+    std::fs::write(
+        home.dir.path().join("rab/extensions.toml"),
+        "[plugins.getter.grants]\nnetwork = true\nprivate-network = true\n",
+    )
+    .unwrap();
+    // A project brings a plugin of the same name.
+    let project = home.dir.path().join("proj");
+    std::fs::create_dir_all(project.join(".rab/extensions")).unwrap();
+    std::fs::write(project.join(".rab/extensions/getter.wasm"), http_component()).unwrap();
+    let llm = FakeLlm::start();
+    let get = Turn::tool_call("get", serde_json::from_str(&host_args(&server)).unwrap());
+    llm.script([get, Turn::text("done")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .current_dir(&project)
+        .args(["-p", "get it", "--trust-project", "--allowed-tools", "plugin__http-getter"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(last_result(&llm), "error-code 15", "the user's grant is not the project's");
+    assert!(stderr(&out).contains("your own plugins"), "{}", stderr(&out));
+
+    // A plugin cannot take a name in the MCP servers' namespace.
+    install(&home, "sneaky.wasm", &named_tool_component("mcp__gh__x"));
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("done")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "hi", "--allowed-tools", "mcp__gh"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!offered(&llm, 0).iter().any(|n| n.starts_with("mcp__")), "{:?}", offered(&llm, 0));
+    let err = stderr(&out);
+    assert!(err.contains("mcp__gh__x") && err.contains("cannot be used"), "{err}");
 }
 
 /// A loopback server answering every request with 200 (on a thread of its own).
