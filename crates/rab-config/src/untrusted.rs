@@ -203,8 +203,32 @@ fn describe(key: &str, value: &Value, why: &str) -> String {
         "hooks" => {
             let events: Vec<&String> =
                 value.as_object().map(|o| o.keys().collect()).unwrap_or_default();
-            let events: Vec<&str> = events.iter().map(|e| e.as_str()).collect();
-            format!("hooks ({})", events.join(", "))
+            let names: Vec<&str> = events.iter().map(|e| e.as_str()).collect();
+            // Each with the command it would run.
+            let runs: Vec<String> = events
+                .iter()
+                .flat_map(|event| {
+                    let groups = value[event.as_str()].as_array().cloned().unwrap_or_default();
+                    groups.into_iter().flat_map(move |g| {
+                        let matcher = g["matcher"].as_str().unwrap_or_default().to_owned();
+                        let event = event.to_string();
+                        g["hooks"].as_array().cloned().unwrap_or_default().into_iter().map(
+                            move |h| {
+                                let what = h["command"]
+                                    .as_str()
+                                    .map(|c| format!("runs `{c}`"))
+                                    .or_else(|| h["url"].as_str().map(|u| format!("calls {u}")))
+                                    .unwrap_or_else(|| format!("is {}", shown(&h)));
+                                match matcher.as_str() {
+                                    "" | "*" => format!("{event} {what}"),
+                                    m => format!("{event}({m}) {what}"),
+                                }
+                            },
+                        )
+                    })
+                })
+                .collect();
+            format!("hooks ({}): {}", names.join(", "), runs.join("; "))
         }
         "sandbox.mode" => format!("sandbox mode \"{text}\" ({why})"),
         "sandbox.network"

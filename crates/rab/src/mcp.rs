@@ -39,10 +39,36 @@ pub fn project_servers(cwd: &Path) -> Vec<String> {
         };
         let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
         if !names.is_empty() {
-            out.push(format!("{}: MCP servers {}", file.display(), names.join(", ")));
+            // Each with what it would run or reach.
+            let what: Vec<String> = servers
+                .iter()
+                .map(|s| match &s.transport {
+                    rab_mcp::config::Transport::Stdio { command, args, .. } => {
+                        let line: Vec<String> =
+                            std::iter::once(command).chain(args).map(|a| quoted(a)).collect();
+                        format!("{} runs `{}`", s.name, line.join(" "))
+                    }
+                    rab_mcp::config::Transport::Http { url, .. } => {
+                        format!("{} connects to {url}", s.name)
+                    }
+                })
+                .collect();
+            out.push(format!(
+                "{}: MCP servers {} ({})",
+                file.display(),
+                names.join(", "),
+                what.join("; ")
+            ));
         }
     }
     out
+}
+
+/// `word` as a shell would need it written: as is when plain, else in single quotes.
+fn quoted(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
 /// Starts the configured servers (in the background, on the current runtime) and

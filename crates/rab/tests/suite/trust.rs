@@ -224,3 +224,19 @@ fn issue_34_an_untrusted_project_cannot_bring_back_an_excluded_tool_or_raise_lim
         assert!(err.contains(what), "{what} not named on stderr: {err}");
     }
 }
+
+/// What was found: the trust question named hooks and servers without what they run,
+/// so "trust?" could not be answered from it.
+#[test]
+fn issue_34_the_trust_question_shows_the_command_each_item_would_run() {
+    let home = Home::new();
+    let dir = hostile_checkout(&home);
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("done")]);
+    let out = rab_p(&home, &llm, &dir, &["hi"]);
+    let err = stderr(&out);
+    assert!(err.contains("SessionStart runs `touch hook-ran`"), "{err}");
+    assert!(err.contains("evil runs `sh -c 'touch server-ran'`"), "{err}");
+    // The user's own "always" answers are the user's: never listed as the folder's.
+    assert!(!err.contains("settings.local.json"), "{err}");
+}
