@@ -502,16 +502,18 @@ impl Agent {
             tools: self.frame.tools.take().unwrap_or_default(),
         };
         let stream_cancel = cancel.child_token();
+        // Under a spending limit, the reservation's output limit is a hard cap (an
+        // adapter must not grow it to make room for thinking).
         let limited;
         let options = match self.output_limit {
-            Some(limit) if limit < rab_ai::max_tokens(&self.config.model, &self.config.options) => {
+            Some(limit) => {
                 limited = rab_ai::StreamOptions {
-                    max_tokens: Some(limit),
+                    output_cap: Some(limit),
                     ..self.config.options.clone()
                 };
                 &limited
             }
-            Some(_) | None => &self.config.options,
+            None => &self.config.options,
         };
         let mut stream =
             self.provider.stream(&self.config.model, &context, options, stream_cancel.clone());

@@ -123,12 +123,13 @@ fn thinking_config(model: &Model, context: &Context, options: &StreamOptions) ->
         },
         ThinkingFormat::AnthropicBudget if level != ThinkingLevel::Off => {
             // budget_tokens must stay below max_tokens; grow max_tokens within the
-            // model's limit to leave room for the answer, unless the caller set it (a
-            // spending limit's: what the request may bill at most).
+            // model's limit to leave room for the answer, never past a hard output cap
+            // (a spending limit's: what the request may bill at most).
             let want = budget(level);
-            if options.max_tokens.is_none() {
-                max = (max + want).min(model.max_output.max(max));
-            }
+            max = (max + want)
+                .min(model.max_output.max(max))
+                .min(options.output_cap.unwrap_or(u64::MAX))
+                .max(1);
             let budget = want.min(max.saturating_sub(1024)).max(1024);
             if budget < max {
                 out.thinking =

@@ -38,6 +38,9 @@ pub struct StreamOptions {
     pub thinking: ThinkingLevel,
     /// Output-token limit; defaults to the model's (capped for latency).
     pub max_tokens: Option<u64>,
+    /// A hard limit on the output a request may bill (a spending limit's): no adapter
+    /// sends a larger limit, not even to make room for thinking.
+    pub output_cap: Option<u64>,
     /// Sampling temperature; not sent with thinking on providers that reject it.
     pub temperature: Option<f32>,
     /// Stable id of the conversation, used as OpenAI's `prompt_cache_key`.
@@ -131,5 +134,6 @@ pub(crate) fn join_url(base: &str, path: &str) -> String {
 /// The output-token limit of a request: the caller's, else the model's capped at 32k
 /// (larger defaults make some providers reserve capacity and answer more slowly).
 pub fn max_tokens(model: &Model, options: &StreamOptions) -> u64 {
-    options.max_tokens.unwrap_or(model.max_output.min(32_000)).max(1)
+    let wanted = options.max_tokens.unwrap_or(model.max_output.min(32_000));
+    wanted.min(options.output_cap.unwrap_or(u64::MAX)).max(1)
 }

@@ -42,8 +42,10 @@ pub struct PromptFiles {
 
 impl PromptFiles {
     /// A reader for the project at `cwd` with the workspace `roots`: the repository
-    /// around `cwd` (up to the folder holding `.git`) counts as the project too.
-    pub fn new(cwd: &Path, roots: &[PathBuf], trusted: bool) -> Self {
+    /// around `cwd` (up to the folder holding `.git`) counts as the project too, unless
+    /// that folder is the home directory `home` or above it (a dotfiles repository must
+    /// not make all of home the project).
+    pub fn new(cwd: &Path, roots: &[PathBuf], home: Option<&Path>, trusted: bool) -> Self {
         let mut project: Vec<PathBuf> = Vec::new();
         let mut add = |p: &Path| {
             for form in [p.to_path_buf(), rab_tools::sandbox::real_path(p)] {
@@ -54,7 +56,10 @@ impl PromptFiles {
         };
         add(cwd);
         roots.iter().for_each(|r| add(r));
-        if let Some(repo) = cwd.ancestors().find(|d| d.join(".git").exists()) {
+        let home = home.map(rab_tools::sandbox::real_path);
+        if let Some(repo) = cwd.ancestors().find(|d| d.join(".git").exists())
+            && !home.as_ref().is_some_and(|h| h.starts_with(rab_tools::sandbox::real_path(repo)))
+        {
             add(repo);
         }
         Self { project, trusted, ..Self::default() }

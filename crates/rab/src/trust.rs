@@ -91,7 +91,12 @@ pub fn offers(env: &Env, paths: &Paths, cwd: &Path) -> Vec<String> {
         false,
         true,
         // Only the front matter's grants are shown; a link out is not followed.
-        &rab_core::prompt_files::PromptFiles::new(cwd, &[cwd.to_path_buf()], false),
+        &rab_core::prompt_files::PromptFiles::new(
+            cwd,
+            &[cwd.to_path_buf()],
+            home.as_deref(),
+            false,
+        ),
         &mut warnings,
     );
     out.extend(resources.grants(cwd));

@@ -68,6 +68,13 @@ fn budget_thinking_stays_below_max_tokens() {
     let budget = body["thinking"]["budget_tokens"].as_u64().unwrap();
     assert!(budget < max && budget >= 1024, "{budget} < {max}");
     assert!(body.get("temperature").is_none(), "temperature is not allowed with thinking");
+    // A hard output cap (a spending limit's) is never passed to make room for thinking.
+    let capped = StreamOptions { output_cap: Some(6000), ..opts };
+    let req = AnthropicWire.build(&model, &ctx, &capped).unwrap();
+    let body: Value = serde_json::from_slice(&req.body).unwrap();
+    let max = body["max_tokens"].as_u64().unwrap();
+    let budget = body["thinking"]["budget_tokens"].as_u64().unwrap();
+    assert!(max == 6000 && budget < max, "{budget} < {max}");
 }
 
 /// The body written in one pass (each message serialised once and hashed as written)

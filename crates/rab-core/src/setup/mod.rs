@@ -222,9 +222,14 @@ impl Setup {
             &mut warnings,
         )?;
         // Every file rab puts in a prompt on its own is read by this.
-        let files = crate::prompt_files::PromptFiles::new(&cwd, safety.sandbox.roots(), trusted)
-            .with_read_filter(safety.gate.read_filter())
-            .with_redact(safety.gate.redact_fn());
+        let files = crate::prompt_files::PromptFiles::new(
+            &cwd,
+            safety.sandbox.roots(),
+            home.as_deref(),
+            trusted,
+        )
+        .with_read_filter(safety.gate.read_filter())
+        .with_redact(safety.gate.redact_fn());
         let resources = if choice.no_extensions {
             resources::Resources::default()
         } else {

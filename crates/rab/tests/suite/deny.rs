@@ -208,3 +208,36 @@ fn an_allow_rule_does_not_allow_output_to_a_file_or_a_longer_command_word() {
     assert!(results[1].1.starts_with("permission denied"), "{results:?}");
     assert_eq!(results[2].1, "fine");
 }
+
+/// What was found: seven of 254 spellings of `rm` walked past the deny rule — a coproc,
+/// chroot, the dynamic loader run as a program, and a shell fed on an explicit fd 0.
+#[test]
+fn issue_34_wrappers_and_fd0_fed_shells_are_read_or_fail_closed() {
+    let home = Home::new();
+    let dir = setup(&home);
+    let spellings = [
+        "coproc rm f1",
+        "chroot / rm f2",
+        "/lib64/ld-linux-x86-64.so.2 /bin/rm f3",
+        "sh 0<<<'rm f4'",
+        "sh 0</dev/stdin <<EOF\nrm f5\nEOF",
+        "nsenter -t 1 -m rm f6",
+        "capsh -- -c 'rm f7'",
+        "sudo -u nobody rm f8",
+    ];
+    let llm = FakeLlm::start();
+    let mut turn = Turn::tool_call("bash", json!({"command": spellings[0]}));
+    for cmd in &spellings[1..] {
+        turn = turn.and_tool_call("bash", json!({"command": cmd}));
+    }
+    llm.script([turn, Turn::text("ok")]);
+    let out = run(&home, &llm, &dir, &["--yolo", "clean up"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert_eq!(results.len(), spellings.len());
+    for (i, (cmd, (_, result))) in spellings.iter().zip(&results).enumerate() {
+        assert!(result.starts_with("permission denied"), "{cmd}: {result}");
+        let file = dir.join(format!("f{}", i + 1));
+        assert!(file.exists(), "{cmd} deleted {}", file.display());
+    }
+}
