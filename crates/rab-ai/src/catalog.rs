@@ -586,6 +586,7 @@ fn compat_mistral() -> Compat {
         max_tokens_field: MaxTokensField::MaxTokens,
         stream_usage: false,
         thinking_chunks: true,
+        short_tool_ids: true,
         ..Compat::default()
     }
 }

@@ -212,6 +212,10 @@ pub struct Compat {
     /// Chat Completions: send the conversation's id as `x-opencode-session` (OpenCode's
     /// gateways route one conversation's turns together by it, keeping its prompt cache).
     pub session_header: bool,
+    /// Chat Completions: tool-call ids must be exactly 9 letters or digits (Mistral);
+    /// any other id (another provider's `toolu_…`, `call_…`) is sent as such an id made
+    /// from it, the same for a call and its result on every request.
+    pub short_tool_ids: bool,
 }
 
 impl Compat {
@@ -265,6 +269,7 @@ impl Default for Compat {
             efforts: Vec::new(),
             reasoning_replay_field: None,
             thinking_chunks: false,
+            short_tool_ids: false,
             preserved_thinking: false,
             system_messages: false,
             tool_changes: false,

@@ -60,7 +60,8 @@ fn assistant_message(a: &AssistantMessage, model: &Model) -> Option<Value> {
                 Some(raw) => raw.clone(),
                 None => c.arguments.to_string(),
             };
-            json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments}})
+            let id = wire_id(&c.id, model);
+            json!({"id": id, "type": "function", "function": {"name": c.name, "arguments": arguments}})
         })
         .collect();
     if text.is_empty() && calls.is_empty() {
@@ -108,6 +109,26 @@ fn assistant_message(a: &AssistantMessage, model: &Model) -> Option<Value> {
         m.insert(field.clone(), Value::String(reasoning));
     }
     Some(Value::Object(m))
+}
+
+/// A tool-call id as `model`'s server takes it: as is, or for a server that takes only
+/// 9 letters or digits (Mistral), such an id made from it by a stable hash (FNV-1a, in
+/// base 62), so a call and its result agree on every request and across sessions.
+fn wire_id<'a>(id: &'a str, model: &Model) -> std::borrow::Cow<'a, str> {
+    let fits = id.len() == 9 && id.bytes().all(|b| b.is_ascii_alphanumeric());
+    if !model.compat.short_tool_ids || fits {
+        return std::borrow::Cow::Borrowed(id);
+    }
+    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut hash = id
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
+    let mut out = String::with_capacity(9);
+    for _ in 0..9 {
+        out.push(char::from(DIGITS[(hash % 62) as usize]));
+        hash /= 62;
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A system update as text: mid-conversation system messages break many chat
@@ -160,7 +181,8 @@ fn convert_messages(context: &Context, model: &Model) -> Vec<Value> {
                 }
                 let text = r.text();
                 let text = if text.is_empty() { "(no output)".to_owned() } else { text };
-                out.push(json!({"role": "tool", "tool_call_id": r.tool_call_id, "content": text}));
+                let id = wire_id(&r.tool_call_id, model);
+                out.push(json!({"role": "tool", "tool_call_id": id, "content": text}));
             }
             Message::System(s) => {
                 let note = s.note();

@@ -16,6 +16,9 @@
 //!   item followed by the item it produced.
 //! - DeepSeek (api-docs.deepseek.com/guides/thinking_mode#tool-calls): in thinking
 //!   mode, every assistant message with tool calls carries `reasoning_content`.
+//! - Mistral (the validator of github.com/mistralai/mistral-common, `validator.py`, and
+//!   the message Mistral's API answers, read 2026-11-28): tool-call ids are exactly 9
+//!   letters or digits.
 //! - Gemini (ai.google.dev/gemini-api/docs/thought-signatures): on Gemini 3 and later,
 //!   the first function call of each step of the current turn carries a signature.
 
@@ -334,8 +337,35 @@ fn responses(req: &RecordedRequest, reply: &mut Reply) -> Result<(), String> {
     Ok(())
 }
 
+/// Mistral's models: every tool-call id is exactly 9 letters or digits.
+fn is_mistral(model: &str) -> bool {
+    ["mistral", "magistral", "devstral", "codestral", "ministral"]
+        .iter()
+        .any(|p| model.starts_with(p))
+}
+
+fn mistral_ids(req: &RecordedRequest) -> Result<(), String> {
+    let empty = Vec::new();
+    let ok = |id: &str| id.len() == 9 && id.bytes().all(|b| b.is_ascii_alphanumeric());
+    for m in req.body["messages"].as_array().unwrap_or(&empty) {
+        let calls = m["tool_calls"].as_array().into_iter().flatten().map(|c| &c["id"]);
+        for id in calls.chain(m.get("tool_call_id")) {
+            let id = id.as_str().unwrap_or_default();
+            if !ok(id) {
+                return Err(format!(
+                    "Tool call id was {id} but must be a-z, A-Z, 0-9, with a length of 9."
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn chat(req: &RecordedRequest) -> Result<(), String> {
     let model = req.model();
+    if is_mistral(&model) {
+        mistral_ids(req)?;
+    }
     let thinks = req.body["thinking"]["type"] != "disabled";
     if !(model.starts_with("deepseek") && thinks) {
         return Ok(());
@@ -545,6 +575,27 @@ mod tests {
             e,
             "Item 'rs_1' of type 'reasoning' was provided without its required following item."
         );
+    }
+
+    #[test]
+    fn mistral_takes_only_nine_character_tool_call_ids() {
+        let body = |id: &str| {
+            json!({"model": "mistral-large-2512", "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": id, "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": id, "content": "x"}]})
+        };
+        let e = refused(Wire::OpenaiChat, body("toolu_01XyZ"), &[]);
+        assert_eq!(
+            e,
+            "Tool call id was toolu_01XyZ but must be a-z, A-Z, 0-9, with a length of 9."
+        );
+        assert!(check(Wire::OpenaiChat, &req(Wire::OpenaiChat, body("Ab3dE6gH9"), &[])).is_ok());
+        // Other servers take any id.
+        let mut other = body("call_1");
+        other["model"] = json!("gpt-oss");
+        assert!(check(Wire::OpenaiChat, &req(Wire::OpenaiChat, other, &[])).is_ok());
     }
 
     #[test]

@@ -74,3 +74,59 @@ fn tool_result_images_follow_as_a_user_message() {
     assert_eq!(msgs[1]["role"], "user");
     assert_eq!(msgs[1]["content"][1]["image_url"]["url"], "data:image/png;base64,AAAA");
 }
+
+#[test]
+fn a_server_that_takes_only_nine_character_ids_gets_them_the_same_for_call_and_result() {
+    let mut model = Model::custom("mistral-large", "mistral", Api::OpenaiCompletions, "http://h");
+    model.compat.short_tool_ids = true;
+    let call = |id: &str| {
+        let mut a = AssistantMessage::empty(Api::AnthropicMessages, "anthropic", "claude");
+        a.content = vec![AssistantBlock::ToolCall(crate::types::ToolCall {
+            id: id.into(),
+            name: "read".into(),
+            arguments: serde_json::json!({}),
+            invalid_arguments: None,
+            signature: None,
+            item_id: None,
+        })];
+        Message::Assistant(a)
+    };
+    let result = |id: &str| {
+        Message::ToolResult(crate::types::ToolResultMessage {
+            tool_call_id: id.into(),
+            tool_name: "read".into(),
+            content: vec![Content::text("x")],
+            is_error: false,
+        })
+    };
+    let ids = ["toolu_01XyZ", "call_abc-123", "Ab3dE6gH9"];
+    let mut messages = Vec::new();
+    for id in ids {
+        messages.extend([call(id), result(id)]);
+    }
+    let ctx = Context { messages, ..Default::default() };
+    let msgs = convert_messages(&ctx, &model);
+    let sent: Vec<(&str, &str)> = msgs
+        .chunks(2)
+        .map(|pair| {
+            (
+                pair[0]["tool_calls"][0]["id"].as_str().unwrap(),
+                pair[1]["tool_call_id"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    for (i, (call_id, result_id)) in sent.iter().enumerate() {
+        assert_eq!(call_id, result_id);
+        assert!(
+            call_id.len() == 9 && call_id.bytes().all(|b| b.is_ascii_alphanumeric()),
+            "{call_id}"
+        );
+        println!("{} -> {call_id}", ids[i]);
+    }
+    // An id that already fits is kept; the others differ from each other.
+    assert_eq!(sent[2].0, "Ab3dE6gH9");
+    assert_ne!(sent[0].0, sent[1].0);
+    // Other servers get the ids as they are.
+    model.compat.short_tool_ids = false;
+    assert_eq!(convert_messages(&ctx, &model)[0]["tool_calls"][0]["id"], "toolu_01XyZ");
+}
