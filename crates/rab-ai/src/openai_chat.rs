@@ -100,6 +100,25 @@ fn assistant_message(a: &AssistantMessage, model: &Model) -> Option<Value> {
     if has_calls {
         m.insert("tool_calls".into(), Value::Array(calls));
     }
+    // OpenRouter: the reasoning's typed blocks go back unchanged (Gemini's tool calls
+    // are refused without them), only to the model that wrote them (they are encoded
+    // for it).
+    if is_ours && a.model == model.id && model.compat.thinking == ThinkingFormat::Openrouter {
+        let details: Vec<Value> = a
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                AssistantBlock::Thinking { signature: Some(s), .. } if s.starts_with('[') => {
+                    serde_json::from_str::<Vec<Value>>(s).ok()
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        if !details.is_empty() {
+            m.insert("reasoning_details".into(), Value::Array(details));
+        }
+    }
     // DeepSeek rejects an assistant message with tool calls that lacks the field, on
     // every later request; a reply from elsewhere has no reasoning to send, so it goes
     // back empty.
@@ -299,6 +318,9 @@ pub(crate) struct ChatDecoder {
     calls: Vec<(Option<usize>, String, usize)>,
     finished: bool,
     done: bool,
+    /// OpenRouter's `reasoning_details`, merged by `index` as they stream; kept on the
+    /// thinking block (as its signature, a JSON array) when the reply ends.
+    details: Vec<Value>,
 }
 
 #[derive(Deserialize)]
@@ -347,6 +369,10 @@ struct ChoiceDelta<'a> {
     reasoning_content: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     reasoning: Option<Cow<'a, str>>,
+    /// OpenRouter: the reasoning as typed blocks (text, summary, encrypted), which must
+    /// go back unchanged on later requests.
+    #[serde(default)]
+    reasoning_details: Option<Vec<Value>>,
     #[serde(borrow, default)]
     tool_calls: Option<Vec<ToolDelta<'a>>>,
 }
@@ -470,6 +496,49 @@ impl ChatDecoder {
         for (_, _, block) in &self.calls {
             out.end_tool(*block);
         }
+        self.keep_details(out);
+    }
+
+    /// Merges streamed `reasoning_details` pieces: a piece with the `index` of one seen
+    /// before continues its text, summary or data and fills in its other fields.
+    fn add_details(&mut self, pieces: Vec<Value>) {
+        for piece in pieces {
+            let Value::Object(piece) = piece else { continue };
+            let index = piece.get("index").and_then(Value::as_u64);
+            let known = index.and_then(|ix| {
+                self.details.iter_mut().find(|d| d.get("index").and_then(Value::as_u64) == Some(ix))
+            });
+            let Some(Value::Object(known)) = known else {
+                self.details.push(Value::Object(piece));
+                continue;
+            };
+            for (key, value) in piece {
+                match (key.as_str(), known.get_mut(&key), &value) {
+                    (
+                        "text" | "summary" | "data",
+                        Some(Value::String(have)),
+                        Value::String(more),
+                    ) => {
+                        have.push_str(more);
+                    }
+                    (_, _, Value::Null) => {}
+                    _ => {
+                        known.insert(key, value);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Keeps the merged `reasoning_details` on the reply's thinking block (opening an
+    /// empty one when only encrypted reasoning came), to send back unchanged.
+    fn keep_details(&mut self, out: &mut Builder) {
+        if self.details.is_empty() {
+            return;
+        }
+        let details = Value::Array(std::mem::take(&mut self.details)).to_string();
+        let i = *self.thinking.get_or_insert_with(|| out.start_thinking());
+        out.signature(i, &details);
     }
 }
 
@@ -502,6 +571,9 @@ impl Decoder for ChatDecoder {
             if let Some(delta) = choice.delta {
                 if let Some(r) = delta.reasoning_content.or(delta.reasoning) {
                     self.thinking(&r, out);
+                }
+                if let Some(details) = delta.reasoning_details {
+                    self.add_details(details);
                 }
                 match delta.content {
                     Some(DeltaContent::Text(text)) => self.text(&text, out),
@@ -548,6 +620,7 @@ impl Decoder for ChatDecoder {
         // Some servers close the stream after the finish chunk without `[DONE]`.
         if self.done || self.finished {
             self.close_calls(out);
+            self.keep_details(out);
             Ok(())
         } else {
             Err(WireError::Incomplete(

@@ -61,7 +61,7 @@ pub fn render_reply(wire: Wire, turn: &Turn, n: usize, reply: &Reply) -> Vec<Fra
     match wire {
         Wire::Anthropic => anthropic(turn, n, reply),
         Wire::OpenaiResponses => responses(turn, n, model, reply.phase),
-        Wire::OpenaiChat => chat(turn, n, model),
+        Wire::OpenaiChat => chat(turn, n, model, reply.reasoning_details),
         Wire::Gemini => gemini(turn, n, model, reply.sign_calls),
     }
 }
@@ -325,7 +325,7 @@ fn responses(turn: &Turn, n: usize, model: &str, phase: bool) -> Vec<Frame> {
     out
 }
 
-fn chat(turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
+fn chat(turn: &Turn, n: usize, model: &str, details: bool) -> Vec<Frame> {
     let u = turn.effective_usage();
     let id = format!("chatcmpl-fake-{n}");
     let chunk = |choices: Value, usage: Option<Value>| {
@@ -367,6 +367,23 @@ fn chat(turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
     }
     for p in text_pieces {
         out.push(chunk(delta(json!({"content": p})), None));
+    }
+    if details && !turn.tool_calls.is_empty() {
+        // OpenRouter streams Gemini's reasoning as typed blocks, here an encrypted one in
+        // two pieces merged by `index`.
+        let block = |data: &str, first: bool| {
+            let mut b = json!({"type": "reasoning.encrypted", "data": data, "index": 0});
+            if first {
+                b["id"] = json!(format!("tool_{}", call_id(&turn.tool_calls[0], "call_", n, 0)));
+                b["format"] = json!("google-gemini-v1");
+            }
+            b
+        };
+        out.push(chunk(
+            delta(json!({"reasoning_details": [block(&format!("sig-{n}-"), true)]})),
+            None,
+        ));
+        out.push(chunk(delta(json!({"reasoning_details": [block("end", false)]})), None));
     }
     let no_index = turn.has_quirk("noIndex");
     let empty_id = turn.has_quirk("emptyIdLater");

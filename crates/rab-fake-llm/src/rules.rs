@@ -19,6 +19,9 @@
 //! - Mistral (the validator of github.com/mistralai/mistral-common, `validator.py`, and
 //!   the message Mistral's API answers, read 2026-11-28): tool-call ids are exactly 9
 //!   letters or digits.
+//! - OpenRouter (openrouter.ai/docs/guides/best-practices/reasoning-tokens, "Preserving
+//!   reasoning blocks", read 2026-11-28): Gemini's assistant messages with tool calls
+//!   carry the `reasoning_details` OpenRouter streamed with them.
 //! - Gemini (ai.google.dev/gemini-api/docs/thought-signatures): on Gemini 3 and later,
 //!   the first function call of each step of the current turn carries a signature.
 
@@ -44,6 +47,9 @@ pub struct Reply {
     pub phase: bool,
     /// Gemini 3 and later: sign the first function call of the reply.
     pub sign_calls: bool,
+    /// Gemini through OpenRouter (Chat Completions): stream the reasoning as
+    /// `reasoning_details`, an encrypted block with the reply's tool calls.
+    pub reasoning_details: bool,
 }
 
 impl Reply {
@@ -59,7 +65,7 @@ pub(crate) fn check(wire: Wire, req: &RecordedRequest) -> Result<Reply, String> 
     match wire {
         Wire::Anthropic => anthropic(req, &mut reply)?,
         Wire::OpenaiResponses => responses(req, &mut reply)?,
-        Wire::OpenaiChat => chat(req)?,
+        Wire::OpenaiChat => chat(req, &mut reply)?,
         Wire::Gemini => gemini(req, &mut reply)?,
     }
     Ok(reply)
@@ -361,10 +367,31 @@ fn mistral_ids(req: &RecordedRequest) -> Result<(), String> {
     Ok(())
 }
 
-fn chat(req: &RecordedRequest) -> Result<(), String> {
+/// Gemini through OpenRouter: every assistant message with tool calls carries the
+/// `reasoning_details` OpenRouter sent with it.
+fn openrouter_gemini(req: &RecordedRequest) -> Result<(), String> {
+    let empty = Vec::new();
+    for m in req.body["messages"].as_array().unwrap_or(&empty) {
+        let has_calls = m["tool_calls"].as_array().is_some_and(|c| !c.is_empty());
+        let has_details = m["reasoning_details"].as_array().is_some_and(|d| !d.is_empty());
+        if m["role"] == "assistant" && has_calls && !has_details {
+            return Err("Gemini models require OpenRouter reasoning details to be preserved in \
+                        each request. Please refer to our docs: \
+                        https://openrouter.ai/docs/guides/best-practices/reasoning-tokens#preserving-reasoning-blocks."
+                .to_owned());
+        }
+    }
+    Ok(())
+}
+
+fn chat(req: &RecordedRequest, reply: &mut Reply) -> Result<(), String> {
     let model = req.model();
     if is_mistral(&model) {
         mistral_ids(req)?;
+    }
+    if model.starts_with("google/gemini") {
+        reply.reasoning_details = true;
+        openrouter_gemini(req)?;
     }
     let thinks = req.body["thinking"]["type"] != "disabled";
     if !(model.starts_with("deepseek") && thinks) {

@@ -160,3 +160,26 @@ async fn conformance_gemini_signs_calls_from_another_model_in_the_current_turn()
     let part = &last.body["contents"][1]["parts"][0];
     assert_eq!(part["thoughtSignature"], call.signature.unwrap().as_str());
 }
+
+/// openrouter.ai/docs/guides/best-practices/reasoning-tokens ("Preserving reasoning
+/// blocks", read 2026-11-28): Gemini's tool calls through OpenRouter are refused unless
+/// the `reasoning_details` streamed with them come back unchanged.
+#[tokio::test]
+async fn conformance_openrouter_gemini_gets_its_reasoning_details_back() {
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("read", json!({"path": "a"})).with_thinking("Read it."),
+        Turn::text("Done."),
+    ]);
+    let m = model("openrouter/google/gemini-3.8-flash", &llm);
+    let ctx = round_trip(&m, &llm, ThinkingLevel::High).await;
+    let sent = &llm.requests()[1].body["messages"];
+    let assistant = sent.as_array().unwrap().iter().find(|m| m["role"] == "assistant").unwrap();
+    // The two streamed pieces merged by index, every field kept.
+    assert_eq!(
+        assistant["reasoning_details"],
+        json!([{"type": "reasoning.encrypted", "data": "sig-1-end", "index": 0,
+                "id": "tool_call_1_0", "format": "google-gemini-v1"}])
+    );
+    assert_eq!(ctx.messages.len(), 4);
+}
