@@ -29,12 +29,12 @@ fuzz_target!(|data: &[u8]| {
         std::fs::write(file, data).expect("a definition file is written");
     }
     let mut warnings = Vec::new();
-    for skill in load_skills(&[skills], &mut warnings) {
+    for skill in load_skills(&[skills], &Default::default(), &mut warnings) {
         let _ = skill.invoke("$1 $ARGUMENTS");
     }
-    for command in load_commands(&[commands], &[], &mut warnings) {
+    for command in load_commands(&[commands], &[], &Default::default(), &mut warnings) {
         let _ = command.expand("a b c");
         let _ = command.expand("");
     }
-    let _ = load_agents(&[agents.as_path()], &mut warnings);
+    let _ = load_agents(&[agents.as_path()], &Default::default(), &mut warnings);
 });
