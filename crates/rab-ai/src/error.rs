@@ -151,9 +151,20 @@ impl Error {
                 }
                 let code = code.as_deref().unwrap_or_default().to_ascii_lowercase();
                 let message = message.to_ascii_lowercase();
-                ["overloaded", "rate_limit", "server_error", "internal", "unavailable", "529"]
-                    .iter()
-                    .any(|k| code.contains(k) || message.contains(k))
+                // Anthropic's in-stream `timeout_error` (504) and `api_error` (500) are
+                // the server's own failures too.
+                [
+                    "overloaded",
+                    "rate_limit",
+                    "server_error",
+                    "internal",
+                    "unavailable",
+                    "529",
+                    "timeout",
+                    "api_error",
+                ]
+                .iter()
+                .any(|k| code.contains(k) || message.contains(k))
             }
             Error::Protocol { .. }
             | Error::MissingKey { .. }

@@ -163,6 +163,8 @@ struct Job {
 /// Why an attempt ended without a complete response.
 enum Failure {
     Error(Error),
+    /// An error the server said to retry or not (`x-should-retry`), whatever its status.
+    Decided(Error, bool),
     /// The stream turned malformed part-way (a bad line, an event too large): tried
     /// again like a broken connection, though its error is a protocol error.
     Broken(Error),
@@ -191,20 +193,25 @@ impl Job {
         loop {
             let mut builder = Builder::new(&self.model);
             builder.prefix_hash(request.prefix_hash.as_deref());
-            let (failure, broken) = match self.attempt(&request, &mut builder).await {
+            let (failure, should_retry) = match self.attempt(&request, &mut builder).await {
                 Ok(()) => {
                     let message = builder.finish();
                     let _ = self.tx.send(StreamEvent::Done(message)).await;
                     return;
                 }
                 Err(Failure::Gone) => return,
-                Err(Failure::Error(e)) => (e, false),
+                Err(Failure::Error(e)) => {
+                    let retryable = e.is_retryable();
+                    (e, retryable)
+                }
+                Err(Failure::Decided(e, retry)) => (e, retry),
                 Err(Failure::Broken(e)) => (e, true),
             };
             // A stream that broke before it was complete is tried again even after
             // content arrived: nothing has been acted on yet (tool calls run only once a
-            // response is complete), and what was shown is marked discarded.
-            if failure != Error::Aborted && (broken || failure.is_retryable()) {
+            // response is complete), and what was shown is marked discarded. The server's
+            // `x-should-retry` decides over the status.
+            if failure != Error::Aborted && should_retry {
                 retry += 1;
                 let retry_after = match &failure {
                     Error::Http { retry_after, .. } => *retry_after,
@@ -257,12 +264,18 @@ impl Job {
             .map_err(|e| Failure::Error(self.connect_error(&request.url, &e)))?;
         let status = response.status();
         if !status.is_success() {
-            let retry_after = parse_retry_after(response.headers());
+            let retry_after = parse_retry_after(response.headers(), std::time::SystemTime::now());
+            let decided = crate::retry::should_retry(response.headers());
             let body = tokio::select! {
                 b = read_limited(response) => b,
                 _ = self.cancel.cancelled() => return Err(Failure::Error(Error::Aborted)),
             };
-            return Err(Failure::Error(self.http_error(status.as_u16(), &body, retry_after)));
+            let retry_after = retry_after.or_else(|| crate::retry::body_retry_delay(&body));
+            let error = self.http_error(status.as_u16(), &body, retry_after);
+            return Err(match decided {
+                Some(retry) => Failure::Decided(error, retry),
+                None => Failure::Error(error),
+            });
         }
         let content_type = response
             .headers()

@@ -11,7 +11,8 @@ pub struct RetryPolicy {
     pub base_delay: Duration,
     /// Upper bound of a computed backoff delay.
     pub max_delay: Duration,
-    /// A `retry-after` longer than this is not waited for: the error is reported instead.
+    /// A `retry-after` longer than this is not waited for: the computed backoff is used
+    /// instead, as the providers' own SDKs do.
     pub max_retry_after: Duration,
     /// No retry starts once this long has passed since the first attempt: a failing
     /// provider ends the run in bounded time whatever the number of retries.
@@ -61,13 +62,15 @@ impl RetryPolicy {
     }
 
     /// The delay before retry number `retry` (1-based), or `None` when the policy says
-    /// to give up. A provider's `retry-after` wins over the computed backoff.
+    /// to give up. A provider's `retry-after` wins over the computed backoff when it is
+    /// at most [`RetryPolicy::max_retry_after`]; a longer one is not waited for, and the
+    /// backoff is used instead (as Anthropic's and OpenAI's SDKs do).
     pub fn delay(&self, retry: u32, retry_after: Option<Duration>) -> Option<Duration> {
         if retry > self.max_retries {
             return None;
         }
-        if let Some(wait) = retry_after {
-            return (wait <= self.max_retry_after).then_some(wait);
+        if let Some(wait) = retry_after.filter(|w| *w <= self.max_retry_after) {
+            return Some(wait);
         }
         let exp = self.base_delay.saturating_mul(1u32 << (retry - 1).min(16));
         let capped = exp.min(self.max_delay);
@@ -77,9 +80,12 @@ impl RetryPolicy {
     }
 }
 
-/// Reads `retry-after-ms` (OpenAI) or `retry-after` in seconds. HTTP-date values are
-/// not used by LLM providers and fall back to the computed backoff.
-pub fn parse_retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+/// Reads `retry-after-ms` (OpenAI) or `retry-after`, in seconds or as an HTTP-date
+/// (the time from `now` until then; none when it has passed).
+pub fn parse_retry_after(
+    headers: &reqwest::header::HeaderMap,
+    now: std::time::SystemTime,
+) -> Option<Duration> {
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
     if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
         && ms.is_finite()
@@ -87,7 +93,34 @@ pub fn parse_retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duratio
     {
         return Some(Duration::from_secs_f64(ms / 1000.0));
     }
-    let secs = get("retry-after")?.parse::<f64>().ok()?;
+    let value = get("retry-after")?;
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// `x-should-retry` (Anthropic's and OpenAI's servers): `Some(true)` retries whatever
+/// the status, `Some(false)` never does; without it the status decides.
+pub fn should_retry(headers: &reqwest::header::HeaderMap) -> Option<bool> {
+    match headers.get("x-should-retry")?.to_str().ok()?.trim() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
+/// The delay Gemini asks for in an error body: a `google.rpc.RetryInfo` detail's
+/// `retryDelay` (`"37s"`, `"1.5s"`).
+pub fn body_retry_delay(body: &str) -> Option<Duration> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    let details = v.pointer("/error/details")?.as_array()?;
+    let delay = details.iter().find_map(|d| {
+        let is_info = d["@type"].as_str().is_some_and(|t| t.ends_with("google.rpc.RetryInfo"));
+        is_info.then(|| d["retryDelay"].as_str()).flatten()
+    })?;
+    let secs = delay.strip_suffix('s')?.parse::<f64>().ok()?;
     (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
 }
 
@@ -107,21 +140,47 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_wins_and_long_waits_give_up() {
+    fn retry_after_wins_and_a_long_one_falls_back_to_the_backoff() {
         let p = RetryPolicy::default();
         assert_eq!(p.delay(1, Some(Duration::from_secs(1))), Some(Duration::from_secs(1)));
-        assert_eq!(p.delay(1, Some(Duration::from_secs(600))), None);
+        let d = p.delay(1, Some(Duration::from_secs(600))).unwrap();
+        assert!(d >= Duration::from_millis(800) && d <= Duration::from_millis(1200), "{d:?}");
+    }
+
+    #[test]
+    fn should_retry_and_gemini_retry_info_are_read() {
+        let mut h = HeaderMap::new();
+        assert_eq!(should_retry(&h), None);
+        h.insert("x-should-retry", HeaderValue::from_static("true"));
+        assert_eq!(should_retry(&h), Some(true));
+        h.insert("x-should-retry", HeaderValue::from_static("false"));
+        assert_eq!(should_retry(&h), Some(false));
+        let body = r#"{"error": {"code": 429, "details": [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure"},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1.5s"}]}}"#;
+        assert_eq!(body_retry_delay(body), Some(Duration::from_millis(1500)));
+        assert_eq!(body_retry_delay("not json"), None);
     }
 
     #[test]
     fn parses_both_retry_after_headers() {
         let mut h = HeaderMap::new();
         h.insert("retry-after", HeaderValue::from_static("2"));
-        assert_eq!(parse_retry_after(&h), Some(Duration::from_secs(2)));
+        assert_eq!(
+            parse_retry_after(&h, std::time::SystemTime::now()),
+            Some(Duration::from_secs(2))
+        );
         h.insert("retry-after-ms", HeaderValue::from_static("250"));
-        assert_eq!(parse_retry_after(&h), Some(Duration::from_millis(250)));
+        assert_eq!(
+            parse_retry_after(&h, std::time::SystemTime::now()),
+            Some(Duration::from_millis(250))
+        );
         let mut date = HeaderMap::new();
         date.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
-        assert_eq!(parse_retry_after(&date), None);
+        let at = httpdate::parse_http_date("Wed, 21 Oct 2015 07:27:57 GMT").unwrap();
+        assert_eq!(parse_retry_after(&date, at), Some(Duration::from_secs(3)));
+        // A date that has passed: no wait.
+        let later = at + Duration::from_secs(3600);
+        assert_eq!(parse_retry_after(&date, later), Some(Duration::ZERO));
     }
 }

@@ -131,6 +131,8 @@ pub struct HttpFault {
     pub body: Option<String>,
     /// The content type of `body` (default `text/html`).
     pub content_type: Option<String>,
+    /// More response headers, e.g. `x-should-retry` or a `retry-after` HTTP-date.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Turn {

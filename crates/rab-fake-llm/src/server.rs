@@ -66,7 +66,7 @@ fn full(status: u16, content_type: &str, body: String) -> Response<ResBody> {
 
 /// What to answer, decided under the state lock.
 enum Answer {
-    Error { status: u16, body: String, retry_after: Option<u64> },
+    Error { status: u16, body: String, retry_after: Option<u64>, headers: Vec<(String, String)> },
     Page { status: u16, content_type: String, body: String },
     Stream { wire: Wire, turn: Box<Turn>, frames: Vec<Frame> },
 }
@@ -147,12 +147,13 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
     }
     let Some(wire) = wire else {
         let body = format!("{{\"error\":\"fake-llm: no route for {} {}\"}}", req.method, req.path);
-        return Answer::Error { status: 404, body, retry_after: None };
+        return Answer::Error { status: 404, body, retry_after: None, headers: Vec::new() };
     };
     let reject = |status: u16, message: &str| Answer::Error {
         status,
         body: error_body(wire, status, Some(message)),
         retry_after: None,
+        headers: Vec::new(),
     };
     if req.method != "POST" {
         return reject(405, "only POST is supported");
@@ -163,7 +164,12 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
     if let Some(expected) = &state.script.api_key
         && key_of(wire, &req.headers, &req.path).as_deref() != Some(expected.as_str())
     {
-        return Answer::Error { status: 401, body: error_body(wire, 401, None), retry_after: None };
+        return Answer::Error {
+            status: 401,
+            body: error_body(wire, 401, None),
+            retry_after: None,
+            headers: Vec::new(),
+        };
     }
     let streams =
         wire == Wire::Gemini || req.body.get("stream").and_then(Value::as_bool) == Some(true);
@@ -186,6 +192,7 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
             status,
             body: error_body(wire, status, Some(&message)),
             retry_after: None,
+            headers: Vec::new(),
         };
     }
     let reply = match check(wire, req) {
@@ -225,6 +232,7 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
             status: fault.status,
             body: error_body(wire, fault.status, fault.message.as_deref()),
             retry_after: fault.retry_after,
+            headers: fault.headers.clone(),
         };
     }
     state.next_turn += 1;
@@ -306,12 +314,20 @@ async fn handle(
             std::future::pending::<()>().await;
             return Err(std::io::Error::other("unreachable"));
         }
-        Answer::Error { status, body, retry_after } => {
+        Answer::Error { status, body, retry_after, headers } => {
             let mut res = full(status, "application/json", body);
             if let Some(secs) = retry_after
                 && let Ok(v) = secs.to_string().parse()
             {
                 res.headers_mut().insert("retry-after", v);
+            }
+            for (name, value) in headers {
+                if let (Ok(name), Ok(value)) = (
+                    hyper::header::HeaderName::from_bytes(name.as_bytes()),
+                    hyper::header::HeaderValue::from_str(&value),
+                ) {
+                    res.headers_mut().insert(name, value);
+                }
             }
             res
         }

@@ -303,3 +303,60 @@ async fn retries_stop_once_their_time_budget_is_spent() {
         assert_eq!(llm.requests().len(), 2, "{api}: the second retry would end past the budget");
     }
 }
+
+/// What was found: `x-should-retry` was ignored, a `retry-after` over 60 s (or given as
+/// an HTTP-date) made rab give up where the providers' SDKs back off, and Gemini's
+/// `RetryInfo` delay in the error body was not read.
+#[tokio::test]
+async fn issue_35_the_server_decides_retries_and_long_or_dated_waits_back_off() {
+    use rab_fake_llm::HttpFault;
+    let fault = |status: u16, retry_after: Option<u64>, headers: &[(&str, &str)]| HttpFault {
+        status,
+        retry_after,
+        headers: headers.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        ..HttpFault::default()
+    };
+    let retries = |out: &super::harness::Outcome| -> Vec<Duration> {
+        out.events
+            .iter()
+            .filter_map(|e| match e {
+                StreamEvent::Retry { delay, .. } => Some(*delay),
+                _ => None,
+            })
+            .collect()
+    };
+    for api in APIS {
+        // A 400 the server says to retry is retried; a 500 it says not to, is not.
+        let llm = FakeLlm::start();
+        let mut turn = Turn::text("retried");
+        turn.faults.push(fault(400, None, &[("x-should-retry", "true")]));
+        llm.script([turn]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        assert_eq!(out.message().text(), "retried", "{api}");
+        let llm = FakeLlm::start();
+        let mut turn = Turn::text("never");
+        turn.faults.push(fault(500, None, &[("x-should-retry", "false")]));
+        llm.script([turn]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        assert!(matches!(out.error(), Error::Http { status: 500, .. }), "{api}");
+        assert_eq!(llm.requests().len(), 1, "{api}: not retried");
+
+        // A retry-after of an hour is not waited for: the backoff is used instead.
+        let llm = FakeLlm::start();
+        let mut turn = Turn::text("after the backoff");
+        turn.faults.push(fault(429, Some(3600), &[]));
+        llm.script([turn]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        assert_eq!(out.message().text(), "after the backoff", "{api}");
+        assert!(retries(&out)[0] < Duration::from_secs(1), "{api}: {:?}", retries(&out));
+
+        // An HTTP-date in the past: retried at once.
+        let llm = FakeLlm::start();
+        let mut turn = Turn::text("after the date");
+        turn.faults.push(fault(503, None, &[("retry-after", "Wed, 21 Oct 2015 07:28:00 GMT")]));
+        llm.script([turn]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        assert_eq!(out.message().text(), "after the date", "{api}");
+        assert_eq!(retries(&out), [Duration::ZERO], "{api}");
+    }
+}
