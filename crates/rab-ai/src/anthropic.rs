@@ -247,6 +247,15 @@ struct WireUsage {
     cache_creation_input_tokens: Option<u64>,
     #[serde(default)]
     cache_read_input_tokens: Option<u64>,
+    /// `{"thinking_tokens": N}`: the part of `output_tokens` spent thinking.
+    #[serde(default)]
+    output_tokens_details: Option<OutputDetails>,
+}
+
+#[derive(Deserialize)]
+struct OutputDetails {
+    #[serde(default)]
+    thinking_tokens: Option<u64>,
 }
 
 impl WireUsage {
@@ -256,7 +265,11 @@ impl WireUsage {
             output: self.output_tokens.unwrap_or(0),
             cache_read: self.cache_read_input_tokens.unwrap_or(0),
             cache_write: self.cache_creation_input_tokens.unwrap_or(0),
-            reasoning: 0,
+            reasoning: self
+                .output_tokens_details
+                .as_ref()
+                .and_then(|d| d.thinking_tokens)
+                .unwrap_or(0),
         }
     }
 }

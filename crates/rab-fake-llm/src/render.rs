@@ -146,7 +146,8 @@ fn anthropic(turn: &Turn, n: usize, reply: &Reply) -> Vec<Frame> {
     out.push(frame(
         Some("message_delta"),
         &json!({"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": null},
-                "usage": {"output_tokens": u.output}}),
+                "usage": {"output_tokens": u.output,
+                          "output_tokens_details": {"thinking_tokens": u.reasoning}}}),
         false,
     ));
     out.push(frame(Some("message_stop"), &json!({"type": "message_stop"}), false));

@@ -142,3 +142,16 @@ fn one_pass_body_and_fingerprint_match_serialising_twice() {
         .collect();
     assert_eq!(kept, [true, true, true, false, true, true]);
 }
+
+#[test]
+fn thinking_tokens_are_read_from_the_usage_details() {
+    let sse = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"ok\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":41,\"output_tokens_details\":{\"thinking_tokens\":34}}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+    let (msg, _) = decode(Api::AnthropicMessages, sse.as_bytes(), 64).unwrap();
+    assert_eq!((msg.usage.output, msg.usage.reasoning), (41, 34));
+}

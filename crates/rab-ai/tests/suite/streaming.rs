@@ -159,3 +159,20 @@ async fn an_orphan_tool_call_is_rejected_by_the_fake_like_the_real_apis() {
         assert!(err.contains("HTTP 400") && err.contains("without a result"), "{api}: {err}");
     }
 }
+
+/// What was found: Anthropic's `usage.output_tokens_details.thinking_tokens` was not
+/// read, so reasoning showed 0 on every Claude reply.
+#[tokio::test]
+async fn issue_35_every_wire_reports_the_reasoning_part_of_the_output() {
+    for api in APIS {
+        let llm = FakeLlm::start();
+        llm.script([Turn::text("ok").with_usage(ScriptedUsage {
+            input: 10,
+            output: 40,
+            reasoning: 30,
+            ..Default::default()
+        })]);
+        let out = run(&model(api, &llm), &context("hi"), &options()).await;
+        assert_eq!(out.message().usage.reasoning, 30, "{api:?}: {:?}", out.message().usage);
+    }
+}
