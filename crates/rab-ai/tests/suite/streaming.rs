@@ -95,7 +95,7 @@ async fn reports_usage_with_cache_tokens() {
             output: 30,
             cache_read: 900,
             cache_write: usage.cache_write,
-            reasoning: if api == Api::AnthropicMessages { 0 } else { 10 },
+            reasoning: 10,
         };
         assert_eq!(out.message().usage, expected, "{api}");
         assert!(out.count(|e| matches!(e, StreamEvent::Usage(_))) >= 1);
