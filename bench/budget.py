@@ -13,6 +13,7 @@ not time). RAB_BIN and RAB_FAKE_LLM name other binaries (an older rab, to compar
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -61,3 +62,4 @@ try:
 finally:
     server.kill()
     server.wait()
+    shutil.rmtree(work, ignore_errors=True)
