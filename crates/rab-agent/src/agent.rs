@@ -417,12 +417,13 @@ impl Agent {
         }
     }
 
-    /// Why `prompts` cannot be sent: alone they are larger than the model's window, so
+    /// Why `prompts` cannot be sent: alone they are larger than the model's input limit
+    /// (its window, or less where the provider says so), so
     /// no compaction of earlier turns could make them fit. (Only the prompt is counted:
     /// a conversation that outgrows the window is the compactor's, and the provider's
     /// overflow error its backstop.)
     fn oversized_prompt(&self, prompts: &[Message]) -> Option<String> {
-        let window = self.config.model.context_window;
+        let window = self.config.model.input_limit();
         let chars: usize = prompts.iter().map(message_chars).sum();
         let tokens = estimate_text_tokens(chars);
         (window > 0 && tokens > window).then(|| {

@@ -25,13 +25,50 @@ use crate::provider::{
     Decoder, HttpRequest, StreamOptions, Wire, WireError, join_url, max_tokens, parse_json,
 };
 use crate::sse::SseEvent;
-use crate::types::{Context, StopReason, ThinkingLevel, Usage};
+use crate::types::{Context, Message, StopReason, ThinkingLevel, Usage};
 
 /// API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// Beta header of `thinking.block_binding` and `input_transformations`.
 const BINDING_BETA: &str = "thinking-binding-controls-2026-08-01";
+
+/// Beta header of per-message effort: an effort-only `role: "system"` message changes
+/// the effort from the next user turn on, the top-level effort staying as it was
+/// (platform.claude.com/docs/en/build-with-claude/effort-per-message, read 2026-11-28).
+const EFFORT_BETA: &str = "mid-conversation-output-config-2026-07-01";
+
+/// Whether an effort name (from [`crate::model::Compat::effort`]) runs adaptive
+/// thinking, rather than switching thinking off (`none`, `between_tools`).
+pub(crate) fn is_adaptive(effort: &str) -> bool {
+    !matches!(effort, "none" | "between_tools")
+}
+
+/// The effort of the system message for a change to `level`: its own, or, for a level
+/// that turns thinking off (the top-level `thinking` says so while it lasts), the
+/// lowest effort, so a later turn never runs at an effort `disabled` refuses.
+pub(crate) fn message_effort(model: &Model, level: ThinkingLevel) -> &str {
+    let effort = model.compat.effort(level);
+    if is_adaptive(effort) { effort } else { model.compat.effort(ThinkingLevel::Minimal) }
+}
+
+/// The level behind the top-level effort of a conversation whose later changes go in as
+/// effort-only system messages: the first level with adaptive thinking it asked for
+/// (from its recorded changes, then `now`). It stays the same for the whole
+/// conversation, so the cached prefix holds.
+fn base_level(model: &Model, context: &Context, now: ThinkingLevel) -> ThinkingLevel {
+    context
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::System(s) => s.thinking,
+            Message::User(_) | Message::Assistant(_) | Message::ToolResult(_) => None,
+        })
+        .flat_map(|(from, to)| [from, to])
+        .chain(std::iter::once(now))
+        .find(|l| is_adaptive(model.compat.effort(*l)))
+        .unwrap_or(now)
+}
 
 pub(crate) struct AnthropicWire;
 
@@ -99,14 +136,25 @@ struct ThinkingConfig {
     output_config: Option<Value>,
     max_tokens: u64,
     betas: Vec<&'static str>,
+    /// Changed levels go in as effort-only system messages (per-message effort).
+    effort_messages: bool,
 }
 
 fn thinking_config(model: &Model, context: &Context, options: &StreamOptions) -> ThinkingConfig {
     let mut max = max_tokens(model, options);
     let level = if model.reasoning { options.thinking } else { ThinkingLevel::Off };
-    let mut out =
-        ThinkingConfig { thinking: None, output_config: None, max_tokens: max, betas: Vec::new() };
+    let mut out = ThinkingConfig {
+        thinking: None,
+        output_config: None,
+        max_tokens: max,
+        betas: Vec::new(),
+        effort_messages: false,
+    };
     let format = if model.reasoning { model.compat.thinking } else { ThinkingFormat::None };
+    // Every change goes in as an effort message, also while thinking is off: a message
+    // once sent stays where it is (the history is append-only).
+    out.effort_messages =
+        format == ThinkingFormat::AnthropicAdaptive && model.compat.effort_updates;
     match format {
         ThinkingFormat::AnthropicAdaptive => match model.compat.effort(level) {
             "none" => out.thinking = Some(serde_json::json!({"type": "disabled"})),
@@ -117,6 +165,13 @@ fn thinking_config(model: &Model, context: &Context, options: &StreamOptions) ->
                     "display": "summarized",
                     "block_binding": {"prefix_mismatch_behavior": "drop_block"},
                 }));
+                // On models with per-message effort the top level keeps the
+                // conversation's first effort and each change is a system message.
+                let effort = if model.compat.effort_updates {
+                    model.compat.effort(base_level(model, context, level))
+                } else {
+                    effort
+                };
                 out.output_config = Some(serde_json::json!({"effort": effort}));
                 out.betas.push(BINDING_BETA);
             }
@@ -170,7 +225,11 @@ impl Wire for AnthropicWire {
             vec![Block::Text { text: &context.system_prompt, cache_control: None }]
         };
         let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
-        let mut messages = messages(context, model, tool_changes, &declared);
+        let mut messages =
+            messages(context, model, tool_changes, &declared, config.effort_messages);
+        if messages.iter().any(|m| m.output_config.is_some()) {
+            config.betas.push(EFFORT_BETA);
+        }
         let drops_blocks = config.betas.contains(&BINDING_BETA);
         let binds = model.compat.preserved_thinking;
         let reply_may_think = config.thinking.as_ref().is_some_and(|t| t["type"] != "disabled");

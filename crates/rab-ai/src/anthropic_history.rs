@@ -34,6 +34,10 @@ pub(crate) struct Msg<'a> {
     /// of what the block's prefix covers, though sent in `tools`.
     #[serde(skip)]
     pub offers: Vec<&'a ToolSpec>,
+    /// An effort-only system message's new level: `{"effort": …}` (per-message effort,
+    /// beta `mid-conversation-output-config-2026-07-01`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_config: Option<Value>,
 }
 
 #[derive(Serialize)]
@@ -247,7 +251,13 @@ fn assistant_blocks<'a>(m: &'a AssistantMessage, model: &Model) -> Vec<Block<'a>
 }
 
 fn push_user<'a>(out: &mut Vec<Msg<'a>>, content: Vec<Block<'a>>) {
-    out.push(Msg { role: "user", content, prefix_hash: None, offers: Vec::new() });
+    out.push(Msg {
+        role: "user",
+        content,
+        prefix_hash: None,
+        offers: Vec::new(),
+        output_config: None,
+    });
 }
 
 /// A system update's blocks: its note, then (with tool changes) `tool_removal` for
@@ -298,12 +308,29 @@ fn push_as_text<'a>(out: &mut Vec<Msg<'a>>, content: Vec<Block<'a>>) {
 
 /// Puts the pending system message in place: after a user turn and before what comes
 /// next. Consecutive updates were merged into it (the API reads them as one section).
-fn flush_system<'a>(out: &mut Vec<Msg<'a>>, pending: &mut Option<Msg<'a>>) {
-    let Some(m) = pending.take() else { return };
-    if out.last().is_some_and(|last| last.role == "user") {
-        out.push(m);
-    } else {
-        push_as_text(out, m.content);
+fn flush_system<'a>(
+    out: &mut Vec<Msg<'a>>,
+    pending: &mut Option<Msg<'a>>,
+    effort: &mut Option<&str>,
+) {
+    let after_user = out.last().is_some_and(|last| last.role == "user");
+    if let Some(m) = pending.take() {
+        if after_user {
+            out.push(m);
+        } else {
+            push_as_text(out, m.content);
+        }
+    }
+    // The effort-only message follows the update it came with (both placed as system
+    // messages are); with no user turn to follow it has no valid place and is left out.
+    if let (Some(effort), true) = (effort.take(), after_user) {
+        out.push(Msg {
+            role: "system",
+            content: Vec::new(),
+            prefix_hash: None,
+            offers: Vec::new(),
+            output_config: Some(serde_json::json!({ "effort": effort })),
+        });
     }
 }
 
@@ -311,15 +338,18 @@ fn flush_system<'a>(out: &mut Vec<Msg<'a>>, pending: &mut Option<Msg<'a>>) {
 /// system updates as system messages (or user text). A system message goes right
 /// before the reply that followed it, so one whose request failed (no reply) moves
 /// past the user turns after it instead of sitting between two of them, which the API
-/// refuses.
+/// refuses. With `efforts` (per-message effort), a changed thinking level is an
+/// effort-only system message after the update it came with.
 pub(crate) fn messages<'a>(
     context: &'a Context,
-    model: &Model,
+    model: &'a Model,
     tool_changes: bool,
     declared: &[&str],
+    efforts: bool,
 ) -> Vec<Msg<'a>> {
     let mut out: Vec<Msg<'a>> = Vec::with_capacity(context.messages.len());
     let mut pending: Option<Msg<'a>> = None;
+    let mut effort: Option<&'a str> = None;
     for message in &context.messages {
         match message {
             Message::User(u) => {
@@ -331,12 +361,13 @@ pub(crate) fn messages<'a>(
             Message::Assistant(a) => {
                 let content = assistant_blocks(a, model);
                 if !content.is_empty() {
-                    flush_system(&mut out, &mut pending);
+                    flush_system(&mut out, &mut pending, &mut effort);
                     out.push(Msg {
                         role: "assistant",
                         content,
                         prefix_hash: a.prefix_hash.as_deref(),
                         offers: Vec::new(),
+                        output_config: None,
                     });
                 }
             }
@@ -363,6 +394,10 @@ pub(crate) fn messages<'a>(
                 }
             }
             Message::System(s) => {
+                if let (true, Some((_, to))) = (efforts, s.thinking) {
+                    // A later change replaces one not sent yet.
+                    effort = Some(crate::anthropic::message_effort(model, to));
+                }
                 let (content, offers) = system_blocks(s, tool_changes, declared);
                 if content.is_empty() {
                     continue;
@@ -377,13 +412,19 @@ pub(crate) fn messages<'a>(
                         m.offers.extend(offers);
                     }
                     None => {
-                        pending = Some(Msg { role: "system", content, prefix_hash: None, offers })
+                        pending = Some(Msg {
+                            role: "system",
+                            content,
+                            prefix_hash: None,
+                            offers,
+                            output_config: None,
+                        })
                     }
                 }
             }
         }
     }
-    flush_system(&mut out, &mut pending);
+    flush_system(&mut out, &mut pending, &mut effort);
     out
 }
 

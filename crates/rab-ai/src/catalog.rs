@@ -18,6 +18,8 @@ struct Entry {
     id: &'static str,
     name: &'static str,
     context: u64,
+    /// The input limit where the provider sets one below the window (0: none).
+    input: u64,
     output: u64,
     /// input, output, cache read, cache write.
     price: [f64; 4],
@@ -37,7 +39,8 @@ struct Entry {
 const SYSTEM_MESSAGES: u8 = 1;
 /// Anthropic mid-conversation tool changes.
 const TOOL_CHANGES: u8 = 2;
-/// OpenAI `configuration_update` items.
+/// Effort changes mid-conversation: OpenAI `configuration_update` items, Anthropic
+/// per-message effort.
 const EFFORT_UPDATES: u8 = 4;
 /// Anthropic preserved thinking (bound to its prefix).
 const PRESERVED: u8 = 8;
@@ -59,6 +62,7 @@ const fn e(
         id,
         name,
         context,
+        input: 0,
         output,
         price,
         tiers: &[],
@@ -85,6 +89,11 @@ const fn tiered(mut entry: Entry, tiers: &'static [(u64, [f64; 4])]) -> Entry {
     entry
 }
 
+const fn input_limit(mut entry: Entry, input: u64) -> Entry {
+    entry.input = input;
+    entry
+}
+
 const fn dated(mut entry: Entry, as_of: &'static str) -> Entry {
     entry.as_of = as_of;
     entry
@@ -100,14 +109,18 @@ const OR: ThinkingFormat = ThinkingFormat::Openrouter;
 const DS: ThinkingFormat = ThinkingFormat::Deepseek;
 const NO: ThinkingFormat = ThinkingFormat::None;
 const CLAUDE_EFFORTS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
+/// Claude models that switch thinking off with `thinking: {"type": "disabled"}`.
+const CLAUDE_OFF_EFFORTS: &[&str] = &["none", "low", "medium", "high", "xhigh", "max"];
 const GPT_EFFORTS: &[&str] = &["none", "low", "medium", "high", "xhigh", "max"];
 const GEMINI_EFFORTS: &[&str] = &["low", "medium", "high"];
 const GEMINI_MIN_EFFORTS: &[&str] = &["minimal", "low", "medium", "high"];
 const DEEPSEEK_EFFORTS: &[&str] = &["none", "low", "high", "max"];
 const THREE: &[&str] = &["low", "medium", "high"];
 const THREE_XHIGH: &[&str] = &["low", "medium", "high", "xhigh"];
-/// Claude models that take system messages and tool changes mid-conversation.
-const APPEND_ONLY: u8 = SYSTEM_MESSAGES | TOOL_CHANGES;
+/// Claude models that take system messages, tool changes and effort changes
+/// mid-conversation (the per-message effort page lists the same models as the
+/// system-message page: Fable 5.2 and 5.1, Opus 5.5, Opus 5, Sonnet 5.5, Haiku 5.5).
+const APPEND_ONLY: u8 = SYSTEM_MESSAGES | TOOL_CHANGES | EFFORT_UPDATES;
 /// Claude models whose thinking is preserved and bound (the prefix-check pages list
 /// Fable 5.2 and 5.1, Opus 5.5, Sonnet 5.5, Haiku 5.5).
 const BOUND: u8 = APPEND_ONLY | PRESERVED;
@@ -172,8 +185,9 @@ const ANTHROPIC: &[Entry] = &[
         ),
         BOUND,
     ),
-    // Haiku 5.5 cannot switch thinking off and is priced by prompt length: above 100k
-    // input tokens (cache reads and writes included) every token costs five times as much.
+    // Haiku 5.5 switches thinking off with `disabled` (at effort high or below) and is
+    // priced by prompt length: above 100k input tokens (cache reads and writes included)
+    // every token costs five times as much.
     flags(
         tiered(
             e(
@@ -183,7 +197,7 @@ const ANTHROPIC: &[Entry] = &[
                 K128,
                 [0.10, 0.50, 0.01, 0.125],
                 AD,
-                CLAUDE_EFFORTS,
+                CLAUDE_OFF_EFFORTS,
             ),
             &[(100_000, [0.50, 2.50, 0.05, 0.625])],
         ),
@@ -209,11 +223,19 @@ const ANTHROPIC: &[Entry] = &[
             K128,
             [5.0, 25.0, 0.50, 6.25],
             AD,
-            &["none", "low", "medium", "high", "xhigh", "max"],
+            CLAUDE_OFF_EFFORTS,
         ),
         APPEND_ONLY,
     ),
-    e("claude-sonnet-5", "Claude Sonnet 5", M, K128, [2.0, 10.0, 0.20, 2.50], AD, CLAUDE_EFFORTS),
+    e(
+        "claude-sonnet-5",
+        "Claude Sonnet 5",
+        M,
+        K128,
+        [2.0, 10.0, 0.20, 2.50],
+        AD,
+        CLAUDE_OFF_EFFORTS,
+    ),
     e(
         "claude-haiku-4-5",
         "Claude Haiku 4.5",
@@ -225,6 +247,9 @@ const ANTHROPIC: &[Entry] = &[
     ),
 ];
 
+/// GPT-6.x and GPT-5.6: a 1,050,000-token window, of which at most 922,000 input
+/// (developers.openai.com/api/docs/models, read 2026-11-28).
+const GPT_INPUT: u64 = 922_000;
 const GPT_FLAGS: u8 = EFFORT_UPDATES | PHASES | APPLY_PATCH;
 const GPT_5_FLAGS: u8 = PHASES | APPLY_PATCH;
 
@@ -233,63 +258,106 @@ const OPENAI: &[Entry] = &[
     // intelligence and cost" (developers.openai.com/api/docs/models, read 2026-11-27).
     flags(
         tiered(
-            e("gpt-6.2-sol", "GPT-6.2 Sol", 1_050_000, K128, GPT_6_2_SOL, OE, CLAUDE_EFFORTS),
+            input_limit(
+                e("gpt-6.2-sol", "GPT-6.2 Sol", 1_050_000, K128, GPT_6_2_SOL, OE, CLAUDE_EFFORTS),
+                GPT_INPUT,
+            ),
             &GPT_6_2_SOL_LONG,
         ),
         GPT_FLAGS,
     ),
     flags(
         tiered(
-            e("gpt-6.1-sol", "GPT-6.1 Sol", 1_050_000, K128, GPT_6_1_SOL, OE, CLAUDE_EFFORTS),
+            input_limit(
+                e("gpt-6.1-sol", "GPT-6.1 Sol", 1_050_000, K128, GPT_6_1_SOL, OE, CLAUDE_EFFORTS),
+                GPT_INPUT,
+            ),
             &GPT_6_1_SOL_LONG,
         ),
         GPT_FLAGS,
     ),
     flags(
         tiered(
-            e("gpt-6-astra", "GPT-6 Astra", 1_050_000, K128, GPT_6_ASTRA, OE, CLAUDE_EFFORTS),
+            input_limit(
+                e("gpt-6-astra", "GPT-6 Astra", 1_050_000, K128, GPT_6_ASTRA, OE, CLAUDE_EFFORTS),
+                GPT_INPUT,
+            ),
             &GPT_6_ASTRA_LONG,
         ),
         GPT_FLAGS,
     ),
     flags(
         tiered(
-            e("gpt-6.1-terra", "GPT-6.1 Terra", 1_050_000, K128, GPT_6_1_TERRA, OE, GPT_EFFORTS),
+            input_limit(
+                e(
+                    "gpt-6.1-terra",
+                    "GPT-6.1 Terra",
+                    1_050_000,
+                    K128,
+                    GPT_6_1_TERRA,
+                    OE,
+                    GPT_EFFORTS,
+                ),
+                GPT_INPUT,
+            ),
             &GPT_6_1_TERRA_LONG,
         ),
         GPT_FLAGS,
     ),
     flags(
         tiered(
-            e("gpt-6-luna", "GPT-6 Luna", 1_050_000, K128, GPT_6_LUNA, OE, GPT_EFFORTS),
+            input_limit(
+                e("gpt-6-luna", "GPT-6 Luna", 1_050_000, K128, GPT_6_LUNA, OE, GPT_EFFORTS),
+                GPT_INPUT,
+            ),
             &GPT_6_LUNA_LONG,
         ),
         GPT_FLAGS,
     ),
     flags(
         tiered(
-            e("gpt-6-sol", "GPT-6 Sol", 1_050_000, K128, GPT_6_SOL, OE, GPT_EFFORTS),
+            input_limit(
+                e("gpt-6-sol", "GPT-6 Sol", 1_050_000, K128, GPT_6_SOL, OE, GPT_EFFORTS),
+                GPT_INPUT,
+            ),
             &GPT_6_SOL_LONG,
         ),
         GPT_FLAGS,
     ),
     flags(
         tiered(
-            e("gpt-5.6-sol", "GPT-5.6 Sol", 1_050_000, K128, GPT_5_6_SOL, OE, GPT_EFFORTS),
+            input_limit(
+                e("gpt-5.6-sol", "GPT-5.6 Sol", 1_050_000, K128, GPT_5_6_SOL, OE, GPT_EFFORTS),
+                GPT_INPUT,
+            ),
             &GPT_5_6_SOL_LONG,
         ),
         GPT_5_FLAGS,
     ),
     flags(
         tiered(
-            e("gpt-5.6-terra", "GPT-5.6 Terra", 1_050_000, K128, GPT_5_6_TERRA, OE, GPT_EFFORTS),
+            input_limit(
+                e(
+                    "gpt-5.6-terra",
+                    "GPT-5.6 Terra",
+                    1_050_000,
+                    K128,
+                    GPT_5_6_TERRA,
+                    OE,
+                    GPT_EFFORTS,
+                ),
+                GPT_INPUT,
+            ),
             &GPT_5_6_TERRA_LONG,
         ),
         GPT_5_FLAGS,
     ),
     flags(
         tiered(
-            e("gpt-5.6-luna", "GPT-5.6 Luna", 1_050_000, K128, GPT_5_6_LUNA, OE, GPT_EFFORTS),
+            input_limit(
+                e("gpt-5.6-luna", "GPT-5.6 Luna", 1_050_000, K128, GPT_5_6_LUNA, OE, GPT_EFFORTS),
+                GPT_INPUT,
+            ),
             &GPT_5_6_LUNA_LONG,
         ),
         GPT_5_FLAGS,
@@ -784,6 +852,7 @@ pub(crate) fn builtin() -> Registry {
                 reasoning: m.thinking != ThinkingFormat::None,
                 images: m.images,
                 context_window: m.context,
+                max_input: (m.input > 0).then_some(m.input),
                 max_output: m.output,
                 cost: ModelCost {
                     input: m.price[0],

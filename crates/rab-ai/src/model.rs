@@ -199,8 +199,10 @@ pub struct Compat {
     /// Anthropic: the model takes `tool_addition`/`tool_removal` blocks (beta
     /// `mid-conversation-tool-changes-2026-07-01`), so `tools` never changes.
     pub tool_changes: bool,
-    /// OpenAI Responses: a changed reasoning effort goes in as a `configuration_update`
-    /// item, keeping the request-level effort (and the cached prefix) unchanged.
+    /// A changed reasoning effort goes in mid-conversation, keeping the request-level
+    /// effort (and the cached prefix) unchanged: an OpenAI Responses
+    /// `configuration_update` item, or an Anthropic effort-only system message
+    /// (per-message effort).
     pub effort_updates: bool,
     /// OpenAI Responses: the model labels assistant messages with a `phase`, and wants
     /// one back on each (a message that lacks one gets `commentary` before tool calls,
@@ -306,6 +308,10 @@ pub struct Model {
     pub images: bool,
     /// Context window in tokens.
     pub context_window: u64,
+    /// The most input tokens a request may carry, where the provider sets it below the
+    /// window (GPT-6.x: 922,000 of 1,050,000); `None`: the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_input: Option<u64>,
     /// Maximum output tokens.
     pub max_output: u64,
     /// Prices.
@@ -342,6 +348,14 @@ impl EditTool {
 }
 
 impl Model {
+    /// The most input tokens a request may carry: the provider's input limit where it
+    /// has one, else the context window.
+    pub fn input_limit(&self) -> u64 {
+        self.max_input
+            .filter(|n| *n > 0)
+            .map_or(self.context_window, |n| n.min(self.context_window))
+    }
+
     /// A model rab knows nothing about: conservative limits, no prices.
     pub fn custom(id: &str, provider: &str, api: Api, base_url: &str) -> Self {
         Self {
@@ -353,6 +367,7 @@ impl Model {
             reasoning: false,
             images: false,
             context_window: DEFAULT_CONTEXT_WINDOW,
+            max_input: None,
             max_output: DEFAULT_MAX_OUTPUT,
             cost: ModelCost::default(),
             headers: BTreeMap::new(),

@@ -51,6 +51,8 @@ struct ModelEntry {
     #[serde(default)]
     input: Vec<String>,
     context_window: Option<u64>,
+    /// The input limit, where the provider sets one below the window.
+    max_input: Option<u64>,
     max_tokens: Option<u64>,
     #[serde(default)]
     cost: ModelCost,
@@ -140,6 +142,7 @@ fn model_of(path: &Path, def: &ProviderDef, m: &ModelEntry) -> Result<Model, Err
     if let Some(t) = m.max_tokens {
         model.max_output = t;
     }
+    model.max_input = m.max_input;
     model.cost = m.cost.clone();
     model.headers = m.headers.clone();
     model.compat = m.compat.clone().unwrap_or_else(|| def.compat.clone());

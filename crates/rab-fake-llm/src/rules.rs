@@ -89,8 +89,9 @@ const PRESERVED: [&str; 7] = [
     "claude-haiku-5-5",
 ];
 
-/// Claude models that refuse `thinking: {type: "disabled"}`.
-const NO_DISABLE: [&str; 8] = [
+/// Claude models that refuse `thinking: {type: "disabled"}` (Haiku 5.5, Sonnet 5 and
+/// Opus 5 take it at effort high or below).
+const NO_DISABLE: [&str; 7] = [
     "claude-fable-5",
     "claude-fable-5-1",
     "claude-fable-5-2",
@@ -98,8 +99,22 @@ const NO_DISABLE: [&str; 8] = [
     "claude-mythos-5-1",
     "claude-mythos-5-2",
     "claude-opus-5-5",
+];
+
+/// Claude models that take effort-only system messages (per-message effort, beta
+/// `mid-conversation-output-config-2026-07-01`).
+const EFFORT_MESSAGES: [&str; 8] = [
+    "claude-fable-5-2",
+    "claude-mythos-5-2",
+    "claude-fable-5-1",
+    "claude-mythos-5-1",
+    "claude-opus-5-5",
+    "claude-opus-5",
+    "claude-sonnet-5-5",
     "claude-haiku-5-5",
 ];
+
+const EFFORT_BETA: &str = "mid-conversation-output-config-2026-07-01";
 
 /// Claude models without mid-conversation system messages.
 const NO_SYSTEM_MESSAGES: [&str; 2] = ["claude-sonnet-5", "claude-haiku-4-5"];
@@ -126,6 +141,14 @@ fn anthropic_thinking(req: &RecordedRequest, model: &str) -> Result<(), String> 
                     \"thinking.type.adaptive\" and \"output_config.effort\" to control thinking \
                     behavior."
             .to_owned());
+    }
+    if kind == "disabled" && is_5 {
+        let effort = req.body["output_config"]["effort"].as_str().unwrap_or("medium");
+        if matches!(effort, "xhigh" | "max") {
+            return Err(format!(
+                "thinking.type \"disabled\" is only allowed with effort low, medium or high, not {effort}"
+            ));
+        }
     }
     if kind == "between_tools" {
         if model != "claude-sonnet-5-5" && model != "test-model" {
@@ -171,7 +194,11 @@ fn anthropic_system_messages(req: &RecordedRequest, model: &str) -> Result<(), S
         .unwrap_or_default();
     let has_tool_beta = betas(req).iter().any(|b| b == "mid-conversation-tool-changes-2026-07-01");
     let role = |i: usize| messages.get(i).and_then(|m| m["role"].as_str()).unwrap_or_default();
+    let has_effort_beta = betas(req).iter().any(|b| b == EFFORT_BETA);
     for (i, m) in messages.iter().enumerate().filter(|(_, m)| m["role"] == "system") {
+        if let Some(config) = m.get("output_config") {
+            effort_message(i, m, config, model, has_effort_beta)?;
+        }
         if NO_SYSTEM_MESSAGES.contains(&model) {
             return Err(format!(
                 "messages.{i}: {model} does not support system messages in `messages`; use the top-level `system` field"
@@ -208,6 +235,41 @@ fn anthropic_system_messages(req: &RecordedRequest, model: &str) -> Result<(), S
         }
     }
     Ok(())
+}
+
+/// Per-message effort (…/build-with-claude/effort-per-message): a system message that
+/// carries `output_config` has empty `content`, only `output_config.effort`, a valid
+/// level, the beta header, and a model that takes it.
+fn effort_message(
+    i: usize,
+    m: &Value,
+    config: &Value,
+    model: &str,
+    has_beta: bool,
+) -> Result<(), String> {
+    if !has_beta {
+        return Err(format!(
+            "messages.{i}.output_config: requires the `{EFFORT_BETA}` value in the `anthropic-beta` header"
+        ));
+    }
+    if !EFFORT_MESSAGES.contains(&model) {
+        return Err(format!("messages.{i}.output_config: not supported by {model}"));
+    }
+    if m["content"].as_array().is_none_or(|c| !c.is_empty()) {
+        return Err(format!(
+            "messages.{i}.content: a system message with `output_config` must have empty content"
+        ));
+    }
+    let keys: Vec<&String> = config.as_object().map(|o| o.keys().collect()).unwrap_or_default();
+    if keys.iter().any(|k| *k != "effort") {
+        return Err(format!("messages.{i}.output_config: only `effort` may change per message"));
+    }
+    match config["effort"].as_str() {
+        Some("low" | "medium" | "high" | "xhigh" | "max") => Ok(()),
+        other => Err(format!(
+            "messages.{i}.output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max', not {other:?}"
+        )),
+    }
 }
 
 fn anthropic(req: &RecordedRequest, reply: &mut Reply) -> Result<(), String> {
@@ -522,6 +584,43 @@ mod tests {
             .is_ok(),
             "Haiku 4.5 takes budget thinking"
         );
+    }
+
+    #[test]
+    fn anthropic_thinking_off_and_per_message_effort_keep_their_rules() {
+        let off = |effort: &str, model: &str| {
+            json!({"model": model, "thinking": {"type": "disabled"},
+                   "output_config": {"effort": effort}, "messages": [user("hi")]})
+        };
+        for model in ["claude-haiku-5-5", "claude-sonnet-5", "claude-opus-5"] {
+            assert!(check(Wire::Anthropic, &req(Wire::Anthropic, off("high", model), &[])).is_ok());
+            let e = refused(Wire::Anthropic, off("max", model), &[]);
+            assert!(e.contains("only allowed with effort low, medium or high"), "{e}");
+        }
+        let e = refused(Wire::Anthropic, off("low", "claude-opus-5-5"), &[]);
+        assert!(e.contains("not supported for this model"), "{e}");
+
+        let assistant = json!({"role": "assistant", "content": [{"type": "text", "text": "ok"}]});
+        let with = |m: Value, model: &str| json!({"model": model, "messages": [user("a"), assistant.clone(), user("b"), m]});
+        let effort = json!({"role": "system", "content": [], "output_config": {"effort": "low"}});
+        let beta = [("anthropic-beta", EFFORT_BETA)];
+        let good = with(effort.clone(), "claude-opus-5-5");
+        assert!(check(Wire::Anthropic, &req(Wire::Anthropic, good.clone(), &beta)).is_ok());
+        let e = refused(Wire::Anthropic, good, &[]);
+        assert!(e.contains(EFFORT_BETA), "{e}");
+        let e = refused(Wire::Anthropic, with(effort, "claude-sonnet-5"), &beta);
+        assert!(e.contains("not supported by claude-sonnet-5"), "{e}");
+        let texty = json!({"role": "system", "content": [{"type": "text", "text": "x"}],
+                           "output_config": {"effort": "low"}});
+        let e = refused(Wire::Anthropic, with(texty, "claude-opus-5-5"), &beta);
+        assert!(e.contains("must have empty content"), "{e}");
+        let bad = json!({"role": "system", "content": [], "output_config": {"effort": "none"}});
+        let e = refused(Wire::Anthropic, with(bad, "claude-opus-5-5"), &beta);
+        assert!(e.contains("output_config.effort"), "{e}");
+        let more = json!({"role": "system", "content": [],
+                          "output_config": {"effort": "low", "format": {}}});
+        let e = refused(Wire::Anthropic, with(more, "claude-opus-5-5"), &beta);
+        assert!(e.contains("only `effort`"), "{e}");
     }
 
     #[test]

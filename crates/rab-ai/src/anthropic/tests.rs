@@ -102,7 +102,7 @@ fn one_pass_body_and_fingerprint_match_serialising_twice() {
         let tools = tools(&ctx, changes);
         let system = vec![Block::Text { text: &ctx.system_prompt, cache_control: None }];
         let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
-        let mut msgs = messages(&ctx, &model, changes, &declared);
+        let mut msgs = messages(&ctx, &model, changes, &declared, false);
         let want = bind_thinking(&tools, &system, &mut msgs, true, false, true);
         for i in breakpoint_targets(&msgs) {
             if let Some(slot) = msgs[i].content.iter_mut().rev().find_map(Block::cache_slot) {

@@ -40,7 +40,7 @@ fn fingerprint(context: &Context, model: &Model) -> String {
     let tools = tools(context, changes);
     let system = vec![Block::Text { text: &context.system_prompt, cache_control: None }];
     let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
-    let mut messages = messages(context, model, changes, &declared);
+    let mut messages = messages(context, model, changes, &declared, false);
     bind_thinking(&tools, &system, &mut messages, model.compat.preserved_thinking, true, true)
         .unwrap()
 }
@@ -54,7 +54,7 @@ fn sent_with(context: &Context, model: &Model, keep_unknown: bool) -> Value {
     let tools = tools(context, changes);
     let system = vec![Block::Text { text: &context.system_prompt, cache_control: None }];
     let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
-    let mut messages = messages(context, model, changes, &declared);
+    let mut messages = messages(context, model, changes, &declared, false);
     let binds = model.compat.preserved_thinking;
     bind_thinking(&tools, &system, &mut messages, binds, keep_unknown, true);
     json!({"tools": serde_json::to_value(&tools).unwrap(), "messages": serde_json::to_value(&messages).unwrap()})
@@ -336,7 +336,7 @@ fn the_fingerprint_is_computed_only_as_far_as_needed() {
         let tools = tools(context, changes);
         let system = vec![Block::Text { text: &context.system_prompt, cache_control: None }];
         let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
-        let mut messages = messages(context, &model, changes, &declared);
+        let mut messages = messages(context, &model, changes, &declared, false);
         let hash = bind_thinking(&tools, &system, &mut messages, true, true, may_think);
         (hash, serde_json::to_value(&messages).unwrap())
     };

@@ -212,9 +212,12 @@ fn issue_13_every_built_in_price_is_dated_and_gemini_4_is_complete() {
     let hydrogen = resolve(None, Some("gemini-4-hydrogen")).unwrap().model;
     assert_eq!(hydrogen.compat.effort(ThinkingLevel::High), "high");
     assert!(hydrogen.compat.efforts.contains(&"xhigh".to_owned()));
-    // Haiku 5.5 refuses `thinking: disabled`: its lowest effort stands for off.
+    // Haiku 5.5 switches thinking off with `disabled`; Opus 5.5 cannot: its lowest
+    // effort stands for off.
     let haiku = resolve(None, Some("claude-haiku-5-5")).unwrap().model;
-    assert_eq!(haiku.compat.effort(ThinkingLevel::Off), "low");
+    assert_eq!(haiku.compat.effort(ThinkingLevel::Off), "none");
+    let opus = resolve(None, Some("claude-opus-5-5")).unwrap().model;
+    assert_eq!(opus.compat.effort(ThinkingLevel::Off), "low");
 }
 
 #[test]

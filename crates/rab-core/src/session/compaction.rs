@@ -91,7 +91,7 @@ impl ModelCompactor {
     ) -> Result<Compacted, CompactError> {
         let window = self.settings.window_messages.max(1) as usize;
         let mut cut = messages.len().saturating_sub(window);
-        let limit = model.context_window.saturating_sub(self.reserve(model));
+        let limit = model.input_limit().saturating_sub(self.reserve(model));
         let tokens_over = estimate_context_tokens(messages) > limit;
         if tokens_over || *reason != CompactReason::Threshold {
             cut = cut.max(token_cut);
@@ -149,8 +149,7 @@ impl ModelCompactor {
         focus: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<(String, Usage), String> {
-        let budget =
-            model.context_window.saturating_sub(self.reserve(model)).max(4096) as usize * 3;
+        let budget = model.input_limit().saturating_sub(self.reserve(model)).max(4096) as usize * 3;
         let mut prompt = String::from("Summarise this part of the session.\n\n<transcript>\n");
         prompt.push_str(&transcript(old, budget));
         prompt.push_str("</transcript>\n\n");
@@ -343,7 +342,7 @@ impl Compactor for ModelCompactor {
             return None;
         }
         let tokens = estimate_context_tokens(messages);
-        let limit = model.context_window.saturating_sub(self.reserve(model));
+        let limit = model.input_limit().saturating_sub(self.reserve(model));
         (tokens > limit || self.over_window(messages)).then_some(tokens)
     }
 

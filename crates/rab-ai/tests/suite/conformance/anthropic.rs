@@ -148,3 +148,88 @@ async fn conformance_anthropic_a_block_left_out_of_the_middle_breaks_the_ones_af
     assert_eq!(thinking_blocks(&body.body), 0);
     assert!(body.transformations.is_empty());
 }
+
+/// The bytes of a request's `messages` with the cache markers taken out (they move
+/// from turn to turn by design).
+fn unmarked(body: &Value) -> String {
+    let mut messages = body["messages"].clone();
+    for m in messages.as_array_mut().unwrap() {
+        for b in m["content"].as_array_mut().into_iter().flatten() {
+            if let Some(b) = b.as_object_mut() {
+                b.remove("cache_control");
+            }
+        }
+    }
+    let text = messages.to_string();
+    text[..text.len() - 1].to_owned()
+}
+
+#[tokio::test]
+async fn conformance_anthropic_a_changed_effort_is_a_system_message_and_the_prefix_holds() {
+    // Opus 5 and Haiku 5.5 (whose thinking is bound to its prefix) switch it off.
+    for id in ["claude-opus-5", "claude-haiku-5-5"] {
+        changed_efforts(id).await;
+    }
+}
+
+async fn changed_efforts(id: &str) {
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::text("First.").with_thinking("Plan."),
+        Turn::text("Second.").with_thinking("Less."),
+        Turn::text("Third."),
+        Turn::text("Fourth.").with_thinking("Back."),
+    ]);
+    let m = model(id, &llm);
+    let mut ctx = Context {
+        system_prompt: "You are rab.".into(),
+        messages: vec![Message::user("a")],
+        tools: vec![read_tool()],
+    };
+    let mut level = ThinkingLevel::High;
+    for (next, prompt) in
+        [(ThinkingLevel::Low, "b"), (ThinkingLevel::Off, "c"), (ThinkingLevel::Medium, "d")]
+    {
+        let answer = reply(&m, &ctx, level).await;
+        ctx.messages.push(Message::Assistant(answer));
+        ctx.messages.push(Message::System(SystemMessage {
+            thinking: Some((level, next)),
+            ..SystemMessage::default()
+        }));
+        ctx.messages.push(Message::user(prompt));
+        level = next;
+    }
+    assert_eq!(reply(&m, &ctx, level).await.text(), "Fourth.");
+    let requests = llm.requests();
+    let statuses: Vec<u16> = requests.iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [200; 4], "{id}: the fake server took every request");
+    let effort = |i: usize| requests[i].body["output_config"]["effort"].clone();
+    assert_eq!([effort(0), effort(1), effort(3)], ["high", "high", "high"], "the top level stays");
+    // Low: an effort-only message after the new prompt; the earlier request's messages
+    // are a prefix of it, so the cache and the thinking bound to it hold.
+    let second = &requests[1].body["messages"];
+    assert_eq!(
+        second[3],
+        json!({"role": "system", "content": [], "output_config": {"effort": "low"}})
+    );
+    assert!(unmarked(&requests[1].body).starts_with(&unmarked(&requests[0].body)));
+    assert!(
+        requests[1]
+            .header("anthropic-beta")
+            .unwrap()
+            .contains("mid-conversation-output-config-2026-07-01")
+    );
+    assert_eq!(thinking_blocks(&requests[1].body), 1);
+    // Off: thinking disabled at the top, without an effort; the change is still a
+    // message (at the lowest effort), so nothing sent before moves.
+    assert_eq!(requests[2].body["thinking"], json!({"type": "disabled"}));
+    assert!(requests[2].body.get("output_config").is_none());
+    assert!(unmarked(&requests[2].body).starts_with(&unmarked(&requests[1].body)));
+    // Medium again: every change is in place, each where it was.
+    assert!(unmarked(&requests[3].body).starts_with(&unmarked(&requests[2].body)));
+    let fourth = requests[3].body["messages"].as_array().unwrap();
+    let efforts: Vec<&Value> =
+        fourth.iter().filter_map(|m| m.get("output_config")).map(|c| &c["effort"]).collect();
+    assert_eq!(efforts, [&json!("low"), &json!("low"), &json!("medium")]);
+    assert!(requests.iter().all(|r| r.transformations.is_empty()), "nothing was dropped");
+}

@@ -156,3 +156,26 @@ async fn three_failures_turn_automatic_compaction_off() {
     assert!(!c.is_auto());
     assert_eq!(c.needs_compaction(&m, &model), None);
 }
+
+#[test]
+fn issue_35_compaction_keeps_a_request_under_the_input_limit_not_only_the_window() {
+    // GPT-6.1 Sol: a 1,050,000-token window but at most 922,000 input tokens. A
+    // conversation of ~950,000 tokens fits the window yet gets a 400: compact first.
+    let sol = rab_ai::Registry::builtin()
+        .resolve(&rab_ai::ModelQuery { model: Some("gpt-6.1-sol"), ..Default::default() })
+        .unwrap()
+        .model;
+    assert_eq!((sol.context_window, sol.input_limit()), (1_050_000, 922_000));
+    let c = ModelCompactor::new(
+        Arc::new(Client::new()),
+        CompactionSettings { enabled: true, ..CompactionSettings::default() },
+    );
+    let big = vec![user(&"abcd".repeat(950_000))];
+    let tokens = estimate_context_tokens(&big);
+    assert!(tokens > 922_000 && tokens < 1_000_000, "{tokens}");
+    assert_eq!(c.needs_compaction(&big, &sol), Some(tokens));
+    // A model without a separate limit still goes by its window.
+    let mut open = sol.clone();
+    open.max_input = None;
+    assert_eq!(c.needs_compaction(&big, &open), None);
+}
