@@ -160,11 +160,15 @@ fn thinking_config(model: &Model, context: &Context, options: &StreamOptions) ->
             "none" => out.thinking = Some(serde_json::json!({"type": "disabled"})),
             "between_tools" => out.thinking = Some(serde_json::json!({"type": "between_tools"})),
             effort => {
-                out.thinking = Some(serde_json::json!({
-                    "type": "adaptive",
-                    "display": "summarized",
-                    "block_binding": {"prefix_mismatch_behavior": "drop_block"},
-                }));
+                let mut thinking = serde_json::json!({"type": "adaptive", "display": "summarized"});
+                // Only models with preserved thinking run prefix checks (the prefix-check
+                // page lists them, read 2026-11-28); the others get no binding controls.
+                if model.compat.preserved_thinking {
+                    thinking["block_binding"] =
+                        serde_json::json!({"prefix_mismatch_behavior": "drop_block"});
+                    out.betas.push(BINDING_BETA);
+                }
+                out.thinking = Some(thinking);
                 // On models with per-message effort the top level keeps the
                 // conversation's first effort and each change is a system message.
                 let effort = if model.compat.effort_updates {
@@ -173,7 +177,6 @@ fn thinking_config(model: &Model, context: &Context, options: &StreamOptions) ->
                     effort
                 };
                 out.output_config = Some(serde_json::json!({"effort": effort}));
-                out.betas.push(BINDING_BETA);
             }
         },
         ThinkingFormat::AnthropicBudget if level != ThinkingLevel::Off => {

@@ -27,6 +27,9 @@ struct Entry {
     tiers: &'static [(u64, [f64; 4])],
     /// The day the prices were read; empty: the provider's date.
     as_of: &'static str,
+    /// An introductory price that holds through the end of this day (UTC, `YYYY-MM-DD`);
+    /// `price` holds after it.
+    intro: Option<(&'static str, [f64; 4])>,
     images: bool,
     thinking: ThinkingFormat,
     efforts: &'static [&'static str],
@@ -67,6 +70,7 @@ const fn e(
         price,
         tiers: &[],
         as_of: "",
+        intro: None,
         images: true,
         thinking,
         efforts,
@@ -89,6 +93,11 @@ const fn tiered(mut entry: Entry, tiers: &'static [(u64, [f64; 4])]) -> Entry {
     entry
 }
 
+const fn intro(mut entry: Entry, last_day: &'static str, price: [f64; 4]) -> Entry {
+    entry.intro = Some((last_day, price));
+    entry
+}
+
 const fn input_limit(mut entry: Entry, input: u64) -> Entry {
     entry.input = input;
     entry
@@ -99,522 +108,10 @@ const fn dated(mut entry: Entry, as_of: &'static str) -> Entry {
     entry
 }
 
-const M: u64 = 1_000_000;
-const M1: u64 = 1_048_576;
-const K128: u64 = 128_000;
-const AD: ThinkingFormat = ThinkingFormat::AnthropicAdaptive;
-const OE: ThinkingFormat = ThinkingFormat::OpenaiEffort;
-const GL: ThinkingFormat = ThinkingFormat::GeminiLevel;
-const OR: ThinkingFormat = ThinkingFormat::Openrouter;
-const DS: ThinkingFormat = ThinkingFormat::Deepseek;
-const NO: ThinkingFormat = ThinkingFormat::None;
-const CLAUDE_EFFORTS: &[&str] = &["low", "medium", "high", "xhigh", "max"];
-/// Claude models that switch thinking off with `thinking: {"type": "disabled"}`.
-const CLAUDE_OFF_EFFORTS: &[&str] = &["none", "low", "medium", "high", "xhigh", "max"];
-const GPT_EFFORTS: &[&str] = &["none", "low", "medium", "high", "xhigh", "max"];
-const GEMINI_EFFORTS: &[&str] = &["low", "medium", "high"];
-const GEMINI_MIN_EFFORTS: &[&str] = &["minimal", "low", "medium", "high"];
-const DEEPSEEK_EFFORTS: &[&str] = &["none", "low", "high", "max"];
-const THREE: &[&str] = &["low", "medium", "high"];
-const THREE_XHIGH: &[&str] = &["low", "medium", "high", "xhigh"];
-/// Claude models that take system messages, tool changes and effort changes
-/// mid-conversation (the per-message effort page lists the same models as the
-/// system-message page: Fable 5.2 and 5.1, Opus 5.5, Opus 5, Sonnet 5.5, Haiku 5.5).
-const APPEND_ONLY: u8 = SYSTEM_MESSAGES | TOOL_CHANGES | EFFORT_UPDATES;
-/// Claude models whose thinking is preserved and bound (the prefix-check pages list
-/// Fable 5.2 and 5.1, Opus 5.5, Sonnet 5.5, Haiku 5.5).
-const BOUND: u8 = APPEND_ONLY | PRESERVED;
-/// OpenAI (GPT-6 and GPT-5.6 pages): a prompt of more than 272k input tokens bills the
-/// whole request at 2x input and cache rates and 1.5x output.
-const fn long_prompt(p: [f64; 4]) -> [(u64, [f64; 4]); 1] {
-    [(272_000, [p[0] * 2.0, p[1] * 1.5, p[2] * 2.0, p[3] * 2.0])]
-}
-const GPT_6_1_SOL_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_6_1_SOL);
-const GPT_6_1_SOL: [f64; 4] = [2.0, 10.0, 0.10, 2.50];
-const GPT_6_2_SOL_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_6_2_SOL);
-const GPT_6_2_SOL: [f64; 4] = [2.0, 10.0, 0.10, 2.50];
-const GPT_6_ASTRA_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_6_ASTRA);
-const GPT_6_ASTRA: [f64; 4] = [10.0, 50.0, 1.0, 12.5];
-const GPT_6_1_TERRA_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_6_1_TERRA);
-const GPT_6_1_TERRA: [f64; 4] = [1.0, 5.0, 0.05, 1.25];
-const GPT_6_LUNA_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_6_LUNA);
-const GPT_6_LUNA: [f64; 4] = [0.10, 0.50, 0.01, 0.125];
-const GPT_6_SOL_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_6_SOL);
-const GPT_6_SOL: [f64; 4] = [2.0, 10.0, 0.20, 2.50];
-const GPT_5_6_SOL_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_5_6_SOL);
-const GPT_5_6_SOL: [f64; 4] = [5.0, 30.0, 0.50, 6.25];
-const GPT_5_6_TERRA_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_5_6_TERRA);
-const GPT_5_6_TERRA: [f64; 4] = [2.0, 12.0, 0.20, 2.50];
-const GPT_5_6_LUNA_LONG: [(u64, [f64; 4]); 1] = long_prompt(GPT_5_6_LUNA);
-const GPT_5_6_LUNA: [f64; 4] = [0.20, 1.20, 0.02, 0.25];
-
-const ANTHROPIC: &[Entry] = &[
-    flags(
-        e(
-            "claude-sonnet-5-5",
-            "Claude Sonnet 5.5",
-            M,
-            K128,
-            [2.0, 10.0, 0.20, 2.50],
-            AD,
-            &["between_tools", "low", "medium", "high", "xhigh", "max"],
-        ),
-        BOUND,
-    ),
-    flags(
-        e(
-            "claude-opus-5-5",
-            "Claude Opus 5.5",
-            M,
-            K128,
-            [4.0, 20.0, 0.20, 5.0],
-            AD,
-            CLAUDE_EFFORTS,
-        ),
-        BOUND,
-    ),
-    flags(
-        e(
-            "claude-fable-5-2",
-            "Claude Fable 5.2",
-            M,
-            K128,
-            [8.0, 40.0, 0.20, 10.0],
-            AD,
-            CLAUDE_EFFORTS,
-        ),
-        BOUND,
-    ),
-    // Haiku 5.5 switches thinking off with `disabled` (at effort high or below) and is
-    // priced by prompt length: above 100k input tokens (cache reads and writes included)
-    // every token costs five times as much.
-    flags(
-        tiered(
-            e(
-                "claude-haiku-5-5",
-                "Claude Haiku 5.5",
-                M,
-                K128,
-                [0.10, 0.50, 0.01, 0.125],
-                AD,
-                CLAUDE_OFF_EFFORTS,
-            ),
-            &[(100_000, [0.50, 2.50, 0.05, 0.625])],
-        ),
-        BOUND,
-    ),
-    flags(
-        e(
-            "claude-fable-5-1",
-            "Claude Fable 5.1",
-            M,
-            K128,
-            [10.0, 50.0, 0.25, 12.5],
-            AD,
-            CLAUDE_EFFORTS,
-        ),
-        BOUND,
-    ),
-    flags(
-        e(
-            "claude-opus-5",
-            "Claude Opus 5",
-            M,
-            K128,
-            [5.0, 25.0, 0.50, 6.25],
-            AD,
-            CLAUDE_OFF_EFFORTS,
-        ),
-        APPEND_ONLY,
-    ),
-    e(
-        "claude-sonnet-5",
-        "Claude Sonnet 5",
-        M,
-        K128,
-        [2.0, 10.0, 0.20, 2.50],
-        AD,
-        CLAUDE_OFF_EFFORTS,
-    ),
-    e(
-        "claude-haiku-4-5",
-        "Claude Haiku 4.5",
-        200_000,
-        64_000,
-        [1.0, 5.0, 0.10, 1.25],
-        ThinkingFormat::AnthropicBudget,
-        &[],
-    ),
-];
-
-/// GPT-6.x and GPT-5.6: a 1,050,000-token window, of which at most 922,000 input
-/// (developers.openai.com/api/docs/models, read 2026-11-28).
-const GPT_INPUT: u64 = 922_000;
-const GPT_FLAGS: u8 = EFFORT_UPDATES | PHASES | APPLY_PATCH;
-const GPT_5_FLAGS: u8 = PHASES | APPLY_PATCH;
-
-const OPENAI: &[Entry] = &[
-    // The default (the first): the one OpenAI's model page names "to balance
-    // intelligence and cost" (developers.openai.com/api/docs/models, read 2026-11-27).
-    flags(
-        tiered(
-            input_limit(
-                e("gpt-6.2-sol", "GPT-6.2 Sol", 1_050_000, K128, GPT_6_2_SOL, OE, CLAUDE_EFFORTS),
-                GPT_INPUT,
-            ),
-            &GPT_6_2_SOL_LONG,
-        ),
-        GPT_FLAGS,
-    ),
-    flags(
-        tiered(
-            input_limit(
-                e("gpt-6.1-sol", "GPT-6.1 Sol", 1_050_000, K128, GPT_6_1_SOL, OE, CLAUDE_EFFORTS),
-                GPT_INPUT,
-            ),
-            &GPT_6_1_SOL_LONG,
-        ),
-        GPT_FLAGS,
-    ),
-    flags(
-        tiered(
-            input_limit(
-                e("gpt-6-astra", "GPT-6 Astra", 1_050_000, K128, GPT_6_ASTRA, OE, CLAUDE_EFFORTS),
-                GPT_INPUT,
-            ),
-            &GPT_6_ASTRA_LONG,
-        ),
-        GPT_FLAGS,
-    ),
-    flags(
-        tiered(
-            input_limit(
-                e(
-                    "gpt-6.1-terra",
-                    "GPT-6.1 Terra",
-                    1_050_000,
-                    K128,
-                    GPT_6_1_TERRA,
-                    OE,
-                    GPT_EFFORTS,
-                ),
-                GPT_INPUT,
-            ),
-            &GPT_6_1_TERRA_LONG,
-        ),
-        GPT_FLAGS,
-    ),
-    flags(
-        tiered(
-            input_limit(
-                e("gpt-6-luna", "GPT-6 Luna", 1_050_000, K128, GPT_6_LUNA, OE, GPT_EFFORTS),
-                GPT_INPUT,
-            ),
-            &GPT_6_LUNA_LONG,
-        ),
-        GPT_FLAGS,
-    ),
-    flags(
-        tiered(
-            input_limit(
-                e("gpt-6-sol", "GPT-6 Sol", 1_050_000, K128, GPT_6_SOL, OE, GPT_EFFORTS),
-                GPT_INPUT,
-            ),
-            &GPT_6_SOL_LONG,
-        ),
-        GPT_FLAGS,
-    ),
-    flags(
-        tiered(
-            input_limit(
-                e("gpt-5.6-sol", "GPT-5.6 Sol", 1_050_000, K128, GPT_5_6_SOL, OE, GPT_EFFORTS),
-                GPT_INPUT,
-            ),
-            &GPT_5_6_SOL_LONG,
-        ),
-        GPT_5_FLAGS,
-    ),
-    flags(
-        tiered(
-            input_limit(
-                e(
-                    "gpt-5.6-terra",
-                    "GPT-5.6 Terra",
-                    1_050_000,
-                    K128,
-                    GPT_5_6_TERRA,
-                    OE,
-                    GPT_EFFORTS,
-                ),
-                GPT_INPUT,
-            ),
-            &GPT_5_6_TERRA_LONG,
-        ),
-        GPT_5_FLAGS,
-    ),
-    flags(
-        tiered(
-            input_limit(
-                e("gpt-5.6-luna", "GPT-5.6 Luna", 1_050_000, K128, GPT_5_6_LUNA, OE, GPT_EFFORTS),
-                GPT_INPUT,
-            ),
-            &GPT_5_6_LUNA_LONG,
-        ),
-        GPT_5_FLAGS,
-    ),
-];
-
-const GOOGLE: &[Entry] = &[
-    // Argon and Carbon list at $4/$20 from 2026-12-01 (an introductory $2/$10 runs
-    // until 2026-11-30); the standing price is listed so budgets are not undercounted.
-    e("gemini-4-argon", "Gemini 4 Argon", M1, 65_536, [4.0, 20.0, 0.20, 0.0], GL, GEMINI_EFFORTS),
-    e("gemini-4-carbon", "Gemini 4 Carbon", M1, 65_536, [4.0, 20.0, 0.20, 0.0], GL, GEMINI_EFFORTS),
-    e(
-        "gemini-4-hydrogen",
-        "Gemini 4 Hydrogen",
-        M1,
-        65_536,
-        [1.50, 7.50, 0.075, 0.0],
-        GL,
-        &["low", "medium", "high", "xhigh"],
-    ),
-    // 3.6–3.8 Flash: Google's introductory price, which its pricing page says runs to
-    // 2026-12-31 and doubles (1.50 / 7.50) from 2027-01-01: change these then.
-    e(
-        "gemini-3.8-flash",
-        "Gemini 3.8 Flash",
-        M1,
-        65_536,
-        [0.75, 3.75, 0.075, 0.0],
-        GL,
-        GEMINI_EFFORTS,
-    ),
-    dated(
-        e(
-            "gemini-3.7-flash",
-            "Gemini 3.7 Flash",
-            M1,
-            65_536,
-            [0.75, 3.75, 0.075, 0.0],
-            GL,
-            GEMINI_EFFORTS,
-        ),
-        "2026-11",
-    ),
-    dated(
-        e(
-            "gemini-3.6-flash",
-            "Gemini 3.6 Flash",
-            M1,
-            65_536,
-            [0.75, 3.75, 0.075, 0.0],
-            GL,
-            GEMINI_MIN_EFFORTS,
-        ),
-        "2026-11",
-    ),
-    dated(
-        e(
-            "gemini-3.5-flash",
-            "Gemini 3.5 Flash",
-            M1,
-            65_536,
-            [1.50, 9.0, 0.15, 0.0],
-            GL,
-            GEMINI_MIN_EFFORTS,
-        ),
-        "2026-11",
-    ),
-    dated(
-        e(
-            "gemini-3.5-flash-lite",
-            "Gemini 3.5 Flash-Lite",
-            M1,
-            65_536,
-            [0.30, 2.50, 0.03, 0.0],
-            GL,
-            GEMINI_MIN_EFFORTS,
-        ),
-        "2026-11",
-    ),
-    // Prompts over 200k tokens cost more, as for every Gemini Pro model.
-    dated(
-        tiered(
-            e(
-                "gemini-3.1-pro-preview",
-                "Gemini 3.1 Pro (preview)",
-                M1,
-                65_536,
-                [2.0, 12.0, 0.20, 0.0],
-                GL,
-                GEMINI_EFFORTS,
-            ),
-            &[(200_000, [4.0, 18.0, 0.40, 0.0])],
-        ),
-        "2026-11",
-    ),
-];
-
-const DEEPSEEK: &[Entry] = &[
-    e(
-        "deepseek-flash",
-        "DeepSeek V4.1 Flash",
-        M,
-        384_000,
-        [0.30, 1.20, 0.006, 0.0],
-        DS,
-        DEEPSEEK_EFFORTS,
-    ),
-    text_only(e(
-        "deepseek-v4-pro",
-        "DeepSeek V4 Pro",
-        M,
-        384_000,
-        [1.32, 3.96, 0.044, 0.0],
-        DS,
-        DEEPSEEK_EFFORTS,
-    )),
-];
-
-/// OpenCode Go is a subscription whose usage limits are counted in dollars; the prices
-/// are DeepSeek's list prices for the same models, so budgets and the footer stay honest.
-const OPENCODE_GO: &[Entry] = &[
-    text_only(e(
-        "deepseek-v4-flash",
-        "DeepSeek V4 Flash (OpenCode Go)",
-        M,
-        384_000,
-        [0.14, 0.28, 0.028, 0.0],
-        DS,
-        DEEPSEEK_EFFORTS,
-    )),
-    text_only(e(
-        "deepseek-v4-pro",
-        "DeepSeek V4 Pro (OpenCode Go)",
-        M,
-        384_000,
-        [1.32, 3.96, 0.044, 0.0],
-        DS,
-        DEEPSEEK_EFFORTS,
-    )),
-];
-
-const GROQ: &[Entry] = &[
-    text_only(e(
-        "openai/gpt-oss-120b",
-        "GPT-OSS 120B",
-        131_072,
-        65_536,
-        [0.15, 0.60, 0.075, 0.0],
-        OE,
-        THREE,
-    )),
-    text_only(e(
-        "openai/gpt-oss-20b",
-        "GPT-OSS 20B",
-        131_072,
-        65_536,
-        [0.075, 0.30, 0.0375, 0.0],
-        OE,
-        THREE,
-    )),
-    e("qwen/qwen3.8-27b", "Qwen 3.8 27B", 131_042, 16_384, [0.80, 4.0, 0.40, 0.0], NO, &[]),
-    e("qwen/qwen3.6-27b", "Qwen 3.6 27B", 131_072, 16_384, [0.60, 3.0, 0.30, 0.0], NO, &[]),
-    text_only(e(
-        "llama-3.1-8b-instant",
-        "Llama 3.1 8B Instant",
-        131_072,
-        131_072,
-        [0.05, 0.08, 0.0, 0.0],
-        NO,
-        &[],
-    )),
-];
-
-const XAI: &[Entry] = &[
-    // docs.x.ai/developers/grok-4-6 (read 2026-11-27): no output limit of its own
-    // (the 128K asked for here is rab's cap), reasoning up to xhigh.
-    e("grok-4.6", "Grok 4.6", 500_000, K128, [2.0, 6.0, 0.50, 0.0], OE, THREE_XHIGH),
-    e("grok-4.5", "Grok 4.5", 500_000, K128, [2.0, 6.0, 0.50, 0.0], OE, THREE),
-    e("grok-4.3", "Grok 4.3", M, K128, [1.25, 2.50, 0.20, 0.0], OE, THREE),
-    e("grok-build-0.1", "Grok Build 0.1", 256_000, K128, [1.0, 2.0, 0.20, 0.0], OE, THREE),
-];
-
-const MISTRAL: &[Entry] = &[
-    e(
-        "mistral-medium-latest",
-        "Mistral Medium 3.5",
-        262_144,
-        32_768,
-        [1.50, 7.50, 0.15, 0.0],
-        OE,
-        &["none", "high"],
-    ),
-    e("mistral-large-4-0", "Mistral Large 4", M1, 32_768, [1.36, 4.18, 0.14, 0.0], NO, &[]),
-    e("mistral-large-2512", "Mistral Large 3", 262_144, 32_768, [0.50, 1.50, 0.05, 0.0], NO, &[]),
-    e(
-        "mistral-small-2603",
-        "Mistral Small 4",
-        262_144,
-        32_768,
-        [0.15, 0.60, 0.015, 0.0],
-        OE,
-        &["none", "high"],
-    ),
-];
-
-const OPENROUTER: &[Entry] = &[
-    e(
-        "anthropic/claude-sonnet-5.5",
-        "Claude Sonnet 5.5",
-        M,
-        K128,
-        // Anthropic's price (its Sonnet 5.5 page: cache read $0.20), as for the others.
-        [2.0, 10.0, 0.20, 2.50],
-        OR,
-        THREE,
-    ),
-    e("anthropic/claude-opus-5.5", "Claude Opus 5.5", M, K128, [4.0, 20.0, 0.20, 5.0], OR, THREE),
-    e(
-        "anthropic/claude-haiku-5.5",
-        "Claude Haiku 5.5",
-        M,
-        K128,
-        [0.10, 0.50, 0.01, 0.125],
-        OR,
-        THREE,
-    ),
-    e("openai/gpt-6.1-sol", "GPT-6.1 Sol", 1_050_000, K128, [2.0, 10.0, 0.10, 0.0], OR, THREE),
-    e("openai/gpt-5.6-terra", "GPT-5.6 Terra", M, K128, [2.0, 12.0, 0.20, 0.0], OR, THREE),
-    e(
-        "google/gemini-3.8-flash",
-        "Gemini 3.8 Flash",
-        M,
-        65_536,
-        [0.75, 3.75, 0.075, 0.0],
-        OR,
-        THREE,
-    ),
-    text_only(e(
-        "deepseek/deepseek-v4-flash",
-        "DeepSeek V4 Flash",
-        M1,
-        65_536,
-        [0.14, 0.28, 0.0, 0.0],
-        OR,
-        THREE,
-    )),
-    e(
-        "mistralai/mistral-medium-3-5",
-        "Mistral Medium 3.5",
-        262_144,
-        32_768,
-        [1.50, 7.50, 0.0, 0.0],
-        OR,
-        THREE,
-    ),
-    e("x-ai/grok-4.6", "Grok 4.6", 500_000, K128, [2.0, 6.0, 0.50, 0.0], OR, THREE),
-];
+mod models;
+mod table;
+use models::{ANTHROPIC, DEEPSEEK, GOOGLE, GROQ, MISTRAL, OPENAI, OPENCODE_GO, OPENROUTER, XAI};
+pub use table::{TableFormat, model_table, model_table_on};
 
 struct ProviderSpec {
     name: &'static str,
@@ -626,6 +123,8 @@ struct ProviderSpec {
     compat: fn() -> Compat,
     /// The day the models' prices were read, unless an entry gives its own.
     as_of: &'static str,
+    /// The page the prices and limits were read from.
+    source: &'static str,
     models: &'static [Entry],
 }
 
@@ -635,6 +134,14 @@ fn compat_default() -> Compat {
 
 fn compat_local() -> Compat {
     Compat { max_tokens_field: MaxTokensField::MaxTokens, ..Compat::default() }
+}
+
+/// llama.cpp's server takes `reasoning_content` back on assistant messages and puts it
+/// where the model's chat template wants it (GPT-OSS and other models trained on their
+/// own reasoning in tool loops; templates without a place ignore it): github.com/
+/// ggml-org/llama.cpp pull 18994, merged 2026-01.
+fn compat_llamacpp() -> Compat {
+    Compat { reasoning_replay_field: Some("reasoning_content".to_owned()), ..compat_local() }
 }
 
 fn compat_deepseek() -> Compat {
@@ -668,7 +175,8 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("ANTHROPIC_BASE_URL"),
         requires_key: true,
         compat: compat_default,
-        as_of: "2026-11-24",
+        as_of: "2026-11-28",
+        source: "platform.claude.com/docs/en/about-claude/pricing",
         models: ANTHROPIC,
     },
     ProviderSpec {
@@ -679,7 +187,8 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("OPENAI_BASE_URL"),
         requires_key: true,
         compat: compat_default,
-        as_of: "2026-11-24",
+        as_of: "2026-11-28",
+        source: "developers.openai.com/api/docs/models",
         models: OPENAI,
     },
     ProviderSpec {
@@ -690,7 +199,8 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("GEMINI_BASE_URL"),
         requires_key: true,
         compat: compat_default,
-        as_of: "2026-11-24",
+        as_of: "2026-11-28",
+        source: "ai.google.dev/gemini-api/docs/pricing",
         models: GOOGLE,
     },
     ProviderSpec {
@@ -702,6 +212,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         requires_key: true,
         compat: compat_local,
         as_of: "2026-11",
+        source: "the underlying providers pages, as OpenRouter passes their prices on",
         models: OPENROUTER,
     },
     ProviderSpec {
@@ -712,7 +223,8 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("DEEPSEEK_BASE_URL"),
         requires_key: true,
         compat: compat_deepseek,
-        as_of: "2026-11-24",
+        as_of: "2026-11-28",
+        source: "api-docs.deepseek.com/quick_start/pricing",
         models: DEEPSEEK,
     },
     ProviderSpec {
@@ -724,6 +236,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         requires_key: true,
         compat: compat_local,
         as_of: "2026-11",
+        source: "groq.com/pricing",
         models: GROQ,
     },
     ProviderSpec {
@@ -734,7 +247,8 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("XAI_BASE_URL"),
         requires_key: true,
         compat: compat_default,
-        as_of: "2026-11",
+        as_of: "2026-11-28",
+        source: "docs.x.ai/developers/models",
         models: XAI,
     },
     ProviderSpec {
@@ -746,6 +260,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         requires_key: true,
         compat: compat_mistral,
         as_of: "2026-11-24",
+        source: "docs.mistral.ai/getting-started/models",
         models: MISTRAL,
     },
     ProviderSpec {
@@ -757,6 +272,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         requires_key: true,
         compat: compat_local,
         as_of: "",
+        source: "opencode.ai/docs/zen",
         models: &[],
     },
     // The seed's provider: OpenCode's $10/month plan for open models, on Chat
@@ -769,7 +285,8 @@ const PROVIDERS: &[ProviderSpec] = &[
         base_url_env: Some("OPENCODE_GO_BASE_URL"),
         requires_key: true,
         compat: compat_opencode_go,
-        as_of: "2026-11-27",
+        as_of: "2026-11-28",
+        source: "api-docs.deepseek.com/quick_start/pricing (DeepSeek list prices)",
         models: OPENCODE_GO,
     },
     ProviderSpec {
@@ -781,6 +298,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         requires_key: false,
         compat: compat_local,
         as_of: "",
+        source: "",
         models: &[],
     },
     ProviderSpec {
@@ -790,8 +308,9 @@ const PROVIDERS: &[ProviderSpec] = &[
         key_env: &["LLAMACPP_API_KEY"],
         base_url_env: Some("LLAMACPP_BASE_URL"),
         requires_key: false,
-        compat: compat_local,
+        compat: compat_llamacpp,
         as_of: "",
+        source: "",
         models: &[],
     },
     ProviderSpec {
@@ -803,6 +322,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         requires_key: false,
         compat: compat_local,
         as_of: "",
+        source: "",
         models: &[],
     },
     ProviderSpec {
@@ -814,6 +334,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         requires_key: false,
         compat: compat_local,
         as_of: "",
+        source: "",
         models: &[],
     },
 ];
@@ -822,8 +343,53 @@ fn rates(p: [f64; 4]) -> Rates {
     Rates { input: p[0], output: p[1], cache_read: p[2], cache_write: p[3] }
 }
 
-/// The registry of built-in providers and models.
+/// The page a built-in provider's prices and limits come from.
+pub(crate) fn price_source(provider: &str) -> Option<&'static str> {
+    PROVIDERS.iter().find(|p| p.name == provider).map(|p| p.source).filter(|s| !s.is_empty())
+}
+
+/// A built-in model with an introductory price: its last day, and the standing price
+/// that follows it.
+pub(crate) fn price_change_of(provider: &str, id: &str) -> Option<(&'static str, [f64; 4])> {
+    let spec = PROVIDERS.iter().find(|p| p.name == provider)?;
+    let m = spec.models.iter().find(|m| m.id == id)?;
+    m.intro.map(|(last_day, _)| (last_day, m.price))
+}
+
+/// An entry's price on `today` (`YYYY-MM-DD`): its introductory price through the last
+/// day it holds, the standing one after.
+fn price(m: &Entry, today: &str) -> [f64; 4] {
+    match m.intro {
+        Some((last_day, intro)) if today <= last_day => intro,
+        _ => m.price,
+    }
+}
+
+/// Today's date in UTC, `YYYY-MM-DD` (days to a civil date, as in the proleptic
+/// Gregorian calendar).
+pub(crate) fn today_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let z = (secs / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// The registry of built-in providers and models, priced for today.
 pub(crate) fn builtin() -> Registry {
+    builtin_on(&today_utc())
+}
+
+/// The registry of built-in providers and models, priced for `today` (`YYYY-MM-DD`).
+pub(crate) fn builtin_on(today: &str) -> Registry {
     let mut providers = Vec::with_capacity(PROVIDERS.len());
     let mut all_models = Vec::new();
     for spec in PROVIDERS {
@@ -855,10 +421,10 @@ pub(crate) fn builtin() -> Registry {
                 max_input: (m.input > 0).then_some(m.input),
                 max_output: m.output,
                 cost: ModelCost {
-                    input: m.price[0],
-                    output: m.price[1],
-                    cache_read: m.price[2],
-                    cache_write: m.price[3],
+                    input: price(m, today)[0],
+                    output: price(m, today)[1],
+                    cache_read: price(m, today)[2],
+                    cache_write: price(m, today)[3],
                     tiers: m
                         .tiers
                         .iter()

@@ -54,6 +54,7 @@ mod types;
 pub mod bench;
 
 pub use anthropic::{ANTHROPIC_VERSION, messages_url};
+pub use catalog::{TableFormat, model_table, model_table_on};
 pub use error::{Error, is_retryable_status};
 pub use event::StreamEvent;
 pub use gemini::stream_url as gemini_stream_url;

@@ -474,6 +474,12 @@ impl Registry {
         crate::catalog::builtin()
     }
 
+    /// The built-in providers and models priced as on `today` (`YYYY-MM-DD`): an
+    /// introductory price holds through its last day.
+    pub fn builtin_on(today: &str) -> Self {
+        crate::catalog::builtin_on(today)
+    }
+
     /// An empty registry.
     pub fn empty() -> Self {
         Self::default()

@@ -170,6 +170,16 @@ fn anthropic_thinking(req: &RecordedRequest, model: &str) -> Result<(), String> 
             return Err(format!("thinking.{kind}.{field}: Extra inputs are not permitted"));
         }
     }
+    // Binding controls belong to the models that run prefix checks (the prefix-check
+    // page lists them); rab treats them as refused elsewhere.
+    if thinking.get("block_binding").is_some()
+        && !PRESERVED.contains(&model)
+        && model != "test-model"
+    {
+        return Err(format!(
+            "thinking.{kind}.block_binding: {model} does not run prefix checks; remove it"
+        ));
+    }
     if thinking.get("block_binding").is_some() && !betas.iter().any(|b| b == binding::BINDING_BETA)
     {
         return Err(format!("thinking.{kind}.block_binding: Extra inputs are not permitted"));

@@ -267,3 +267,36 @@ fn the_readme_names_each_providers_real_default() {
     }
     assert!(checked >= 1, "the README's provider table names no default any more");
 }
+
+#[test]
+fn issue_35_prices_and_limits_are_the_pages_of_2026_11_28() {
+    let r = Registry::builtin_on("2026-11-28");
+    let get = |provider: &str, id: &str| {
+        r.models()
+            .iter()
+            .find(|m| m.provider == provider && m.id == id)
+            .unwrap_or_else(|| panic!("{provider}/{id} is missing"))
+            .clone()
+    };
+    // Sonnet 5.5's cache reads: $0.10 since 2026-10-07, also through OpenRouter.
+    assert_eq!(get("anthropic", "claude-sonnet-5-5").cost.cache_read, 0.10);
+    assert_eq!(get("openrouter", "anthropic/claude-sonnet-5.5").cost.cache_read, 0.10);
+    // xAI doubles every token of a prompt that reaches 200k tokens; Grok 4.7 is new.
+    let grok = get("xai", "grok-4.7");
+    assert_eq!(r.provider("xai").unwrap().default_model.as_deref(), Some("grok-4.7"));
+    assert_eq!(grok.cost.rates(199_999).input, 2.0);
+    assert_eq!(grok.cost.rates(200_000).input, 4.0);
+    assert_eq!(get("openrouter", "x-ai/grok-4.6").cost.rates(250_000).output, 12.0);
+    // OpenAI's flagship, and the 922,000-token input limit of GPT-6.x and 5.6.
+    let astra = get("openai", "gpt-6.2-astra");
+    assert_eq!((astra.cost.input, astra.cost.output, astra.input_limit()), (8.0, 40.0, 922_000));
+    assert_eq!(get("openrouter", "openai/gpt-6.1-sol").input_limit(), 922_000);
+    assert_eq!(get("openrouter", "openai/gpt-6.1-sol").cost.rates(300_000).input, 4.0);
+    assert_eq!(get("google", "gemini-4-neon").cost.input, 3.0);
+    // Mistral Large 4 reasons and writes up to 262,144 tokens.
+    let large = get("mistral", "mistral-large-4-0");
+    assert!(large.reasoning && large.max_output == 262_144);
+    // OpenCode Go's DeepSeek V4 Flash is served (and billed) as V4.1 Flash.
+    let flash = get("opencode_go", "deepseek-v4-flash");
+    assert_eq!((flash.cost.input, flash.cost.output, flash.images), (0.30, 1.20, true));
+}

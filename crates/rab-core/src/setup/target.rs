@@ -254,24 +254,7 @@ fn ask_context_window(model: &Model, key: Option<&str>) -> Option<u64> {
 
 /// `rab --list-models [SEARCH]`.
 pub fn list_models(registry: &Registry, search: &str) -> String {
-    let search = search.to_ascii_lowercase();
-    let mut out = String::from(
-        "model                                     context  output   $in/M  $out/M  thinking\n",
-    );
-    for m in registry.models() {
-        let full = format!("{}/{}", m.provider, m.id);
-        if !search.is_empty() && !full.to_ascii_lowercase().contains(&search) {
-            continue;
-        }
-        out.push_str(&format!(
-            "{full:<40} {:>7}  {:>6}  {:>6.2}  {:>6.2}  {}\n",
-            short(m.context_window),
-            short(m.max_output),
-            m.cost.input,
-            m.cost.output,
-            if m.reasoning { "yes" } else { "-" },
-        ));
-    }
+    let mut out = rab_ai::model_table(registry, search, rab_ai::TableFormat::Text);
     out.push_str(
         "\nLocal servers (ollama, llamacpp, lmstudio, vllm) take any model name: \
                   rab --provider ollama --model NAME\n",

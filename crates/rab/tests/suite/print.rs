@@ -181,6 +181,26 @@ fn version_and_model_list_need_no_key() {
     assert!(!stdout(&out).contains("gpt-6"), "filtered");
 }
 
+#[test]
+fn issue_35_the_model_list_is_the_table_in_the_docs() {
+    // Prices, cache prices, tiers, window, input and output limits: the same rows as
+    // docs/providers.md (which a rab-ai test keeps equal to the catalog).
+    let home = Home::new();
+    let out = home.rab().arg("--list-models").output().unwrap();
+    let table = rab_ai::model_table(&rab_ai::Registry::builtin(), "", rab_ai::TableFormat::Text);
+    assert!(stdout(&out).starts_with(&table), "{}", stdout(&out));
+    for row in [
+        "openai/gpt-6.2-astra",
+        "over 272k: 16 / 60 / 0.8 / 20",
+        "922k",
+        "xai/grok-4.7",
+        "google/gemini-4-neon",
+        "0.1 / 2.5",
+    ] {
+        assert!(stdout(&out).contains(row), "{row}: {}", stdout(&out));
+    }
+}
+
 /// build.rs packs relative relocations where the loader understands them: classic
 /// relocation records are 1.3 MB that every start reads (a megabyte of resident memory).
 /// The binary must still start (the test suite runs it throughout).

@@ -183,3 +183,27 @@ async fn conformance_openrouter_gemini_gets_its_reasoning_details_back() {
     );
     assert_eq!(ctx.messages.len(), 4);
 }
+
+#[tokio::test]
+async fn conformance_llamacpp_gets_the_reasoning_of_a_tool_loop_back() {
+    // llama.cpp's server takes `reasoning_content` on assistant messages (pull 18994):
+    // GPT-OSS reasons across its tool calls and does worse without its reasoning.
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("read", json!({"path": "a"})).with_thinking("Read a first."),
+        Turn::text("Done."),
+    ]);
+    let mut m = rab_ai::Registry::builtin()
+        .resolve(&rab_ai::ModelQuery {
+            provider: Some("llamacpp"),
+            model: Some("gpt-oss-20b"),
+            ..Default::default()
+        })
+        .unwrap()
+        .model;
+    m.base_url = llm.openai_url();
+    round_trip(&m, &llm, ThinkingLevel::Off).await;
+    let body = &llm.requests()[1].body;
+    assert_eq!(body["messages"][2]["role"], "assistant");
+    assert_eq!(body["messages"][2]["reasoning_content"], "Read a first.");
+}
