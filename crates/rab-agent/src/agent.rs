@@ -190,10 +190,22 @@ impl Agent {
 
     /// The specs the next request carries (stubs for deferred tools).
     pub fn request_specs(&self) -> Vec<ToolSpec> {
+        let usable = self.usable_specs();
         match &self.view {
-            Some(view) => view.specs(&self.specs),
-            None => self.specs.clone(),
+            Some(view) => view.specs(&usable),
+            None => usable,
         }
+    }
+
+    /// The tools the current model can be offered: a provider-side tool (web search)
+    /// only where its provider runs one that keeps to the rules.
+    pub(crate) fn usable_specs(&self) -> Vec<ToolSpec> {
+        let model = &self.config.model;
+        self.specs
+            .iter()
+            .filter(|s| rab_ai::search_unavailable(model, s).is_none())
+            .cloned()
+            .collect()
     }
 
     /// Dollars spent so far by this agent.
@@ -548,6 +560,9 @@ impl Agent {
                 }
                 StreamEvent::Waiting { waited, first } => {
                     sink.emit(AgentEvent::Waiting { seconds: waited.as_secs(), first })?
+                }
+                StreamEvent::WebSearch { search, .. } => {
+                    sink.emit(AgentEvent::WebSearch { search })?
                 }
                 StreamEvent::ToolCallStart { .. }
                 | StreamEvent::ToolCallDelta { .. }

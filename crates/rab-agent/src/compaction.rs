@@ -95,6 +95,11 @@ pub fn message_chars(m: &Message) -> usize {
                 rab_ai::AssistantBlock::Text { text, .. } => text.len(),
                 rab_ai::AssistantBlock::Thinking { thinking, .. } => thinking.len(),
                 rab_ai::AssistantBlock::ToolCall(c) => c.name.len() + c.arguments.to_string().len(),
+                // The provider's blocks go back whole (page contents included).
+                rab_ai::AssistantBlock::WebSearch(w) => {
+                    w.raw.iter().map(|v| v.to_string().len()).sum::<usize>()
+                        + rab_ai::search_note(w).len()
+                }
             })
             .sum(),
         Message::System(s) => {

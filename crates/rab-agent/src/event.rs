@@ -67,6 +67,12 @@ pub enum AgentEvent {
         /// The new text.
         delta: String,
     },
+    /// The provider ran a web search for the model (a server tool); its results came
+    /// with the response that follows.
+    WebSearch {
+        /// What was searched for and found.
+        search: rab_ai::WebSearch,
+    },
     /// A user or assistant message was added to the conversation. Written to the
     /// session before the loop acts on it.
     MessageEnd {

@@ -330,6 +330,11 @@ pub trait Tool: Send + Sync + 'static {
     fn grammar(&self) -> Option<String> {
         None
     }
+    /// A tool the provider runs on its side (see [`ToolSpec::server`]); `None` for a
+    /// tool rab runs.
+    fn server(&self) -> Option<rab_ai::ServerTool> {
+        None
+    }
     /// A one-line summary of a call for a UI header; `None` shows the arguments.
     fn summary(&self, args: &Self::Args) -> Option<String> {
         let _ = args;
@@ -373,6 +378,7 @@ impl<T: Tool> AgentTool for T {
             description: self.description(),
             parameters: schema_of::<T::Args>(),
             grammar: self.grammar(),
+            server: self.server(),
         }
     }
 

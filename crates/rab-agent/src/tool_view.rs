@@ -321,6 +321,7 @@ mod tests {
             description: desc.into(),
             parameters: json!({"type": "object", "properties": {"x": {"type": "string"}}}),
             grammar: None,
+            server: None,
         }
     }
 
@@ -358,12 +359,14 @@ mod tests {
             description: "Wait.".into(),
             parameters: json!({"type": "object"}),
             grammar: None,
+            server: None,
         };
         let search_spec = ToolSpec {
             name: TOOL_SEARCH.into(),
             description: "Load deferred tools.".into(),
             parameters: json!({"type": "object"}),
             grammar: None,
+            server: None,
         };
         let specs = vec![spec("read", "Read a file. More."), cron, sleep, search_spec];
         let view = Arc::new(ToolView::new(2, &["read"], &specs));

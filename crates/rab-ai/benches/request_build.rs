@@ -37,6 +37,7 @@ fn conversation(api: Api, turns: usize) -> Context {
                 .repeat(4),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             grammar: None,
+            server: None,
         })
         .collect();
     let mut ctx = Context {

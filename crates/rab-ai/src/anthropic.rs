@@ -26,6 +26,7 @@ use crate::provider::{
 };
 use crate::sse::SseEvent;
 use crate::types::{Context, Message, StopReason, ThinkingLevel, Usage};
+use crate::web_search;
 
 /// API version header value.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -297,6 +298,9 @@ pub(crate) struct AnthropicDecoder {
     /// Anthropic block index → builder block index (`None` for blocks rab ignores).
     blocks: Vec<Option<usize>>,
     stopped: bool,
+    /// Web searches whose `server_tool_use` block is streaming: builder index, the
+    /// block as it started, and its input so far.
+    searches: Vec<(usize, Value, String)>,
 }
 
 #[derive(Deserialize)]
@@ -312,6 +316,15 @@ struct WireUsage {
     /// `{"thinking_tokens": N}`: the part of `output_tokens` spent thinking.
     #[serde(default)]
     output_tokens_details: Option<OutputDetails>,
+    /// `{"web_search_requests": N}`: searches run on the server.
+    #[serde(default)]
+    server_tool_use: Option<ServerToolUsage>,
+}
+
+#[derive(Deserialize)]
+struct ServerToolUsage {
+    #[serde(default)]
+    web_search_requests: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -331,6 +344,11 @@ impl WireUsage {
                 .output_tokens_details
                 .as_ref()
                 .and_then(|d| d.thinking_tokens)
+                .unwrap_or(0),
+            web_searches: self
+                .server_tool_use
+                .as_ref()
+                .and_then(|s| s.web_search_requests)
                 .unwrap_or(0),
         }
     }
@@ -419,6 +437,9 @@ struct Delta<'a> {
     signature: Cow<'a, str>,
     #[serde(borrow, default)]
     partial_json: Cow<'a, str>,
+    /// A `citations_delta`'s citation.
+    #[serde(default)]
+    citation: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -504,7 +525,17 @@ impl Decoder for AnthropicDecoder {
                     "text_delta" => out.text(i, &d.delta.text),
                     "thinking_delta" => out.thinking(i, &d.delta.thinking),
                     "signature_delta" => out.signature(i, &d.delta.signature),
-                    "input_json_delta" => out.tool_args(i, &d.delta.partial_json),
+                    "input_json_delta" => match self.searches.iter_mut().find(|s| s.0 == i) {
+                        Some((_, _, input)) => input.push_str(&d.delta.partial_json),
+                        None => out.tool_args(i, &d.delta.partial_json),
+                    },
+                    "citations_delta" => {
+                        if let Some(c) =
+                            d.delta.citation.as_ref().and_then(web_search::anthropic_citation)
+                        {
+                            out.cite(i, c);
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -532,7 +563,32 @@ impl Decoder for AnthropicDecoder {
                         Some(i)
                     }
                     "tool_use" => Some(out.start_tool(&b.id, &b.name)),
-                    // Server tools (web search results and the like) are not rab's to run.
+                    // The server's web search: its query streams, its results come whole.
+                    "server_tool_use" if b.name == "web_search" => {
+                        let block: Value = parse_json::<Value>(kind, event.data)?
+                            .get_mut("content_block")
+                            .map(Value::take)
+                            .unwrap_or_default();
+                        let i = out.start_search(&b.id);
+                        self.searches.push((i, block, String::new()));
+                        Some(i)
+                    }
+                    "web_search_tool_result" => {
+                        let block: Value = parse_json::<Value>(kind, event.data)?
+                            .get_mut("content_block")
+                            .map(Value::take)
+                            .unwrap_or_default();
+                        let id = block["tool_use_id"].as_str().unwrap_or_default();
+                        if let Some(i) = out.search_index(id) {
+                            if let Some(search) = out.search_at(i) {
+                                web_search::anthropic_result(search, &block);
+                                search.raw.push(block);
+                            }
+                            out.search_done(i);
+                        }
+                        None
+                    }
+                    // Other server tools are not offered.
                     _ => None,
                 };
                 self.set_block(s.index, index)?;
@@ -540,7 +596,22 @@ impl Decoder for AnthropicDecoder {
             "content_block_stop" => {
                 let s: BlockStop = parse_json(kind, event.data)?;
                 if let Some(i) = self.block(s.index) {
-                    out.end_tool(i);
+                    match self.searches.iter().position(|s| s.0 == i) {
+                        Some(k) => {
+                            let (i, mut block, input) = self.searches.remove(k);
+                            let input: Value = serde_json::from_str(&input).unwrap_or_default();
+                            if let Some(search) = out.search_at(i) {
+                                search.queries = input["query"]
+                                    .as_str()
+                                    .map(str::to_owned)
+                                    .into_iter()
+                                    .collect();
+                                block["input"] = input;
+                                search.raw.insert(0, block);
+                            }
+                        }
+                        None => out.end_tool(i),
+                    }
                 }
             }
             "message_start" => {

@@ -40,13 +40,66 @@ pub(crate) struct Msg<'a> {
     pub output_config: Option<Value>,
 }
 
+/// A tool as `tools` declares it: one of rab's (name, description, schema) or one the
+/// API runs itself (`type`, its settings).
 #[derive(Serialize)]
 pub(crate) struct Tool<'a> {
+    /// A server tool's type (`web_search_20250305`).
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
     pub name: &'a str,
-    pub description: &'a str,
-    pub input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_schema: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_uses: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_domains: Option<&'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_domains: Option<&'a [String]>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub defer_loading: bool,
+}
+
+/// The web search server tool's version: the basic one, which every model the web
+/// search page lists takes, needs no beta header and is the one Google Cloud serves
+/// (platform.claude.com/docs/en/agents-and-tools/tool-use/web-search-tool, read
+/// 2026-11-28).
+pub(crate) const WEB_SEARCH_TOOL: &str = "web_search_20250305";
+
+impl<'a> Tool<'a> {
+    fn of(t: &'a ToolSpec, defer_loading: bool) -> Self {
+        match &t.server {
+            None => Tool {
+                kind: None,
+                name: &t.name,
+                description: Some(&t.description),
+                input_schema: Some(&t.parameters),
+                max_uses: None,
+                allowed_domains: None,
+                blocked_domains: None,
+                defer_loading,
+            },
+            // The API takes one of the two lists: the allowed domains say more.
+            Some(crate::types::ServerTool::WebSearch {
+                allowed_domains,
+                blocked_domains,
+                max_uses,
+            }) => Tool {
+                kind: Some(WEB_SEARCH_TOOL),
+                name: &t.name,
+                description: None,
+                input_schema: None,
+                max_uses: *max_uses,
+                allowed_domains: (!allowed_domains.is_empty())
+                    .then_some(allowed_domains.as_slice()),
+                blocked_domains: (allowed_domains.is_empty() && !blocked_domains.is_empty())
+                    .then_some(blocked_domains.as_slice()),
+                defer_loading,
+            },
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -91,12 +144,24 @@ pub(crate) enum Block<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
+    /// Text that cites web search results, sent back with its citations.
+    #[serde(rename = "text")]
+    CitedText {
+        text: &'a str,
+        citations: Vec<&'a Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
     ToolAddition {
         tool: ToolReference<'a>,
     },
     ToolRemoval {
         tool: ToolReference<'a>,
     },
+    /// A block of the API's own, sent back as it came (a web search's
+    /// `server_tool_use` and `web_search_tool_result`).
+    #[serde(untagged)]
+    Raw(&'a Value),
 }
 
 impl Block<'_> {
@@ -111,8 +176,10 @@ impl Block<'_> {
             | Block::OwnedText { cache_control, .. }
             | Block::Image { cache_control, .. }
             | Block::ToolUse { cache_control, .. }
-            | Block::ToolResult { cache_control, .. } => Some(cache_control),
-            Block::Thinking { .. }
+            | Block::ToolResult { cache_control, .. }
+            | Block::CitedText { cache_control, .. } => Some(cache_control),
+            Block::Raw(_)
+            | Block::Thinking { .. }
             | Block::RedactedThinking { .. }
             | Block::ToolAddition { .. }
             | Block::ToolRemoval { .. } => None,
@@ -186,12 +253,7 @@ pub(crate) fn uses_tool_changes(model: &Model, context: &Context) -> bool {
 /// The `tools` array: the conversation's first tools, then (with tool changes) every
 /// tool added later, deferred; without tool changes, the tools callable now.
 pub(crate) fn tools<'a>(context: &'a Context, tool_changes: bool) -> Vec<Tool<'a>> {
-    let tool = |t: &'a ToolSpec, defer_loading: bool| Tool {
-        name: &t.name,
-        description: &t.description,
-        input_schema: &t.parameters,
-        defer_loading,
-    };
+    let tool = |t: &'a ToolSpec, defer_loading: bool| Tool::of(t, defer_loading);
     if !tool_changes {
         return context.current_tools().into_iter().map(|t| tool(t, false)).collect();
     }
@@ -228,26 +290,49 @@ fn assistant_blocks<'a>(m: &'a AssistantMessage, model: &Model) -> Vec<Block<'a>
     let is_ours = m.api == Api::AnthropicMessages && m.provider == model.provider;
     m.content
         .iter()
-        .filter_map(|b| match b {
-            AssistantBlock::Text { text, .. } if text.is_empty() => None,
-            AssistantBlock::Text { text, .. } => Some(Block::Text { text, cache_control: None }),
-            AssistantBlock::Thinking { redacted: true, signature: Some(data), .. }
-                if is_ours && !data.is_empty() =>
-            {
-                Some(Block::RedactedThinking { data })
+        .flat_map(|b| match b {
+            // A web search of this provider goes back as it came; another's as text.
+            AssistantBlock::WebSearch(search) if is_ours && !search.raw.is_empty() => {
+                search.raw.iter().map(Block::Raw).collect()
             }
-            AssistantBlock::Thinking {
-                thinking, signature: Some(sig), redacted: false, ..
-            } if is_ours && !sig.is_empty() => Some(Block::Thinking { thinking, signature: sig }),
-            AssistantBlock::Thinking { .. } => None,
-            AssistantBlock::ToolCall(call) => Some(Block::ToolUse {
-                id: tool_id(&call.id),
-                name: &call.name,
-                input: &call.arguments,
+            AssistantBlock::WebSearch(search) => vec![Block::OwnedText {
+                text: crate::types::search_note(search),
                 cache_control: None,
-            }),
+            }],
+            b => assistant_block(b, is_ours).into_iter().collect(),
         })
         .collect()
+}
+
+fn assistant_block(b: &AssistantBlock, is_ours: bool) -> Option<Block<'_>> {
+    match b {
+        AssistantBlock::Text { text, .. } if text.is_empty() => None,
+        AssistantBlock::Text { text, citations, .. }
+            if is_ours && citations.iter().any(|c| c.raw.is_some()) =>
+        {
+            let citations = citations.iter().filter_map(|c| c.raw.as_ref()).collect();
+            Some(Block::CitedText { text, citations, cache_control: None })
+        }
+        AssistantBlock::Text { text, .. } => Some(Block::Text { text, cache_control: None }),
+        AssistantBlock::Thinking { redacted: true, signature: Some(data), .. }
+            if is_ours && !data.is_empty() =>
+        {
+            Some(Block::RedactedThinking { data })
+        }
+        AssistantBlock::Thinking { thinking, signature: Some(sig), redacted: false, .. }
+            if is_ours && !sig.is_empty() =>
+        {
+            Some(Block::Thinking { thinking, signature: sig })
+        }
+        AssistantBlock::Thinking { .. } => None,
+        AssistantBlock::ToolCall(call) => Some(Block::ToolUse {
+            id: tool_id(&call.id),
+            name: &call.name,
+            input: &call.arguments,
+            cache_control: None,
+        }),
+        AssistantBlock::WebSearch(_) => None,
+    }
 }
 
 fn push_user<'a>(out: &mut Vec<Msg<'a>>, content: Vec<Block<'a>>) {

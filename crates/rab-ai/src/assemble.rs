@@ -6,7 +6,9 @@ use serde_json::Value;
 
 use crate::event::StreamEvent;
 use crate::model::Model;
-use crate::types::{AssistantBlock, AssistantMessage, StopReason, ToolCall, Usage};
+use crate::types::{
+    AssistantBlock, AssistantMessage, Citation, StopReason, ToolCall, Usage, WebSearch,
+};
 
 /// Accumulates one response.
 #[derive(Debug)]
@@ -100,7 +102,7 @@ impl Builder {
             Some(AssistantBlock::Thinking { signature, .. })
             | Some(AssistantBlock::Text { signature, .. }) => signature,
             Some(AssistantBlock::ToolCall(call)) => &mut call.signature,
-            None => return,
+            Some(AssistantBlock::WebSearch(_)) | None => return,
         };
         slot.get_or_insert_with(String::new).push_str(part);
     }
@@ -219,6 +221,62 @@ impl Builder {
         self.events.push(StreamEvent::ToolCallEnd { index, call: call.clone() });
     }
 
+    /// Opens a web search block (its query and results still to come) and returns its
+    /// index.
+    pub fn start_search(&mut self, id: &str) -> usize {
+        self.push_block(AssistantBlock::WebSearch(WebSearch {
+            id: id.to_owned(),
+            ..WebSearch::default()
+        }))
+    }
+
+    /// The web search block at `index`, to fill in.
+    pub fn search_at(&mut self, index: usize) -> Option<&mut WebSearch> {
+        match self.message.content.get_mut(index) {
+            Some(AssistantBlock::WebSearch(search)) => Some(search),
+            _ => None,
+        }
+    }
+
+    /// The index of the web search block with provider id `id`.
+    pub fn search_index(&self, id: &str) -> Option<usize> {
+        self.message
+            .content
+            .iter()
+            .rposition(|b| matches!(b, AssistantBlock::WebSearch(s) if s.id == id))
+    }
+
+    /// The web search at `index` is complete: reports it.
+    pub fn search_done(&mut self, index: usize) {
+        if let Some(AssistantBlock::WebSearch(search)) = self.message.content.get(index) {
+            self.has_content = true;
+            self.events.push(StreamEvent::WebSearch { index, search: search.clone() });
+        }
+    }
+
+    /// Records a complete web search and returns its index.
+    pub fn web_search(&mut self, search: WebSearch) -> usize {
+        let index = self.push_block(AssistantBlock::WebSearch(search));
+        self.search_done(index);
+        index
+    }
+
+    /// Adds a citation to the text block at `index` (the same page once).
+    pub fn cite(&mut self, index: usize, citation: Citation) {
+        if let Some(AssistantBlock::Text { citations, .. }) = self.message.content.get_mut(index)
+            && !citations
+                .iter()
+                .any(|c| c.url == citation.url && c.cited_text == citation.cited_text)
+        {
+            citations.push(citation);
+        }
+    }
+
+    /// The index of the last text block, if any.
+    pub fn last_text(&self) -> Option<usize> {
+        self.message.content.iter().rposition(|b| matches!(b, AssistantBlock::Text { .. }))
+    }
+
     /// Records usage; fields the provider left at zero keep their earlier value.
     pub fn usage(&mut self, usage: Usage) {
         let u = &mut self.message.usage;
@@ -232,6 +290,7 @@ impl Builder {
         merge(&mut u.cache_read, usage.cache_read);
         merge(&mut u.cache_write, usage.cache_write);
         merge(&mut u.reasoning, usage.reasoning);
+        merge(&mut u.web_searches, usage.web_searches);
         self.events.push(StreamEvent::Usage(self.message.usage));
     }
 
@@ -263,6 +322,19 @@ impl Builder {
             reason = StopReason::ToolUse;
         }
         self.message.stop_reason = reason;
+        // Providers that do not count searches bill each one they ran (Gemini each
+        // query of a grounded answer).
+        if self.message.usage.web_searches == 0 {
+            self.message.usage.web_searches = self
+                .message
+                .content
+                .iter()
+                .map(|b| match b {
+                    AssistantBlock::WebSearch(s) if s.error.is_none() => s.queries.len().max(1),
+                    _ => 0,
+                })
+                .sum::<usize>() as u64;
+        }
         self.message.clone()
     }
 

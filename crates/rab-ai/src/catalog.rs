@@ -125,11 +125,33 @@ struct ProviderSpec {
     as_of: &'static str,
     /// The page the prices and limits were read from.
     source: &'static str,
+    /// USD per web search run on the provider's side (0: it runs none for rab).
+    per_search: f64,
     models: &'static [Entry],
 }
 
 fn compat_default() -> Compat {
     Compat::default()
+}
+
+/// Anthropic: the web search server tool on the Messages API.
+fn compat_anthropic() -> Compat {
+    Compat { web_search: Some(Api::AnthropicMessages), ..Compat::default() }
+}
+
+/// OpenAI: the `web_search` tool on the Responses API.
+fn compat_openai() -> Compat {
+    Compat { web_search: Some(Api::OpenaiResponses), ..Compat::default() }
+}
+
+/// Google: grounding with Google Search.
+fn compat_google() -> Compat {
+    Compat { web_search: Some(Api::GoogleGenerativeAi), ..Compat::default() }
+}
+
+/// OpenRouter: its web search server tool, on any model, over Chat Completions.
+fn compat_openrouter() -> Compat {
+    Compat { web_search: Some(Api::OpenaiCompletions), ..compat_local() }
 }
 
 fn compat_local() -> Compat {
@@ -174,9 +196,10 @@ const PROVIDERS: &[ProviderSpec] = &[
         key_env: &["ANTHROPIC_API_KEY"],
         base_url_env: Some("ANTHROPIC_BASE_URL"),
         requires_key: true,
-        compat: compat_default,
+        compat: compat_anthropic,
         as_of: "2026-11-28",
         source: "platform.claude.com/docs/en/about-claude/pricing",
+        per_search: 0.01,
         models: ANTHROPIC,
     },
     ProviderSpec {
@@ -186,9 +209,10 @@ const PROVIDERS: &[ProviderSpec] = &[
         key_env: &["OPENAI_API_KEY"],
         base_url_env: Some("OPENAI_BASE_URL"),
         requires_key: true,
-        compat: compat_default,
+        compat: compat_openai,
         as_of: "2026-11-28",
         source: "developers.openai.com/api/docs/models",
+        per_search: 0.01,
         models: OPENAI,
     },
     ProviderSpec {
@@ -198,9 +222,10 @@ const PROVIDERS: &[ProviderSpec] = &[
         key_env: &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
         base_url_env: Some("GEMINI_BASE_URL"),
         requires_key: true,
-        compat: compat_default,
+        compat: compat_google,
         as_of: "2026-11-28",
         source: "ai.google.dev/gemini-api/docs/pricing",
+        per_search: 0.014,
         models: GOOGLE,
     },
     ProviderSpec {
@@ -210,9 +235,10 @@ const PROVIDERS: &[ProviderSpec] = &[
         key_env: &["OPENROUTER_API_KEY"],
         base_url_env: Some("OPENROUTER_BASE_URL"),
         requires_key: true,
-        compat: compat_local,
+        compat: compat_openrouter,
         as_of: "2026-11",
         source: "the underlying providers pages, as OpenRouter passes their prices on",
+        per_search: 0.02,
         models: OPENROUTER,
     },
     ProviderSpec {
@@ -225,6 +251,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         compat: compat_deepseek,
         as_of: "2026-11-28",
         source: "api-docs.deepseek.com/quick_start/pricing",
+        per_search: 0.0,
         models: DEEPSEEK,
     },
     ProviderSpec {
@@ -237,6 +264,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         compat: compat_local,
         as_of: "2026-11",
         source: "groq.com/pricing",
+        per_search: 0.0,
         models: GROQ,
     },
     ProviderSpec {
@@ -249,6 +277,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         compat: compat_default,
         as_of: "2026-11-28",
         source: "docs.x.ai/developers/models",
+        per_search: 0.0,
         models: XAI,
     },
     ProviderSpec {
@@ -261,6 +290,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         compat: compat_mistral,
         as_of: "2026-11-24",
         source: "docs.mistral.ai/getting-started/models",
+        per_search: 0.0,
         models: MISTRAL,
     },
     ProviderSpec {
@@ -273,6 +303,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         compat: compat_local,
         as_of: "",
         source: "opencode.ai/docs/zen",
+        per_search: 0.0,
         models: &[],
     },
     // The seed's provider: OpenCode's $10/month plan for open models, on Chat
@@ -287,6 +318,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         compat: compat_opencode_go,
         as_of: "2026-11-28",
         source: "api-docs.deepseek.com/quick_start/pricing (DeepSeek list prices)",
+        per_search: 0.0,
         models: OPENCODE_GO,
     },
     ProviderSpec {
@@ -299,6 +331,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         compat: compat_local,
         as_of: "",
         source: "",
+        per_search: 0.0,
         models: &[],
     },
     ProviderSpec {
@@ -311,6 +344,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         compat: compat_llamacpp,
         as_of: "",
         source: "",
+        per_search: 0.0,
         models: &[],
     },
     ProviderSpec {
@@ -323,6 +357,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         compat: compat_local,
         as_of: "",
         source: "",
+        per_search: 0.0,
         models: &[],
     },
     ProviderSpec {
@@ -335,6 +370,7 @@ const PROVIDERS: &[ProviderSpec] = &[
         compat: compat_local,
         as_of: "",
         source: "",
+        per_search: 0.0,
         models: &[],
     },
 ];
@@ -433,6 +469,7 @@ pub(crate) fn builtin_on(today: &str) -> Registry {
                     as_of: Some(if m.as_of.is_empty() { spec.as_of } else { m.as_of })
                         .filter(|d| !d.is_empty())
                         .map(str::to_owned),
+                    per_search: spec.per_search,
                 },
                 headers: BTreeMap::new(),
                 compat: Compat {

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::error::Error;
-use crate::types::{AssistantMessage, ToolCall, Usage};
+use crate::types::{AssistantMessage, ToolCall, Usage, WebSearch};
 
 /// One step of a streamed response. A stream ends with exactly one `Done` or `Error`.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +44,13 @@ pub enum StreamEvent {
         index: usize,
         /// The finished call.
         call: ToolCall,
+    },
+    /// The provider ran a web search (a server tool) and it is complete.
+    WebSearch {
+        /// Block index in [`AssistantMessage::content`].
+        index: usize,
+        /// What was searched for and found.
+        search: WebSearch,
     },
     /// Token usage so far (providers report it at the start, the end, or both).
     Usage(Usage),

@@ -91,6 +91,13 @@ fn model_parts(
                 let part = json!({"functionCall": Value::Object(fc)});
                 parts.push(with_signature(part, &call.signature, same_model));
             }
+            // Grounding is response-only: Google's own searches stay in the answer
+            // they grounded; another provider's go back as text.
+            AssistantBlock::WebSearch(search) => {
+                if a.api != Api::GoogleGenerativeAi {
+                    parts.push(json!({"text": crate::types::search_note(search)}));
+                }
+            }
         }
     }
     parts
@@ -218,14 +225,24 @@ impl Wire for GeminiWire {
             );
         }
         let current = context.current_tools();
-        if !current.is_empty() {
-            let decls: Vec<Value> = current
-                .into_iter()
-                .map(|t| {
-                    json!({"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters})
-                })
-                .collect();
-            body.insert("tools".into(), json!([{"functionDeclarations": decls}]));
+        let searches = current.iter().any(|t| t.server.is_some());
+        let decls: Vec<Value> = current
+            .into_iter()
+            .filter(|t| t.server.is_none())
+            .map(|t| {
+                json!({"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters})
+            })
+            .collect();
+        let mut tools = Vec::new();
+        if !decls.is_empty() {
+            tools.push(json!({"functionDeclarations": decls}));
+        }
+        // Google Search grounding: the search the model may run (it takes no domains).
+        if searches {
+            tools.push(json!({"google_search": {}}));
+        }
+        if !tools.is_empty() {
+            body.insert("tools".into(), Value::Array(tools));
         }
         let mut config = Map::new();
         config.insert("maxOutputTokens".into(), json!(max_tokens(model, options)));
@@ -289,6 +306,8 @@ enum Open {
 pub(crate) struct GeminiDecoder {
     open: Option<Open>,
     finished: bool,
+    /// The last non-empty grounding metadata (the search behind the answer).
+    grounding: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -313,6 +332,8 @@ struct Candidate<'a> {
     finish_reason: Option<Cow<'a, str>>,
     #[serde(rename = "finishMessage", default)]
     finish_message: Option<String>,
+    #[serde(rename = "groundingMetadata", default)]
+    grounding: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -364,6 +385,7 @@ impl UsageMetadata {
             cache_read: self.cached_content_token_count,
             cache_write: 0,
             reasoning: self.thoughts_token_count,
+            web_searches: 0,
         }
     }
 }
@@ -447,6 +469,11 @@ impl Decoder for GeminiDecoder {
             for part in candidate.content.map(|c| c.parts).unwrap_or_default() {
                 self.part(part, out);
             }
+            if let Some(g) =
+                candidate.grounding.filter(|g| g.as_object().is_some_and(|o| !o.is_empty()))
+            {
+                self.grounding = Some(g);
+            }
             if let Some(reason) = candidate.finish_reason {
                 self.finished = true;
                 match &*reason {
@@ -470,7 +497,19 @@ impl Decoder for GeminiDecoder {
         Ok(())
     }
 
-    fn end(&mut self, _out: &mut Builder) -> Result<(), WireError> {
+    fn end(&mut self, out: &mut Builder) -> Result<(), WireError> {
+        // Google's search and the pages supporting the answer, after the answer.
+        if let Some((search, citations)) =
+            self.grounding.take().and_then(|g| crate::web_search::gemini_grounding(&g, 0))
+        {
+            let text = out.last_text();
+            out.web_search(search);
+            for c in citations {
+                if let Some(i) = text {
+                    out.cite(i, c);
+                }
+            }
+        }
         if self.finished {
             Ok(())
         } else {

@@ -49,6 +49,7 @@ mod retry;
 pub mod sse;
 mod tls;
 mod types;
+mod web_search;
 
 #[doc(hidden)]
 pub mod bench;
@@ -70,7 +71,8 @@ pub use provider::{EventStream, Provider, StreamOptions, max_tokens};
 pub use retry::{RetryPolicy, Timeouts};
 pub use tls::http_client_builder;
 pub use types::{
-    AssistantBlock, AssistantMessage, Content, Context, Message, SUMMARY_PREFIX, StopReason,
-    SystemMessage, ThinkingLevel, ToolCall, ToolResultMessage, ToolSpec, Usage, UserMessage,
-    tools_in_effect,
+    AssistantBlock, AssistantMessage, Citation, Content, Context, Message, SUMMARY_PREFIX,
+    SearchResult, ServerTool, StopReason, SystemMessage, ThinkingLevel, ToolCall,
+    ToolResultMessage, ToolSpec, Usage, UserMessage, WebSearch, search_note, tools_in_effect,
 };
+pub use web_search::{search_unavailable, supports_domains};

@@ -110,6 +110,13 @@ pub struct ModelCost {
     /// The day the prices were read from the provider's pricing page (`YYYY-MM-DD`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub as_of: Option<String>,
+    /// USD per web search the provider runs on its side.
+    #[serde(default, skip_serializing_if = "is_free")]
+    pub per_search: f64,
+}
+
+fn is_free(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl ModelCost {
@@ -126,7 +133,7 @@ impl ModelCost {
 
     /// Dollar cost of one response's usage, at the tier its prompt size falls in.
     pub fn of(&self, usage: &Usage) -> f64 {
-        self.rates(usage.total_input()).of(usage)
+        self.rates(usage.total_input()).of(usage) + usage.web_searches as f64 * self.per_search
     }
 }
 
@@ -214,6 +221,10 @@ pub struct Compat {
     /// Chat Completions: send the conversation's id as `x-opencode-session` (OpenCode's
     /// gateways route one conversation's turns together by it, keeping its prompt cache).
     pub session_header: bool,
+    /// The wire on which the provider runs web searches for the model (Anthropic
+    /// Messages, OpenAI Responses, Gemini, OpenRouter's Chat Completions): there a
+    /// `web_search` tool is offered with the provider's own search.
+    pub web_search: Option<Api>,
     /// Chat Completions: tool-call ids must be exactly 9 letters or digits (Mistral);
     /// any other id (another provider's `toolu_…`, `call_…`) is sent as such an id made
     /// from it, the same for a call and its result on every request.
@@ -279,6 +290,7 @@ impl Default for Compat {
             phases: false,
             custom_tools: false,
             session_header: false,
+            web_search: None,
         }
     }
 }

@@ -52,7 +52,15 @@ fn user_content(content: &[Content]) -> Value {
 }
 
 fn assistant_message(a: &AssistantMessage, model: &Model) -> Option<Value> {
-    let text = a.text();
+    let mut text = a.text();
+    // Chat Completions has no search blocks: another API's searches go back as text.
+    if a.api != Api::OpenaiCompletions {
+        for b in &a.content {
+            if let AssistantBlock::WebSearch(search) = b {
+                text = format!("{}\n\n{text}", crate::types::search_note(search));
+            }
+        }
+    }
     let calls: Vec<Value> = a
         .tool_calls()
         .map(|c| {
@@ -74,7 +82,9 @@ fn assistant_message(a: &AssistantMessage, model: &Model) -> Option<Value> {
             .iter()
             .filter_map(|b| match b {
                 AssistantBlock::Thinking { thinking, .. } => Some(thinking.as_str()),
-                AssistantBlock::Text { .. } | AssistantBlock::ToolCall(_) => None,
+                AssistantBlock::Text { .. }
+                | AssistantBlock::ToolCall(_)
+                | AssistantBlock::WebSearch(_) => None,
             })
             .collect()
     } else {
@@ -234,10 +244,11 @@ impl Wire for ChatWire {
         if !current.is_empty() {
             let tools: Vec<Value> = current
                 .into_iter()
-                .map(|t| {
-                    json!({"type": "function", "function": {
+                .map(|t| match crate::web_search::openrouter_tool(t) {
+                    Some(search) => search,
+                    None => json!({"type": "function", "function": {
                         "name": t.name, "description": t.description, "parameters": t.parameters,
-                    }})
+                    }}),
                 })
                 .collect();
             body.insert("tools".into(), Value::Array(tools));
@@ -321,6 +332,8 @@ pub(crate) struct ChatDecoder {
     /// OpenRouter's `reasoning_details`, merged by `index` as they stream; kept on the
     /// thinking block (as its signature, a JSON array) when the reply ends.
     details: Vec<Value>,
+    /// OpenRouter's web search citations, for the search and the answer at the end.
+    citations: Vec<crate::types::Citation>,
 }
 
 #[derive(Deserialize)]
@@ -375,6 +388,9 @@ struct ChoiceDelta<'a> {
     reasoning_details: Option<Vec<Value>>,
     #[serde(borrow, default)]
     tool_calls: Option<Vec<ToolDelta<'a>>>,
+    /// OpenRouter: the pages a web search found, as `url_citation` annotations.
+    #[serde(default)]
+    annotations: Option<Vec<Value>>,
 }
 
 #[derive(Deserialize)]
@@ -442,6 +458,7 @@ impl ChatUsage {
                 .as_ref()
                 .and_then(|d| d.reasoning_tokens)
                 .unwrap_or(0),
+            web_searches: 0,
         }
     }
 }
@@ -575,6 +592,9 @@ impl Decoder for ChatDecoder {
                 if let Some(details) = delta.reasoning_details {
                     self.add_details(details);
                 }
+                for a in delta.annotations.iter().flatten() {
+                    self.citations.extend(crate::web_search::url_citation(a));
+                }
                 match delta.content {
                     Some(DeltaContent::Text(text)) => self.text(&text, out),
                     Some(DeltaContent::Chunks(chunks)) => {
@@ -621,6 +641,15 @@ impl Decoder for ChatDecoder {
         if self.done || self.finished {
             self.close_calls(out);
             self.keep_details(out);
+            if !self.citations.is_empty() {
+                let text = out.last_text();
+                out.web_search(crate::web_search::cited_search(&self.citations));
+                for c in std::mem::take(&mut self.citations) {
+                    if let Some(i) = text {
+                        out.cite(i, c);
+                    }
+                }
+            }
             Ok(())
         } else {
             Err(WireError::Incomplete(

@@ -153,6 +153,17 @@ fn push_assistant(input: &mut Vec<Value>, a: &AssistantMessage, model: &Model, f
                 }
                 input.push(item);
             }
+            // A search goes back as its `web_search_call` item with the reasoning
+            // around it (item ids only with their reasoning); another provider's as
+            // text.
+            AssistantBlock::WebSearch(search) => {
+                if has_reasoning {
+                    input.extend(search.raw.iter().cloned());
+                } else if a.api != Api::OpenaiResponses {
+                    let note = crate::types::search_note(search);
+                    input.push(json!({"role": "assistant", "content": note}));
+                }
+            }
         }
     }
 }
@@ -250,6 +261,9 @@ impl Wire for ResponsesWire {
             tools: tools
                 .iter()
                 .map(|t| match &t.grammar {
+                    _ if t.server.is_some() => {
+                        crate::web_search::responses_tool(t).unwrap_or_default()
+                    }
                     Some(grammar) if model.compat.custom_tools => json!({
                         "type": "custom",
                         "name": t.name,
@@ -268,10 +282,16 @@ impl Wire for ResponsesWire {
             stream: true,
             store: false,
             max_output_tokens: max_tokens(model, options),
-            include: if reasoning.is_some() {
-                vec!["reasoning.encrypted_content"]
-            } else {
-                Vec::new()
+            include: {
+                let mut include = Vec::new();
+                if reasoning.is_some() {
+                    include.push("reasoning.encrypted_content");
+                }
+                // Each search's pages (its action's sources) only come when asked for.
+                if tools.iter().any(|t| t.server.is_some()) {
+                    include.push("web_search_call.action.sources");
+                }
+                include
             },
             reasoning,
             prompt_cache_key: options.session_id.as_deref(),
@@ -448,6 +468,7 @@ impl WireUsage {
             cache_read: read,
             cache_write: write,
             reasoning: self.output_tokens_details.as_ref().map_or(0, |d| d.reasoning_tokens),
+            web_searches: 0,
         }
     }
 }
@@ -606,9 +627,20 @@ impl Decoder for ResponsesDecoder {
                     _ => {}
                 }
             }
+            "response.output_text.annotation.added" => {
+                let v: Value = parse_json(kind, event.data)?;
+                let index = v["output_index"].as_u64().unwrap_or_default() as usize;
+                if let Some(c) = crate::web_search::url_citation(&v["annotation"]) {
+                    let i = self.text_block(index, out)?;
+                    out.cite(i, c);
+                }
+            }
             "response.output_item.done" => {
                 let e: ItemEvent<'_> = parse_json(kind, event.data)?;
-                if e.item.kind == "message" {
+                if e.item.kind == "web_search_call" {
+                    let v: Value = parse_json(kind, event.data)?;
+                    out.web_search(crate::web_search::responses_search(&v["item"]));
+                } else if e.item.kind == "message" {
                     self.message_done(&e, out)?;
                 } else {
                     self.item_done(e, out);

@@ -223,7 +223,9 @@ impl AssistantMessage {
     pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
         self.content.iter().filter_map(|b| match b {
             AssistantBlock::ToolCall(call) => Some(call),
-            AssistantBlock::Text { .. } | AssistantBlock::Thinking { .. } => None,
+            AssistantBlock::Text { .. }
+            | AssistantBlock::Thinking { .. }
+            | AssistantBlock::WebSearch(_) => None,
         })
     }
 }
@@ -243,6 +245,9 @@ pub enum AssistantBlock {
         /// `phase`: `commentary` before tool calls, `final_answer`); sent back unchanged.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         phase: Option<String>,
+        /// Pages of a web search the text cites.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        citations: Vec<Citation>,
     },
     /// Reasoning the model exposed, with what the provider needs to accept it back.
     Thinking {
@@ -261,12 +266,84 @@ pub enum AssistantBlock {
     },
     /// A call of one tool.
     ToolCall(ToolCall),
+    /// A web search the provider ran itself (a server tool), with what it found.
+    WebSearch(WebSearch),
+}
+
+/// A web search a provider ran on its side (Anthropic's web search tool, OpenAI's
+/// `web_search`, Gemini's Google Search grounding, OpenRouter's web search).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WebSearch {
+    /// The provider's id of the search (`srvtoolu_…`, `ws_…`), or one rab made.
+    pub id: String,
+    /// What was searched for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queries: Vec<String>,
+    /// The pages found.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub results: Vec<SearchResult>,
+    /// The provider's error code when the search failed (`max_uses_exceeded`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The provider's own blocks or items for it, sent back unchanged to the same
+    /// provider (Anthropic `server_tool_use` and `web_search_tool_result`, OpenAI
+    /// `web_search_call`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub raw: Vec<Value>,
+}
+
+/// A web search as text, for a model that cannot take the provider's own blocks: what
+/// was searched for and what was found.
+pub fn search_note(search: &WebSearch) -> String {
+    let mut out = format!("[web search: {}]", search.queries.join("; "));
+    if let Some(e) = &search.error {
+        out.push_str(&format!(" failed: {e}"));
+    }
+    for r in &search.results {
+        out.push_str(&format!("\n- {} <{}>", r.title, r.url));
+    }
+    out
+}
+
+/// A page a web search found.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchResult {
+    /// Its address.
+    pub url: String,
+    /// Its title.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+}
+
+/// A page a text block cites.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Citation {
+    /// The page's address.
+    pub url: String,
+    /// Its title.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+    /// The passage cited, where the provider says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cited_text: Option<String>,
+    /// The provider's own form of the citation, sent back unchanged to it (Anthropic's
+    /// carries an `encrypted_index`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<Value>,
 }
 
 impl AssistantBlock {
     /// A text block with no provider data.
     pub fn text(text: impl Into<String>) -> Self {
-        AssistantBlock::Text { text: text.into(), signature: None, phase: None }
+        AssistantBlock::Text {
+            text: text.into(),
+            signature: None,
+            phase: None,
+            citations: Vec::new(),
+        }
     }
 }
 
@@ -330,6 +407,13 @@ pub struct Usage {
     /// Of `output`, the tokens spent on reasoning, when reported.
     #[serde(default)]
     pub reasoning: u64,
+    /// Web searches the provider ran for the response (billed per search).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub web_searches: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -376,6 +460,29 @@ pub struct ToolSpec {
     /// (`parameters` says so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grammar: Option<String>,
+    /// A tool the provider runs on its side: the request declares the provider's own
+    /// tool in its place, and what it did comes back in the reply (no call to run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerTool>,
+}
+
+/// A provider-side tool rab can offer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum ServerTool {
+    /// Web search (Anthropic's web search tool, OpenAI's `web_search`, Gemini's Google
+    /// Search grounding, OpenRouter's web search).
+    WebSearch {
+        /// Only these domains (and their subdomains) may be searched; empty: any.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        allowed_domains: Vec<String>,
+        /// These domains are never searched.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        blocked_domains: Vec<String>,
+        /// The most searches one request may run.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_uses: Option<u32>,
+    },
 }
 
 /// Everything a request carries besides the options: system prompt, history, tools.

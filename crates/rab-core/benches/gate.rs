@@ -42,6 +42,7 @@ impl AgentTool for Fake {
             description: String::new(),
             parameters: json!({}),
             grammar: None,
+            server: None,
         }
     }
     fn level(&self) -> ToolLevel {

@@ -326,6 +326,7 @@ impl rab_agent::AgentTool for SkillAsTool {
             description: self.0.description.clone(),
             parameters: rab_agent::schema_of::<AsToolArgs>(),
             grammar: None,
+            server: None,
         }
     }
 

@@ -24,6 +24,7 @@ mod inspect;
 mod render;
 mod rules;
 mod script;
+mod search;
 mod server;
 
 use std::net::SocketAddr;
@@ -34,9 +35,10 @@ pub use inspect::{Item, RecordedRequest, Transcript, parse, validate};
 pub use render::{Frame, error_body, render, render_reply};
 pub use rules::Reply;
 pub use script::{
-    HttpFault, Script, ScriptedCall, ScriptedUsage, ServedModel, Turn, signature_for, split_chars,
-    split_n,
+    HttpFault, Script, ScriptedCall, ScriptedPage, ScriptedSearch, ScriptedUsage, ServedModel,
+    Turn, signature_for, split_chars, split_n,
 };
+pub use search::Offered;
 
 /// The wire formats, told apart by request path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -7,6 +7,7 @@ use crate::Wire;
 use crate::binding;
 use crate::rules::Reply;
 use crate::script::{ScriptedCall, Turn, signature_for, split_chars, split_n};
+use crate::search;
 
 /// One SSE event to write, optionally in several network writes.
 #[derive(Debug, Clone)]
@@ -57,12 +58,11 @@ pub fn render(wire: Wire, turn: &Turn, n: usize, model: &str) -> Vec<Frame> {
 
 /// The events of a turn shaped as the request asked (see [`Reply`]).
 pub fn render_reply(wire: Wire, turn: &Turn, n: usize, reply: &Reply) -> Vec<Frame> {
-    let model = reply.model.as_str();
     match wire {
         Wire::Anthropic => anthropic(turn, n, reply),
-        Wire::OpenaiResponses => responses(turn, n, model, reply.phase),
-        Wire::OpenaiChat => chat(turn, n, model, reply.reasoning_details),
-        Wire::Gemini => gemini(turn, n, model, reply.sign_calls),
+        Wire::OpenaiResponses => responses(turn, n, reply),
+        Wire::OpenaiChat => chat(turn, n, reply),
+        Wire::Gemini => gemini(turn, n, reply),
     }
 }
 
@@ -121,11 +121,23 @@ fn anthropic(turn: &Turn, n: usize, reply: &Reply) -> Vec<Frame> {
         deltas.push(json!({"type": "signature_delta", "signature": signature}));
         block(&mut out, json!({"type": "thinking", "thinking": "", "signature": ""}), deltas);
     }
+    let found = search::found(turn, reply);
+    if let Some((s, pages)) = &found {
+        for (start, deltas) in search::anthropic_blocks(s, pages, n) {
+            block(&mut out, start, deltas);
+        }
+    }
     if let Some(text) = &turn.text {
-        let deltas = split_chars(text, chunk_size(turn))
+        let mut deltas: Vec<Value> = found
+            .as_ref()
+            .and_then(|(_, pages)| search::anthropic_citation(pages, text, n))
             .into_iter()
-            .map(|p| json!({"type": "text_delta", "text": p}))
             .collect();
+        deltas.extend(
+            split_chars(text, chunk_size(turn))
+                .into_iter()
+                .map(|p| json!({"type": "text_delta", "text": p})),
+        );
         block(&mut out, json!({"type": "text", "text": ""}), deltas);
     }
     for (k, call) in turn.tool_calls.iter().enumerate() {
@@ -137,6 +149,7 @@ fn anthropic(turn: &Turn, n: usize, reply: &Reply) -> Vec<Frame> {
                            "name": call.name, "input": {}});
         block(&mut out, start, deltas);
     }
+    let searches = u64::from(found.is_some());
     let natural = if turn.tool_calls.is_empty() { "end_turn" } else { "tool_use" };
     let reason = match turn.stop_reason.as_deref() {
         Some("length") => "max_tokens",
@@ -147,14 +160,16 @@ fn anthropic(turn: &Turn, n: usize, reply: &Reply) -> Vec<Frame> {
         Some("message_delta"),
         &json!({"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": null},
                 "usage": {"output_tokens": u.output,
-                          "output_tokens_details": {"thinking_tokens": u.reasoning}}}),
+                          "output_tokens_details": {"thinking_tokens": u.reasoning},
+                          "server_tool_use": {"web_search_requests": searches}}}),
         false,
     ));
     out.push(frame(Some("message_stop"), &json!({"type": "message_stop"}), false));
     out
 }
 
-fn responses(turn: &Turn, n: usize, model: &str, phase: bool) -> Vec<Frame> {
+fn responses(turn: &Turn, n: usize, reply: &Reply) -> Vec<Frame> {
+    let (model, phase) = (reply.model.as_str(), reply.phase);
     let u = turn.effective_usage();
     let id = format!("resp_fake_{n}");
     let mut seq = 0u64;
@@ -207,9 +222,34 @@ fn responses(turn: &Turn, n: usize, model: &str, phase: bool) -> Vec<Frame> {
         ev(&mut out, "response.output_item.done", json!({"output_index": oi, "item": item}));
         output.push(item);
     }
+    let found = search::found(turn, reply);
+    if let (Some((s, pages)), Some(offered)) = (&found, &reply.search) {
+        let oi = output.len();
+        let ws = format!("ws_fake_{n}");
+        ev(
+            &mut out,
+            "response.output_item.added",
+            json!({"output_index": oi, "item": {"id": ws, "type": "web_search_call", "status": "in_progress"}}),
+        );
+        for step in ["in_progress", "searching", "completed"] {
+            ev(
+                &mut out,
+                &format!("response.web_search_call.{step}"),
+                json!({"item_id": ws, "output_index": oi}),
+            );
+        }
+        let item = search::responses_item(s, pages, offered, n);
+        ev(&mut out, "response.output_item.done", json!({"output_index": oi, "item": item}));
+        output.push(item);
+    }
     if let Some(text) = &turn.text {
         let oi = output.len();
         let item_id = format!("msg_fake_{n}");
+        let annotations: Vec<Value> = found
+            .as_ref()
+            .and_then(|(_, pages)| search::responses_annotation(pages, text))
+            .into_iter()
+            .collect();
         ev(
             &mut out,
             "response.output_item.added",
@@ -229,12 +269,20 @@ fn responses(turn: &Turn, n: usize, model: &str, phase: bool) -> Vec<Frame> {
                 json!({"item_id": item_id, "output_index": oi, "content_index": 0, "delta": p, "logprobs": []}),
             );
         }
+        for (k, a) in annotations.iter().enumerate() {
+            ev(
+                &mut out,
+                "response.output_text.annotation.added",
+                json!({"item_id": item_id, "output_index": oi, "content_index": 0,
+                       "annotation_index": k, "annotation": a}),
+            );
+        }
         ev(
             &mut out,
             "response.output_text.done",
             json!({"item_id": item_id, "output_index": oi, "content_index": 0, "text": text, "logprobs": []}),
         );
-        let part = json!({"type": "output_text", "text": text, "annotations": []});
+        let part = json!({"type": "output_text", "text": text, "annotations": annotations});
         ev(
             &mut out,
             "response.content_part.done",
@@ -326,7 +374,8 @@ fn responses(turn: &Turn, n: usize, model: &str, phase: bool) -> Vec<Frame> {
     out
 }
 
-fn chat(turn: &Turn, n: usize, model: &str, details: bool) -> Vec<Frame> {
+fn chat(turn: &Turn, n: usize, reply: &Reply) -> Vec<Frame> {
+    let (model, details) = (reply.model.as_str(), reply.reasoning_details);
     let u = turn.effective_usage();
     let id = format!("chatcmpl-fake-{n}");
     let chunk = |choices: Value, usage: Option<Value>| {
@@ -368,6 +417,13 @@ fn chat(turn: &Turn, n: usize, model: &str, details: bool) -> Vec<Frame> {
     }
     for p in text_pieces {
         out.push(chunk(delta(json!({"content": p})), None));
+    }
+    // OpenRouter: the pages a web search found, as the message's annotations.
+    if let (Some((_, pages)), Some(text)) = (search::found(turn, reply), &turn.text) {
+        out.push(chunk(
+            delta(json!({"annotations": search::chat_annotations(&pages, text)})),
+            None,
+        ));
     }
     if details && !turn.tool_calls.is_empty() {
         // OpenRouter streams Gemini's reasoning as typed blocks, here an encrypted one in
@@ -438,12 +494,20 @@ fn chat(turn: &Turn, n: usize, model: &str, details: bool) -> Vec<Frame> {
     out
 }
 
-fn gemini(turn: &Turn, n: usize, model: &str, sign_calls: bool) -> Vec<Frame> {
+fn gemini(turn: &Turn, n: usize, reply: &Reply) -> Vec<Frame> {
+    let (model, sign_calls) = (reply.model.as_str(), reply.sign_calls);
     let u = turn.effective_usage();
+    // Grounding comes with the last chunk, for the whole answer.
+    let grounding = search::found(turn, reply).map(|(s, pages)| {
+        search::gemini_metadata(s, &pages, turn.text.as_deref().unwrap_or_default())
+    });
     let chunk = |parts: Value, finish: Option<&str>, usage: Option<Value>| {
         let mut cand = json!({"content": {"role": "model", "parts": parts}, "index": 0});
         if let Some(f) = finish {
             cand["finishReason"] = json!(f);
+            if let Some(g) = &grounding {
+                cand["groundingMetadata"] = g.clone();
+            }
         }
         let mut v = json!({"candidates": [cand], "modelVersion": model,
                            "responseId": format!("gemini-fake-{n}")});

@@ -50,6 +50,8 @@ pub struct Reply {
     /// Gemini through OpenRouter (Chat Completions): stream the reasoning as
     /// `reasoning_details`, an encrypted block with the reply's tool calls.
     pub reasoning_details: bool,
+    /// The web search tool the request offers, with its settings.
+    pub search: Option<crate::search::Offered>,
 }
 
 impl Reply {
@@ -62,6 +64,8 @@ impl Reply {
 /// Checks `req` against its provider's rules: the reply's shape, or the 400 message.
 pub(crate) fn check(wire: Wire, req: &RecordedRequest) -> Result<Reply, String> {
     let mut reply = Reply::plain(&req.model());
+    reply.search = crate::search::offered(wire, req)?;
+    crate::search::check_history(wire, &req.body)?;
     match wire {
         Wire::Anthropic => anthropic(req, &mut reply)?,
         Wire::OpenaiResponses => responses(req, &mut reply)?,

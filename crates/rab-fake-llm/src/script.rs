@@ -75,6 +75,9 @@ pub struct Turn {
     pub stall_after: Option<usize>,
     /// Accept the request and never answer it (no headers), until the client gives up.
     pub hang: bool,
+    /// A web search the provider runs before the answer, whose text then cites the
+    /// first page found; played only for a request that offers the provider's search.
+    pub search: Option<ScriptedSearch>,
     /// Chat Completions server quirks to imitate: `noIndex`, `emptyIdLater`,
     /// `reasoningField` (use `reasoning` instead of `reasoning_content`),
     /// `usageInFinishChunk`, `noUsage`, `noDone`, `deepseekUsage`, `mistralThinking`
@@ -97,6 +100,26 @@ pub struct ScriptedCall {
     /// Free-form input: the call goes out as a custom tool call (OpenAI Responses), its
     /// input this text.
     pub input: Option<String>,
+}
+
+/// A scripted web search.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScriptedSearch {
+    /// What the model searches for.
+    pub query: String,
+    /// The pages found (those the request's domain lists leave out are dropped).
+    pub results: Vec<ScriptedPage>,
+}
+
+/// A page a scripted search finds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ScriptedPage {
+    /// Its address.
+    pub url: String,
+    /// Its title.
+    pub title: String,
 }
 
 /// Scripted token usage.
@@ -158,6 +181,22 @@ impl Turn {
     /// Adds reasoning text.
     pub fn with_thinking(mut self, thinking: impl Into<String>) -> Self {
         self.thinking = Some(thinking.into());
+        self
+    }
+
+    /// Searches the web for `query` first, finding `pages` (url, title); the text cites
+    /// the first one.
+    pub fn with_search(mut self, query: &str, pages: &[(&str, &str)]) -> Self {
+        self.search = Some(ScriptedSearch {
+            query: query.to_owned(),
+            results: pages
+                .iter()
+                .map(|(url, title)| ScriptedPage {
+                    url: (*url).to_owned(),
+                    title: (*title).to_owned(),
+                })
+                .collect(),
+        });
         self
     }
 

@@ -235,6 +235,12 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
             headers: fault.headers.clone(),
         };
     }
+    if turn.search.is_some() && reply.search.is_none() {
+        return reject(
+            400,
+            "fake-llm: the scripted turn searches the web, but the request offers no web search tool",
+        );
+    }
     state.next_turn += 1;
     state.faults_served = 0;
     if state.script.measure_input && turn.usage.is_none() {

@@ -65,6 +65,7 @@ fn build(shared: &Arc<Shared>) -> Vec<Arc<dyn AgentTool>> {
                 description: tool.description.as_deref().unwrap_or_default().to_owned(),
                 parameters: object_schema(Value::Object((*tool.input_schema).clone())),
                 grammar: None,
+                server: None,
             };
             // The server's name for people (`title`, or the annotations' older one).
             let title = tool

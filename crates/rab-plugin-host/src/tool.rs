@@ -142,6 +142,7 @@ pub fn agent_tools(plugin: &Arc<Plugin>) -> Vec<Arc<dyn AgentTool>> {
                 description: def.description.clone(),
                 parameters,
                 grammar: None,
+                server: None,
             };
             let level = plugin.level(&def.name);
             // The WIT's `label`: empty or the name itself says nothing more.

@@ -4,7 +4,7 @@
 //!
 //! It owns `read`, `write`, `edit`, `bash` (with background shells, [`Shells`]), `grep`,
 //! `glob`, `ls`, `sleep`, `todo_write`, `bash_output`, `kill_shell`, `enter_worktree`,
-//! `exit_worktree` and `web_fetch`, output truncation ([`truncate`]) and path resolution against the
+//! `exit_worktree`, `web_fetch` and `web_search` (which the model's provider runs), output truncation ([`truncate`]) and path resolution against the
 //! workspace root ([`Workspace`], which a worktree can move). It must not know which mode
 //! or UI runs it: tools get arguments and a [`rab_agent::ToolContext`] and return a
 //! [`rab_agent::ToolOutput`].
@@ -14,7 +14,8 @@
 //! let names: Vec<String> = tools.iter().map(|t| t.name()).collect();
 //! assert_eq!(names, [
 //!     "read", "write", "edit", "bash", "grep", "glob", "ls", "sleep", "todo_write",
-//!     "bash_output", "kill_shell", "enter_worktree", "exit_worktree", "web_fetch", "brief",
+//!     "bash_output", "kill_shell", "enter_worktree", "exit_worktree", "web_fetch",
+//!     "web_search", "brief",
 //! ]);
 //! ```
 
@@ -62,6 +63,7 @@ mod text_diff;
 pub mod todo;
 pub mod truncate;
 pub mod web_fetch;
+pub mod web_search;
 mod workspace;
 pub mod worktree;
 pub mod write;
@@ -101,6 +103,7 @@ pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
         Arc::new(worktree::EnterWorktree::new(ws.clone(), worktree.clone())),
         Arc::new(worktree::ExitWorktree::new(ws.clone(), worktree)),
         Arc::new(web_fetch::WebFetch::new()),
+        Arc::new(web_search::WebSearch::default()),
         Arc::new(brief::Brief::new(ws.clone())),
     ]
 }

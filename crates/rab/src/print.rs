@@ -261,6 +261,11 @@ fn verbose(event: &AgentEvent) {
             let shown: String = args.chars().take(200).collect();
             eprintln!("\n● {} {}", crate::term::safe(&call.name), crate::term::safe(&shown));
         }
+        AgentEvent::WebSearch { search } => eprintln!(
+            "\n● web_search {} ({} results)",
+            crate::term::safe(&search.queries.join("; ")),
+            search.results.len()
+        ),
         AgentEvent::ToolResult { result, duration_ms, .. } => {
             let text = result.text();
             let first = text.lines().next().unwrap_or_default();

@@ -321,6 +321,14 @@ impl Printer {
                 let _ = out.flush();
                 *at_line_start = delta.ends_with('\n');
             }
+            AgentEvent::WebSearch { search } => {
+                if !*at_line_start {
+                    println!();
+                }
+                let query = search.queries.join("; ");
+                println!("● web_search {} ({} results)", safe(&query), search.results.len());
+                *at_line_start = true;
+            }
             AgentEvent::ToolCall { call } => {
                 if !*at_line_start {
                     println!();

@@ -116,7 +116,7 @@ impl Agent {
     }
 
     fn deferred(&self) -> Vec<String> {
-        self.view.as_ref().map(|v| v.deferred(&self.specs)).unwrap_or_default()
+        self.view.as_ref().map(|v| v.deferred(&self.usable_specs())).unwrap_or_default()
     }
 
     /// The tools the conversation was declared with, if it was.

@@ -17,6 +17,7 @@ fn spec(name: &str) -> ToolSpec {
         description: format!("{name} tool"),
         parameters: json!({}),
         grammar: None,
+        server: None,
     }
 }
 

@@ -17,7 +17,7 @@ fn function_calls_get_unique_ids_and_keep_their_signature() {
     assert_eq!(msg.stop_reason, StopReason::ToolUse);
     assert_eq!(
         msg.usage,
-        Usage { input: 6, output: 5, cache_read: 4, cache_write: 0, reasoning: 2 }
+        Usage { input: 6, output: 5, cache_read: 4, cache_write: 0, reasoning: 2, web_searches: 0 }
     );
 }
 

@@ -153,6 +153,7 @@ fn cost_prices_cached_and_uncached_input_apart() {
         cache_read: 1_000_000,
         cache_write: 0,
         reasoning: 0,
+        web_searches: 0,
     };
     assert!((cost.of(&usage) - (2.0 + 1.0 + 0.2)).abs() < 1e-9);
 }
@@ -180,6 +181,7 @@ fn issue_13_prompt_size_tiers_price_the_whole_request() {
         cache_read,
         cache_write: 0,
         reasoning: 0,
+        web_searches: 0,
     };
     // 100,000 input tokens is the base tier: $0.10 in, $0.50 out per million.
     let small = haiku.cost.of(&usage(100_000, 0, 10_000));

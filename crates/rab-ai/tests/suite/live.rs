@@ -46,6 +46,7 @@ async fn round_trip(provider: &str, env: &str) {
             "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
             "required": ["a", "b"]}),
         grammar: None,
+        server: None,
     };
     let mut ctx = Context {
         system_prompt: "You are a careful assistant. Use the add tool for arithmetic.".into(),

@@ -54,6 +54,7 @@ fn history(api: Api, model: &str) -> Vec<Message> {
                     text: "Reading it.".into(),
                     signature: None,
                     phase: phase("commentary"),
+                    citations: Vec::new(),
                 },
                 AssistantBlock::ToolCall(ToolCall {
                     id: "call_1".into(),
@@ -77,6 +78,7 @@ fn history(api: Api, model: &str) -> Vec<Message> {
                 text: "It says hello.".into(),
                 signature: None,
                 phase: phase("final_answer"),
+                citations: Vec::new(),
             }],
             StopReason::Stop,
         ),
@@ -108,6 +110,7 @@ async fn sent_body(api: Api, model_id: &str) -> (Value, rab_fake_llm::RecordedRe
                 "required": ["path"]
             }),
             grammar: None,
+            server: None,
         }],
     };
     let mut opts = options();

@@ -96,6 +96,7 @@ async fn reports_usage_with_cache_tokens() {
             cache_read: 900,
             cache_write: usage.cache_write,
             reasoning: 10,
+            web_searches: 0,
         };
         assert_eq!(out.message().usage, expected, "{api}");
         assert!(out.count(|e| matches!(e, StreamEvent::Usage(_))) >= 1);
@@ -119,6 +120,7 @@ async fn a_tool_round_trip_replays_calls_results_and_thinking() {
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
             grammar: None,
+            server: None,
         }];
         let mut opts = options();
         opts.thinking = ThinkingLevel::Medium;

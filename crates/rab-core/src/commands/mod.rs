@@ -434,7 +434,12 @@ fn tools_info(launch: &Launch, session: &AgentSession) -> String {
     for tool in agent.tools() {
         let spec = tool.spec();
         let is_stub = !sent.iter().any(|s| s.name == spec.name);
-        let note = if is_stub { "  (schema on request via tool_search)" } else { "" };
+        let note = match rab_ai::search_unavailable(&agent.config().model, &spec) {
+            Some(why) => format!("  (not offered: {why})"),
+            None if is_stub => "  (schema on request via tool_search)".to_owned(),
+            None if spec.server.is_some() => "  (runs at the provider)".to_owned(),
+            None => String::new(),
+        };
         out.push_str(&format!("  {:<16} {:<10}{note}\n", spec.name, tool.level().as_str()));
     }
     if agent.tools().is_empty() {

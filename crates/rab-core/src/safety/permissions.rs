@@ -279,6 +279,31 @@ impl Policy {
             .with_user_rules(self.user_paths.clone(), self.user_settings.clone());
     }
 
+    /// What the rules make of the provider's web search, which runs on the provider's
+    /// side, so no call of it can be checked or asked about: whether it is offered at
+    /// all (not with a `deny` or `ask` rule for every search), the domains `allow`
+    /// rules name (searches keep to them when there are any) and the domains `deny` and
+    /// `ask` rules name (never searched).
+    pub fn search_rules(&self, tool: &str) -> (bool, Vec<String>, Vec<String>) {
+        let of = |rules: &[Rule]| -> Vec<String> {
+            rules
+                .iter()
+                .filter(|r| r.tool == tool)
+                .filter_map(|r| match &r.pattern {
+                    Pattern::Domain(d) => Some(d.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let every = |rules: &[Rule]| {
+            rules.iter().any(|r| r.tool == tool && matches!(r.pattern, Pattern::Any))
+        };
+        let offered = !every(&self.deny) && !every(&self.ask);
+        let mut blocked = of(&self.deny);
+        blocked.extend(of(&self.ask));
+        (offered, of(&self.allow), blocked)
+    }
+
     /// Rules of Claude Code's project settings that were skipped, one line each.
     pub fn skipped(&self) -> &[String] {
         &self.skipped
@@ -646,9 +671,9 @@ fn parse_pattern(tool: &str, p: &str, cx: &PolicyContext<'_>) -> Result<Pattern,
         };
         return Ok(Pattern::Command { glob, is_prefix });
     }
-    if tool == "web_fetch" {
+    if cx.tools.facts(tool).rule == rab_agent::RuleKind::Domain {
         let Some(domain) = p.strip_prefix("domain:") else {
-            return Err("web_fetch patterns are domain:HOST".into());
+            return Err(format!("{tool} patterns are domain:HOST"));
         };
         if domain.is_empty()
             || domain.contains(['/', ' ', '*', '@', '\\', ':']) && !domain.starts_with('[')

@@ -190,6 +190,7 @@ impl ModelCompactor {
                 | StreamEvent::ToolCallStart { .. }
                 | StreamEvent::ToolCallDelta { .. }
                 | StreamEvent::ToolCallEnd { .. }
+                | StreamEvent::WebSearch { .. }
                 | StreamEvent::Usage(_)
                 | StreamEvent::Retry { .. }
                 | StreamEvent::Waiting { .. } => {}
@@ -245,6 +246,10 @@ pub fn transcript(messages: &[Message], budget: usize) -> String {
                         }
                         AssistantBlock::ToolCall(c) => {
                             s.push_str(&format!("[tool call {} {}]\n", c.name, c.arguments))
+                        }
+                        AssistantBlock::WebSearch(w) => {
+                            s.push_str(&rab_ai::search_note(w));
+                            s.push('\n');
                         }
                         AssistantBlock::Thinking { .. } => {}
                     }

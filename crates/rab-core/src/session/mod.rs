@@ -703,6 +703,7 @@ impl rab_agent::EventSink for Recorder<'_> {
             | AgentEvent::TurnStart { .. }
             | AgentEvent::TextDelta { .. }
             | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::WebSearch { .. }
             | AgentEvent::ToolUpdate { .. }
             | AgentEvent::Retry { .. }
             | AgentEvent::Waiting { .. }

@@ -41,14 +41,26 @@ pub fn edit_tool(
 }
 
 /// rab's built-in tools: rab-tools' and `extra` (the session-level ones), with
-/// `apply_patch` in place of `write` and `edit` for models that edit with it.
+/// `apply_patch` in place of `write` and `edit` for models that edit with it, and the
+/// provider's web search as the permission rules allow it (`None`: not at all).
 pub fn builtin_tools(
     settings: &Settings,
     ws: &rab_tools::Workspace,
     extra: Vec<Arc<dyn AgentTool>>,
     edit_tool: rab_ai::EditTool,
+    web_search: Option<rab_tools::web_search::WebSearch>,
 ) -> Vec<Arc<dyn AgentTool>> {
     let mut all = rab_tools::builtin_in(ws);
+    match web_search {
+        Some(search) => {
+            for t in &mut all {
+                if t.name() == rab_tools::web_search::NAME {
+                    *t = Arc::new(search.clone());
+                }
+            }
+        }
+        None => all.retain(|t| t.name() != rab_tools::web_search::NAME),
+    }
     if edit_tool == rab_ai::EditTool::ApplyPatch {
         let at = all.iter().position(|t| t.name() == "write").unwrap_or(all.len());
         all.retain(|t| !matches!(t.name().as_str(), "write" | "edit"));

@@ -326,7 +326,31 @@ fn assistant_meta(out: &mut String, a: &AssistantMessage) {
 fn assistant_html(out: &mut String, a: &AssistantMessage) {
     for block in &a.content {
         match block {
-            AssistantBlock::Text { text, .. } => markdown(out, text),
+            AssistantBlock::Text { text, citations, .. } => {
+                markdown(out, text);
+                if !citations.is_empty() {
+                    out.push_str("<p class=\"dim\">Sources:</p><ul class=\"dim\">");
+                    for c in citations {
+                        page_item(out, &c.title, &c.url);
+                    }
+                    out.push_str("</ul>");
+                }
+            }
+            AssistantBlock::WebSearch(w) => {
+                out.push_str("<div class=\"call\"><div class=\"call-name\">Web search <code>");
+                escape_into(out, &w.queries.join("; "));
+                out.push_str("</code></div>");
+                if let Some(e) = &w.error {
+                    out.push_str("<p class=\"err\">");
+                    escape_into(out, e);
+                    out.push_str("</p>");
+                }
+                out.push_str("<ul>");
+                for r in &w.results {
+                    page_item(out, &r.title, &r.url);
+                }
+                out.push_str("</ul></div>");
+            }
             AssistantBlock::Thinking { thinking, redacted, .. } => {
                 if *redacted || thinking.trim().is_empty() {
                     out.push_str("<p class=\"dim\">Thinking (redacted)</p>");
@@ -344,6 +368,23 @@ fn assistant_html(out: &mut String, a: &AssistantMessage) {
         escape_into(out, error);
         out.push_str("</p>");
     }
+}
+
+/// A page as a list item: a link only for http and https addresses (a page a search
+/// found may be hostile), its title or address as text.
+fn page_item(out: &mut String, title: &str, url: &str) {
+    out.push_str("<li>");
+    let label = if title.is_empty() { url } else { title };
+    if url.starts_with("https://") || url.starts_with("http://") {
+        out.push_str("<a href=\"");
+        escape_into(out, url);
+        out.push_str("\" rel=\"noreferrer noopener\">");
+        escape_into(out, label);
+        out.push_str("</a>");
+    } else {
+        escape_into(out, label);
+    }
+    out.push_str("</li>");
 }
 
 fn tool_call_html(out: &mut String, call: &ToolCall) {

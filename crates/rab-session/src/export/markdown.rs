@@ -142,7 +142,24 @@ fn assistant(out: &mut String, a: &AssistantMessage) {
     for block in &a.content {
         out.push('\n');
         match block {
-            AssistantBlock::Text { text, .. } => push_block(out, text),
+            AssistantBlock::Text { text, citations, .. } => {
+                push_block(out, text);
+                if !citations.is_empty() {
+                    out.push_str("\nSources:\n");
+                    for c in citations {
+                        out.push_str(&format!("- {} <{}>\n", c.title, c.url));
+                    }
+                }
+            }
+            AssistantBlock::WebSearch(w) => {
+                out.push_str(&format!("**Web search:** {}\n", w.queries.join("; ")));
+                if let Some(e) = &w.error {
+                    out.push_str(&format!("\n_failed: {e}_\n"));
+                }
+                for r in &w.results {
+                    out.push_str(&format!("- {} <{}>\n", r.title, r.url));
+                }
+            }
             AssistantBlock::Thinking { thinking, redacted, .. } => {
                 if *redacted || thinking.trim().is_empty() {
                     out.push_str("> **Thinking** _(redacted)_\n");

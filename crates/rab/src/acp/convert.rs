@@ -44,6 +44,11 @@ impl Translator {
                 vec![SessionUpdate::AgentThoughtChunk(ContentChunk::new(delta.as_str().into()))]
             }
             AgentEvent::ToolCall { call } => vec![self.tool_call(call)],
+            AgentEvent::WebSearch { search } => vec![agent_text(&format!(
+                "\n\n(searched the web: {}, {} results)\n\n",
+                search.queries.join("; "),
+                search.results.len()
+            ))],
             AgentEvent::ToolUpdate { call_id, chunk } => {
                 let out = self.output.entry(call_id.clone()).or_default();
                 out.push_str(chunk);
@@ -149,6 +154,9 @@ impl Translator {
                             }
                             AssistantBlock::Thinking { .. } => {}
                             AssistantBlock::ToolCall(call) => out.push(self.tool_call(call)),
+                            AssistantBlock::WebSearch(w) => {
+                                out.push(agent_text(&rab_ai::search_note(w)));
+                            }
                         }
                     }
                 }

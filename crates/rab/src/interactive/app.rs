@@ -527,9 +527,16 @@ impl App {
                 self.commit.extend(lines);
             }
             AgentEvent::ThinkingDelta { delta } => self.stream.push_thinking(&delta),
-            AgentEvent::MessageEnd { message: Message::Assistant(_) } => {
+            AgentEvent::MessageEnd { message: Message::Assistant(a) } => {
                 let lines = self.stream.finish(w, t, &self.highlighter, self.show_thinking);
                 self.commit.extend(lines);
+                self.commit.extend(super::search_view::source_lines(&a, w, t));
+            }
+            // A search the provider ran: what streamed before it goes first.
+            AgentEvent::WebSearch { search } => {
+                let lines = self.stream.finish(w, t, &self.highlighter, self.show_thinking);
+                self.commit.extend(lines);
+                self.commit.extend(super::search_view::search_lines(&search, w, t));
             }
             // Tool results show with their call; system updates are rab's own
             // bookkeeping (tools that arrived, a new date) and stay out of the chat.

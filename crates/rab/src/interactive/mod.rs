@@ -15,6 +15,7 @@ mod outside;
 mod overlay;
 mod paste_image;
 mod permission;
+mod search_view;
 mod settings_editor;
 mod shell;
 mod stream_view;

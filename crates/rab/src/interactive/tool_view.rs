@@ -279,6 +279,7 @@ mod tests {
                 description: String::new(),
                 parameters: serde_json::json!({"type": "object"}),
                 grammar: None,
+                server: None,
             }
         }
         fn label(&self) -> Option<String> {

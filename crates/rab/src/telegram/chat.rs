@@ -388,6 +388,7 @@ impl Chat {
             AgentEvent::AgentStart
             | AgentEvent::TurnStart { .. }
             | AgentEvent::ThinkingDelta { .. }
+            | AgentEvent::WebSearch { .. }
             | AgentEvent::MessageEnd { .. }
             | AgentEvent::ToolUpdate { .. }
             | AgentEvent::Usage { .. }

@@ -111,6 +111,7 @@ fn read_tool() -> ToolSpec {
         description: "Read a file".into(),
         parameters: serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}}),
         grammar: None,
+        server: None,
     }
 }
 

@@ -49,7 +49,9 @@ async fn conformance_openai_phase_goes_back_and_a_changed_effort_is_an_update() 
         .filter_map(|m| match m {
             Message::Assistant(a) => a.content.iter().find_map(|b| match b {
                 AssistantBlock::Text { phase, .. } => Some(phase.clone()),
-                AssistantBlock::Thinking { .. } | AssistantBlock::ToolCall(_) => None,
+                AssistantBlock::Thinking { .. }
+                | AssistantBlock::ToolCall(_)
+                | AssistantBlock::WebSearch(_) => None,
             }),
             Message::User(_) | Message::ToolResult(_) | Message::System(_) => None,
         })
