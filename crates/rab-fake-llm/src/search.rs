@@ -266,3 +266,72 @@ pub(crate) fn check_history(wire: Wire, body: &Value) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(wire: Wire, body: Value) -> RecordedRequest {
+        RecordedRequest {
+            wire: Some(wire),
+            method: "POST".into(),
+            path: String::new(),
+            headers: Vec::new(),
+            body,
+            raw: Vec::new(),
+            status: 200,
+            transformations: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn each_api_refuses_what_its_reference_refuses() {
+        let both = json!({"tools": [{"type": "web_search_20250305", "name": "web_search",
+            "allowed_domains": ["a.org"], "blocked_domains": ["b.org"]}]});
+        let e = offered(Wire::Anthropic, &req(Wire::Anthropic, both)).unwrap_err();
+        assert!(e.contains("cannot be used alongside"), "{e}");
+        let scheme = json!({"tools": [{"type": "web_search_20250305", "name": "web_search",
+            "blocked_domains": ["https://b.org"]}]});
+        assert!(offered(Wire::Anthropic, &req(Wire::Anthropic, scheme)).is_err());
+        let blocked =
+            json!({"tools": [{"type": "web_search", "filters": {"blocked_domains": ["b.org"]}}]});
+        assert!(offered(Wire::OpenaiResponses, &req(Wire::OpenaiResponses, blocked)).is_err());
+        let none = json!({"tools": [{"type": "function", "name": "read"}]});
+        assert_eq!(offered(Wire::OpenaiResponses, &req(Wire::OpenaiResponses, none)), Ok(None));
+    }
+
+    #[test]
+    fn a_replayed_search_must_come_back_whole() {
+        let result = json!({"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1",
+            "content": [{"type": "web_search_result", "url": "https://a.org", "title": "A",
+                         "encrypted_content": "enc"}]});
+        let lone = json!({"messages": [{"role": "assistant", "content": [result.clone()]}]});
+        let e = check_history(Wire::Anthropic, &lone).unwrap_err();
+        assert!(e.contains("no server_tool_use before it"), "{e}");
+        let call = json!({"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+                          "input": {"query": "a"}});
+        let uncited = json!({"type": "text", "text": "A.", "citations": [
+            {"type": "web_search_result_location", "url": "https://a.org", "cited_text": "A"}]});
+        let body = json!({"messages": [{"role": "assistant", "content": [call, result, uncited]}]});
+        let e = check_history(Wire::Anthropic, &body).unwrap_err();
+        assert!(e.contains("encrypted_index"), "{e}");
+    }
+
+    #[test]
+    fn pages_outside_the_domain_lists_are_not_found() {
+        let search = ScriptedSearch {
+            query: "q".into(),
+            results: vec![
+                crate::script::ScriptedPage { url: "https://docs.rs/x".into(), title: "x".into() },
+                crate::script::ScriptedPage {
+                    url: "https://sub.example.org/y".into(),
+                    title: "y".into(),
+                },
+            ],
+        };
+        let blocked = Offered { blocked: vec!["example.org".into()], ..Offered::default() };
+        assert_eq!(pages(&search, &blocked).len(), 1);
+        let allowed = Offered { allowed: vec!["example.org".into()], ..Offered::default() };
+        assert_eq!(pages(&search, &allowed)[0].0, "https://sub.example.org/y");
+    }
+}

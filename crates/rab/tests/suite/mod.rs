@@ -30,3 +30,4 @@ mod sessions;
 mod telegram;
 mod trust;
 mod tui;
+mod web_search;

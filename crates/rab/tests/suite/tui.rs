@@ -726,3 +726,38 @@ fn esc_esc_rewinds_the_files_to_an_earlier_message() {
     pty.send("\x03\x03\x03");
     assert_eq!(pty.wait_exit(T), Some(0));
 }
+
+#[test]
+fn issue_35_a_web_search_shows_its_query_pages_and_the_sources_cited() {
+    let home = Home::new();
+    let repo = home.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("tool_search", json!({"query": "select:web_search"})),
+        Turn::text("Rust 1.91 came out on 30 October 2025.").with_search(
+            "rust 1.91 release date",
+            &[
+                ("https://blog.rust-lang.org/2025/10/30/Rust-1.91.0/", "Announcing Rust 1.91.0"),
+                // A hostile title: its escape sequence must not reach the terminal.
+                ("https://example.org/x", "Evil \u{1b}]0;pwned\u{7} page"),
+            ],
+        ),
+    ]);
+    let mut pty = start(&home, &llm, &repo, 110, 40);
+    pty.send("when did rust 1.91 come out?\r");
+    pty.wait_for("the answer with its sources", T, |s| {
+        s.contains("Rust 1.91 came out") && s.contains("Sources:")
+    });
+    let h = pty.history();
+    assert!(h.contains("web_search rust 1.91 release date"), "{h}");
+    assert!(h.contains("2 results"), "{h}");
+    assert!(h.contains("Announcing Rust 1.91.0"), "{h}");
+    assert!(h.contains("[1] Announcing Rust 1.91.0"), "the cited page: {h}");
+    // Shown as visible escapes, not obeyed (the title would otherwise change, unseen).
+    assert!(h.contains("Evil ^[]0;pwned^G page"), "escapes shown, not obeyed: {h}");
+    // The search comes before the answer it grounds.
+    let search_at = h.find("web_search rust").unwrap();
+    let answer_at = h.find("Rust 1.91 came out").unwrap();
+    assert!(search_at < answer_at, "{h}");
+}
