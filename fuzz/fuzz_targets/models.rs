@@ -19,8 +19,14 @@ fuzz_target!(|data: &[u8]| {
     // The names the file gives, read again as plain JSON.
     let Ok(file) = serde_json::from_slice::<Value>(data) else { return };
     let Some(providers) = file.get("providers").and_then(Value::as_object) else { return };
-    let usage =
-        Usage { input: 1000, output: 500, cache_read: 200, cache_write: 100, reasoning: 50 };
+    let usage = Usage {
+        input: 1000,
+        output: 500,
+        cache_read: 200,
+        cache_write: 100,
+        reasoning: 50,
+        web_searches: 1,
+    };
     for (name, provider) in providers {
         let _ = registry.resolve(&ModelQuery { provider: Some(name), ..Default::default() });
         let models = provider.get("models").and_then(Value::as_array).into_iter().flatten();

@@ -102,6 +102,11 @@ impl Provider for Client {
             model: model.clone(),
             policy: options.retry,
             auth_hint: options.auth_hint.clone(),
+            credential: options
+                .credential
+                .clone()
+                .filter(|c| c.provider() == model.provider)
+                .zip(options.api_key.clone()),
             cancel,
             tx,
         };
@@ -156,8 +161,35 @@ struct Job {
     policy: RetryPolicy,
     timeouts: crate::retry::Timeouts,
     auth_hint: Option<String>,
+    /// A renewable key, with the key the request was built with.
+    credential: Option<(std::sync::Arc<dyn crate::provider::KeySource>, String)>,
     cancel: CancellationToken,
     tx: mpsc::Sender<StreamEvent>,
+}
+
+/// The key a request carries (after `Bearer `, or the key header's value).
+fn current_key(request: &HttpRequest) -> String {
+    request
+        .headers
+        .iter()
+        .find_map(|(name, value)| match *name {
+            "authorization" => value.strip_prefix("Bearer ").map(str::to_owned),
+            "x-api-key" | "x-goog-api-key" => Some(value.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// `request` with `old`, the key in its headers, replaced by `new`.
+fn with_key(mut request: HttpRequest, old: &str, new: &str) -> HttpRequest {
+    if !old.is_empty() && old != new {
+        for (_, value) in &mut request.headers {
+            if value.contains(old) {
+                *value = value.replace(old, new);
+            }
+        }
+    }
+    request
 }
 
 /// Why an attempt ended without a complete response.
@@ -188,6 +220,16 @@ impl Job {
                 return;
             }
         };
+        // A key that expires: the current one (renewed if due), and a renewed one once
+        // after a 401.
+        let mut request = request;
+        let mut refreshed = false;
+        if let Some((source, built)) = &self.credential {
+            match source.current().await {
+                Ok(key) => request = with_key(request, built, &key),
+                Err(message) => return self.fail_auth(message).await,
+            }
+        }
         let mut retry = 0;
         let first_attempt = tokio::time::Instant::now();
         loop {
@@ -207,6 +249,19 @@ impl Job {
                 Err(Failure::Decided(e, retry)) => (e, retry),
                 Err(Failure::Broken(e)) => (e, true),
             };
+            if let (Error::Http { status: 401, .. }, Some((source, _)), false) =
+                (&failure, &self.credential, refreshed)
+            {
+                refreshed = true;
+                let used = current_key(&request);
+                match source.refresh(&used).await {
+                    Ok(key) => {
+                        request = with_key(request, &used, &key);
+                        continue;
+                    }
+                    Err(message) => return self.fail_auth(message).await,
+                }
+            }
             // A stream that broke before it was complete is tried again even after
             // content arrived: nothing has been acted on yet (tool calls run only once a
             // response is complete), and what was shown is marked discarded. The server's
@@ -239,6 +294,19 @@ impl Job {
             self.fail(&mut builder, failure).await;
             return;
         }
+    }
+
+    /// The renewable key could not be had: the request fails as unauthorised, with why.
+    async fn fail_auth(&self, message: String) {
+        let error = Error::Http {
+            provider: self.model.provider.clone(),
+            model: self.model.id.clone(),
+            status: 401,
+            message,
+            retry_after: None,
+            hint: None,
+        };
+        self.fail(&mut Builder::new(&self.model), error).await;
     }
 
     async fn fail(&self, builder: &mut Builder, error: Error) {

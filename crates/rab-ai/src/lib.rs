@@ -42,6 +42,7 @@ mod gemini;
 mod http;
 pub mod local;
 mod model;
+pub mod oauth;
 mod openai_chat;
 mod openai_responses;
 mod provider;
@@ -67,7 +68,7 @@ pub use model::{
 };
 pub use openai_chat::chat_url;
 pub use openai_responses::responses_url;
-pub use provider::{EventStream, Provider, StreamOptions, max_tokens};
+pub use provider::{EventStream, KeySource, Provider, StreamOptions, max_tokens};
 pub use retry::{RetryPolicy, Timeouts};
 pub use tls::http_client_builder;
 pub use types::{

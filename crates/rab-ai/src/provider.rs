@@ -52,6 +52,24 @@ pub struct StreamOptions {
     pub retry: RetryPolicy,
     /// How long a request may stay silent.
     pub timeouts: crate::retry::Timeouts,
+    /// Where `api_key` comes from when it is a token that expires (a subscription
+    /// sign-in): asked for the current key before each request, and once for a fresh
+    /// one when the server answers 401.
+    pub credential: Option<std::sync::Arc<dyn KeySource>>,
+}
+
+/// A key that expires and is renewed (an OAuth access token).
+pub trait KeySource: Send + Sync + std::fmt::Debug {
+    /// The provider the key is for (a request to another provider leaves it alone).
+    fn provider(&self) -> &str;
+    /// The key to send now, renewed first when it is about to expire.
+    fn current(&self) -> futures_util::future::BoxFuture<'_, Result<String, String>>;
+    /// The server refused `rejected`: a renewed key, or why there is none (the sign-in
+    /// was revoked: sign in again).
+    fn refresh<'a>(
+        &'a self,
+        rejected: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, Result<String, String>>;
 }
 
 /// An HTTP request ready to send (and to send again on retry).

@@ -19,6 +19,24 @@ pub enum Credential {
         /// The key.
         key: String,
     },
+    /// A subscription sign-in (OAuth): an access token that expires and the token
+    /// that renews it (replaced on each renewal).
+    Oauth {
+        /// The access token, sent as the key.
+        access: String,
+        /// The refresh token.
+        refresh: String,
+        /// When the access token expires, in milliseconds since the epoch.
+        expires_at: u64,
+        /// The client id the provider issued to this installation.
+        client_id: String,
+        /// The token endpoint that renews it.
+        #[serde(default)]
+        token_url: String,
+        /// This installation's id at the provider (kept for later sign-ins).
+        #[serde(default)]
+        host_id: String,
+    },
 }
 
 /// The contents of auth.json.
@@ -44,13 +62,30 @@ impl Auth {
     pub fn key(&self, provider: &str) -> Option<&str> {
         match self.entries.get(provider)? {
             Credential::ApiKey { key } => Some(key.as_str()).filter(|k| !k.is_empty()),
+            Credential::Oauth { access, .. } => Some(access.as_str()).filter(|k| !k.is_empty()),
         }
     }
 
-    /// Every stored key, by provider (for the secret firewall and env scrubbing).
+    /// A provider's stored credential.
+    pub fn credential(&self, provider: &str) -> Option<&Credential> {
+        self.entries.get(provider)
+    }
+
+    /// Stores a credential for `provider` and writes the file (atomically, readable
+    /// only by its owner).
+    pub fn set(&mut self, provider: &str, credential: Credential) -> Result<(), Error> {
+        self.entries.insert(provider.to_owned(), credential);
+        self.save()
+    }
+
+    /// Every stored secret, by provider (for the secret firewall and env scrubbing):
+    /// keys, and a sign-in's access and refresh tokens.
     pub fn keys(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.entries.iter().map(|(p, c)| match c {
-            Credential::ApiKey { key } => (p.as_str(), key.as_str()),
+        self.entries.iter().flat_map(|(p, c)| match c {
+            Credential::ApiKey { key } => vec![(p.as_str(), key.as_str())],
+            Credential::Oauth { access, refresh, .. } => {
+                vec![(p.as_str(), access.as_str()), (p.as_str(), refresh.as_str())]
+            }
         })
     }
 

@@ -36,6 +36,7 @@ pub mod safety;
 mod session;
 pub mod setup;
 pub mod shell_line;
+pub mod signin;
 pub mod skills;
 pub mod tools;
 

@@ -21,6 +21,7 @@
 
 mod binding;
 mod inspect;
+mod oauth;
 mod render;
 mod rules;
 mod script;
@@ -98,6 +99,8 @@ pub(crate) struct State {
     pub requests: Vec<RecordedRequest>,
     /// Where request arrivals and response ends are logged, if anywhere.
     pub timings: Option<Arc<TimingLog>>,
+    /// The fake OpenAI sign-in server.
+    pub oauth: oauth::OauthState,
 }
 
 /// A log of when each request arrived and its streamed answer ended, one line per event
@@ -195,6 +198,50 @@ impl FakeLlm {
     /// Answers every request for `model` with the provider's "overloaded" error.
     pub fn overload(&self, model: &str) {
         self.lock().script.overloaded.push(model.to_owned());
+    }
+
+    /// Turns the fake OpenAI sign-in on: from now on OpenAI requests must carry its
+    /// current access token, which lasts `expires_in` seconds.
+    pub fn sign_in(&self, expires_in: u64) {
+        let mut s = self.lock();
+        s.oauth.enabled = true;
+        s.oauth.expires_in = expires_in;
+    }
+
+    /// A sign-in already made: `access` and `refresh` are the tokens that work.
+    pub fn signed_in(&self, access: &str, refresh: &str) {
+        let mut s = self.lock();
+        s.oauth.enabled = true;
+        s.oauth.expires_in = s.oauth.expires_in.max(3600);
+        s.oauth.access = Some(access.to_owned());
+        s.oauth.refresh = Some(refresh.to_owned());
+    }
+
+    /// The access token stops working (as if it expired early), the refresh token not.
+    pub fn expire_access(&self) {
+        self.lock().oauth.access = None;
+    }
+
+    /// The access token stops working after `n` more requests made with it (once).
+    pub fn expire_access_after(&self, n: u32) {
+        self.lock().oauth.expire_after = Some(n);
+    }
+
+    /// The sign-in is revoked: neither token works.
+    pub fn revoke_sign_in(&self) {
+        let mut s = self.lock();
+        s.oauth.access = None;
+        s.oauth.refresh = None;
+    }
+
+    /// The user declines in the browser.
+    pub fn decline_sign_in(&self) {
+        self.lock().oauth.declines = true;
+    }
+
+    /// Refresh grants served so far.
+    pub fn refreshes(&self) -> u32 {
+        self.lock().oauth.refreshes
     }
 
     /// Every request received so far, in order.

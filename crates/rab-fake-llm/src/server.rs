@@ -142,6 +142,15 @@ fn requested_model(wire: Wire, req: &RecordedRequest) -> Option<String> {
 }
 
 fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> Answer {
+    let base = req.header("host").map(|h| format!("http://{h}")).unwrap_or_default();
+    if let Some((status, content_type, body, headers)) =
+        crate::oauth::answer(&mut state.oauth, req, &base)
+    {
+        if headers.is_empty() {
+            return Answer::Page { status, content_type: content_type.to_owned(), body };
+        }
+        return Answer::Error { status, body, retry_after: None, headers };
+    }
     if let Some(answer) = model_listing(state, req) {
         return answer;
     }
@@ -160,6 +169,22 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
     }
     if req.body.is_null() {
         return reject(400, "the request body is not valid JSON");
+    }
+    let signed_in = state.oauth.enabled && matches!(wire, Wire::OpenaiResponses | Wire::OpenaiChat);
+    if signed_in && key_of(wire, &req.headers, &req.path) != state.oauth.access {
+        return Answer::Error {
+            status: 401,
+            body: error_body(wire, 401, Some("Your authentication token has expired.")),
+            retry_after: None,
+            headers: Vec::new(),
+        };
+    }
+    if signed_in {
+        state.oauth.served += 1;
+        if state.oauth.expire_after.is_some_and(|n| state.oauth.served >= n) {
+            state.oauth.access = None;
+            state.oauth.expire_after = None;
+        }
     }
     if let Some(expected) = &state.script.api_key
         && key_of(wire, &req.headers, &req.path).as_deref() != Some(expected.as_str())

@@ -266,6 +266,16 @@ pub enum Command {
     },
     /// Print rab's man page (roff): `rab man > ~/.local/share/man/man1/rab.1`.
     Man,
+    /// Sign in: `rab login openai --chatgpt` uses your ChatGPT plan (a browser sign-in at
+    /// OpenAI); `rab login PROVIDER` stores an API key read from stdin. Where each
+    /// credential comes from: `rab doctor`. See docs/providers.md.
+    Login {
+        /// The provider.
+        provider: String,
+        /// Sign in with a ChatGPT plan instead of an API key (openai only).
+        #[arg(long)]
+        chatgpt: bool,
+    },
     /// Serve editors over the Agent Client Protocol on stdin and stdout (Zed,
     /// JetBrains IDEs, Neovim); the model comes from the settings. `rab --mode acp
     /// --model NAME …` takes the usual options. See docs/acp.md.

@@ -36,6 +36,12 @@ fn providers(cli: &Cli, env: &Env, paths: &Paths) -> String {
         let base = cli.base_url.clone().filter(|_| cli.provider.as_deref() == Some(&p.name));
         let url = base.unwrap_or_else(|| p.base_url.clone());
         let (what, probe) = match (&key, p.requires_key) {
+            (Some((key, rab_config::KeySource::AuthFile)), _) if matches!(auth.credential(&p.name), Some(rab_config::Credential::Oauth { access, .. }) if access == key) => {
+                (
+                    format!("ChatGPT sign-in from {} (renews itself)", paths.auth_file().display()),
+                    Some(url),
+                )
+            }
             (Some((_, source)), _) => {
                 (format!("key from {}", source.describe(&paths.auth_file())), Some(url))
             }

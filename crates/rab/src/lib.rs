@@ -166,6 +166,9 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             return trust::command(&env, &paths, &cwd, dir.as_deref(), false);
         }
         Some(cli::Command::Doctor) => return doctor::run(&cli, &env, &paths, &cwd),
+        Some(cli::Command::Login { provider, chatgpt }) => {
+            return login(provider, *chatgpt, &env, &paths);
+        }
         Some(cli::Command::Completions { shell }) => {
             return write_stdout(&cli::completions(*shell));
         }
@@ -483,4 +486,61 @@ fn write_stdout(bytes: &[u8]) -> u8 {
 pub(crate) fn fail(code: u8, message: &str) -> u8 {
     eprintln!("rab: {message}");
     code
+}
+
+/// `rab login PROVIDER [--chatgpt]`.
+fn login(provider: &str, chatgpt: bool, env: &rab_config::Env, paths: &rab_config::Paths) -> u8 {
+    let path = paths.auth_file();
+    if chatgpt {
+        if provider != "openai" {
+            return fail(
+                EXIT_USAGE,
+                &format!(
+                    "--chatgpt signs in to openai only; {provider} takes an API key \
+                     (docs/providers.md says which subscriptions allow rab)"
+                ),
+            );
+        }
+        let issuer = rab_core::signin::issuer(env);
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+        let Ok(runtime) = runtime else {
+            return fail(EXIT_PROVIDER, "cannot start the async runtime");
+        };
+        let mut show = |url: &str| {
+            eprintln!(
+                "Continue with ChatGPT: open this address in a browser on this machine, sign in \
+                 and allow rab to use your plan:\n\n  {url}\n\nWaiting for the browser (5 minutes)…"
+            );
+        };
+        return match runtime.block_on(rab_core::signin::sign_in_chatgpt(&path, &issuer, &mut show))
+        {
+            Ok(done) => {
+                println!("{}", term::safe(&done));
+                EXIT_OK
+            }
+            Err(e) => fail(EXIT_PROVIDER, &e),
+        };
+    }
+    let registry = match rab_core::setup::target::registry(env, paths) {
+        Ok(r) => r,
+        Err(e) => return fail(e.code, &e.message),
+    };
+    if !registry.provider(provider).is_some_and(|p| p.requires_key) {
+        return fail(
+            EXIT_USAGE,
+            &format!("{provider} is not a provider that takes a key; rab --list-models lists them"),
+        );
+    }
+    let mut key = String::new();
+    if std::io::stdin().read_line(&mut key).is_err() || key.trim().is_empty() {
+        return fail(EXIT_USAGE, &format!("no key on stdin: `rab login {provider} < keyfile`"));
+    }
+    let stored = rab_config::Auth::load(&path).and_then(|mut a| a.set_key(provider, key.trim()));
+    match stored {
+        Ok(()) => {
+            println!("stored the {provider} key in {} (readable only by you)", path.display());
+            EXIT_OK
+        }
+        Err(e) => fail(EXIT_PROVIDER, &e.to_string()),
+    }
 }

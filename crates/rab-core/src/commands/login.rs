@@ -9,11 +9,21 @@ use rab_config::{Auth, KeySource, resolve_key};
 /// Which providers have a key and where it comes from.
 pub fn list(launch: &Launch) -> String {
     let auth = Auth::load(&launch.paths.auth_file()).unwrap_or_default();
-    let mut out =
-        String::from("API keys (/login PROVIDER stores one, /logout PROVIDER forgets it):\n");
+    let mut out = String::from(
+        "API keys (/login PROVIDER stores one, /logout PROVIDER forgets it; \
+             `rab login openai --chatgpt` signs in with a ChatGPT plan):\n",
+    );
     for p in launch.registry.providers().iter().filter(|p| p.requires_key) {
         let from = match resolve_key(p, None, &launch.env, &auth) {
             Some((_, KeySource::Env(var))) => format!("from ${var}"),
+            Some((_, KeySource::AuthFile))
+                if matches!(
+                    auth.credential(&p.name),
+                    Some(rab_config::Credential::Oauth { .. })
+                ) =>
+            {
+                format!("ChatGPT sign-in stored in {} (renews itself)", auth.path().display())
+            }
             Some((_, KeySource::AuthFile)) => format!("stored in {}", auth.path().display()),
             Some((_, KeySource::Cli)) => "from --api-key".to_owned(),
             Some((_, KeySource::ModelsFile)) => "from models.json".to_owned(),

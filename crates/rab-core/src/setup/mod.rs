@@ -417,7 +417,22 @@ impl Setup {
                 idle: secs(self.settings.timeouts.idle_secs),
                 ..rab_ai::Timeouts::default()
             },
+            credential: self.sign_in(),
             ..StreamOptions::default()
+        }
+    }
+
+    /// The start-up provider's subscription sign-in, when its key is one: a token that
+    /// renews itself from auth.json.
+    fn sign_in(&self) -> Option<std::sync::Arc<dyn rab_ai::KeySource>> {
+        let path = self.paths.auth_file();
+        let auth = rab_config::Auth::load(&path).ok()?;
+        let provider = &self.target.model.provider;
+        match (auth.credential(provider), &self.target.api_key) {
+            (Some(rab_config::Credential::Oauth { access, .. }), Some(key)) if access == key => {
+                Some(std::sync::Arc::new(crate::signin::OauthKeys::new(provider, &path)))
+            }
+            _ => None,
         }
     }
 

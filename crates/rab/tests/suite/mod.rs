@@ -27,6 +27,7 @@ mod safety;
 mod sandbox_work;
 mod seeds;
 mod sessions;
+mod signin;
 mod telegram;
 mod trust;
 mod tui;
