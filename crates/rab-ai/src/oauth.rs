@@ -186,6 +186,39 @@ pub async fn token_request(url: &str, pairs: &[(&str, &str)]) -> Result<Tokens, 
     Ok(tokens)
 }
 
+/// POSTs `body` as JSON to `url` and reads a JSON answer (OpenRouter's key exchange).
+pub async fn post_json(
+    url: &str,
+    body: &serde_json::Value,
+) -> Result<serde_json::Value, OauthError> {
+    let connect = |reason: String| OauthError::Connect { url: url.to_owned(), reason };
+    let client = crate::tls::http_client_builder()
+        .map_err(connect)?
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .map_err(|e| connect(e.to_string()))?;
+    let response = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .map_err(|e| connect(e.to_string()))?;
+    let status = response.status().as_u16();
+    let bytes = response.bytes().await.map_err(|e| connect(e.to_string()))?;
+    if !(200..300).contains(&status) {
+        let text = String::from_utf8_lossy(&bytes).chars().take(300).collect::<String>();
+        return Err(OauthError::Refused {
+            url: url.to_owned(),
+            status,
+            error: format!("HTTP {status}"),
+            description: Some(text),
+        });
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| OauthError::Malformed { url: url.to_owned(), reason: e.to_string() })
+}
+
 /// GETs a JSON document (an OpenID Connect discovery document).
 pub async fn get_json(url: &str) -> Result<serde_json::Value, OauthError> {
     let connect = |reason: String| OauthError::Connect { url: url.to_owned(), reason };

@@ -210,6 +210,60 @@ pub async fn sign_in_chatgpt(
     ))
 }
 
+/// OpenRouter's site, where its sign-in runs.
+pub const OPENROUTER_SITE: &str = "https://openrouter.ai";
+
+/// Where an OpenRouter sign-in goes: OpenRouter, or `RAB_OPENROUTER_AUTH_URL` (a test's).
+pub fn openrouter_site(env: &rab_config::Env) -> String {
+    env.get("RAB_OPENROUTER_AUTH_URL").unwrap_or(OPENROUTER_SITE).trim_end_matches('/').to_owned()
+}
+
+/// Signs in at OpenRouter with PKCE (openrouter.ai/docs/guides/overview/auth/oauth, read
+/// 2026-11-28): the browser authorises rab, and the code is exchanged for an ordinary
+/// OpenRouter API key (pay per use; it does not expire), stored in auth.json.
+pub async fn sign_in_openrouter(
+    auth_path: &Path,
+    site: &str,
+    show: &mut (dyn FnMut(&str) + Send),
+) -> Result<String, String> {
+    let mut auth = Auth::load(auth_path).map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| format!("cannot listen on 127.0.0.1 for the browser: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let callback_url = format!("http://127.0.0.1:{port}/auth/callback");
+    let pkce = Pkce::new();
+    let params = [
+        ("callback_url", callback_url.as_str()),
+        ("code_challenge", pkce.challenge.as_str()),
+        ("code_challenge_method", "S256"),
+    ];
+    show(&format!("{site}/auth?{}", oauth::form(&params)));
+    let got = tokio::time::timeout(WAIT, callback(listener)).await.map_err(|_| {
+        "no answer from the browser within 5 minutes; run `rab login openrouter --oauth` again"
+            .to_owned()
+    })??;
+    let code = got
+        .iter()
+        .find(|(k, _)| k == "code")
+        .map(|(_, v)| v.clone())
+        .ok_or("the browser came back without a code (declined?); nothing stored")?;
+    let body = serde_json::json!({"code": code, "code_verifier": pkce.verifier, "code_challenge_method": "S256"});
+    let answer = oauth::post_json(&format!("{site}/api/v1/auth/keys"), &body)
+        .await
+        .map_err(|e| format!("the sign-in could not be completed: {e}"))?;
+    let key = answer["key"]
+        .as_str()
+        .filter(|k| !k.is_empty())
+        .ok_or("OpenRouter gave no key; nothing stored")?;
+    auth.set_key("openrouter", key).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "signed in at OpenRouter; its key is stored in {} (readable only by you) and \
+         openrouter models use it",
+        auth_path.display()
+    ))
+}
+
 /// A random UUID, version 4.
 fn uuid_v4() -> String {
     let mut rng = fastrand::Rng::new();

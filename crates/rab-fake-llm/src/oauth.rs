@@ -91,6 +91,9 @@ pub(crate) fn answer(state: &mut OauthState, req: &RecordedRequest, base: &str) 
                    "token_endpoint": format!("{base}/api/accounts/oauth/token")}),
         )),
         ("GET", "/api/accounts/authorize") => Some(authorize(state, &query(&req.path))),
+        // OpenRouter's PKCE sign-in: the browser's approval, then the key exchange.
+        ("GET", "/auth") => Some(openrouter_authorize(state, &query(&req.path))),
+        ("POST", "/api/v1/auth/keys") => Some(openrouter_key(state, &req.body)),
         ("POST", "/api/accounts/oauth/token") => {
             let form: Vec<(String, String)> =
                 url::form_urlencoded::parse(&req.raw).into_owned().collect();
@@ -167,4 +170,42 @@ fn token(state: &mut OauthState, form: &[(String, String)]) -> Reply {
         }
         other => refused("unsupported_grant_type", other),
     }
+}
+
+fn openrouter_authorize(state: &mut OauthState, q: &[(String, String)]) -> Reply {
+    let p = |k: &str| q.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap_or_default();
+    let callback = p("callback_url");
+    if callback.is_empty() {
+        return refused("invalid_request", "callback_url is required");
+    }
+    let location = if state.declines {
+        callback
+    } else {
+        let code = format!("or_code_{}", state.codes.len() + 1);
+        state.codes.push(Code {
+            code: code.clone(),
+            challenge: p("code_challenge"),
+            client_id: String::new(),
+            redirect: callback.clone(),
+            nonce: p("code_challenge_method"),
+        });
+        format!("{callback}?code={code}")
+    };
+    (302, "text/plain", String::new(), vec![("location".to_owned(), location)])
+}
+
+fn openrouter_key(state: &mut OauthState, body: &Value) -> Reply {
+    let code = body["code"].as_str().unwrap_or_default();
+    let Some(at) = state.codes.iter().position(|c| c.code == code) else {
+        return json(403, json!({"error": {"code": 403, "message": "Invalid code"}}));
+    };
+    let c = state.codes.remove(at);
+    let verifier = body["code_verifier"].as_str().unwrap_or_default();
+    let challenge =
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier));
+    if c.nonce != "S256" || challenge != c.challenge {
+        return json(403, json!({"error": {"code": 403, "message": "Invalid code_verifier"}}));
+    }
+    state.issued += 1;
+    json(200, json!({"key": format!("sk-or-fake-{}", state.issued), "user_id": "user_fake"}))
 }

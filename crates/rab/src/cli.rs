@@ -266,15 +266,17 @@ pub enum Command {
     },
     /// Print rab's man page (roff): `rab man > ~/.local/share/man/man1/rab.1`.
     Man,
-    /// Sign in: `rab login openai --chatgpt` uses your ChatGPT plan (a browser sign-in at
-    /// OpenAI); `rab login PROVIDER` stores an API key read from stdin. Where each
-    /// credential comes from: `rab doctor`. See docs/providers.md.
+    /// Sign in: `rab login openai --chatgpt` uses your ChatGPT plan, `rab login
+    /// openrouter --oauth` gets an OpenRouter key (each a browser sign-in); `rab login
+    /// PROVIDER` stores an API key read from stdin. Where each credential comes from:
+    /// `rab doctor`. See docs/providers.md.
     Login {
         /// The provider.
         provider: String,
-        /// Sign in with a ChatGPT plan instead of an API key (openai only).
-        #[arg(long)]
-        chatgpt: bool,
+        /// Sign in in a browser instead of pasting a key (openai: with a ChatGPT plan;
+        /// openrouter: OAuth PKCE).
+        #[arg(long, alias = "chatgpt")]
+        oauth: bool,
     },
     /// Serve editors over the Agent Client Protocol on stdin and stdout (Zed,
     /// JetBrains IDEs, Neovim); the model comes from the settings. `rab --mode acp

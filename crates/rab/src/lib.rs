@@ -166,8 +166,8 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             return trust::command(&env, &paths, &cwd, dir.as_deref(), false);
         }
         Some(cli::Command::Doctor) => return doctor::run(&cli, &env, &paths, &cwd),
-        Some(cli::Command::Login { provider, chatgpt }) => {
-            return login(provider, *chatgpt, &env, &paths);
+        Some(cli::Command::Login { provider, oauth }) => {
+            return login(provider, *oauth, &env, &paths);
         }
         Some(cli::Command::Completions { shell }) => {
             return write_stdout(&cli::completions(*shell));
@@ -489,31 +489,44 @@ pub(crate) fn fail(code: u8, message: &str) -> u8 {
 }
 
 /// `rab login PROVIDER [--chatgpt]`.
-fn login(provider: &str, chatgpt: bool, env: &rab_config::Env, paths: &rab_config::Paths) -> u8 {
+fn login(provider: &str, browser: bool, env: &rab_config::Env, paths: &rab_config::Paths) -> u8 {
     let path = paths.auth_file();
-    if chatgpt {
-        if provider != "openai" {
-            return fail(
-                EXIT_USAGE,
-                &format!(
-                    "--chatgpt signs in to openai only; {provider} takes an API key \
-                     (docs/providers.md says which subscriptions allow rab)"
-                ),
-            );
-        }
-        let issuer = rab_core::signin::issuer(env);
+    if browser {
+        let what = match provider {
+            "openai" => {
+                "Continue with ChatGPT: open this address in a browser on this machine, sign in \
+                 and allow rab to use your plan:"
+            }
+            "openrouter" => {
+                "Sign in at OpenRouter: open this address in a browser on this machine and \
+                 authorise rab:"
+            }
+            other => {
+                return fail(
+                    EXIT_USAGE,
+                    &format!(
+                        "{other} offers no sign-in that allows rab (openai and openrouter do); \
+                         store an API key with `rab login {other} < keyfile` (docs/providers.md \
+                         says which subscriptions allow rab and why)"
+                    ),
+                );
+            }
+        };
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
         let Ok(runtime) = runtime else {
             return fail(EXIT_PROVIDER, "cannot start the async runtime");
         };
         let mut show = |url: &str| {
-            eprintln!(
-                "Continue with ChatGPT: open this address in a browser on this machine, sign in \
-                 and allow rab to use your plan:\n\n  {url}\n\nWaiting for the browser (5 minutes)…"
-            );
+            eprintln!("{what}\n\n  {url}\n\nWaiting for the browser (5 minutes)…");
         };
-        return match runtime.block_on(rab_core::signin::sign_in_chatgpt(&path, &issuer, &mut show))
-        {
+        let signed = if provider == "openai" {
+            let issuer = rab_core::signin::issuer(env);
+            runtime.block_on(rab_core::signin::sign_in_chatgpt(&path, &issuer, &mut show))
+        } else {
+            let site = rab_core::signin::openrouter_site(env);
+            runtime.block_on(rab_core::signin::sign_in_openrouter(&path, &site, &mut show))
+        };
+        return match signed {
             Ok(done) => {
                 println!("{}", term::safe(&done));
                 EXIT_OK

@@ -11,7 +11,7 @@ pub fn list(launch: &Launch) -> String {
     let auth = Auth::load(&launch.paths.auth_file()).unwrap_or_default();
     let mut out = String::from(
         "API keys (/login PROVIDER stores one, /logout PROVIDER forgets it; \
-             `rab login openai --chatgpt` signs in with a ChatGPT plan):\n",
+             `rab login openai --chatgpt` and `rab login openrouter --oauth` sign in through a browser):\n",
     );
     for p in launch.registry.providers().iter().filter(|p| p.requires_key) {
         let from = match resolve_key(p, None, &launch.env, &auth) {

@@ -114,7 +114,10 @@ pub const BUILTINS: [(&str, &str); 27] = [
         "profile",
         "Settings profile: /profile NAME applies one, /profile none none; alone, lists them",
     ),
-    ("login", "Store an API key: /login PROVIDER (asks for it); alone, lists the keys"),
+    (
+        "login",
+        "Store an API key: /login PROVIDER (asks for it); alone, lists the keys and sign-ins",
+    ),
     ("logout", "Forget a stored API key: /logout PROVIDER"),
 ];
 
@@ -317,6 +320,15 @@ fn execute(
         }
         "profile" => Outcome::Profile(Some(args.to_owned())),
         "login" if args.is_empty() => Outcome::Info(login::list(launch)),
+        // A browser sign-in waits for the browser: it runs in a shell, and a /reload
+        // (or the next start) picks it up.
+        "login" if args.split_whitespace().any(|a| a == "--chatgpt" || a == "--oauth") => {
+            let provider = args.split_whitespace().next().unwrap_or_default();
+            Outcome::Info(format!(
+                "sign in from a shell with `rab login {provider} --oauth` (it opens a browser \
+                 sign-in and waits for it); then /reload to use it here"
+            ))
+        }
         "login" => Outcome::Login(args.to_owned()),
         "logout" => login::logout(launch, args),
         other => Outcome::Error(format!("unknown command /{other}; /help lists the commands")),

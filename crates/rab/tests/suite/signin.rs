@@ -41,10 +41,15 @@ fn openai(home: &Home, llm: &FakeLlm) -> Command {
 
 /// Runs `rab login openai --chatgpt`, plays the browser, and returns the output.
 fn sign_in(home: &Home, llm: &FakeLlm) -> std::process::Output {
+    browser_sign_in(home, llm, &["login", "openai", "--chatgpt"], "RAB_OPENAI_AUTH_URL")
+}
+
+/// Runs `rab ARGS` with the sign-in server at `var`, playing the browser.
+fn browser_sign_in(home: &Home, llm: &FakeLlm, args: &[&str], var: &str) -> std::process::Output {
     let mut child = home
         .rab()
-        .args(["login", "openai", "--chatgpt"])
-        .env("RAB_OPENAI_AUTH_URL", llm.url())
+        .args(args)
+        .env(var, llm.url())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -216,4 +221,32 @@ fn issue_35_a_declined_sign_in_stores_nothing() {
     // Subscriptions whose terms forbid it are not offered.
     let out = home.rab().args(["login", "anthropic", "--chatgpt"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn issue_35_openrouter_sign_in_exchanges_the_code_for_a_key() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let out = browser_sign_in(
+        &home,
+        &llm,
+        &["login", "openrouter", "--oauth"],
+        "RAB_OPENROUTER_AUTH_URL",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("signed in at OpenRouter"), "{}", stdout(&out));
+    let auth = auth_json(&home);
+    assert_eq!(auth["openrouter"], json!({"type": "api_key", "key": "sk-or-fake-1"}), "{auth}");
+    // The key is an ordinary OpenRouter key: requests carry it.
+    llm.script([Turn::text("via openrouter")]);
+    let out = home
+        .rab()
+        .args(["--provider", "openrouter", "-p", "hi"])
+        .env("OPENROUTER_BASE_URL", llm.openai_url())
+        .env_remove("OPENROUTER_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let chat = llm.requests().into_iter().find(|r| r.path.ends_with("/chat/completions")).unwrap();
+    assert_eq!(chat.header("authorization"), Some("Bearer sk-or-fake-1"));
 }
