@@ -306,6 +306,9 @@ pub enum CommandOutcome {
     Rewind(Option<String>, crate::rewind::What),
     /// Ask for a provider's API key (masked) and store it.
     Login(String),
+    /// Sign in to a provider through a browser (`openai`: a ChatGPT plan;
+    /// `openrouter`: OAuth PKCE), then reload to use it.
+    SignIn(String),
     /// Work that takes a while (fetching an MCP prompt): the mode runs it without
     /// blocking input and handles its outcome when it is done.
     Later(BoxFuture<'static, CommandOutcome>),
@@ -333,6 +336,7 @@ impl std::fmt::Debug for CommandOutcome {
             Self::Profile(p) => f.debug_tuple("Profile").field(p).finish(),
             Self::Rewind(p, w) => f.debug_tuple("Rewind").field(p).field(w).finish(),
             Self::Login(p) => f.debug_tuple("Login").field(p).finish(),
+            Self::SignIn(p) => f.debug_tuple("SignIn").field(p).finish(),
             Self::Later(_) => f.write_str("Later(..)"),
         }
     }

@@ -320,14 +320,15 @@ fn execute(
         }
         "profile" => Outcome::Profile(Some(args.to_owned())),
         "login" if args.is_empty() => Outcome::Info(login::list(launch)),
-        // A browser sign-in waits for the browser: it runs in a shell, and a /reload
-        // (or the next start) picks it up.
+        // A browser sign-in, where the provider's terms allow one.
         "login" if args.split_whitespace().any(|a| a == "--chatgpt" || a == "--oauth") => {
-            let provider = args.split_whitespace().next().unwrap_or_default();
-            Outcome::Info(format!(
-                "sign in from a shell with `rab login {provider} --oauth` (it opens a browser \
-                 sign-in and waits for it); then /reload to use it here"
-            ))
+            match args.split_whitespace().next().unwrap_or_default() {
+                p @ ("openai" | "openrouter") => Outcome::SignIn(p.to_owned()),
+                other => Outcome::Error(format!(
+                    "{other} offers no sign-in that allows rab (openai and openrouter do); \
+                     /login {other} stores an API key"
+                )),
+            }
         }
         "login" => Outcome::Login(args.to_owned()),
         "logout" => login::logout(launch, args),

@@ -36,6 +36,8 @@ pub(super) struct OpDone {
 pub(super) enum Inner {
     /// A command's slow part finished.
     Later(u64, Outcome),
+    /// Something to show while a command goes on (a sign-in's address).
+    Info(u64, String),
     /// A shell line's output.
     ShellOutput(u64, String),
     /// A shell line ended.
@@ -195,6 +197,38 @@ impl Actor {
                     Err(e) => Err(e),
                 }
             }
+            Outcome::SignIn(provider) => {
+                // The browser takes its time: the sign-in runs off the actor, shows its
+                // address at once, and reloads when done so the session uses it.
+                let (tx, path, env) =
+                    (self.inner.clone(), setup.paths.auth_file(), setup.env.clone());
+                tokio::spawn(async move {
+                    let info = tx.clone();
+                    let mut show = move |url: &str| {
+                        let text = format!(
+                            "Open this address in a browser on this machine to sign in (5 \
+                             minutes):\n{url}"
+                        );
+                        let _ = info.send(Inner::Info(id, text));
+                    };
+                    let signed = if provider == "openai" {
+                        let issuer = crate::signin::issuer(&env);
+                        crate::signin::sign_in_chatgpt(&path, &issuer, &mut show).await
+                    } else {
+                        let site = crate::signin::openrouter_site(&env);
+                        crate::signin::sign_in_openrouter(&path, &site, &mut show).await
+                    };
+                    let outcome = match signed {
+                        Ok(text) => {
+                            let _ = tx.send(Inner::Info(id, text));
+                            Outcome::Reload
+                        }
+                        Err(e) => Outcome::Error(e),
+                    };
+                    let _ = tx.send(Inner::Later(id, outcome));
+                });
+                return;
+            }
             Outcome::Later(work) => {
                 // A slow part (an MCP prompt being fetched) finishes off the actor.
                 let tx = self.inner.clone();
@@ -303,6 +337,7 @@ impl Actor {
     pub(super) async fn inner(&mut self, work: Inner) {
         match work {
             Inner::Later(id, outcome) => Box::pin(self.outcome(id, outcome)).await,
+            Inner::Info(id, text) => self.emit(Event::Info { submission: id, text }),
             Inner::ShellOutput(id, chunk) => {
                 self.emit(Event::ShellOutput { submission: id, chunk });
             }

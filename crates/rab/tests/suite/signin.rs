@@ -250,3 +250,37 @@ fn issue_35_openrouter_sign_in_exchanges_the_code_for_a_key() {
     let chat = llm.requests().into_iter().find(|r| r.path.ends_with("/chat/completions")).unwrap();
     assert_eq!(chat.header("authorization"), Some("Bearer sk-or-fake-1"));
 }
+
+#[test]
+fn issue_35_slash_login_signs_in_with_chatgpt_and_the_session_uses_it_at_once() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.sign_in(3600);
+    llm.script([Turn::text("hello from the plan")]);
+    let envs = vec![
+        ("HOME".into(), home.dir.path().display().to_string()),
+        ("RAB_HOME".into(), home.dir.path().join("rab").display().to_string()),
+        ("OPENAI_BASE_URL".into(), llm.openai_url()),
+        ("RAB_OPENAI_AUTH_URL".into(), llm.url()),
+    ];
+    let t = std::time::Duration::from_secs(20);
+    // Wide enough for the sign-in address on one line.
+    let mut pty =
+        super::pty::Pty::spawn(home.dir.path(), &["--provider", "openai"], &envs, 700, 30);
+    pty.wait_for("the editor and the hint", t, |s| {
+        s.contains("/help for commands") && s.contains("Type /login openai")
+    });
+    pty.send("/login openai --chatgpt\r");
+    pty.wait_for("the sign-in address", t, |s| s.contains("/api/accounts/authorize?"));
+    let screen = pty.history();
+    let start = screen.find(&format!("{}/api/accounts/authorize?", llm.url())).unwrap();
+    let url: String = screen[start..].chars().take_while(|c| !c.is_whitespace()).collect();
+    let (status, back) = get(&url);
+    assert_eq!(status, 302, "{url}");
+    assert_eq!(get(&back.unwrap()).0, 200);
+    pty.wait_for("the sign-in", t, |s| s.contains("signed in with ChatGPT as user@example.com"));
+    pty.send("hi\r");
+    pty.wait_for("the answer", t, |s| s.contains("hello from the plan"));
+    let model = llm.requests().into_iter().find(|r| r.path.ends_with("/responses")).unwrap();
+    assert_eq!(model.header("authorization"), Some("Bearer at_fake_1"));
+}
