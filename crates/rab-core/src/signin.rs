@@ -293,6 +293,24 @@ impl OauthKeys {
         }
     }
 
+    /// Holds auth.json's lock file (`auth.json.lock`) while it lives: one renewal at a
+    /// time across rab processes, since a refresh token works once.
+    async fn file_lock(&self) -> Result<std::fs::File, String> {
+        let path = self.auth_path.with_extension("json.lock");
+        tokio::task::spawn_blocking(move || {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let file =
+                std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&path)?;
+            file.lock()?;
+            Ok::<_, std::io::Error>(file)
+        })
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("cannot lock {}: {e}", self.auth_path.display()))
+    }
+
     fn stored(&self) -> Result<Credential, String> {
         let auth = Auth::load(&self.auth_path).map_err(|e| e.to_string())?;
         match auth.credential(&self.provider) {
@@ -349,6 +367,13 @@ impl rab_ai::KeySource for OauthKeys {
     fn current(&self) -> BoxFuture<'_, Result<String, String>> {
         Box::pin(async move {
             let _held = self.lock.lock().await;
+            if let Credential::Oauth { access, expires_at, .. } = self.stored()?
+                && expires_at > now_ms() + EARLY
+            {
+                return Ok(access);
+            }
+            // Due: renew under the file lock, unless another rab did meanwhile.
+            let _file = self.file_lock().await?;
             let credential = self.stored()?;
             match &credential {
                 Credential::Oauth { access, expires_at, .. } if *expires_at > now_ms() + EARLY => {
@@ -362,6 +387,7 @@ impl rab_ai::KeySource for OauthKeys {
     fn refresh<'a>(&'a self, rejected: &'a str) -> BoxFuture<'a, Result<String, String>> {
         Box::pin(async move {
             let _held = self.lock.lock().await;
+            let _file = self.file_lock().await?;
             let credential = self.stored()?;
             match &credential {
                 // Renewed meanwhile (another request, another rab): use that.
@@ -369,5 +395,60 @@ impl rab_ai::KeySource for OauthKeys {
                 _ => self.renew(credential).await,
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rab_ai::KeySource;
+
+    fn stored(dir: &Path, llm: &rab_fake_llm::FakeLlm) -> PathBuf {
+        let path = dir.join("auth.json");
+        let mut auth = Auth::load(&path).unwrap();
+        auth.set(
+            "openai",
+            Credential::Oauth {
+                access: "at_old".into(),
+                refresh: "rt_old".into(),
+                expires_at: now_ms() + 3_600_000,
+                client_id: "oaiapp_fake".into(),
+                token_url: format!("{}/api/accounts/oauth/token", llm.url()),
+                host_id: "urn:uuid:x".into(),
+            },
+        )
+        .unwrap();
+        llm.signed_in("at_old", "rt_old");
+        path
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn two_processes_renewing_at_once_renew_once() {
+        // Two rab processes (two key sources over one auth.json) are refused the same
+        // token at the same moment: one renews, the other takes its new token, instead
+        // of spending the used refresh token and being told to sign in again.
+        let dir = tempfile::tempdir().unwrap();
+        let llm = rab_fake_llm::FakeLlm::start();
+        let path = stored(dir.path(), &llm);
+        let (a, b) = (OauthKeys::new("openai", &path), OauthKeys::new("openai", &path));
+        let (ka, kb) = tokio::join!(a.refresh("at_old"), b.refresh("at_old"));
+        assert_eq!(ka.as_deref(), Ok("at_fake_1"));
+        assert_eq!(kb.as_deref(), Ok("at_fake_1"));
+        assert_eq!(llm.refreshes(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_refused_renewal_names_the_way_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let llm = rab_fake_llm::FakeLlm::start();
+        let path = stored(dir.path(), &llm);
+        llm.revoke_sign_in();
+        let e = OauthKeys::new("openai", &path).refresh("at_old").await.unwrap_err();
+        assert!(e.contains("rab login openai --chatgpt") && e.contains("invalid_grant"), "{e}");
+        // Nothing was lost: the stored sign-in is as it was.
+        let auth = Auth::load(&path).unwrap();
+        assert!(
+            matches!(auth.credential("openai"), Some(Credential::Oauth { refresh, .. }) if refresh == "rt_old")
+        );
     }
 }
