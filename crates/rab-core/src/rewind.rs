@@ -412,9 +412,14 @@ fn set_files(store: &CheckpointStore, wants: Vec<Want>, force: bool, report: &mu
     }
 }
 
-/// The entry `point` names on the active branch: `N` is the end of the N-th prompt's
-/// turn (`0`: before everything, `None`), anything else an entry id or a unique prefix.
+/// The entry `point` names on the active branch: an entry's whole id, else `N`, the end
+/// of the N-th prompt's turn (`0`: before everything, `None`), else a unique prefix of
+/// an id. (An id is eight hex digits, so now and then all decimal: the whole id wins
+/// over a prompt number, or the UI, which passes ids, would rewind to the wrong place.)
 pub fn resolve_point(tape: &Tape, point: &str) -> Result<Option<String>, String> {
+    if tape.entries().iter().any(|e| e.id == point) {
+        return Ok(Some(point.to_owned()));
+    }
     let branch = tape.active_branch();
     if let Ok(n) = point.parse::<usize>() {
         let prompts: Vec<usize> = branch
@@ -439,5 +444,45 @@ pub fn resolve_point(tape: &Tape, point: &str) -> Result<Option<String>, String>
         [id] => Ok(Some((*id).to_owned())),
         [] => Err(format!("no entry {point} in this session; give an entry id or a prompt number")),
         _ => Err(format!("{point} names {} entries; give more of the id", found.len())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_id_of_decimal_digits_is_an_id_not_a_prompt_number() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let entry = |id: &str, parent: Option<&str>, role: &str, text: &str| {
+            let message = if role == "user" {
+                serde_json::json!({"role": "user", "content": [{"type": "text", "text": text}]})
+            } else {
+                serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": text}],
+                    "api": "anthropic-messages", "provider": "anthropic", "model": "m",
+                    "usage": {"input": 1, "output": 1}, "stopReason": "stop"})
+            };
+            serde_json::json!({"id": id, "parentId": parent, "timestamp": "2026-11-28T00:00:00.000Z",
+                               "type": "message", "message": message})
+            .to_string()
+        };
+        let lines = [
+            serde_json::json!({"type": "session", "version": 1, "id": "s", "cwd": "/",
+                               "timestamp": "2026-11-28T00:00:00.000Z"})
+            .to_string(),
+            entry("aaaaaaaa", None, "user", "first"),
+            entry("27251709", Some("aaaaaaaa"), "assistant", "one"),
+            entry("bbbbbbbb", Some("27251709"), "user", "second"),
+            entry("cccccccc", Some("bbbbbbbb"), "assistant", "two"),
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let (tape, _) = Tape::open(&path).unwrap();
+        assert_eq!(resolve_point(&tape, "27251709").unwrap().as_deref(), Some("27251709"));
+        // Prompt numbers and prefixes still work.
+        assert_eq!(resolve_point(&tape, "1").unwrap().as_deref(), Some("27251709"));
+        assert_eq!(resolve_point(&tape, "0").unwrap(), None);
+        assert_eq!(resolve_point(&tape, "ccc").unwrap().as_deref(), Some("cccccccc"));
+        assert!(resolve_point(&tape, "7").is_err());
     }
 }
