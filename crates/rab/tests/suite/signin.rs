@@ -284,3 +284,26 @@ fn issue_35_slash_login_signs_in_with_chatgpt_and_the_session_uses_it_at_once() 
     let model = llm.requests().into_iter().find(|r| r.path.ends_with("/responses")).unwrap();
     assert_eq!(model.header("authorization"), Some("Bearer at_fake_1"));
 }
+
+#[test]
+fn rab_login_stores_a_key_read_from_stdin_and_refuses_an_empty_one() {
+    let home = Home::new();
+    let mut cmd = home.rab();
+    cmd.args(["login", "anthropic"]);
+    let out = super::harness::with_stdin(cmd, "sk-ant-from-stdin\n");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        auth_json(&home)["anthropic"],
+        json!({"type": "api_key", "key": "sk-ant-from-stdin"})
+    );
+    assert!(!stdout(&out).contains("sk-ant-from-stdin"), "the key is never echoed");
+    let mut cmd = home.rab();
+    cmd.args(["login", "openai"]);
+    let out = super::harness::with_stdin(cmd, "\n");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no key on stdin"), "{}", stderr(&out));
+    let mut cmd = home.rab();
+    cmd.args(["login", "ollama"]);
+    let out = super::harness::with_stdin(cmd, "x\n");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
