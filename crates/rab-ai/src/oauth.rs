@@ -140,27 +140,49 @@ struct ErrorBody {
     error_description: Option<String>,
 }
 
-/// POSTs `pairs` as a form to `url` (a token endpoint) and reads the tokens.
-pub async fn token_request(url: &str, pairs: &[(&str, &str)]) -> Result<Tokens, OauthError> {
+/// Sends the request `build` makes on a client of its own (30 s to answer) and reads
+/// the status and the body.
+async fn send(
+    url: &str,
+    build: impl FnOnce(reqwest::Client) -> reqwest::RequestBuilder,
+) -> Result<(u16, bytes::Bytes), OauthError> {
     let connect = |reason: String| OauthError::Connect { url: url.to_owned(), reason };
     let client = crate::tls::http_client_builder()
         .map_err(connect)?
         .timeout(std::time::Duration::from_secs(30))
         .build()
         .map_err(|e| connect(e.to_string()))?;
-    let response = client
-        .post(url)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("accept", "application/json")
-        .body(form(pairs))
-        .send()
-        .await
-        .map_err(|e| OauthError::Connect { url: url.to_owned(), reason: e.to_string() })?;
+    let response = build(client).send().await.map_err(|e| connect(e.to_string()))?;
     let status = response.status().as_u16();
-    let body = response
-        .bytes()
-        .await
-        .map_err(|e| OauthError::Connect { url: url.to_owned(), reason: e.to_string() })?;
+    let body = response.bytes().await.map_err(|e| connect(e.to_string()))?;
+    Ok((status, body))
+}
+
+/// A JSON answer, or the refusal a status other than 2xx is (with the start of the
+/// body).
+fn json_answer(url: &str, status: u16, body: &[u8]) -> Result<serde_json::Value, OauthError> {
+    if !(200..300).contains(&status) {
+        let text = String::from_utf8_lossy(body).chars().take(300).collect::<String>();
+        return Err(OauthError::Refused {
+            url: url.to_owned(),
+            status,
+            error: format!("HTTP {status}"),
+            description: Some(text),
+        });
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| OauthError::Malformed { url: url.to_owned(), reason: e.to_string() })
+}
+
+/// POSTs `pairs` as a form to `url` (a token endpoint) and reads the tokens.
+pub async fn token_request(url: &str, pairs: &[(&str, &str)]) -> Result<Tokens, OauthError> {
+    let (status, body) = send(url, |c| {
+        c.post(url)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .header("accept", "application/json")
+            .body(form(pairs))
+    })
+    .await?;
     if !(200..300).contains(&status) {
         let parsed: Option<ErrorBody> = serde_json::from_slice(&body).ok();
         let (error, description) = match parsed {
@@ -191,55 +213,17 @@ pub async fn post_json(
     url: &str,
     body: &serde_json::Value,
 ) -> Result<serde_json::Value, OauthError> {
-    let connect = |reason: String| OauthError::Connect { url: url.to_owned(), reason };
-    let client = crate::tls::http_client_builder()
-        .map_err(connect)?
-        .timeout(std::time::Duration::from_secs(30))
-        .build()
-        .map_err(|e| connect(e.to_string()))?;
-    let response = client
-        .post(url)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .map_err(|e| connect(e.to_string()))?;
-    let status = response.status().as_u16();
-    let bytes = response.bytes().await.map_err(|e| connect(e.to_string()))?;
-    if !(200..300).contains(&status) {
-        let text = String::from_utf8_lossy(&bytes).chars().take(300).collect::<String>();
-        return Err(OauthError::Refused {
-            url: url.to_owned(),
-            status,
-            error: format!("HTTP {status}"),
-            description: Some(text),
-        });
-    }
-    serde_json::from_slice(&bytes)
-        .map_err(|e| OauthError::Malformed { url: url.to_owned(), reason: e.to_string() })
+    let (status, answer) = send(url, |c| {
+        c.post(url).header("content-type", "application/json").body(body.to_string())
+    })
+    .await?;
+    json_answer(url, status, &answer)
 }
 
 /// GETs a JSON document (an OpenID Connect discovery document).
 pub async fn get_json(url: &str) -> Result<serde_json::Value, OauthError> {
-    let connect = |reason: String| OauthError::Connect { url: url.to_owned(), reason };
-    let client = crate::tls::http_client_builder()
-        .map_err(connect)?
-        .timeout(std::time::Duration::from_secs(30))
-        .build()
-        .map_err(|e| connect(e.to_string()))?;
-    let response = client.get(url).send().await.map_err(|e| connect(e.to_string()))?;
-    let status = response.status().as_u16();
-    let body = response.bytes().await.map_err(|e| connect(e.to_string()))?;
-    if !(200..300).contains(&status) {
-        return Err(OauthError::Refused {
-            url: url.to_owned(),
-            status,
-            error: format!("HTTP {status}"),
-            description: None,
-        });
-    }
-    serde_json::from_slice(&body)
-        .map_err(|e| OauthError::Malformed { url: url.to_owned(), reason: e.to_string() })
+    let (status, body) = send(url, |c| c.get(url)).await?;
+    json_answer(url, status, &body)
 }
 
 /// The claims of a JWT (an ID token) without checking its signature: it came straight

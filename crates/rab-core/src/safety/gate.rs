@@ -216,10 +216,10 @@ impl Gate {
 
     /// The web search the rules allow (see [`Policy::search_rules`]): the tool to offer,
     /// or `None` when the rules refuse every search (a poisoned lock refuses too).
-    pub fn web_search(&self, max_uses: Option<u32>) -> Option<rab_tools::web_search::WebSearch> {
+    pub fn web_search(&self) -> Option<rab_tools::web_search::WebSearch> {
         let (offered, allowed, blocked) =
             self.policy.read().ok()?.search_rules(rab_tools::web_search::NAME);
-        offered.then(|| rab_tools::web_search::WebSearch::new(allowed, blocked, max_uses))
+        offered.then(|| rab_tools::web_search::WebSearch::new(allowed, blocked, None))
     }
 
     /// Whether a read deny rule covers `path` (for the filter grep, glob and ls use).

@@ -280,7 +280,7 @@ impl Setup {
             vec![Arc::new(crate::commands::BuiltinCommands)];
         if has_builtin_tools {
             let edit_tool = tools::edit_tool(choice, &settings, &target.model);
-            let search = safety.gate.web_search(None);
+            let search = safety.gate.web_search();
             let tools = tools::builtin_tools(&settings, &workspace, extra, edit_tool, search);
             list.push(Arc::new(ToolList { name: "builtin-tools", tools }));
         }

@@ -142,6 +142,11 @@ fn signed_in(home: &Home, llm: &FakeLlm, expires_at: u64) {
     llm.signed_in("at_old", "rt_old");
 }
 
+/// The statuses of the model requests (not the sign-in server's) so far.
+fn model_statuses(llm: &FakeLlm) -> Vec<u16> {
+    llm.requests().iter().filter(|r| r.path.ends_with("/responses")).map(|r| r.status).collect()
+}
+
 fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
 }
@@ -161,12 +166,7 @@ fn issue_35_a_401_in_the_middle_of_a_run_renews_the_sign_in_once_and_goes_on() {
         openai(&home, &llm).current_dir(&cwd).args(["-p", "what is in a.txt?"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "It says hello.");
-    let statuses: Vec<u16> = llm
-        .requests()
-        .iter()
-        .filter(|r| r.path.ends_with("/responses"))
-        .map(|r| r.status)
-        .collect();
+    let statuses = model_statuses(&llm);
     assert_eq!(statuses, [200, 401, 200], "refused once, renewed, sent again");
     assert_eq!(llm.refreshes(), 1);
     // The renewed tokens (the refresh token rotates) are kept for the next run.
@@ -186,12 +186,7 @@ fn issue_35_an_expired_sign_in_renews_before_the_request_and_a_revoked_one_says_
     llm.script([Turn::text("fresh")]);
     let out = openai(&home, &llm).args(["-p", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let statuses: Vec<u16> = llm
-        .requests()
-        .iter()
-        .filter(|r| r.path.ends_with("/responses"))
-        .map(|r| r.status)
-        .collect();
+    let statuses = model_statuses(&llm);
     assert_eq!(statuses, [200], "renewed before the request, not after a refusal");
     assert_eq!(llm.refreshes(), 1);
     // Revoked: renewing fails, and rab says what to do.
