@@ -13,7 +13,7 @@ use crate::cli::Cli;
 pub fn run(cli: &Cli, env: &Env, paths: &Paths, cwd: &Path) -> u8 {
     let (mut text, code) = report(cli, env, paths, cwd);
     text.push_str(&providers(cli, env, paths));
-    print!("{}", crate::term::safe(&text));
+    out!("{}", crate::term::safe(&text));
     code
 }
 

@@ -18,6 +18,18 @@
 //! }
 //! ```
 
+/// `println!` that stops quietly when stdout is a closed pipe (`rab sessions list | head
+/// -1`): the rest of the output is dropped instead of the process panicking.
+macro_rules! outln {
+    () => { $crate::term::write_out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::term::write_out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `print!` that stops quietly when stdout is a closed pipe, as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::term::write_out(format_args!($($arg)*)) };
+}
+
 mod acp;
 mod channels;
 mod cli;
@@ -228,7 +240,7 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
                 });
             match asked {
                 Ok(Ok(Some(listing))) => {
-                    print!("{}", term::safe(&listing));
+                    out!("{}", term::safe(&listing));
                     return EXIT_OK;
                 }
                 Ok(Ok(None)) => {}
@@ -240,7 +252,7 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         }
         return match rab_core::setup::target::registry(&env, &paths) {
             Ok(r) => {
-                print!("{}", rab_core::setup::target::list_models(&r, search));
+                out!("{}", rab_core::setup::target::list_models(&r, search));
                 EXIT_OK
             }
             Err(e) => fail(e.code, &e.message),
@@ -528,7 +540,7 @@ fn login(provider: &str, browser: bool, env: &rab_config::Env, paths: &rab_confi
         };
         return match signed {
             Ok(done) => {
-                println!("{}", term::safe(&done));
+                outln!("{}", term::safe(&done));
                 EXIT_OK
             }
             Err(e) => fail(EXIT_PROVIDER, &e),
@@ -551,7 +563,7 @@ fn login(provider: &str, browser: bool, env: &rab_config::Env, paths: &rab_confi
     let stored = rab_config::Auth::load(&path).and_then(|mut a| a.set_key(provider, key.trim()));
     match stored {
         Ok(()) => {
-            println!("stored the {provider} key in {} (readable only by you)", path.display());
+            outln!("stored the {provider} key in {} (readable only by you)", path.display());
             EXIT_OK
         }
         Err(e) => fail(EXIT_PROVIDER, &e.to_string()),

@@ -137,11 +137,11 @@ fn new(name: &str, dir: Option<&Path>, sdk: Option<&Path>, cwd: &Path) -> Result
             return Err((EXIT_PROVIDER, format!("cannot write {}: {e}", path.display())));
         }
     }
-    println!("made plugin {name} in {}", dir.display());
-    println!("  src/lib.rs      its tools (one to start: hello)");
-    println!("  wit/plugin.wit  the contract with rab, for reference and other toolchains");
-    println!("next: cd {} && rab plugin build --install", dir.display());
-    println!("      (needs the Rust target: rustup target add {TARGET})");
+    outln!("made plugin {name} in {}", dir.display());
+    outln!("  src/lib.rs      its tools (one to start: hello)");
+    outln!("  wit/plugin.wit  the contract with rab, for reference and other toolchains");
+    outln!("next: cd {} && rab plugin build --install", dir.display());
+    outln!("      (needs the Rust target: rustup target add {TARGET})");
     Ok(())
 }
 
@@ -250,12 +250,12 @@ fn build(env: &Env, dir: &Path, install: Option<&Path>) -> Result<(), Failed> {
             format!("the build made no {}; is the crate a cdylib?", built.display()),
         ));
     }
-    println!("built {}", built.display());
+    outln!("built {}", built.display());
     if let Some(dest) = install {
         let to = dest.join(format!("{package}.wasm"));
         install_file(&built, &to)
             .map_err(|e| (EXIT_PROVIDER, format!("cannot install it as {}: {e}", to.display())))?;
-        println!("installed as {} (sessions running reload it now)", to.display());
+        outln!("installed as {} (sessions running reload it now)", to.display());
     }
     Ok(())
 }

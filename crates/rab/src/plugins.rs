@@ -79,9 +79,9 @@ fn problems(registry: &Registry) -> Vec<String> {
 pub fn list(rab_home: &Path, cwd: &Path, trusted: bool) -> u8 {
     let registry = registry(rab_home, cwd, trusted);
     registry.reload(false);
-    println!("{}", crate::term::safe(&registry.describe()));
+    outln!("{}", crate::term::safe(&registry.describe()));
     if !trusted && !plugin_files(&cwd.join(".rab/extensions")).is_empty() {
-        println!(
+        outln!(
             "note: {} has plugins of its own; they load only in a trusted folder (rab trust)",
             cwd.join(".rab/extensions").display()
         );

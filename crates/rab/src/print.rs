@@ -95,13 +95,13 @@ pub async fn run(
                 stop = Some(s);
                 break;
             }
-            Event::Info { text, .. } => println!("{}", crate::term::for_stdout(text.trim_end())),
+            Event::Info { text, .. } => outln!("{}", crate::term::for_stdout(text.trim_end())),
             Event::Warning(w) => eprintln!("rab: warning: {}", crate::term::safe(&w)),
             Event::Attached { files, .. } if opts.verbose => {
                 eprintln!("rab: attached {}", crate::term::safe(&files.join(", ")));
             }
             Event::Show { view: rab_core::runtime::View::Settings(text), .. } => {
-                println!("{}", crate::term::for_stdout(text.trim_end()));
+                outln!("{}", crate::term::for_stdout(text.trim_end()));
             }
             Event::Show { .. } => {
                 let name = line.split_whitespace().next().unwrap_or_default();
@@ -117,7 +117,7 @@ pub async fn run(
                     eprintln!("{}", crate::term::safe(output.trim_end()));
                     code = EXIT_PROVIDER;
                 } else {
-                    println!("{}", crate::term::for_stdout(output.trim_end()));
+                    outln!("{}", crate::term::for_stdout(output.trim_end()));
                 }
             }
             Event::Done { submission: id, result } if id == submission => match result {

@@ -21,7 +21,7 @@ type Input = Lines<BufReader<Stdin>>;
 /// Runs the REPL until end of input or `/quit`.
 pub async fn run(setup: Setup, session: AgentSession, first: Option<String>) -> u8 {
     let model = &session.agent().config().model;
-    println!(
+    outln!(
         "rab {} — {} ({}) — /help for commands, Ctrl+D to quit",
         env!("CARGO_PKG_VERSION"),
         model.id,
@@ -36,13 +36,13 @@ pub async fn run(setup: Setup, session: AgentSession, first: Option<String>) -> 
         let line = match next.take() {
             Some(l) => l,
             None => {
-                print!("> ");
+                out!("> ");
                 let _ = std::io::stdout().flush();
                 tokio::select! {
                     line = lines.next_line() => match line {
                         Ok(Some(l)) => l,
                         Ok(None) | Err(_) => {
-                            println!();
+                            outln!();
                             break;
                         }
                     },
@@ -146,13 +146,13 @@ async fn wait(
             }
             Event::Quit { .. } => is_quit = true,
             Event::Show { view: View::Login { provider }, .. } => {
-                print!("{provider} API key (not echoed): ");
+                out!("{provider} API key (not echoed): ");
                 let _ = std::io::stdout().flush();
                 let echo_off = set_echo(false);
                 let key = lines.next_line().await.ok().flatten().unwrap_or_default();
                 if echo_off {
                     set_echo(true);
-                    println!();
+                    outln!();
                 }
                 follow.push(rt.submit(Op::StoreKey { provider, key }));
             }
@@ -205,11 +205,11 @@ async fn ask(r: &rab_core::ApprovalRequest, lines: &mut Input) -> Approval {
     use rab_core::ApprovalKind;
     match &r.kind {
         ApprovalKind::Question { question, options } => {
-            println!("\n? {}", safe(question));
+            outln!("\n? {}", safe(question));
             for (i, o) in options.iter().enumerate() {
-                println!("  {}. {}", i + 1, safe(o));
+                outln!("  {}. {}", i + 1, safe(o));
             }
-            print!("  answer (a number or your own words) > ");
+            out!("  answer (a number or your own words) > ");
             let _ = std::io::stdout().flush();
             let line = lines.next_line().await.ok().flatten().unwrap_or_default();
             let line = line.trim();
@@ -221,22 +221,22 @@ async fn ask(r: &rab_core::ApprovalRequest, lines: &mut Input) -> Approval {
             };
         }
         ApprovalKind::Plan { plan } => {
-            println!("\n? Start with this plan?");
-            plan.lines().for_each(|l| println!("  {}", safe(l)));
-            print!("  [y]es · [a]ccept edits too · [n]o [what to change] > ");
+            outln!("\n? Start with this plan?");
+            plan.lines().for_each(|l| outln!("  {}", safe(l)));
+            out!("  [y]es · [a]ccept edits too · [n]o [what to change] > ");
         }
         ApprovalKind::Permission => {
-            println!("\n? Allow {} ({})", safe(&r.tool), safe(&r.reason));
+            outln!("\n? Allow {} ({})", safe(&r.tool), safe(&r.reason));
             match (&r.preview, r.arguments.get("command").and_then(serde_json::Value::as_str)) {
-                (Some(p), _) => p.lines().take(40).for_each(|l| println!("  {}", safe(l))),
-                (None, Some(cmd)) => println!("  $ {}", safe(cmd)),
-                (None, None) => println!("  {}", r.arguments),
+                (Some(p), _) => p.lines().take(40).for_each(|l| outln!("  {}", safe(l))),
+                (None, Some(cmd)) => outln!("  $ {}", safe(cmd)),
+                (None, None) => outln!("  {}", r.arguments),
             }
             if r.rule.is_empty() {
                 // A protected path: asked about every time.
-                print!("  [y]es once · [n]o [reason] > ");
+                out!("  [y]es once · [n]o [reason] > ");
             } else {
-                print!("  [y]es once · [a]lways ({}) · [n]o [reason] > ", safe(&r.rule));
+                out!("  [y]es once · [a]lways ({}) · [n]o [reason] > ", safe(&r.rule));
             }
         }
     }
@@ -261,7 +261,7 @@ struct Printer {
 impl Printer {
     fn line_end(&mut self) {
         if !self.at_line_start {
-            println!();
+            outln!();
             self.at_line_start = true;
         }
     }
@@ -269,25 +269,25 @@ impl Printer {
     fn event(&mut self, event: Event, setup: &mut Arc<Setup>) {
         match event {
             Event::Agent(e) => self.agent(&e),
-            Event::Info { text, .. } => println!("{}", safe(text.trim_end())),
+            Event::Info { text, .. } => outln!("{}", safe(text.trim_end())),
             Event::Warning(w) => eprintln!("rab: warning: {}", safe(&w)),
             Event::Attached { files, .. } => eprintln!("(attached {})", safe(&files.join(", "))),
             Event::Show { view, .. } => show(view, setup),
             Event::ShellOutput { chunk, .. } => {
-                print!("{}", safe(&chunk));
+                out!("{}", safe(&chunk));
                 let _ = std::io::stdout().flush();
                 self.shell_streamed = true;
             }
             Event::ShellEnded { output, is_error, .. } => {
                 // What streamed nothing (a refusal) shows its result.
                 if !std::mem::take(&mut self.shell_streamed) {
-                    println!("{}", safe(output.trim_end()));
+                    outln!("{}", safe(output.trim_end()));
                 }
-                println!("{}", if is_error { "(command failed)" } else { "" });
+                outln!("{}", if is_error { "(command failed)" } else { "" });
             }
             Event::SetupChanged(fresh) => *setup = fresh,
             Event::CronFired { job, prompt, .. } => {
-                println!("(scheduled prompt {job}: {})", safe(&prompt));
+                outln!("(scheduled prompt {job}: {})", safe(&prompt));
             }
             Event::ApprovalRequested { .. }
             | Event::State { .. }
@@ -323,24 +323,24 @@ impl Printer {
             }
             AgentEvent::WebSearch { search } => {
                 if !*at_line_start {
-                    println!();
+                    outln!();
                 }
                 let query = search.queries.join("; ");
-                println!("● web_search {} ({} results)", safe(&query), search.results.len());
+                outln!("● web_search {} ({} results)", safe(&query), search.results.len());
                 *at_line_start = true;
             }
             AgentEvent::ToolCall { call } => {
                 if !*at_line_start {
-                    println!();
+                    outln!();
                 }
                 let args: String = call.arguments.to_string().chars().take(160).collect();
-                println!("● {} {}", safe(&call.name), safe(&args));
+                outln!("● {} {}", safe(&call.name), safe(&args));
                 *at_line_start = true;
             }
             AgentEvent::ToolResult { result, .. } => {
                 let text = result.text();
                 let mark = if result.is_error { "✗" } else { "✓" };
-                println!(
+                outln!(
                     "  {mark} {} ({} lines)",
                     safe(text.lines().next().unwrap_or_default()),
                     text.lines().count()
@@ -348,15 +348,15 @@ impl Printer {
             }
             AgentEvent::AgentEnd { .. } => {
                 if !*at_line_start {
-                    println!();
+                    outln!();
                 }
                 *at_line_start = true;
             }
             AgentEvent::CompactionStart { tokens, .. } => {
-                println!("(compacting the conversation, ~{tokens} tokens…)");
+                outln!("(compacting the conversation, ~{tokens} tokens…)");
             }
             AgentEvent::CompactionEnd { tokens_before, tokens_after, .. } => {
-                println!(
+                outln!(
                     "(compacted: ~{tokens_before} → ~{tokens_after} tokens; the full history \
                      stays in the session: /tree, /export)"
                 );
@@ -366,7 +366,7 @@ impl Printer {
             }
             AgentEvent::Fallback { to, message, .. } => {
                 if !*at_line_start {
-                    println!();
+                    outln!();
                     *at_line_start = true;
                 }
                 eprintln!(
@@ -377,7 +377,7 @@ impl Printer {
             }
             AgentEvent::Retry { attempt, delay, message, discarded } => {
                 if !*at_line_start {
-                    println!();
+                    outln!();
                     *at_line_start = true;
                 }
                 let again =
@@ -407,22 +407,22 @@ impl Printer {
 /// What a command asked a person for, as lines.
 fn show(view: View, setup: &Setup) {
     match view {
-        View::Clear => print!("\n\n"),
+        View::Clear => out!("\n\n"),
         View::Hotkeys => {
-            println!("The REPL reads whole lines: Ctrl+C interrupts a run, Ctrl+D quits.")
+            outln!("The REPL reads whole lines: Ctrl+C interrupts a run, Ctrl+D quits.")
         }
         View::Models => {
             for m in setup.registry.models().iter().take(40) {
-                println!("  {}/{}", m.provider, m.id);
+                outln!("  {}/{}", m.provider, m.id);
             }
-            println!("switch with /model NAME");
+            outln!("switch with /model NAME");
         }
-        View::Tree(items) => println!("{}", rab_core::commands::tree_lines(&items)),
-        View::Settings(text) => println!("{}", safe(text.trim_end())),
+        View::Tree(items) => outln!("{}", rab_core::commands::tree_lines(&items)),
+        View::Settings(text) => outln!("{}", safe(text.trim_end())),
         View::Sessions(sessions) => {
             for (i, s) in sessions.iter().enumerate().take(20) {
                 let name = s.name.as_deref().map(|n| format!("[{n}] ")).unwrap_or_default();
-                println!(
+                outln!(
                     "  {:>2}. {}  {:>8}  {:>8}  {name}{}",
                     i + 1,
                     s.id,
@@ -431,7 +431,7 @@ fn show(view: View, setup: &Setup) {
                     s.first_message
                 );
             }
-            println!("resume with /resume N");
+            outln!("resume with /resume N");
         }
         View::Login { .. } => {}
     }

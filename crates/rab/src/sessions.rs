@@ -21,10 +21,10 @@ pub fn list(sessions_root: &Path, cwd: &Path, all: bool) -> u8 {
         list_sessions(&session_dir(sessions_root, cwd))
     };
     if sessions.is_empty() {
-        println!("no saved sessions{}", if all { "" } else { " in this directory (try --all)" });
+        outln!("no saved sessions{}", if all { "" } else { " in this directory (try --all)" });
         return EXIT_OK;
     }
-    println!("{:<36}  {:>9}  {:>8}  first message", "session", "modified", "size");
+    outln!("{:<36}  {:>9}  {:>8}  first message", "session", "modified", "size");
     for s in sessions.drain(..) {
         let cwd_note = if all { format!("  [{}]", s.cwd) } else { String::new() };
         let first = match &s.name {
@@ -32,7 +32,7 @@ pub fn list(sessions_root: &Path, cwd: &Path, all: bool) -> u8 {
             None => s.first_message.clone(),
         };
         // A session's text is anybody's: shown, never obeyed by the terminal.
-        println!(
+        outln!(
             "{:<36}  {:>9}  {:>8}  {}",
             crate::term::safe(&s.id),
             ago(s.modified),
@@ -86,19 +86,19 @@ pub fn search(sessions_root: &Path, home: &Path, query: &str, limit: usize, json
                 "sessionId": h.session_id, "path": h.path, "cwd": h.cwd, "entryId": h.entry_id,
                 "role": h.role, "timestamp": h.timestamp, "snippet": h.snippet, "score": h.score,
             });
-            println!("{line}");
+            outln!("{line}");
         }
         return EXIT_OK;
     }
     if hits.is_empty() {
-        println!("no matches for \"{}\"", crate::term::safe(query));
+        outln!("no matches for \"{}\"", crate::term::safe(query));
         return EXIT_OK;
     }
     for h in &hits {
         let when = h.timestamp.get(..16).unwrap_or(&h.timestamp).replace('T', " ");
         let line = format!("{}  {when}  {}  [{} {}]", &h.session_id, h.cwd, h.role, h.entry_id);
-        println!("{}", crate::term::safe(&line));
-        println!("    {}", crate::term::safe(&h.snippet));
+        outln!("{}", crate::term::safe(&line));
+        outln!("    {}", crate::term::safe(&h.snippet));
     }
     EXIT_OK
 }
@@ -153,7 +153,7 @@ pub fn export(sessions_root: &Path, key: &str, kind: ExportKind, output: Option<
             Err(e) => fail(crate::EXIT_PROVIDER, &format!("cannot write {}: {e}", file.display())),
         },
         None => {
-            print!("{}", crate::term::for_stdout(&text));
+            out!("{}", crate::term::for_stdout(&text));
             EXIT_OK
         }
     }
@@ -189,10 +189,10 @@ pub fn rewind(
         Err(e) => return fail(EXIT_USAGE, &e),
     };
     for line in report.lines() {
-        println!("{}", crate::term::safe(&line));
+        outln!("{}", crate::term::safe(&line));
     }
     if let Some(id) = &report.entry {
-        println!("rewind recorded as entry {id}; undo with: rab sessions rewind {key} --undo");
+        outln!("rewind recorded as entry {id}; undo with: rab sessions rewind {key} --undo");
     }
     if report.conflicts.is_empty() && report.unrestorable.is_empty() { EXIT_OK } else { 1 }
 }
@@ -224,18 +224,18 @@ pub fn import(
     let summary = rab_session::import::import(source, &dir, sessions_root);
     let safe = |p: &Path| crate::term::safe(&p.display().to_string()).into_owned();
     for (tape, entries) in &summary.imported {
-        println!("imported {} ({entries} entries)", safe(tape));
+        outln!("imported {} ({entries} entries)", safe(tape));
     }
     if !summary.already.is_empty() {
-        println!("{} session(s) imported before, left as they are", summary.already.len());
+        outln!("{} session(s) imported before, left as they are", summary.already.len());
     }
     for line in &summary.skipped {
-        println!("not converted: {}", crate::term::safe(line));
+        outln!("not converted: {}", crate::term::safe(line));
     }
     for (file, why) in &summary.failed {
-        println!("failed: {}: {}", safe(file), crate::term::safe(why));
+        outln!("failed: {}: {}", safe(file), crate::term::safe(why));
     }
-    println!(
+    outln!(
         "{} imported, {} already there, {} failed",
         summary.imported.len(),
         summary.already.len(),

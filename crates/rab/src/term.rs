@@ -68,3 +68,24 @@ mod tests {
         assert!(matches!(safe("ok"), Cow::Borrowed(_)));
     }
 }
+
+/// Set once stdout was found to be a closed pipe: later writes are dropped.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes `args` to stdout (the `out!`/`outln!` macros). A closed pipe (the reader, such
+/// as `head -1`, has gone) silences stdout for the rest of the run instead of panicking
+/// as `print!` does; any other write error is reported once on stderr.
+pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args).and_then(|()| out.flush()) {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("rab: cannot write to stdout: {e}");
+        }
+    }
+}

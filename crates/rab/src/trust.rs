@@ -161,12 +161,12 @@ pub fn command(env: &Env, paths: &Paths, cwd: &Path, dir: Option<&Path>, trusted
     let shown = canonical_dir(&dir);
     if trusted {
         let offers = offers(env, paths, &dir);
-        println!("trusted {} (and the folders under it)", shown.display());
+        outln!("trusted {} (and the folders under it)", shown.display());
         for o in offers {
-            println!("  now used: {o}");
+            outln!("  now used: {o}");
         }
     } else {
-        println!(
+        outln!(
             "untrusted {}: its hooks, MCP servers, allow rules and other widening settings \
              are ignored",
             shown.display()

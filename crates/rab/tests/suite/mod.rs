@@ -9,6 +9,7 @@ mod context;
 mod deny;
 mod extensions;
 mod faults;
+mod first_hour;
 mod harness;
 mod hostile;
 mod import;
