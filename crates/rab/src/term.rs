@@ -52,23 +52,6 @@ pub fn for_stdout(text: &str) -> Cow<'_, str> {
     if stdout_is_tty() { safe(text) } else { Cow::Borrowed(text) }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_and_controls_are_shown_not_obeyed() {
-        assert_eq!(safe("plain\ttext\nline"), "plain\ttext\nline");
-        assert_eq!(safe("a\x1b]0;pwned\x07b"), "a^[]0;pwned^Gb");
-        assert_eq!(safe("\x1b[2J\x1b[Hgone"), "^[[2J^[[Hgone");
-        assert_eq!(safe("nul\0byte"), "nul^@byte");
-        assert_eq!(safe("win\r\nline\rover"), "win\nline^Mover");
-        assert_eq!(safe("c1\u{9b}31m del\u{7f}"), "c1\\u{9b}31m del^?");
-        assert_eq!(safe("abc\u{202e}fed"), "abc\\u{202e}fed");
-        assert!(matches!(safe("ok"), Cow::Borrowed(_)));
-    }
-}
-
 /// Set once stdout was found to be a closed pipe: later writes are dropped.
 static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -87,5 +70,22 @@ pub(crate) fn write_out(args: std::fmt::Arguments<'_>) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             eprintln!("rab: cannot write to stdout: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_and_controls_are_shown_not_obeyed() {
+        assert_eq!(safe("plain\ttext\nline"), "plain\ttext\nline");
+        assert_eq!(safe("a\x1b]0;pwned\x07b"), "a^[]0;pwned^Gb");
+        assert_eq!(safe("\x1b[2J\x1b[Hgone"), "^[[2J^[[Hgone");
+        assert_eq!(safe("nul\0byte"), "nul^@byte");
+        assert_eq!(safe("win\r\nline\rover"), "win\nline^Mover");
+        assert_eq!(safe("c1\u{9b}31m del\u{7f}"), "c1\\u{9b}31m del^?");
+        assert_eq!(safe("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert!(matches!(safe("ok"), Cow::Borrowed(_)));
     }
 }
