@@ -24,6 +24,7 @@ mod models;
 mod paths;
 mod profiles;
 mod safety;
+mod setting_check;
 mod setting_types;
 mod settings;
 mod trust;

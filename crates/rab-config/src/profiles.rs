@@ -32,6 +32,7 @@ impl<'a> Overlays<'a> {
         scope: Scope,
         path: &Path,
         map: &mut Map<String, Value>,
+        warnings: &mut Vec<String>,
     ) -> Result<(), Error> {
         let Some(value) = map.remove("profiles") else { return Ok(()) };
         let invalid = |message: String| Error::Invalid { path: path.to_owned(), message };
@@ -43,7 +44,7 @@ impl<'a> Overlays<'a> {
             ));
         };
         for (name, overlay) in profiles {
-            let Value::Object(overlay) = overlay else {
+            let Value::Object(mut overlay) = overlay else {
                 return Err(invalid(format!(
                     "profiles.{name} must be an object of settings keys, e.g. \
                      {{\"defaultModel\": \"claude-opus-5-5\"}}"
@@ -52,12 +53,12 @@ impl<'a> Overlays<'a> {
             if overlay.contains_key("profiles") {
                 return Err(invalid(format!("profiles.{name}: a profile cannot hold profiles")));
             }
-            crate::settings::check_keys(path, &overlay).map_err(|e| match e {
-                Error::Invalid { path, message } => {
-                    Error::Invalid { path, message: format!("profiles.{name}: {message}") }
-                }
-                other => other,
-            })?;
+            let strictness = match scope {
+                Scope::Global => crate::setting_check::Strictness::Own,
+                _ => crate::setting_check::Strictness::Project,
+            };
+            let at = format!("profiles.{name}.");
+            crate::setting_check::check_keys(path, &mut overlay, strictness, &at, warnings)?;
             if !self.names.contains(&name) {
                 self.names.push(name.clone());
             }

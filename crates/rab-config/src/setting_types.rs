@@ -18,7 +18,10 @@ pub(crate) fn explain<T: DeserializeOwned>(map: &Map<String, Value>) -> Option<S
 }
 
 /// Whether a settings object holding only `value` at `path` deserialises.
-fn fits<T: DeserializeOwned>(path: &[String], value: &Value) -> Result<(), serde_json::Error> {
+pub(crate) fn fits<T: DeserializeOwned>(
+    path: &[String],
+    value: &Value,
+) -> Result<(), serde_json::Error> {
     let mut wrapped = value.clone();
     for key in path.iter().rev() {
         wrapped = Value::Object(Map::from_iter([(key.clone(), wrapped)]));

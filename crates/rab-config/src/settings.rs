@@ -2,7 +2,8 @@
 //! `.claude/settings.json` (its `permissions` and `hooks`, so a Claude Code project
 //! works unchanged) < `.rab/settings.json` < environment < command line. Each file is
 //! validated on its own (so an error names the file, line and column); an unknown key
-//! is an error naming the closest known one, never silently ignored.
+//! is a warning naming the file and the closest known key, never silently ignored and
+//! never a reason not to start (see `setting_check`).
 //!
 //! A project's files are a checkout's, and a checkout may be hostile: until the folder
 //! is trusted, what in them runs code or widens access is left out and named in
@@ -28,6 +29,7 @@ use crate::error::read_optional;
 use crate::safety::{
     HookSettings, PermissionSettings, SafetyLayer, SandboxSettings, Scope, SecretSettings, layer_of,
 };
+use crate::setting_check::{Strictness, check_keys};
 use crate::{Env, Error};
 
 /// How queued messages are drained (mirrors the agent's modes; kept here so the config
@@ -242,7 +244,7 @@ pub struct Settings {
 }
 
 /// Top-level keys `Settings` understands (unknown ones are reported).
-const KNOWN_KEYS: [&str; 27] = [
+pub(crate) const KNOWN_KEYS: [&str; 27] = [
     "defaultProvider",
     "defaultModel",
     "defaultThinkingLevel",
@@ -324,8 +326,8 @@ pub fn load_settings_with_profile(
     let mut loaded = LoadedSettings::default();
     let mut profiles = crate::profiles::Overlays::new(profile);
     if let Some(mut map) = read_settings(global)? {
-        check_keys(global, &map)?;
-        profiles.take(Scope::Global, global, &mut map)?;
+        check_keys(global, &mut map, Strictness::Own, "", &mut loaded.warnings)?;
+        profiles.take(Scope::Global, global, &mut map, &mut loaded.warnings)?;
         loaded.safety.push(layer_of(Scope::Global, global, &map)?);
         merge(&mut merged, map);
         loaded.files.push(global.to_owned());
@@ -360,8 +362,8 @@ pub fn load_settings_with_profile(
             continue;
         }
         let Some(mut map) = read_settings(&own)? else { continue };
-        check_keys(&own, &map)?;
-        profiles.take(Scope::Project, &own, &mut map)?;
+        check_keys(&own, &mut map, Strictness::Project, "", &mut loaded.warnings)?;
+        profiles.take(Scope::Project, &own, &mut map, &mut loaded.warnings)?;
         if map.remove("channels").is_some() {
             loaded.warnings.push(format!(
                 "{}: \"channels\" is ignored here: who may command rab through a chat is set \
@@ -416,48 +418,6 @@ fn read_settings(path: &Path) -> Result<Option<Map<String, Value>>, Error> {
         });
     };
     Ok(Some(map))
-}
-
-/// Every key must be one rab knows (a misspelled `permisions` would leave the rules it
-/// holds silently absent), and the values must have their types.
-pub(crate) fn check_keys(path: &Path, map: &Map<String, Value>) -> Result<(), Error> {
-    if let Some(key) = map.keys().find(|k| !KNOWN_KEYS.contains(&k.as_str())) {
-        let closest = KNOWN_KEYS.iter().min_by_key(|known| edit_distance(key, known));
-        let hint = match closest {
-            Some(c) if edit_distance(key, c) <= key.len().max(3) / 2 => {
-                format!("; did you mean \"{c}\"?")
-            }
-            Some(_) | None => String::new(),
-        };
-        return Err(Error::Invalid {
-            path: path.to_owned(),
-            message: format!(
-                "unknown setting \"{key}\"{hint} (see docs/settings.md for the known ones)"
-            ),
-        });
-    }
-    serde_json::from_value::<Settings>(Value::Object(map.clone())).map_err(|e| {
-        let what = crate::setting_types::explain::<Settings>(map)
-            .unwrap_or_else(|| crate::setting_types::plain(&e.to_string()));
-        Error::Invalid { path: path.to_owned(), message: format!("{what}; see docs/settings.md") }
-    })?;
-    Ok(())
-}
-
-/// Levenshtein distance, for suggesting the key meant.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 /// [`crate::untrusted::restrict`] against the settings so far over the defaults.
@@ -571,14 +531,15 @@ mod tests {
     }
 
     #[test]
-    fn issue_14_unknown_keys_are_errors_with_the_closest_key_and_bad_json_has_a_position() {
+    fn issue_36_unknown_keys_are_warnings_with_the_closest_key_and_bad_json_has_a_position() {
         let (_d, g, p) = files(r#"{"permisions": {"deny": ["bash"]}}"#, "{\n  \"maxTurns\": ,\n}");
-        let err = load_settings(&g, Path::new("/nonexistent"), &Env::default(), true).unwrap_err();
-        let err = err.to_string();
+        let loaded = load_settings(&g, Path::new("/nonexistent"), &Env::default(), true).unwrap();
+        let warnings = loaded.warnings.join("\n");
         assert!(
-            err.contains("global.json")
-                && err.contains("unknown setting \"permisions\"; did you mean \"permissions\"?"),
-            "{err}"
+            warnings.contains(
+                "global.json: unknown setting \"permisions\"; did you mean \"permissions\"?"
+            ),
+            "{warnings}"
         );
         std::fs::write(&g, "{}").unwrap();
         let err = load_settings(&g, &p, &Env::default(), true).unwrap_err().to_string();
@@ -657,10 +618,15 @@ mod tests {
         let err = load_settings(&g, &p, &Env::default(), true).unwrap_err().to_string();
         assert!(err.contains("global.json: maxTurns: expected a whole number"), "{err}");
         assert!(err.contains(r#"got "five""#), "{err}");
-        let (_d, g, p) = files("", r#"{"retry": {"maxRetries": 2, "baseDelayMs": true}}"#);
-        let err = load_settings(&g, &p, &Env::default(), true).unwrap_err().to_string();
-        assert!(err.contains("settings.json: retry.baseDelayMs: expected a whole number"), "{err}");
-        assert!(err.contains("got true"), "{err}");
+        let (_d, g, p) = files("", r#"{"retry": {"maxRetries": 3, "baseDelayMs": true}}"#);
+        let loaded = load_settings(&g, &p, &Env::default(), true).unwrap();
+        let warnings = loaded.warnings.join("\n");
+        assert!(
+            warnings.contains("settings.json: retry.baseDelayMs: expected a whole number")
+                && warnings.contains("got true; ignored"),
+            "a project's bad value is a warning and left out: {warnings}"
+        );
+        assert_eq!(loaded.settings.retry.max_retries, 3, "the rest of the object applies");
         let (_d, g, p) = files(r#"{"fallbackModels": "openai/gpt-6.1-sol"}"#, "");
         let err = load_settings(&g, &p, &Env::default(), true).unwrap_err().to_string();
         assert!(err.contains("fallbackModels: expected a list"), "{err}");
@@ -721,10 +687,13 @@ mod tests {
 
         let (_d, g, p) = files(r#"{"profiles": {"x": {"maxTurns": "five"}}}"#, "");
         let err = load_settings(&g, &p, &env, true).unwrap_err().to_string();
-        assert!(err.contains("profiles.x: maxTurns"), "{err}");
+        assert!(err.contains("profiles.x.maxTurns"), "{err}");
         let (_d, g, p) = files(r#"{"profiles": {"x": {"defualtModel": "m"}}}"#, "");
-        let err = load_settings(&g, &p, &env, true).unwrap_err().to_string();
-        assert!(err.contains("did you mean \"defaultModel\""), "{err}");
+        let warnings = load_settings(&g, &p, &env, true).unwrap().warnings.join("\n");
+        assert!(
+            warnings.contains("\"profiles.x.defualtModel\"; did you mean \"defaultModel\""),
+            "{warnings}"
+        );
         let (_d, g, p) = files(r#"{"profiles": []}"#, "");
         let err = load_settings(&g, &p, &env, true).unwrap_err().to_string();
         assert!(err.contains("\"profiles\" must be an object"), "{err}");

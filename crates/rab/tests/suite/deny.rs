@@ -172,7 +172,7 @@ fn a_domain_rule_sees_the_host_the_fetch_would_reach() {
 }
 
 #[test]
-fn a_misspelled_settings_key_stops_rab_naming_the_file_and_the_key_meant() {
+fn issue_36_a_misspelled_settings_key_is_a_warning_naming_the_file_and_the_key_meant() {
     let home = Home::new();
     let dir = home.dir.path().join("proj");
     let global = home.dir.path().join("rab/agent");
@@ -180,12 +180,28 @@ fn a_misspelled_settings_key_stops_rab_naming_the_file_and_the_key_meant() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(global.join("settings.json"), r#"{"permisions": {"deny": ["bash(rm *)"]}}"#)
         .unwrap();
+    std::fs::create_dir_all(dir.join(".rab")).unwrap();
+    std::fs::write(dir.join(".rab/settings.json"), r#"{"verbose": false, "maxTurns": "five"}"#)
+        .unwrap();
     let llm = FakeLlm::start();
+    llm.script([Turn::text("hello")]);
+    let out = run(&home, &llm, &dir, &["hi"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "agent/settings.json: unknown setting \"permisions\"; did you mean \"permissions\"?"
+        ),
+        "{err}"
+    );
+    assert!(err.contains(".rab/settings.json: unknown setting \"verbose\""), "{err}");
+    assert!(err.contains(".rab/settings.json: maxTurns: expected a whole number"), "{err}");
+    assert_eq!(llm.requests().len(), 1);
+    // A bad value in the user's own file is still an error: they can mend it.
+    std::fs::write(global.join("settings.json"), r#"{"maxTurns": "five"}"#).unwrap();
     let out = run(&home, &llm, &dir, &["hi"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let err = stderr(&out);
-    assert!(err.contains("settings.json") && err.contains("did you mean \"permissions\""), "{err}");
-    assert!(llm.requests().is_empty());
+    assert!(stderr(&out).contains("maxTurns: expected a whole number"), "{}", stderr(&out));
 }
 
 #[test]
