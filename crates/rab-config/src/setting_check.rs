@@ -48,7 +48,7 @@ pub(crate) fn check_keys(
     for key in keys {
         let Some(value) = map.get_mut(&key) else { continue };
         let mut notes = Vec::new();
-        let bad = prune(&[key.clone()], value, strictness, &mut notes);
+        let bad = prune(std::slice::from_ref(&key), value, strictness, &mut notes);
         warnings.extend(notes.into_iter().map(|n| format!("{file}: {at}{n}")));
         if let Err(message) = bad {
             if strictness == Strictness::Own {
