@@ -46,6 +46,7 @@ mod plugin_cmd;
 #[cfg(feature = "plugins")]
 mod plugins;
 mod print;
+mod print_json;
 mod repl;
 mod rpc;
 mod sessions;
@@ -128,6 +129,16 @@ pub fn main_with(extensions: Vec<Arc<dyn rab_core::Extension>>) -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
+            let raw: Vec<String> = std::env::args().collect();
+            if e.use_stderr()
+                && let Some(format) = print_json::format_in_raw_args(&raw)
+            {
+                print_json::results_on_failure(format);
+                let text = e.render().to_string();
+                let first = text.lines().next().unwrap_or_default();
+                let message = first.strip_prefix("error: ").unwrap_or(first);
+                outln!("{}", print_json::ResultLine::failure(EXIT_USAGE, message).to_line());
+            }
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
     };
@@ -136,6 +147,13 @@ pub fn main_with(extensions: Vec<Arc<dyn rab_core::Extension>>) -> ExitCode {
 
 fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
     let env = Env::from_process();
+    if cli.command.is_none()
+        && cli.mode.is_none()
+        && cli.list_models.is_none()
+        && mode(&cli, &env) == Mode::Print
+    {
+        print_json::results_on_failure(cli.output_format);
+    }
     let paths = match Paths::from_env(&env) {
         Ok(p) => p,
         Err(e) => return fail(EXIT_USAGE, &e.to_string()),
@@ -495,8 +513,13 @@ fn write_stdout(bytes: &[u8]) -> u8 {
     }
 }
 
+/// Says `message` on stderr and returns `code`; in print mode with JSON output, also
+/// prints the result object saying so (scripts read stdout).
 pub(crate) fn fail(code: u8, message: &str) -> u8 {
     eprintln!("rab: {message}");
+    if print_json::wants_results() {
+        outln!("{}", print_json::ResultLine::failure(code, message).to_line());
+    }
     code
 }
 

@@ -9,9 +9,9 @@ use std::time::Instant;
 use rab_agent::{AgentEvent, StopCause};
 use rab_ai::Message;
 use rab_core::AgentSession;
-use serde_json::json;
 
 use crate::cli::OutputFormat;
+use crate::print_json::{InitLine, ResultLine};
 use crate::{
     EXIT_BUDGET, EXIT_DENIED, EXIT_INTERRUPTED, EXIT_LENGTH, EXIT_LOOP, EXIT_MAX_TURNS, EXIT_OK,
     EXIT_PROVIDER,
@@ -56,6 +56,12 @@ pub async fn run(
     use rab_core::runtime::{Event, Op};
     let started = Instant::now();
     let live = opts.format == OutputFormat::Text && session.agent().tool_specs().is_empty();
+    if opts.format == OutputFormat::StreamJson {
+        outln!(
+            "{}",
+            serde_json::to_string(&InitLine::of(&session, &setup.cwd)).unwrap_or_default()
+        );
+    }
     let mut handle = rab_core::runtime::start_with(setup, session);
     let aborter = handle.aborter();
     watch_interrupts(aborter.clone());
@@ -68,6 +74,8 @@ pub async fn run(
     let mut out = std::io::stdout();
     let mut stop = None;
     let mut code = EXIT_OK;
+    // Why the run failed without a model run (a command's error), for the result object.
+    let mut failure: Option<String> = None;
     let mut is_running = false;
     // A shell line's output waits for the next prompt (`!cmd`, or `,,cmd` refused).
     let mut shared = false;
@@ -105,7 +113,9 @@ pub async fn run(
             }
             Event::Show { .. } => {
                 let name = line.split_whitespace().next().unwrap_or_default();
-                eprintln!("rab: {name} needs the interactive UI or the REPL");
+                let message = format!("{name} needs the interactive UI or the REPL");
+                eprintln!("rab: {}", crate::term::safe(&message));
+                failure = Some(message);
                 code = crate::EXIT_USAGE;
             }
             Event::ShellEnded { output, is_error, is_shared, .. } => {
@@ -115,6 +125,7 @@ pub async fn run(
                 }
                 if is_error {
                     eprintln!("{}", crate::term::safe(output.trim_end()));
+                    failure = Some(output.trim_end().to_owned());
                     code = EXIT_PROVIDER;
                 } else {
                     outln!("{}", crate::term::for_stdout(output.trim_end()));
@@ -127,6 +138,7 @@ pub async fn run(
                 }
                 Err(message) => {
                     eprintln!("rab: {}", crate::term::safe(&message));
+                    failure = Some(message);
                     code = crate::EXIT_USAGE;
                     break;
                 }
@@ -142,12 +154,24 @@ pub async fn run(
         }
     }
     let Some(session) = handle.finish().await else {
-        eprintln!("rab: the session was lost");
-        return EXIT_PROVIDER;
+        return crate::fail(EXIT_PROVIDER, "the session was lost");
     };
+    let duration_ms = started.elapsed().as_millis() as u64;
     let code = match stop {
-        Some(stop) => finish(&session, &stop, &seen, &opts, started.elapsed().as_millis() as u64),
-        None => code,
+        Some(stop) => finish(&session, &stop, &seen, &opts, duration_ms),
+        None => {
+            if opts.format != OutputFormat::Text {
+                let result = ResultLine::of_run(
+                    &session,
+                    None,
+                    (code, failure),
+                    &seen.final_text,
+                    duration_ms,
+                );
+                outln!("{}", result.to_line());
+            }
+            code
+        }
     };
     session.session_end("exit").await;
     code
@@ -310,11 +334,12 @@ fn finish(
     opts: &PrintOptions,
     duration_ms: u64,
 ) -> u8 {
-    let (denials, denied) = session.gate().map(|g| g.denials()).unwrap_or_default();
+    let denied = session.gate().map(|g| g.denials().1).unwrap_or_default();
     let code = match exit_code(stop) {
         EXIT_OK if denied > 0 => EXIT_DENIED,
         code => code,
     };
+    let message = stop_message(stop, denied);
     let mut out = std::io::stdout();
     match opts.format {
         OutputFormat::Text => {
@@ -327,90 +352,50 @@ fn finish(
             }
         }
         OutputFormat::Json | OutputFormat::StreamJson => {
-            let line = result_json(session, stop, seen, code, duration_ms, (&denials, denied));
-            let _ = writeln!(out, "{line}");
+            let result = ResultLine::of_run(
+                session,
+                Some(stop),
+                (code, message.clone()),
+                &seen.final_text,
+                duration_ms,
+            );
+            let _ = writeln!(out, "{}", result.to_line());
         }
     }
     let _ = out.flush();
-    match stop {
-        StopCause::Done if denied > 0 => eprintln!(
-            "rab: finished, but {denied} tool call{} refused (exit {EXIT_DENIED}; \
-             --output-format json lists them in permissionDenials)",
-            if denied == 1 { " was" } else { "s were" }
-        ),
-        StopCause::Done => {}
-        StopCause::MaxTurns { limit } => eprintln!(
-            "rab: stopped after {limit} turns (--max-turns, maxTurns, else {} in print mode); \
-             continue with `rab -c -p \"go on\"`",
-            rab_core::setup::HEADLESS_MAX_TURNS
-        ),
-        StopCause::Budget { limit, spent } => eprintln!(
-            "rab: stopped before the next request: it would take spending past the ${limit:.4} budget \
-             (spent ${spent:.4}); raise --max-budget-usd to go on"
-        ),
-        StopCause::Error { message } => eprintln!("rab: {}", crate::term::safe(message)),
-        StopCause::Aborted => eprintln!("rab: interrupted"),
-        StopCause::Loop { message } => eprintln!(
-            "rab: stopped: {}; rephrase the task or continue with `rab -c -p \"...\"`",
-            crate::term::safe(message)
-        ),
-        StopCause::Length { max_tokens } => eprintln!(
-            "rab: the reply was cut off at the output limit ({max_tokens} tokens) twice; ask \
-             for a shorter answer, or continue with `rab -c -p \"go on\"`"
-        ),
+    if let Some(message) = message {
+        eprintln!("rab: {}", crate::term::safe(&message));
     }
     code
 }
 
-fn result_json(
-    session: &AgentSession,
-    stop: &StopCause,
-    seen: &Seen,
-    code: u8,
-    duration_ms: u64,
-    (denials, denied): (&[rab_core::Denial], usize),
-) -> String {
-    let totals = session.totals();
-    let sub = session.sub_agents();
-    let model = &session.agent().config().model;
-    let status = match stop {
-        StopCause::Done if denied > 0 => "success_with_denials",
-        StopCause::Done => "success",
-        StopCause::MaxTurns { .. } => "error_max_turns",
-        StopCause::Budget { .. } => "error_budget",
-        StopCause::Error { .. } => "error",
-        StopCause::Aborted => "interrupted",
-        StopCause::Loop { .. } => "error_loop",
-        StopCause::Length { .. } => "error_max_tokens",
-    };
-    let mut usage = totals.usage;
-    usage.input += sub.usage.input;
-    usage.output += sub.usage.output;
-    usage.cache_read += sub.usage.cache_read;
-    usage.cache_write += sub.usage.cache_write;
-    usage.reasoning += sub.usage.reasoning;
-    json!({
-        "type": "result",
-        "status": status,
-        "isError": code != EXIT_OK,
-        "exitCode": code,
-        "result": seen.final_text,
-        "error": match stop {
-            StopCause::Error { message } | StopCause::Loop { message } => Some(message.as_str()),
-            _ => None,
-        },
-        "sessionId": session.tape().id(),
-        "sessionPath": session.tape().path().map(|p| p.display().to_string()),
-        "model": model.id,
-        "provider": model.provider,
-        "turns": totals.turns,
-        "durationMs": duration_ms,
-        "usage": usage,
-        "costUsd": totals.cost + sub.cost,
-        "subAgents": {"usage": sub.usage, "costUsd": sub.cost, "requests": sub.requests},
-        "perTurn": session.turn_costs(),
-        "permissionDenials": denials,
-        "permissionDenialCount": denied,
+/// What stopped the run, in words, unless the model simply finished: for stderr and the
+/// result object's `error`.
+fn stop_message(stop: &StopCause, denied: usize) -> Option<String> {
+    Some(match stop {
+        StopCause::Done if denied > 0 => format!(
+            "finished, but {denied} tool call{} refused (exit {EXIT_DENIED}; \
+             --output-format json lists them in permissionDenials)",
+            if denied == 1 { " was" } else { "s were" }
+        ),
+        StopCause::Done => return None,
+        StopCause::MaxTurns { limit } => format!(
+            "stopped after {limit} turns (--max-turns, maxTurns, else {} in print mode); \
+             continue with `rab -c -p \"go on\"`",
+            rab_core::setup::HEADLESS_MAX_TURNS
+        ),
+        StopCause::Budget { limit, spent } => format!(
+            "stopped before the next request: it would take spending past the ${limit:.4} \
+             budget (spent ${spent:.4}); raise --max-budget-usd to go on"
+        ),
+        StopCause::Error { message } => message.clone(),
+        StopCause::Aborted => "interrupted".to_owned(),
+        StopCause::Loop { message } => {
+            format!("stopped: {message}; rephrase the task or continue with `rab -c -p \"...\"`")
+        }
+        StopCause::Length { max_tokens } => format!(
+            "the reply was cut off at the output limit ({max_tokens} tokens) twice; ask for a \
+             shorter answer, or continue with `rab -c -p \"go on\"`"
+        ),
     })
-    .to_string()
 }

@@ -213,7 +213,7 @@ fn stream_json_prints_one_event_per_line_ending_with_the_result() {
     let events: Vec<Value> =
         stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
-    assert_eq!(types.first(), Some(&"agent_start"));
+    assert_eq!(types[..2], ["system", "agent_start"], "the init line, then the run");
     assert!(
         types.contains(&"tool_call")
             && types.contains(&"tool_result")

@@ -4,9 +4,10 @@
 
 use std::process::Stdio;
 
-use rab_fake_llm::FakeLlm;
+use rab_fake_llm::{FakeLlm, Turn};
+use serde_json::{Value, json};
 
-use super::harness::{Home, stderr};
+use super::harness::{Home, stderr, stdout};
 
 /// Runs `cmd` with its stdout a pipe whose reader has already gone (`| head -1` after
 /// the first line): rab must stop writing quietly, not panic (exit 101).
@@ -32,4 +33,104 @@ fn issue_36_output_into_a_closed_pipe_ends_quietly() {
         assert_eq!(out.status.code(), Some(0), "{what}: {err}");
         assert!(!err.contains("panicked"), "{what}: {err}");
     }
+}
+
+/// The JSON lines on stdout of `out`.
+fn json_out(out: &std::process::Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON: {l}")))
+        .collect()
+}
+
+#[test]
+fn issue_36_every_exit_of_a_json_run_prints_one_result_object() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let user = home.dir.path().join("rab/agent/settings.json");
+    // (what, extra arguments, key, user settings, exit code, words of the error)
+    type Case<'a> = (&'a str, &'a [&'a str], Option<&'a str>, &'a str, i32, &'a str);
+    let cases: [Case<'_>; 5] = [
+        ("no key", &[], None, "", 1, "no API key"),
+        ("bad flag", &["--bogus"], Some("k"), "", 2, "--bogus"),
+        ("bad settings", &[], Some("k"), r#"{"maxTurns": "five"}"#, 2, "maxTurns"),
+        ("unknown profile", &["--profile", "nope"], Some("k"), "", 2, "unknown profile"),
+        (
+            "unpriced budget",
+            &["--model", "local-x", "--base-url", "http://127.0.0.1:9/v1", "--max-budget-usd", "1"],
+            Some("k"),
+            "",
+            2,
+            "price",
+        ),
+    ];
+    for format in ["json", "stream-json"] {
+        for (what, extra, key, settings, code, words) in cases {
+            let _ = std::fs::remove_file(&user);
+            if !settings.is_empty() {
+                super::harness::put(&user, settings);
+            }
+            let out = home
+                .rab_for("anthropic-messages", &llm, key)
+                .args(["-p", "--output-format", format])
+                .args(extra)
+                .arg("hi")
+                .output()
+                .unwrap();
+            let err = stderr(&out);
+            assert_eq!(out.status.code(), Some(code), "{format} {what}: {err}");
+            let lines = json_out(&out);
+            assert_eq!(lines.len(), 1, "{format} {what}: one line: {}", stdout(&out));
+            let r = &lines[0];
+            assert_eq!(
+                (r["type"].as_str(), r["status"].as_str(), r["isError"].as_bool()),
+                (Some("result"), Some("error"), Some(true)),
+                "{format} {what}: {r}"
+            );
+            assert_eq!(r["exitCode"], code, "{format} {what}: {r}");
+            let error = r["error"].as_str().unwrap_or_default();
+            assert!(error.contains(words), "{format} {what}: {words} not in {r}");
+        }
+    }
+    assert!(llm.requests().is_empty());
+}
+
+#[test]
+fn issue_36_a_stopped_run_says_why_in_error_and_stream_json_opens_with_init() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("ls", json!({})), Turn::tool_call("ls", json!({}))]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--yolo", "--max-turns", "2", "--output-format", "stream-json", "loop"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let lines = json_out(&out);
+    let init = &lines[0];
+    assert_eq!((init["type"].as_str(), init["subtype"].as_str()), (Some("system"), Some("init")));
+    let result = lines.last().unwrap();
+    assert_eq!(init["sessionId"], result["sessionId"], "{init}");
+    assert!(init["sessionId"].as_str().is_some_and(|s| !s.is_empty()), "{init}");
+    assert_eq!(init["model"], result["model"]);
+    assert_eq!(init["cwd"].as_str(), Some(home.dir.path().to_str().unwrap()), "{init}");
+    assert_eq!(init["permissionMode"], "yolo");
+    let tools: Vec<&str> =
+        init["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(tools.contains(&"bash") && tools.contains(&"read"), "{tools:?}");
+    assert_eq!(result["status"], "error_max_turns");
+    assert!(
+        result["error"].as_str().is_some_and(|e| e.contains("stopped after 2 turns")),
+        "{result}"
+    );
+    // A command that needs a person, in print mode: still a result object.
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--output-format", "json", "/tree"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let r = &json_out(&out)[0];
+    assert!(r["error"].as_str().is_some_and(|e| e.contains("/tree needs")), "{r}");
+    assert!(r["sessionId"].as_str().is_some(), "{r}");
 }

@@ -186,10 +186,10 @@ fn doctor_names_the_sandbox_the_trust_state_and_the_settings_in_effect() {
         home.rab().current_dir(&dir).env("RAB_TRUST_PROJECT", "1").arg("doctor").output().unwrap();
     assert!(stdout(&out).contains("trust: trusted (for this run)"), "{}", stdout(&out));
     // A broken settings file is named, with exit 2.
-    std::fs::write(dir.join(".rab/settings.json"), r#"{"permisions": {}}"#).unwrap();
+    std::fs::write(dir.join(".rab/settings.json"), r#"{"permissions": {},}"#).unwrap();
     let out = home.rab().current_dir(&dir).arg("doctor").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stdout(&out).contains("permissions"), "{}", stdout(&out));
+    assert!(stdout(&out).contains(".rab/settings.json:1:"), "{}", stdout(&out));
 }
 
 #[test]
