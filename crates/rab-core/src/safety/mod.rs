@@ -7,6 +7,7 @@ pub(crate) mod gate;
 pub mod hooks;
 pub mod permissions;
 pub mod protected;
+pub(crate) mod read_only;
 pub mod rule_list;
 pub mod secrets;
 pub(crate) mod shell_scan;

@@ -354,7 +354,9 @@ impl Policy {
     ) -> Verdict {
         // A command is parsed once, for every rule.
         let scan = match (tool, args.get("command").and_then(Value::as_str)) {
-            ("bash", Some(cmd)) if self.reads_commands => Some(shell_scan::scan(cmd)),
+            ("bash", Some(cmd)) if self.reads_commands || mode == PermissionMode::Plan => {
+                Some(shell_scan::scan(cmd))
+            }
             _ => None,
         };
         let call = Call { tool, alias, args, scan: scan.as_ref() };
@@ -387,10 +389,18 @@ impl Policy {
             ));
         }
         if mode == PermissionMode::Plan && level != ToolLevel::ReadOnly {
+            let why = match scan.as_ref().filter(|_| tool == "bash") {
+                Some(scan) => match self.plan_reads(scan) {
+                    Ok(()) => return Verdict::Allow,
+                    Err(why) => format!("this command is not read-only: {why}"),
+                },
+                None => format!("{tool} {}", level_phrase(level)),
+            };
             return Verdict::Deny(format!(
-                "plan mode allows read-only tools only, and {tool} {}; present the plan with \
-                 exit_plan_mode and wait for approval",
-                level_phrase(level)
+                "plan mode allows read-only tools and read-only commands only (git \
+                 diff/log/show/status, rg, grep, ls, cat, find … inside the project), and {why}. \
+                 Present the plan with exit_plan_mode; in a run without a person, give the plan \
+                 as your answer"
             ));
         }
         if level == ToolLevel::Edit
@@ -428,6 +438,31 @@ impl Policy {
                 Verdict::Ask(format!("{tool} {} and no rule allows it", level_phrase(level)))
             }
         }
+    }
+
+    /// Whether plan mode lets the command line `scan` run: it only reads
+    /// ([`crate::safety::read_only`]), and the files it names are inside the project
+    /// and not covered by a read deny rule.
+    fn plan_reads(&self, scan: &shell_scan::Scan) -> Result<(), String> {
+        for file in crate::safety::read_only::read_only(scan)? {
+            let path = self.resolve(&file);
+            let real = rab_tools::sandbox::real_path(&path);
+            if file.starts_with('~')
+                || !path.starts_with(&self.root)
+                || !real.starts_with(&self.root)
+            {
+                return Err(format!("{file} is outside the project"));
+            }
+            let args = serde_json::json!({ "path": file });
+            let read = Call { tool: "read", alias: None, args: &args, scan: None };
+            if let Some(rule) = self.deny.iter().find(|r| self.matches_any(r, &read)) {
+                return Err(format!("{file} is covered by the rule \"{}\"", rule.text));
+            }
+            if self.denied_files.contains(&path) {
+                return Err(format!("{file} is a file a read deny rule covers"));
+            }
+        }
+        Ok(())
     }
 
     /// Whether allow rules (and the prompt's grants) cover the whole call: for bash,

@@ -134,3 +134,77 @@ fn issue_36_a_stopped_run_says_why_in_error_and_stream_json_opens_with_init() {
     assert!(r["error"].as_str().is_some_and(|e| e.contains("/tree needs")), "{r}");
     assert!(r["sessionId"].as_str().is_some(), "{r}");
 }
+
+/// `git` in `dir`, failing the test if it fails.
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn issue_36_plan_mode_runs_read_only_commands_for_a_review_and_nothing_else() {
+    if std::process::Command::new("git").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: the plan-mode review test needs git");
+        return;
+    }
+    let home = Home::new();
+    let dir = home.dir.path().join("repo");
+    std::fs::create_dir_all(dir.join(".rab")).unwrap();
+    std::fs::write(dir.join(".rab/settings.json"), r#"{"permissions": {"deny": ["read(.env)"]}}"#)
+        .unwrap();
+    std::fs::write(dir.join("README.md"), "first\n").unwrap();
+    std::fs::write(dir.join(".env"), "TOKEN=1\n").unwrap();
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "README.md"]);
+    git(&dir, &["commit", "-qm", "one"]);
+    git(&dir, &["checkout", "-qb", "feature"]);
+    std::fs::write(dir.join("README.md"), "first\nsecond\n").unwrap();
+    git(&dir, &["commit", "-qam", "two"]);
+    let allowed = [
+        "git diff main...HEAD",
+        "git log --oneline -5 && git status --short",
+        "ls -a | sort",
+        "cat README.md",
+        "grep -rn second README.md",
+    ];
+    let refused = [
+        ("rm README.md", "rm is not a read-only command"),
+        ("cat .env", "read(.env)"),
+        ("cat ../../etc/passwd", "outside the project"),
+        ("git diff --output=out.txt", "--output"),
+        ("ls > listing.txt", "writes to a file"),
+    ];
+    let mut turn = Turn::tool_call("bash", json!({"command": allowed[0]}));
+    for c in allowed[1..].iter().chain(refused.iter().map(|(c, _)| c)) {
+        turn = turn.and_tool_call("bash", json!({"command": c}));
+    }
+    let llm = FakeLlm::start();
+    llm.script([turn, Turn::text("Looks fine.")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .current_dir(&dir)
+        .env("RAB_TRUST_PROJECT", "1")
+        .args(["-p", "--permission-mode", "plan", "review this branch"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "the refused ones are denials: {}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert!(results[0].1.contains("+second"), "git diff ran: {results:?}");
+    assert!(results[1].1.contains("two"), "{results:?}");
+    assert!(results[2].1.contains("README.md"), "{results:?}");
+    assert!(results[3].1.contains("second"), "{results:?}");
+    assert!(results[4].1.contains("2:second"), "{results:?}");
+    for (i, (command, why)) in refused.iter().enumerate() {
+        let text = &results[allowed.len() + i].1;
+        assert!(text.starts_with("permission denied: plan mode"), "{command}: {text}");
+        assert!(text.contains(why), "{command}: {why} not in {text}");
+        assert!(!text.contains("wait for approval"), "{command}: {text}");
+    }
+    assert!(dir.join("README.md").exists() && !dir.join("out.txt").exists());
+    assert!(!dir.join("listing.txt").exists());
+}
