@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Posts rab's answer (RESULT_FILE) as a comment on pull request PR_NUMBER.
 set -euo pipefail
+if [ ! -s "${RESULT_FILE:-}" ] || [ -z "$(jq -r '(.result // "") + (.error // "")' "$RESULT_FILE" 2>/dev/null)" ]; then
+  echo "rab: nothing to post (no answer and no error in ${RESULT_FILE:-the result file}); no comment"
+  exit 0
+fi
 : "${GITHUB_TOKEN:?a token with pull-requests: write is needed to comment}"
 : "${PR_NUMBER:?not a pull request}"
 : "${GITHUB_REPOSITORY:?}"
 api="${GITHUB_API_URL:-https://api.github.com}"
-body="$(jq '{body: ("**rab**\n\n" + (.result // .error // "(no answer)") + "\n\n<sub>exit " + (.exitCode|tostring) + " · $" + (((((.costUsd // 0) + (.subAgents.costUsd // 0)) * 10000 | round) / 10000)|tostring) + "</sub>")}' "${RESULT_FILE:?}")"
+body="$(jq '{body: ("**rab**\n\n" + (if (.result // "") != "" then .result else ("rab stopped: " + .error) end) + "\n\n<sub>exit " + (.exitCode|tostring) + " · $" + (((((.costUsd // 0) + (.subAgents.costUsd // 0)) * 10000 | round) / 10000)|tostring) + "</sub>")}' "${RESULT_FILE:?}")"
 curl --fail --silent --show-error \
   -X POST "$api/repos/$GITHUB_REPOSITORY/issues/$PR_NUMBER/comments" \
   -H "Authorization: Bearer $GITHUB_TOKEN" \

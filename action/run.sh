@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs one prompt headless for the GitHub Action (action.yml) and writes its outputs:
 # result, cost-usd, exit-code, session-id, result-file. Inputs arrive as INPUT_*.
+# Multi-value inputs (allowed-tools, disallowed-tools, args) are one item per line and
+# are never split on spaces or expanded as globs: `bash(cargo test:*)` arrives whole.
 #
 # A pull request from a fork runs untrusted (INPUT_TRUST=auto): the checkout's hooks, MCP
 # servers, allow rules and widening settings are ignored, and commands run in the
@@ -44,20 +46,48 @@ else
   args+=(--sandbox workspace-write)
   echo "rab: running untrusted (pull request from a fork): the checkout's hooks, MCP servers and allow rules are ignored" >&2
 fi
-if [ -n "${INPUT_ARGS:-}" ]; then
-  # shellcheck disable=SC2206 # split on whitespace, as documented
-  extra=(${INPUT_ARGS})
-  args+=("${extra[@]}")
-fi
+# Each non-blank line of "$1", trimmed, as one element of the array named "$2".
+lines_into() {
+  local line
+  while IFS= read -r line || [ -n "$line" ]; do
+    line="${line#"${line%%[![:space:]]*}"}"
+    line="${line%"${line##*[![:space:]]}"}"
+    if [ -n "$line" ]; then eval "$2+=(\"\$line\")"; fi
+  done <<< "$1"
+}
+rules=()
+lines_into "${INPUT_ALLOWED_TOOLS:-}" rules
+for rule in ${rules[@]+"${rules[@]}"}; do args+=(--allowed-tools "$rule"); done
+rules=()
+lines_into "${INPUT_DISALLOWED_TOOLS:-}" rules
+for rule in ${rules[@]+"${rules[@]}"}; do args+=(--disallowed-tools "$rule"); done
+extra=()
+lines_into "${INPUT_ARGS:-}" extra
+args+=(${extra[@]+"${extra[@]}"})
 
 set +e
 "$rab" "${args[@]}" "$prompt" < /dev/null > "$result_file"
 code=$?
 set -e
 
-result="$(jq -r '.result // .error // ""' "$result_file" 2>/dev/null || true)"
-cost="$(jq -r '(((.costUsd // 0) + (.subAgents.costUsd // 0)) * 10000 | round) / 10000' "$result_file" 2>/dev/null || echo 0)"
-session="$(jq -r '.sessionId // ""' "$result_file" 2>/dev/null || true)"
+# rab prints a result object for every exit; should one still be missing (rab was
+# killed, or is not there), write one so the outputs and the comment say what happened.
+if ! { [ -s "$result_file" ] && jq -e '.type == "result"' "$result_file" > /dev/null 2>&1; }; then
+  last="$(tail -n 1 "$result_file" 2>/dev/null || true)"
+  if [ -n "$last" ] && printf '%s' "$last" | jq -e '.type == "result"' > /dev/null 2>&1; then
+    printf '%s\n' "$last" > "$result_file"
+  else
+    jq -n --argjson code "$code" '{type: "result", status: "error", isError: true,
+      exitCode: $code, result: "", error: ("rab printed no result (exit \($code)); see the step log"),
+      sessionId: null, costUsd: 0}' > "$result_file"
+  fi
+fi
+result="$(jq -r 'if (.result // "") != "" then .result else (.error // "") end' "$result_file")"
+if [ -z "$result" ]; then
+  result="(rab exited with $code and gave no answer)"
+fi
+cost="$(jq -r '(((.costUsd // 0) + (.subAgents.costUsd // 0)) * 10000 | round) / 10000' "$result_file")"
+session="$(jq -r '.sessionId // ""' "$result_file")"
 out="${GITHUB_OUTPUT:-/dev/stdout}"
 delimiter="rab_$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 {

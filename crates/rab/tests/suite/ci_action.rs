@@ -40,6 +40,17 @@ fn checkout(home: &Home) -> PathBuf {
 
 /// Runs action/run.sh in `dir` for `event` (`push`, or a pull request from `head`).
 fn run_action(home: &Home, llm: &FakeLlm, dir: &Path, head: Option<&str>) -> (Output, String) {
+    run_action_with(home, llm, dir, head, &[])
+}
+
+/// [`run_action`] with more `INPUT_*` (or other) variables.
+fn run_action_with(
+    home: &Home,
+    llm: &FakeLlm,
+    dir: &Path,
+    head: Option<&str>,
+    vars: &[(&str, &str)],
+) -> (Output, String) {
     let runner = home.dir.path().join("runner");
     std::fs::create_dir_all(&runner).unwrap();
     let output = runner.join("output");
@@ -78,6 +89,7 @@ fn run_action(home: &Home, llm: &FakeLlm, dir: &Path, head: Option<&str>) -> (Ou
         .env("INPUT_PERMISSION_MODE", "default")
         .env("INPUT_TRUST", "auto")
         .env("INPUT_FAIL_ON_ERROR", "true")
+        .envs(vars.iter().copied())
         .output()
         .unwrap();
     let written = std::fs::read_to_string(&output).unwrap_or_default();
@@ -193,4 +205,72 @@ fn the_answer_is_posted_as_a_pull_request_comment() {
     let text = body["body"].as_str().unwrap();
     assert!(text.contains("Looks good.\nOne nit."), "{text}");
     assert!(text.contains("exit 0 · $0.3</sub>"), "{text}");
+}
+
+#[test]
+fn issue_36_rules_and_args_arrive_whole_one_per_line() {
+    if !has_tools() {
+        return;
+    }
+    let home = Home::new();
+    let dir = checkout(&home);
+    // Files a glob would expand `*` to.
+    std::fs::write(dir.join("a.txt"), "").unwrap();
+    let llm = FakeLlm::start();
+    llm.script(script());
+    let vars = [
+        ("INPUT_ALLOWED_TOOLS", "bash(touch *)\n\n  read  \n"),
+        ("INPUT_DISALLOWED_TOOLS", "bash(git push:*)"),
+        ("INPUT_ARGS", "--append-system-prompt\nAnswer in * one line, with (parens)\n"),
+    ];
+    // A fork: no allow rule of the checkout applies, only the input's.
+    let (out, written) = run_action_with(&home, &llm, &dir, Some("stranger/repo"), &vars);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(written.contains("exit-code=0\n"), "{written}");
+    assert!(dir.join("bash-ran").exists(), "the allowed-tools input let bash run");
+    let system = llm.requests()[0].body["system"].to_string();
+    assert!(system.contains("Answer in * one line, with (parens)"), "{system}");
+}
+
+#[test]
+fn issue_36_outputs_are_never_empty_and_an_empty_result_posts_nothing() {
+    if !has_tools() {
+        return;
+    }
+    let home = Home::new();
+    let dir = checkout(&home);
+    let llm = FakeLlm::start();
+    // No key: rab fails before the model; the result says why.
+    let (out, written) = run_action_with(
+        &home,
+        &llm,
+        &dir,
+        None,
+        &[("ANTHROPIC_API_KEY", ""), ("INPUT_FAIL_ON_ERROR", "false")],
+    );
+    assert_eq!(out.status.code(), Some(0), "fail-on-error false: {}", stderr(&out));
+    assert!(written.contains("exit-code=1\n"), "{written}");
+    let result = written.split("result<<").nth(1).unwrap_or_default();
+    assert!(result.contains("API key"), "the result output says why: {written}");
+    // A binary that prints nothing at all: the outputs still say what happened.
+    let (out, written) = run_action_with(
+        &home,
+        &llm,
+        &dir,
+        None,
+        &[("RAB_BIN", "false"), ("INPUT_FAIL_ON_ERROR", "false")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(written.contains("rab printed no result (exit 1)"), "{written}");
+    // The comment step with nothing to post says so and succeeds without calling GitHub.
+    let empty = home.dir.path().join("empty.json");
+    std::fs::write(&empty, r#"{"type": "result", "result": "", "error": null}"#).unwrap();
+    let out = Command::new("bash")
+        .arg(repo_root().join("action/comment.sh"))
+        .env("RESULT_FILE", &empty)
+        .env("GITHUB_API_URL", "http://127.0.0.1:9")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to post"));
 }
