@@ -74,7 +74,12 @@ fn each_mode_allows_or_denies_a_read_an_edit_and_a_bash_call() {
         assert_eq!(edited, expected[1] == "ran", "{mode}");
         assert_eq!(dir.join("ran.txt").exists(), expected[2] == "ran", "{mode}");
         if mode == "plan" {
-            assert!(results[1].1.contains("plan mode allows read-only tools and read-only commands only"), "{results:?}");
+            assert!(
+                results[1]
+                    .1
+                    .contains("plan mode allows read-only tools and read-only commands only"),
+                "{results:?}"
+            );
         }
     }
 }
@@ -263,7 +268,10 @@ fn plan_mode_entered_by_the_model_refuses_an_edit_and_headless_cannot_approve_th
     let reqs = llm.requests();
     assert!(reqs[1].tool_results()[0].1.starts_with("Plan mode"), "{:?}", reqs[1].tool_results());
     let edit = &reqs[2].tool_results()[1].1;
-    assert!(edit.contains("plan mode allows read-only tools and read-only commands only"), "{edit}");
+    assert!(
+        edit.contains("plan mode allows read-only tools and read-only commands only"),
+        "{edit}"
+    );
     assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "alpha\n");
     let exit = &reqs[3].tool_results()[2].1;
     assert!(exit.contains("nobody can approve the plan"), "{exit}");
@@ -568,7 +576,10 @@ fn config_set_is_an_edit_refused_in_plan_mode_while_get_runs() {
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let results = llm.requests()[1].tool_results();
     assert!(results[0].1.starts_with("theme = "), "{results:?}");
-    assert!(results[1].1.contains("plan mode allows read-only tools and read-only commands only"), "{results:?}");
+    assert!(
+        results[1].1.contains("plan mode allows read-only tools and read-only commands only"),
+        "{results:?}"
+    );
     let global = home.dir.path().join("rab/agent/settings.json");
     assert!(!std::fs::read_to_string(&global).unwrap_or_default().contains("light"));
     // An edit deny rule over the settings file covers config set, even in yolo.
