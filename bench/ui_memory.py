@@ -324,4 +324,5 @@ def report(rows):
         print(f"{name:<26} {rss:>8.1f} {peak:>8.1f}")
 
 
-main()
+if __name__ == "__main__":
+    main()

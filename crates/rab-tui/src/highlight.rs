@@ -39,6 +39,9 @@ pub struct Highlighter {
     compiled: RefCell<Vec<String>>,
     themes: OnceCell<EmbeddedLazyThemeSet>,
     resume: RefCell<Vec<Checkpoint>>,
+    /// Languages that may stay compiled for a while (drawing a resumed conversation at
+    /// once); 0: [`COMPILED_LANGUAGES`].
+    burst: std::cell::Cell<usize>,
 }
 
 /// How many languages stay compiled at once. syntect cannot unload one grammar, so a
@@ -101,7 +104,7 @@ impl Highlighter {
             let name = compiled.remove(i);
             compiled.push(name);
         } else {
-            if compiled.len() >= COMPILED_LANGUAGES {
+            if compiled.len() >= COMPILED_LANGUAGES.max(self.burst.get()) {
                 tracing::debug!(dropped = ?compiled, "highlighter: syntax set reloaded");
                 compiled.clear();
                 self.resume.borrow_mut().clear();
@@ -111,6 +114,25 @@ impl Highlighter {
         }
         drop(compiled);
         self.syntaxes()
+    }
+
+    /// Lets up to `languages` grammars stay compiled until [`Highlighter::end_burst`]:
+    /// drawing many blocks in many languages at once (a resumed conversation) then
+    /// compiles each language once instead of reloading the set for every fourth one.
+    pub fn begin_burst(&self, languages: usize) {
+        self.burst.set(languages);
+    }
+
+    /// Back to [`COMPILED_LANGUAGES`]: with more compiled, the set is dropped (the next
+    /// block loads it again), so memory returns to the usual bound.
+    pub fn end_burst(&self) {
+        self.burst.set(0);
+        let mut compiled = self.compiled.borrow_mut();
+        if compiled.len() > COMPILED_LANGUAGES {
+            compiled.clear();
+            self.resume.borrow_mut().clear();
+            *self.syntaxes.borrow_mut() = None;
+        }
     }
 
     fn themes(&self) -> &EmbeddedLazyThemeSet {

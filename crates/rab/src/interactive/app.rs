@@ -87,6 +87,8 @@ pub struct App {
     pub line_in_flight: bool,
     pub footer: FooterInfo,
     pub width: usize,
+    /// The screen's rows.
+    pub height: usize,
     pub frame: usize,
     last_ctrl_c: Option<Instant>,
     /// The last Esc on an empty editor (a second one soon after opens the tree).
@@ -145,6 +147,7 @@ impl App {
             line_in_flight: false,
             footer: FooterInfo::default(),
             width: 80,
+            height: 24,
             frame: 0,
             last_ctrl_c: None,
             last_esc: None,
@@ -218,7 +221,7 @@ impl App {
         if let Some(p) = &self.permission {
             lines.extend(p.render(w, t));
         } else if let Some(overlay) = &self.overlay {
-            lines.extend(overlay.render(w, t));
+            lines.extend(overlay.render(w, self.height, t));
         } else {
             let (editor_lines, pos) = self.editor.render(w, t);
             cursor = Some(CursorPos { row: lines.len() + pos.row, col: pos.col });
@@ -346,6 +349,13 @@ impl App {
                 self.editor.delete_forward();
                 return Effect::None;
             }
+            // Ctrl+C during a run interrupts it, as Esc does (Claude Code, Codex); twice
+            // on an idle editor quits.
+            if !ctrl_d && self.running.is_some() {
+                self.last_ctrl_c = None;
+                self.set_status("Interrupting… (Ctrl+C twice on an idle editor quits)");
+                return Effect::Interrupt;
+            }
             let again = self.last_ctrl_c.is_some_and(|t| t.elapsed() < Duration::from_millis(1500));
             if again || ctrl_d {
                 return Effect::Quit;
@@ -445,49 +455,7 @@ impl App {
     }
 
     fn edit(&mut self, key: &KeyEvent) {
-        let b = &self.bindings;
-        let e = &mut self.editor;
-        let actions = b.actions_for(key);
-        let Some(action) = actions.first().copied() else {
-            if let crossterm::event::KeyCode::Char(c) = key.code
-                && !key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL)
-                && !key.modifiers.contains(crossterm::event::KeyModifiers::ALT)
-            {
-                e.insert_char(c);
-            }
-            return;
-        };
-        match action {
-            Action::Newline => e.newline(),
-            Action::HistoryPrev | Action::CursorUp => e.up(),
-            Action::HistoryNext | Action::CursorDown => e.down(),
-            Action::CursorLeft => e.move_left(),
-            Action::CursorRight => e.move_right(),
-            Action::WordLeft => e.move_word_left(),
-            Action::WordRight => e.move_word_right(),
-            Action::LineStart => e.move_line_start(),
-            Action::LineEnd => e.move_line_end(),
-            Action::DeleteBackward => e.delete_back(),
-            Action::DeleteForward => e.delete_forward(),
-            Action::DeleteWordBackward => e.delete_word_back(),
-            Action::DeleteWordForward => e.delete_word_forward(),
-            Action::KillLine => e.kill_to_line_end(),
-            Action::KillLineBackward => e.kill_to_line_start(),
-            Action::Yank => e.yank(),
-            Action::YankPop => e.yank_pop(),
-            Action::Undo => {
-                e.undo();
-            }
-            Action::PageUp => e.move_buffer_start(),
-            Action::PageDown => e.move_buffer_end(),
-            _ => {
-                if let crossterm::event::KeyCode::Char(c) = key.code
-                    && key.modifiers.is_empty()
-                {
-                    e.insert_char(c);
-                }
-            }
-        }
+        edit_key(&mut self.editor, &self.bindings, key);
     }
 
     /// Enter (or follow-up): queue while running, else decide what the line is.
@@ -508,6 +476,40 @@ impl App {
     pub fn run_started(&mut self) {
         self.running = Some(Running { started: Instant::now() });
         self.awaiting_prompt = true;
+    }
+
+    /// The lines of what is on screen for a run not finished (its streamed text, its
+    /// tools as they stand, a `!command`'s output), taken out of the live region so
+    /// quitting leaves them in the scrollback.
+    pub fn take_in_flight(&mut self) -> Vec<String> {
+        let (w, t) = (self.width, &self.theme);
+        let mut lines = self.stream.finish(w, t, &self.highlighter, self.show_thinking);
+        for tool in std::mem::take(&mut self.tools) {
+            lines.extend(tool.render(w, t, self.expand_tools));
+        }
+        if let Some(b) = self.bang.take() {
+            lines.push(String::new());
+            lines.push(t.fg(rab_tui::Role::Bash, &format!("$ {}", b.command)));
+            lines.extend(b.output.lines().map(|l| rab_tui::ansi::truncate(&t.dim(l), w, "…")));
+        }
+        lines
+    }
+
+    /// Commits the tool calls on screen that have no result (a resumed session whose
+    /// last run was cut off before its results were written), marked so.
+    pub fn drop_unfinished_tools(&mut self) {
+        for mut v in std::mem::take(&mut self.tools) {
+            let result = rab_ai::ToolResultMessage {
+                tool_call_id: v.call.id.clone(),
+                tool_name: v.call.name.clone(),
+                content: vec![rab_ai::Content::Text {
+                    text: "(no result was recorded: the run was cut off)".to_owned(),
+                }],
+                is_error: true,
+            };
+            v.result = Some((result, None, 0));
+            self.commit.extend(v.render(self.width, &self.theme, self.expand_tools));
+        }
     }
 
     /// Handles an agent event.
@@ -741,4 +743,68 @@ pub fn user_lines(u: &rab_ai::UserMessage, width: usize, theme: &rab_tui::Theme)
     let mut out = chrome::user_message(&typed.join("\n"), width, theme);
     out.extend(after);
     out
+}
+
+/// A key for `e` under `b`: the main editor's editing (the same keys wherever text is
+/// typed).
+pub fn edit_key(e: &mut Editor, b: &Keybindings, key: &KeyEvent) {
+    let actions = b.actions_for(key);
+    let Some(action) = actions.first().copied() else {
+        if let crossterm::event::KeyCode::Char(c) = key.code
+            && !key.modifiers.contains(crossterm::event::KeyModifiers::CONTROL)
+            && !key.modifiers.contains(crossterm::event::KeyModifiers::ALT)
+        {
+            e.insert_char(c);
+        }
+        return;
+    };
+    match action {
+        Action::Newline => e.newline(),
+        Action::HistoryPrev | Action::CursorUp => e.up(),
+        Action::HistoryNext | Action::CursorDown => e.down(),
+        Action::CursorLeft => e.move_left(),
+        Action::CursorRight => e.move_right(),
+        Action::WordLeft => e.move_word_left(),
+        Action::WordRight => e.move_word_right(),
+        Action::LineStart => e.move_line_start(),
+        Action::LineEnd => e.move_line_end(),
+        Action::DeleteBackward => e.delete_back(),
+        Action::DeleteForward => e.delete_forward(),
+        Action::DeleteWordBackward => e.delete_word_back(),
+        Action::DeleteWordForward => e.delete_word_forward(),
+        Action::KillLine => e.kill_to_line_end(),
+        Action::KillLineBackward => e.kill_to_line_start(),
+        Action::Yank => e.yank(),
+        Action::YankPop => e.yank_pop(),
+        Action::Undo => {
+            e.undo();
+        }
+        Action::PageUp => e.move_buffer_start(),
+        Action::PageDown => e.move_buffer_end(),
+        _ => {
+            if let crossterm::event::KeyCode::Char(c) = key.code
+                && key.modifiers.is_empty()
+            {
+                e.insert_char(c);
+            }
+        }
+    }
+}
+
+/// A key for a one-line input: the main editor's editing keys, without new lines or
+/// history.
+pub fn edit_line(e: &mut Editor, b: &Keybindings, key: &KeyEvent) {
+    let actions = b.actions_for(key);
+    let multi_line = [
+        Action::Newline,
+        Action::HistoryPrev,
+        Action::HistoryNext,
+        Action::CursorUp,
+        Action::CursorDown,
+        Action::Submit,
+    ];
+    if actions.first().is_some_and(|a| multi_line.contains(a)) {
+        return;
+    }
+    edit_key(e, b, key);
 }

@@ -18,7 +18,7 @@ impl Ui {
             lines.push(String::new());
             lines.push("Keys:".to_owned());
             lines.extend(hotkeys(&self.app.bindings));
-            self.app.overlay = Some(Overlay::Text { title: "Help".into(), lines });
+            self.app.overlay = Some(Overlay::Text { title: "Help".into(), lines, top: 0 });
             return;
         }
         let images = self.take_images(line);
@@ -44,7 +44,7 @@ impl Ui {
             View::Hotkeys => {
                 let lines = hotkeys(&self.app.bindings);
                 self.app.overlay =
-                    Some(Overlay::Text { title: "Keyboard shortcuts".into(), lines });
+                    Some(Overlay::Text { title: "Keyboard shortcuts".into(), lines, top: 0 });
             }
             View::Models => self.open_models(),
             // The UI has its own settings editor.

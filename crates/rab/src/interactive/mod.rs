@@ -15,6 +15,7 @@ mod outside;
 mod overlay;
 mod paste_image;
 mod permission;
+mod replay;
 mod search_view;
 mod settings_editor;
 mod shell;
@@ -148,6 +149,9 @@ struct Ui {
     labelled: Vec<u64>,
     /// The messages asked for to show a resumed session.
     replay: Option<u64>,
+    /// A jump in the session tree under way: the conversation is drawn again once it
+    /// is done.
+    jump: Option<u64>,
     /// The typed line whose work goes on.
     line: Option<u64>,
     /// A session operation going on (compact, branch, handoff): Esc stops it.
@@ -187,6 +191,7 @@ impl Ui {
             asks: std::collections::VecDeque::new(),
             labelled: Vec::new(),
             replay: None,
+            jump: None,
             line: None,
             op: None,
             queued: Vec::new(),
@@ -258,13 +263,16 @@ impl Ui {
         if n > 0 {
             let text = format!("Continuing session {} ({n} messages).", self.state.session_id);
             self.app.info(&text);
+            // Where it stood: the conversation so far, as it looked live.
+            self.replay = Some(self.submit(Op::GetMessages));
         }
     }
 
     fn draw(&mut self) {
         self.app.editor.set_border(self.border_role());
-        let (cols, _) = self.screen.size();
+        let (cols, rows) = self.screen.size();
         self.app.width = usize::from(cols.max(20));
+        self.app.height = usize::from(rows.max(10));
         let (live, cursor) = self.app.live();
         let commit = std::mem::take(&mut self.app.commit);
         if let Err(e) = self.screen.frame(&commit, &live, cursor) {
@@ -311,6 +319,11 @@ impl Ui {
     }
 
     async fn shutdown(&mut self) {
+        // What a run cut short had on screen stays in the scrollback.
+        let kept = self.app.take_in_flight();
+        if !kept.is_empty() {
+            let _ = self.screen.frame(&kept, &[] as &[String], None);
+        }
         if let Some(rt) = self.rt.take() {
             // A run going on is aborted; its results are recorded before the process goes.
             if let Ok(Some(session)) =
@@ -397,6 +410,13 @@ impl Ui {
             }
             E::Done { submission, result } => {
                 self.end_label(submission);
+                if self.jump == Some(submission) {
+                    self.jump = None;
+                    if result.is_ok() {
+                        self.app.info("── The conversation from here on ──");
+                        self.replay = Some(self.submit(Op::GetMessages));
+                    }
+                }
                 if self.op == Some(submission) {
                     self.op = None;
                     self.app.running = None;
@@ -426,7 +446,7 @@ impl Ui {
             }
             E::Messages { submission, messages } if self.replay == Some(submission) => {
                 self.replay = None;
-                self.replay(&messages);
+                replay::replay(&mut self.app, &messages);
             }
             E::ShellStarted { command, .. } => self.shell_started(command),
             E::ShellOutput { chunk, .. } => self.shell_output(&chunk),
@@ -559,32 +579,6 @@ impl Ui {
         }
     }
 
-    /// Shows the last messages of a resumed session so the user sees where it stood.
-    fn replay(&mut self, messages: &[rab_ai::Message]) {
-        let start = messages.len().saturating_sub(6);
-        for m in &messages[start..] {
-            match m {
-                rab_ai::Message::User(u) => {
-                    let lines = app::user_lines(u, self.app.width, &self.app.theme);
-                    self.app.commit.extend(lines);
-                }
-                rab_ai::Message::Assistant(a) => {
-                    let text = a.text();
-                    if !text.trim().is_empty() {
-                        self.app.commit.push(String::new());
-                        self.app.commit.extend(rab_tui::markdown::render_markdown(
-                            &text,
-                            self.app.width,
-                            &self.app.theme,
-                            Some(&self.app.highlighter),
-                        ));
-                    }
-                }
-                rab_ai::Message::ToolResult(_) | rab_ai::Message::System(_) => {}
-            }
-        }
-    }
-
     fn open_models(&mut self) {
         let current = format!("{}/{}", self.state.provider, self.state.model);
         self.app.overlay = Some(Overlay::models(&self.app.launch.registry, &current));
@@ -644,7 +638,18 @@ impl Ui {
     fn open_settings(&mut self) {
         // The settings in effect: the files as loaded, with what was saved since.
         let current = serde_json::to_value(&self.app.launch.settings).unwrap_or_default();
-        self.app.overlay = Some(Overlay::settings(current));
+        let mut themes = vec!["dark".to_owned(), "light".to_owned()];
+        let dir = self.app.launch.paths.home().join("themes");
+        let mut own: Vec<String> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.strip_suffix(".json").map(str::to_owned))
+            .filter(|name| !themes.contains(name))
+            .collect();
+        own.sort();
+        themes.extend(own);
+        self.app.overlay = Some(Overlay::settings(current, themes));
     }
 
     /// Saves a setting from `/settings` and applies what can apply at once (theme,
@@ -657,7 +662,24 @@ impl Ui {
             Scope::Project => rab_config::Paths::project_settings_file(&launch.cwd),
             Scope::Local => rab_config::Paths::project_local_settings_file(&launch.cwd),
         };
-        let outcome = rab_config::set_setting(&path, key, value.clone());
+        // Checked before anything is written: the UI must start with what is saved.
+        let refused = if scope != Scope::Global && settings_editor::refused_for_project(key, &value)
+        {
+            Some(format!(
+                "{key} = {value} is not allowed in a project's file: a repository must not \
+                 switch off every question by itself; save it to your global file (Tab)"
+            ))
+        } else if key == "theme" && !value.is_null() {
+            load_named_theme(launch, value.as_str().unwrap_or_default())
+                .err()
+                .map(|e| format!("not saved, the theme does not load: {e}"))
+        } else {
+            None
+        };
+        let outcome = match refused {
+            Some(message) => Err(rab_config::Error::Invalid { path: path.clone(), message }),
+            None => rab_config::set_setting(&path, key, value.clone()),
+        };
         let message = match &outcome {
             Ok(()) => {
                 let shown =
@@ -721,14 +743,15 @@ impl Ui {
                     Files::Keep => {
                         self.app.editor.set_text(&text);
                         // The runtime says what it does (OpStarted) until it is done.
-                        self.submit(Op::Branch {
+                        self.jump = Some(self.submit(Op::Branch {
                             entry: Some(point).filter(|p| p != "0"),
                             summarise,
-                        });
+                        }));
                     }
                     Files::Restore => {
                         self.app.editor.set_text(&text);
-                        self.submit(Op::Line { text: format!("/rewind {point}") });
+                        self.jump =
+                            Some(self.submit(Op::Line { text: format!("/rewind {point}") }));
                     }
                     Files::Only => {
                         self.submit(Op::Line { text: format!("/rewind {point} files") });

@@ -41,7 +41,14 @@ pub enum Overlay {
     /// `/settings`: every setting, saved to the file chosen.
     Settings(Box<super::settings_editor::SettingsEditor>),
     /// Read-only text (help, hotkeys).
-    Text { title: String, lines: Vec<String> },
+    Text {
+        /// Its title.
+        title: String,
+        /// All its lines.
+        lines: Vec<String>,
+        /// The first line shown (it scrolls when taller than the screen).
+        top: usize,
+    },
     /// The session tree.
     Tree { list: SelectList, items: Vec<rab_core::TreeItem> },
     /// After a pick in the tree: summarise the branch left behind?
@@ -63,6 +70,9 @@ pub enum OverlayKey {
 }
 
 const ROWS: usize = 10;
+
+/// Lines PgUp and PgDn move a text overlay by.
+const TEXT_PAGE: usize = 10;
 
 impl Overlay {
     /// The model selector.
@@ -132,9 +142,9 @@ impl Overlay {
         Overlay::Tree { list, items }
     }
 
-    /// The settings editor over the settings in effect.
-    pub fn settings(current: serde_json::Value) -> Overlay {
-        Overlay::Settings(Box::new(super::settings_editor::SettingsEditor::new(current)))
+    /// The settings editor over the settings in effect, offering `themes`.
+    pub fn settings(current: serde_json::Value, themes: Vec<String>) -> Overlay {
+        Overlay::Settings(Box::new(super::settings_editor::SettingsEditor::new(current, themes)))
     }
 
     /// Handles a key.
@@ -176,10 +186,25 @@ impl Overlay {
             Overlay::Sessions { list, .. } => (list, 1),
             Overlay::Tree { list, .. } => (list, 3),
             Overlay::BranchSummary { list, .. } => (list, 4),
-            Overlay::Text { .. } => {
-                let closes = bindings.matches(rab_tui::keys::Action::SelectCancel, key)
-                    || bindings.matches(rab_tui::keys::Action::SelectConfirm, key);
-                return if closes { OverlayKey::Close } else { OverlayKey::Handled };
+            Overlay::Text { lines, top, .. } => {
+                use rab_tui::keys::Action;
+                let is = |a: Action| bindings.matches(a, key);
+                if is(Action::SelectCancel) || is(Action::SelectConfirm) {
+                    return OverlayKey::Close;
+                }
+                let last = lines.len().saturating_sub(1);
+                *top = if is(Action::CursorUp) {
+                    top.saturating_sub(1)
+                } else if is(Action::CursorDown) {
+                    (*top + 1).min(last)
+                } else if is(Action::PageUp) {
+                    top.saturating_sub(TEXT_PAGE)
+                } else if is(Action::PageDown) {
+                    (*top + TEXT_PAGE).min(last)
+                } else {
+                    *top
+                };
+                return OverlayKey::Handled;
             }
         };
         match list.handle_key(key, bindings) {
@@ -226,9 +251,11 @@ impl Overlay {
         }
     }
 
-    /// The overlay's lines.
-    pub fn render(&self, width: usize, theme: &Theme) -> Vec<String> {
+    /// The overlay's lines, for a screen `height` rows tall (a text taller than fits
+    /// shows a window of it, scrolled with the arrows and PgUp/PgDn).
+    pub fn render(&self, width: usize, height: usize, theme: &Theme) -> Vec<String> {
         let cx = RenderCx { width, theme };
+        let scrolled: String;
         let (title, mut body, hint) = match self {
             Overlay::Models { list, .. } => {
                 ("Model (type to filter)", list.render(&cx), "↑↓ move · Enter switch · Esc close")
@@ -237,8 +264,22 @@ impl Overlay {
                 ("Resume a session", list.render(&cx), "↑↓ move · Enter resume · Esc close")
             }
             Overlay::Settings(editor) => return editor.render(width, theme),
-            Overlay::Text { title, lines } => {
-                (title.as_str(), lines.clone(), "Esc or Enter to close")
+            Overlay::Text { title, lines, top } => {
+                // Title, blank line, hint and the footer (3 lines) stay on screen.
+                let fits = height.saturating_sub(7).max(3);
+                if lines.len() <= fits {
+                    (title.as_str(), lines.clone(), "Esc or Enter to close")
+                } else {
+                    let top = (*top).min(lines.len() - fits);
+                    let shown = lines[top..top + fits].to_vec();
+                    scrolled = format!(
+                        "lines {}–{} of {} · ↑↓ PgUp PgDn scroll · Esc or Enter to close",
+                        top + 1,
+                        top + fits,
+                        lines.len()
+                    );
+                    (title.as_str(), shown, scrolled.as_str())
+                }
             }
             Overlay::Tree { list, .. } => (
                 "Session tree (● active branch)",

@@ -2,7 +2,10 @@
 //! typing, a submenu for each choice, a line editor for numbers and text, and the file
 //! it is saved to — global, the project's shared file, or the project's local one (Tab
 //! switches). Saving goes through `rab_config::set_setting`, which writes atomically
-//! and refuses a value the settings would not load.
+//! and refuses a value the settings would not load. Values are checked before anything
+//! is written: the theme is picked from the built-in ones and `~/.rab/themes`, and a
+//! project's file is never offered (nor given) `yolo`. The line editor takes the main
+//! editor's editing keys (Ctrl+A/E/K/U/W, arrows, Alt+B/F …).
 
 use rab_tui::keys::Keybindings;
 use rab_tui::select::{SelectItem, SelectList, SelectOutcome};
@@ -16,6 +19,8 @@ pub enum Kind {
     Bool,
     /// One of these.
     Choice(&'static [&'static str]),
+    /// A theme: one of the editor's theme names.
+    Theme,
     /// A whole number.
     Int,
     /// A number.
@@ -44,7 +49,7 @@ const QUEUE: &[&str] = &["one-at-a-time", "all"];
 pub const SPECS: &[Spec] = &[
     Spec {
         key: "theme",
-        kind: Kind::Text,
+        kind: Kind::Theme,
         about: "terminal UI theme (dark, light, or ~/.rab/themes/NAME.json)",
     },
     Spec {
@@ -175,8 +180,15 @@ impl Scope {
 
 enum Step {
     List,
-    Choose { spec: usize, list: SelectList },
-    Input { spec: usize, typed: String },
+    Choose { spec: usize, list: SelectList, options: Vec<String> },
+    Input { spec: usize, typed: Box<rab_tui::editor::Editor> },
+}
+
+/// Values a project's file may not hold: a repository must not switch off every
+/// question by itself (the settings loader ignores it there too).
+pub fn refused_for_project(key: &str, value: &Value) -> bool {
+    key == "permissions.defaultMode"
+        && value.as_str().is_some_and(|m| m == "yolo" || m == "bypassPermissions")
 }
 
 /// The editor's state.
@@ -186,6 +198,8 @@ pub struct SettingsEditor {
     current: Value,
     scope: Scope,
     step: Step,
+    /// The themes there are: built-in, then `~/.rab/themes/*.json`.
+    themes: Vec<String>,
     /// The last save's outcome, or what was wrong with a value typed.
     pub message: Option<(bool, String)>,
 }
@@ -203,10 +217,17 @@ pub enum EditorKey {
 const ROWS: usize = 12;
 
 impl SettingsEditor {
-    /// The editor over `current` (the settings in effect).
-    pub fn new(current: Value) -> SettingsEditor {
+    /// The editor over `current` (the settings in effect), offering `themes`.
+    pub fn new(current: Value, themes: Vec<String>) -> SettingsEditor {
         let list = SelectList::new(items(&current), ROWS).with_typing(true);
-        SettingsEditor { list, current, scope: Scope::Global, step: Step::List, message: None }
+        SettingsEditor {
+            list,
+            current,
+            scope: Scope::Global,
+            step: Step::List,
+            themes,
+            message: None,
+        }
     }
 
     /// Records a saved value (shown from now on).
@@ -230,15 +251,14 @@ impl SettingsEditor {
                     SelectOutcome::Ignored | SelectOutcome::Changed => EditorKey::Handled,
                 }
             }
-            Step::Choose { spec, list } => match list.handle_key(key, bindings) {
+            Step::Choose { spec, list, options } => match list.handle_key(key, bindings) {
                 SelectOutcome::Cancelled => {
                     self.step = Step::List;
                     EditorKey::Handled
                 }
                 SelectOutcome::Confirmed(i) => {
                     let spec = &SPECS[*spec];
-                    let Kind::Choice(options) = spec.kind else { return EditorKey::Handled };
-                    let value = Value::String(options.get(i).copied().unwrap_or_default().into());
+                    let value = Value::String(options.get(i).cloned().unwrap_or_default());
                     self.step = Step::List;
                     EditorKey::Save { key: spec.key.into(), value, scope: self.scope }
                 }
@@ -253,17 +273,9 @@ impl SettingsEditor {
                     self.step = Step::List;
                     EditorKey::Handled
                 }
-                KeyCode::Backspace => {
-                    typed.pop();
-                    EditorKey::Handled
-                }
-                KeyCode::Char(c) => {
-                    typed.push(c);
-                    EditorKey::Handled
-                }
-                KeyCode::Enter => {
+                KeyCode::Enter if key.modifiers.is_empty() => {
                     let spec = &SPECS[*spec];
-                    match parse(spec.kind, typed) {
+                    match parse(spec.kind, &typed.text()) {
                         Ok(value) => {
                             self.step = Step::List;
                             EditorKey::Save { key: spec.key.into(), value, scope: self.scope }
@@ -274,7 +286,10 @@ impl SettingsEditor {
                         }
                     }
                 }
-                _ => EditorKey::Handled,
+                _ => {
+                    super::app::edit_line(typed, bindings, key);
+                    EditorKey::Handled
+                }
             },
         }
     }
@@ -289,18 +304,30 @@ impl SettingsEditor {
                 let value = Value::Bool(!now.and_then(Value::as_bool).unwrap_or(false));
                 EditorKey::Save { key: spec.key.into(), value, scope: self.scope }
             }
-            Kind::Choice(options) => {
-                let rows = options.iter().map(|o| SelectItem::new(*o)).collect();
+            Kind::Choice(_) | Kind::Theme => {
+                let options: Vec<String> = match spec.kind {
+                    Kind::Choice(options) => options
+                        .iter()
+                        .filter(|o| {
+                            self.scope == Scope::Global
+                                || !refused_for_project(spec.key, &Value::from(**o))
+                        })
+                        .map(|o| (*o).to_owned())
+                        .collect(),
+                    _ => self.themes.clone(),
+                };
+                let rows = options.iter().map(|o| SelectItem::new(o.as_str())).collect();
                 let mut list = SelectList::new(rows, ROWS);
                 if let Some(p) = options.iter().position(|o| now.and_then(Value::as_str) == Some(o))
                 {
                     list.select_item(p);
                 }
-                self.step = Step::Choose { spec: i, list };
+                self.step = Step::Choose { spec: i, list, options };
                 EditorKey::Handled
             }
             Kind::Int | Kind::Number | Kind::Text | Kind::List => {
-                let typed = now.map(shown).unwrap_or_default();
+                let mut typed = Box::new(rab_tui::editor::Editor::new());
+                typed.set_text(&now.map(shown).unwrap_or_default());
                 self.step = Step::Input { spec: i, typed };
                 EditorKey::Handled
             }
@@ -317,7 +344,7 @@ impl SettingsEditor {
                 out.extend(self.list.render(&cx));
                 "type to filter · ↑↓ move · Enter change · Tab file · Esc close"
             }
-            Step::Choose { spec, list } => {
+            Step::Choose { spec, list, .. } => {
                 out.push(theme.bold(SPECS[*spec].key));
                 out.extend(list.render(&cx));
                 "↑↓ move · Enter choose · Esc back"
@@ -325,7 +352,12 @@ impl SettingsEditor {
             Step::Input { spec, typed } => {
                 let s = &SPECS[*spec];
                 out.push(format!("{} — {}", theme.bold(s.key), s.about));
-                out.push(format!("> {typed}▏"));
+                let text = typed.text();
+                let before = typed.text_before_cursor().to_owned();
+                let rest = &text[before.len().min(text.len())..];
+                let mut chars = rest.chars();
+                let at = chars.next().map_or_else(|| " ".to_owned(), String::from);
+                out.push(format!("> {before}\x1b[7m{at}\x1b[27m{}", chars.as_str()));
                 match s.kind {
                     Kind::List => "comma-separated · empty clears · Enter save · Esc back",
                     _ => "empty clears · Enter save · Esc back",
@@ -382,7 +414,7 @@ fn parse(kind: Kind, typed: &str) -> Result<Value, String> {
         Kind::List => Ok(Value::Array(
             t.split(',').map(str::trim).filter(|s| !s.is_empty()).map(Value::from).collect(),
         )),
-        Kind::Text | Kind::Bool | Kind::Choice(_) => Ok(Value::String(t.to_owned())),
+        Kind::Text | Kind::Bool | Kind::Choice(_) | Kind::Theme => Ok(Value::String(t.to_owned())),
     }
 }
 
@@ -416,7 +448,7 @@ mod tests {
                 Kind::Choice(options) => Value::String(options[0].into()),
                 Kind::Int => Value::from(3u64),
                 Kind::Number => Value::from(1.5),
-                Kind::Text => Value::String("dark".into()),
+                Kind::Text | Kind::Theme => Value::String("dark".into()),
                 Kind::List => Value::Array(vec![Value::from("openai/gpt-6.1-sol")]),
             };
             let mut v = serde_json::json!({});

@@ -137,7 +137,8 @@ impl ToolView {
                         out.extend(shown.into_iter().map(gutter));
                     }
                 }
-                if self.is_command || *ms >= 1000 {
+                // A resumed session's results have no duration (0): none is shown.
+                if (self.is_command && *ms > 0) || *ms >= 1000 {
                     let code =
                         details.as_ref().and_then(|d| d.get("exitCode")).and_then(Value::as_i64);
                     let status = match code {

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""Time from `rab -c` to a fully drawn history: the real `rab` binary resuming a long
+session in a pseudo-terminal (120x40, truecolor).
+
+Usage: bench/resume.py [turns] [runs]   (default 1000 turns: a 2,000-entry session; 5 runs)
+Build first: cargo build --release -p rab -p rab-fake-llm
+Environment: RAB_BIN and RAB_FAKE_LLM name other binaries.
+
+The session is made once in print mode against the fake LLM server: one prompt the
+model works on for TURNS turns, each a paragraph, a code block (ten languages in turn)
+and a `bash` call, then a last answer holding a marker. Each run starts `rab -c` and
+measures until the marker is on the terminal (the last thing the resumed history
+draws), then the resident memory, and quits.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import json
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ui_memory import LANGS, Pty, block, fake, rab  # noqa: E402
+
+turns = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
+runs = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="rab-resume-bench-")
+    script = []
+    for i in range(turns - 1):
+        lang = LANGS[i % len(LANGS)]
+        text = (f"Step {i}: checking the build output and the {lang} sources before the next "
+                f"change, as the plan says.\n\n{block(lang)}")
+        script.append({"text": text,
+                       "toolCalls": [{"name": "bash", "arguments": {"command": f"echo step {i}"}}]})
+    script.append({"text": "All steps are done. RESUMEDONE marker."})
+    script_path = os.path.join(work, "script.json")
+    with open(script_path, "w") as f:
+        json.dump({"turns": script}, f)
+    server = subprocess.Popen([fake, "--script", script_path], stdout=subprocess.PIPE, text=True)
+    url = server.stdout.readline().strip()
+    project = os.path.join(work, "project")
+    os.makedirs(project)
+    env = {"PATH": os.environ["PATH"], "HOME": work, "RAB_HOME": os.path.join(work, "home"),
+           "TERM": "xterm-256color", "COLORTERM": "truecolor", "ANTHROPIC_API_KEY": "bench",
+           "ANTHROPIC_BASE_URL": url}
+    args = [rab, "--yolo", "--provider", "anthropic"]
+    try:
+        made = subprocess.run(args + ["-p", "--max-turns", str(turns + 1), "work through the steps"],
+                              cwd=project, env=env, capture_output=True, text=True)
+        if made.returncode != 0:
+            sys.exit(f"making the session failed ({made.returncode}): {made.stderr}")
+        times, rss = [], []
+        for _ in range(runs):
+            start = time.monotonic()
+            ui = Pty(args + ["-c"], project, env)
+            ui.wait_for("RESUMEDONE", 60)
+            times.append((time.monotonic() - start) * 1000)
+            time.sleep(0.5)
+            rss.append(ui.rss()[0])
+            ui.close()
+    finally:
+        server.kill()
+        subprocess.run(["rm", "-rf", work])
+    times.sort()
+    print(f"rab -c on a {2 * turns}-entry session ({turns} turns), {runs} runs:")
+    print(f"  to the drawn history: median {times[len(times) // 2]:.0f} ms, "
+          f"min {times[0]:.0f} ms, max {times[-1]:.0f} ms")
+    print(f"  resident memory after drawing: {sorted(rss)[len(rss) // 2]:.1f} MB")
+
+
+if __name__ == "__main__":
+    main()
