@@ -168,7 +168,17 @@ fn write(c: &Converted, dir: &Path, target: &Path) -> Result<usize, String> {
     }
     let partial = target.with_extension("jsonl.partial");
     let _ = std::fs::remove_file(&partial);
+    // The file's time is the session's last entry's, so an import sorts by when the
+    // session happened and `rab -c` does not continue an old import over newer work.
     let written = write_tape(c, dir, &partial)
+        .and_then(|last| {
+            let when = std::time::UNIX_EPOCH + std::time::Duration::from_millis(last);
+            std::fs::File::options()
+                .write(true)
+                .open(&partial)
+                .and_then(|f| f.set_modified(when))
+                .map_err(|e| format!("cannot set the session file's time: {e}"))
+        })
         .and_then(|()| std::fs::rename(&partial, target).map_err(|e| e.to_string()));
     if written.is_err() {
         let _ = std::fs::remove_file(&partial);
@@ -176,7 +186,8 @@ fn write(c: &Converted, dir: &Path, target: &Path) -> Result<usize, String> {
     written.map(|()| c.items.len())
 }
 
-fn write_tape(c: &Converted, dir: &Path, path: &Path) -> Result<(), String> {
+/// Writes the tape; the time of its last entry (Unix milliseconds).
+fn write_tape(c: &Converted, dir: &Path, path: &Path) -> Result<u64, String> {
     let mut tape = Tape::create(dir, &c.cwd, None);
     tape.set_path(path.to_owned());
     // Entries keep their source's times; one without takes the time before it (at the
@@ -196,7 +207,7 @@ fn write_tape(c: &Converted, dir: &Path, path: &Path) -> Result<(), String> {
         let id = tape.append_at(body, at).map_err(|e| e.to_string())?.id.clone();
         ids.insert(item.id.as_str(), id);
     }
-    Ok(())
+    Ok(at)
 }
 
 /// Entry references (a compaction's first kept entry, a label's target) in rab ids.

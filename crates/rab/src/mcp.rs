@@ -113,7 +113,24 @@ pub async fn wait_for_servers(manager: &rab_mcp::McpManager) {
     if manager.servers().is_empty() {
         return;
     }
-    manager.wait_ready(std::time::Duration::from_secs(60)).await;
+    // Not in silence: after a moment, say which servers the run waits for and how long.
+    let patience = std::time::Duration::from_secs(2);
+    if !manager.wait_ready(patience).await {
+        let starting: Vec<String> = manager
+            .servers()
+            .iter()
+            .filter(|s| matches!(s.state, rab_mcp::ServerState::Starting))
+            .map(|s| s.name.clone())
+            .collect();
+        eprintln!(
+            "rab: waiting for MCP server{} {} to start (each has its startup timeout, 30 s \
+             unless \"timeout\" in its config says otherwise; --no-extensions runs without \
+             them)",
+            if starting.len() == 1 { "" } else { "s" },
+            starting.join(", ")
+        );
+        manager.wait_ready(std::time::Duration::from_secs(60) - patience).await;
+    }
     for s in manager.servers() {
         match &s.state {
             rab_mcp::ServerState::Failed(why) | rab_mcp::ServerState::Crashed(why) => {

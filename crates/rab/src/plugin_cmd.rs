@@ -119,7 +119,12 @@ fn new(name: &str, dir: Option<&Path>, sdk: Option<&Path>, cwd: &Path) -> Result
             let path = path.canonicalize().unwrap_or(path);
             format!("{{ path = {} }}", toml_string(&path.to_string_lossy()))
         }
-        None => format!("{{ git = {} }}", toml_string(env!("CARGO_PKG_REPOSITORY"))),
+        // The SDK of this rab's own release, not whatever the main branch holds today.
+        None => format!(
+            "{{ git = {}, tag = {} }}",
+            toml_string(env!("CARGO_PKG_REPOSITORY")),
+            toml_string(concat!("v", env!("CARGO_PKG_VERSION")))
+        ),
     };
     let files = [
         ("Cargo.toml", cargo_toml(name, &sdk)),
@@ -267,8 +272,20 @@ fn check_target(env: &Env, dir: &Path) -> Result<(), Failed> {
         Command::new(&rustc).args(["--print", "sysroot"]).current_dir(dir).output().map_err(
             |e| (EXIT_USAGE, format!("cannot run {rustc}: {e}; install Rust (rustup.rs)")),
         )?;
+    if !out.status.success() {
+        let why = String::from_utf8_lossy(&out.stderr);
+        return Err((
+            EXIT_USAGE,
+            format!(
+                "{rustc} --print sysroot failed in {}: {}; a working Rust toolchain is needed \
+                 (rustup.rs), with the target: rustup target add {TARGET}",
+                dir.display(),
+                why.trim()
+            ),
+        ));
+    }
     let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    if !out.status.success() || !sysroot.join("lib/rustlib").join(TARGET).is_dir() {
+    if !sysroot.join("lib/rustlib").join(TARGET).is_dir() {
         return Err((
             EXIT_USAGE,
             format!(

@@ -82,6 +82,9 @@ impl Tool for ExitPlanMode {
     type Args = ExitArgs;
     const NAME: &'static str = "exit_plan_mode";
     const LEVEL: ToolLevel = ToolLevel::ReadOnly;
+    // Plan mode's way out is never a deferred name the model must look up.
+    const FACTS: rab_agent::ToolFacts =
+        rab_agent::ToolFacts { always_full: true, ..rab_agent::ToolFacts::NONE };
 
     fn description(&self) -> String {
         "Present the plan for the user's approval and leave plan mode when approved.".to_owned()

@@ -14,11 +14,12 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ReadTextFileRequest,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
-    SessionUpdate, StopReason, WriteTextFileRequest,
+    AgentCapabilities, AuthMethod, AuthMethodTerminal, CancelNotification, Implementation,
+    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    PromptRequest, PromptResponse, ReadTextFileRequest, RequestPermissionOutcome,
+    RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate, StopReason,
+    WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, v1};
 use rab_agent::StopCause;
@@ -34,6 +35,40 @@ use convert::{ToolLookup, Translator};
 pub(crate) use decode::decode_line;
 
 /// What the agent keeps for the connection.
+/// What an error of [`Acp::open`] begins with when the provider has no key: the editor
+/// gets `auth_required` (with [`auth_methods`]) rather than "Invalid params".
+const NO_KEY: &str = "no API key for ";
+
+/// The answer to a failed `session/new` or `session/load`.
+fn open_error(e: String) -> Error {
+    if e.starts_with(NO_KEY) {
+        Error::auth_required().data(e)
+    } else {
+        Error::invalid_params().data(e)
+    }
+}
+
+/// Ways an editor can give rab a key: `rab login PROVIDER` run in a terminal, for each
+/// provider that needs one.
+fn auth_methods(env: &Env, paths: &Paths) -> Vec<AuthMethod> {
+    let Ok(registry) = rab_core::setup::target::registry(env, paths) else { return Vec::new() };
+    registry
+        .providers()
+        .iter()
+        .filter(|p| p.requires_key)
+        .map(|p| {
+            AuthMethod::Terminal(
+                AuthMethodTerminal::new(format!("login-{}", p.name), format!("{} API key", p.name))
+                    .description(format!(
+                        "Store a {} key for rab (read from the terminal, never echoed)",
+                        p.name
+                    ))
+                    .args(vec!["login".to_owned(), p.name.clone()]),
+            )
+        })
+        .collect()
+}
+
 struct Acp {
     /// Sessions that went on in another file, by the editor's id.
     aliases: Arc<Mutex<HashMap<String, String>>>,
@@ -172,6 +207,7 @@ impl ConnectTo<Client> for RabAcp {
                                     )
                                     .mcp_capabilities(McpCapabilities::new().http(true)),
                             )
+                            .auth_methods(auth_methods(&a1.env, &a1.paths))
                             .agent_info(Implementation::new("rab", env!("CARGO_PKG_VERSION"))),
                     )
                 },
@@ -183,7 +219,7 @@ impl ConnectTo<Client> for RabAcp {
                     .await
                 {
                     Ok(id) => responder.respond(NewSessionResponse::new(id)),
-                    Err(e) => responder.respond_with_error(Error::invalid_params().data(e)),
+                    Err(e) => responder.respond_with_error(open_error(e)),
                 },
                 agent_client_protocol::on_receive_request!(),
             )
@@ -192,7 +228,7 @@ impl ConnectTo<Client> for RabAcp {
                     let id = req.session_id.0.to_string();
                     match a3.open(&req.cwd, &req.mcp_servers, Some(&id), &cx).await {
                         Ok(_) => responder.respond(LoadSessionResponse::new()),
-                        Err(e) => responder.respond_with_error(Error::invalid_params().data(e)),
+                        Err(e) => responder.respond_with_error(open_error(e)),
                     }
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -369,7 +405,19 @@ impl Acp {
         if !servers.is_empty() {
             return Err("this rab was built without MCP (the `mcp` feature)".into());
         }
+        // A missing key is the editor's to resolve (`authMethods`), not a bad request.
+        options.model.allow_missing_key = true;
         let setup = Setup::new(options).map_err(|e| e.message)?;
+        let p = &setup.target.model.provider;
+        if setup.target.api_key.is_none()
+            && setup.registry.provider(p).is_some_and(|p| p.requires_key)
+        {
+            return Err(format!(
+                "{NO_KEY}{p}: run `rab login {p}` in a terminal (the editor's authentication \
+                 methods offer it) or set the provider's key variable ({})",
+                setup.target.auth_hint
+            ));
+        }
         for w in &setup.warnings {
             eprintln!("rab: warning: {}", crate::term::safe(w));
         }

@@ -465,3 +465,26 @@ fn issue_34_a_line_that_is_not_utf8_gets_a_parse_error_and_rab_keeps_serving() {
     assert_eq!(r["result"]["protocolVersion"], 1, "{r}");
     w.end();
 }
+
+#[test]
+fn issue_36_without_a_key_the_editor_gets_auth_methods_and_auth_required() {
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let llm = FakeLlm::start();
+    let mut cmd = home.rab_for("anthropic-messages", &llm, None);
+    cmd.current_dir(&dir).args(["--mode", "acp"]);
+    let mut w = Piped::spawn(cmd);
+    w.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}).to_string());
+    let r = response(&mut w, 0);
+    let methods = r["result"]["authMethods"].as_array().cloned().unwrap_or_default();
+    let login = methods.iter().find(|m| m["id"] == "login-anthropic").expect("a login method");
+    assert_eq!(login["type"], "terminal", "{login}");
+    assert_eq!(login["args"], json!(["login", "anthropic"]), "{login}");
+    w.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": dir, "mcpServers": []}}).to_string());
+    let e = response(&mut w, 1);
+    assert_eq!(e["error"]["code"], -32000, "auth_required, not invalid params: {e}");
+    assert!(e["error"]["data"].as_str().unwrap().contains("rab login anthropic"), "{e}");
+    assert!(llm.requests().is_empty());
+    w.end();
+}

@@ -232,3 +232,33 @@ fn hostile_ids_and_directories_stay_inside_the_sessions_directory() {
     }
     assert!(!Path::new("/tmp/escaped").exists() && !sessions.join("../escaped").exists());
 }
+
+#[test]
+fn issue_36_an_import_sorts_by_when_it_happened_so_continue_keeps_the_newer_session() {
+    let home = Home::new();
+    let proj = home.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("native answer"), Turn::text("continued")]);
+    let run = |args: &[&str]| {
+        home.rab_for("anthropic-messages", &llm, Some("k"))
+            .current_dir(&proj)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["-p", "the native session"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Imported afterwards, but it happened on 2026-10-01: older than the native one.
+    let out = import(&home, "claude", &fixtures(&home, "claude", &proj));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(&["-c", "-p", "go on"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let users = llm.requests()[1].user_texts();
+    assert_eq!(users.first().map(String::as_str), Some("the native session"), "{users:?}");
+    let imported = home.rab().current_dir(&proj).args(["sessions", "list"]).output().unwrap();
+    let list = stdout(&imported);
+    let native = list.find("the native session").unwrap();
+    let old = list.find("Fix the failing parser test").expect("the import is listed");
+    assert!(old > native, "newest first: {list}");
+}

@@ -191,6 +191,20 @@ fn the_ui_and_repl_do_not_wait_for_servers() {
 }
 
 #[test]
+fn issue_36_print_mode_says_which_servers_it_waits_for() {
+    let home = Home::new();
+    let slow = test_server(json!({"RAB_MCP_TEST_STARTUP_MS": "3500"}));
+    write_config(home.dir.path(), ".rab/mcp.json", json!({"slow": slow}));
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("answered")]);
+    let out = rab_p(&home, &llm, &["hello"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("rab: waiting for MCP server slow to start"), "{err}");
+    assert!(offered(&llm, 0).iter().any(|n| n.starts_with("mcp__slow")), "it waited");
+}
+
+#[test]
 fn reference_servers_everything_and_filesystem_through_the_agent_loop() {
     let (Some(everything), Some(filesystem)) = (
         rab_mcp::test_support::reference_server("everything"),

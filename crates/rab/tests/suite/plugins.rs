@@ -264,6 +264,10 @@ fn plugin_build_needs_the_target_and_installs_what_it_built() {
     let dir = home.dir.path().join("hello");
     let out = home.rab().args(["plugin", "new", "hello"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
+    // The SDK is this rab's release, not a moving branch.
+    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    let tag = format!("tag = \"v{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(manifest.contains(&tag), "{manifest}");
     let sysroot = home.dir.path().join("sysroot");
     std::fs::create_dir_all(sysroot.join("lib/rustlib/x86_64-unknown-linux-gnu")).unwrap();
     let bin = home.dir.path().join("bin");
@@ -278,6 +282,19 @@ fn plugin_build_needs_the_target_and_installs_what_it_built() {
         }
         path
     };
+    // A rustc that fails (rustup without a default toolchain): its own words, not an
+    // empty toolchain path.
+    let broken = script("broken-rustc", "echo 'error: no default toolchain' >&2; exit 1\n".into());
+    let out = home
+        .rab()
+        .current_dir(&dir)
+        .env("RUSTC", &broken)
+        .args(["plugin", "build"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no default toolchain") && !err.contains("toolchain at  "), "{err}");
     let rustc = script("rustc", format!("echo {}\n", sysroot.display()));
     let out = home
         .rab()
