@@ -1,6 +1,7 @@
 //! What a line the user typed is, decided once for every front end (terminal UI, REPL,
-//! print mode): a command (`/name`, `,name` when `name` is one), a shell line
-//! (`!cmd`, `!!cmd`, `,cmd`, `,,cmd`), or a prompt for the model.
+//! print mode): a command (`/name`, `,name` when `name` is one), a quick memory note
+//! (`# note`), a shell line (`!cmd`, `!!cmd`, `,cmd`, `,,cmd`), or a prompt for the
+//! model.
 
 use crate::extension::Extensions;
 
@@ -25,6 +26,8 @@ pub enum LineKind {
     Command,
     /// A shell line.
     Shell(ShellLine),
+    /// `# note`: quick memory ([`crate::memory`]).
+    Memory(crate::memory::MemoryLine),
     /// A prompt for the model.
     Prompt,
 }
@@ -34,6 +37,9 @@ pub enum LineKind {
 pub fn classify(line: &str, extensions: &Extensions) -> LineKind {
     if extensions.is_command_line(line) {
         return LineKind::Command;
+    }
+    if let Some(m) = crate::memory::memory_line(line) {
+        return LineKind::Memory(m);
     }
     match shell_line(line) {
         Some(shell) => LineKind::Shell(shell),

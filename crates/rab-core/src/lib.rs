@@ -26,6 +26,7 @@ pub mod checkpoint;
 pub mod commands;
 pub mod extension;
 pub mod input;
+pub mod memory;
 pub mod mentions;
 mod prompt;
 pub mod prompt_commands;

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub mod login;
+mod status;
 
 use crate::setup::Setup as Launch;
 use crate::{
@@ -82,7 +83,7 @@ impl CommandHandler for Builtin {
 }
 
 /// The built-in commands with one-line descriptions (for help and autocomplete).
-pub const BUILTINS: [(&str, &str); 27] = [
+pub const BUILTINS: [(&str, &str); 30] = [
     ("help", "Show commands and keys"),
     ("quit", "Exit rab"),
     ("exit", "Exit rab"),
@@ -119,6 +120,9 @@ pub const BUILTINS: [(&str, &str); 27] = [
         "Store an API key: /login PROVIDER (asks for it); alone, lists the keys and sign-ins",
     ),
     ("logout", "Forget a stored API key: /logout PROVIDER"),
+    ("copy", "Copy the last answer to the clipboard (OSC 52, over SSH too); elsewhere print it"),
+    ("status", "Model, endpoint, key, sandbox, trust, MCP servers and plugins, context use"),
+    ("permissions", "The rules in effect; /permissions allow|ask|deny|remove RULE changes yours"),
 ];
 
 /// `/fork N|ENTRY [files]`: a new session from a point, with its files if asked.
@@ -312,6 +316,13 @@ fn execute(
         "cost" => Outcome::Info(cost_info(session)),
         "settings" => Outcome::Settings(settings_info(launch, session)),
         "tools" => Outcome::Info(tools_info(launch, session)),
+        "status" => Outcome::Info(status::status(launch, session)),
+        // The terminal UI copies to the clipboard itself; elsewhere the answer is printed.
+        "copy" => match last_answer(session) {
+            Some(text) => Outcome::Info(text),
+            None => Outcome::Error("no answer to copy yet".into()),
+        },
+        "permissions" => status::permissions(args, launch),
         "reload" => Outcome::Reload,
         "rewind" => rewind_args(args),
         "profile" if args.is_empty() => Outcome::Info(profiles_info(launch)),
@@ -459,6 +470,14 @@ fn tools_info(launch: &Launch, session: &AgentSession) -> String {
         out.push_str("  none (--no-tools)\n");
     }
     out
+}
+
+/// The text of the last answer with any, for `/copy`.
+pub fn last_answer(session: &AgentSession) -> Option<String> {
+    session.agent().messages().iter().rev().find_map(|m| match m {
+        rab_ai::Message::Assistant(a) => Some(a.text()).filter(|t| !t.trim().is_empty()),
+        _ => None,
+    })
 }
 
 fn session_info(session: &AgentSession) -> String {

@@ -80,6 +80,19 @@ impl Actor {
                 }
             }
             LineKind::Shell(line) => self.shell(id, line, &setup),
+            LineKind::Memory(m) => {
+                let home = setup.paths.home().to_path_buf();
+                let result = crate::memory::remember(&m, &setup.cwd, &home).map(|path| {
+                    self.emit(Event::Info {
+                        submission: id,
+                        text: format!(
+                            "Remembered in {}; /reload or the next session reads it",
+                            path.display()
+                        ),
+                    });
+                });
+                self.done(id, result);
+            }
             LineKind::Prompt => {
                 // `@file` mentions: read now, under the model's read rules.
                 let found = crate::mentions::attach(&text, &setup).await;

@@ -89,6 +89,8 @@ pub struct App {
     pub width: usize,
     /// The screen's rows.
     pub height: usize,
+    /// The text of the last answer (for `/copy`).
+    pub last_answer: String,
     pub frame: usize,
     last_ctrl_c: Option<Instant>,
     /// The last Esc on an empty editor (a second one soon after opens the tree).
@@ -148,6 +150,7 @@ impl App {
             footer: FooterInfo::default(),
             width: 80,
             height: 24,
+            last_answer: String::new(),
             frame: 0,
             last_ctrl_c: None,
             last_esc: None,
@@ -530,6 +533,10 @@ impl App {
             }
             AgentEvent::ThinkingDelta { delta } => self.stream.push_thinking(&delta),
             AgentEvent::MessageEnd { message: Message::Assistant(a) } => {
+                let text = a.text();
+                if !text.trim().is_empty() {
+                    self.last_answer = text;
+                }
                 let lines = self.stream.finish(w, t, &self.highlighter, self.show_thinking);
                 self.commit.extend(lines);
                 self.commit.extend(super::search_view::source_lines(&a, w, t));

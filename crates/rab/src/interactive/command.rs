@@ -21,6 +21,10 @@ impl Ui {
             self.app.overlay = Some(Overlay::Text { title: "Help".into(), lines, top: 0 });
             return;
         }
+        if matches!(line.trim(), "/copy" | ",copy") {
+            self.copy_answer();
+            return;
+        }
         let images = self.take_images(line);
         let id = if images.is_empty() {
             self.submit(Op::Line { text: line.to_owned() })
@@ -29,6 +33,24 @@ impl Ui {
         };
         self.line = Some(id);
         self.app.line_in_flight = true;
+    }
+
+    /// `/copy`: the last answer to the clipboard with OSC 52, which terminals (and tmux
+    /// with `set-clipboard on`) pass to the system clipboard, over SSH too.
+    fn copy_answer(&mut self) {
+        use base64::Engine as _;
+        let text = self.app.last_answer.clone();
+        if text.is_empty() {
+            self.app.error("No answer to copy yet.");
+            return;
+        }
+        let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+        self.tell_terminal(&format!("\x1b]52;c;{encoded}\x07"));
+        self.app.info(&format!(
+            "Copied the last answer ({} characters) to the clipboard (OSC 52; a terminal that \
+             does not allow it ignores it)",
+            text.chars().count()
+        ));
     }
 
     /// Shows what a command asked for.

@@ -208,3 +208,53 @@ fn issue_36_plan_mode_runs_read_only_commands_for_a_review_and_nothing_else() {
     assert!(dir.join("README.md").exists() && !dir.join("out.txt").exists());
     assert!(!dir.join("listing.txt").exists());
 }
+
+#[test]
+fn issue_36_status_permissions_and_quick_memory_for_people_moving_over() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |line: &str| {
+        let out = home
+            .rab_for("anthropic-messages", &llm, Some("k"))
+            .current_dir(&dir)
+            .args(["-p", line])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{line}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let status = run("/status");
+    for what in [
+        "model: claude-",
+        "endpoint: http://127.0.0.1",
+        "key: $ANTHROPIC_API_KEY",
+        "sandbox: ",
+        "permission mode: default",
+        "context: ~0 of",
+    ] {
+        assert!(status.contains(what), "{what} not in {status}");
+    }
+    // Rules: added to the user's own file, listed, removed.
+    let added = run("/permissions deny bash(git push:*)");
+    assert!(added.contains("added"), "{added}");
+    let user = home.dir.path().join("rab/agent/settings.json");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+    assert_eq!(saved["permissions"]["deny"], json!(["bash(git push:*)"]));
+    assert!(run("/permissions").contains("deny: bash(git push:*)"));
+    assert!(run("/permissions remove bash(git push:*)").contains("removed"));
+    assert!(run("/permissions").contains("deny: (none)"));
+    // `# note`: the project's AGENTS.md; `#~ note`: the user's own; no model request.
+    assert!(run("# use pnpm, not npm").contains("Remembered in"));
+    assert!(run("#~ answer briefly").contains("Remembered in"));
+    assert_eq!(std::fs::read_to_string(dir.join("AGENTS.md")).unwrap(), "- use pnpm, not npm\n");
+    let own = home.dir.path().join("rab/AGENTS.md");
+    assert_eq!(std::fs::read_to_string(own).unwrap(), "- answer briefly\n");
+    assert!(llm.requests().is_empty());
+    // The next session's prompt holds the note.
+    llm.script([Turn::text("ok")]);
+    run("hello");
+    let system = llm.requests()[0].body["system"].to_string();
+    assert!(system.contains("use pnpm, not npm") && system.contains("answer briefly"), "{system}");
+}

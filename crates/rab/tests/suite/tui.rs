@@ -929,3 +929,22 @@ fn issue_36_without_a_key_the_ui_sends_nothing_and_says_how_to_log_in() {
     pty.send("/quit\r");
     pty.wait_exit(T);
 }
+
+#[test]
+fn issue_36_copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
+    use base64::Engine as _;
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("the answer to copy")]);
+    let mut pty = start(&home, &llm, home.dir.path(), 100, 30);
+    pty.send("/copy\r");
+    pty.wait_for("nothing to copy", T, |s| s.contains("No answer to copy yet."));
+    pty.send("a question\r");
+    pty.wait_for("the answer", T, |s| s.contains("the answer to copy"));
+    pty.send("/copy\r");
+    pty.wait_for("the note", T, |s| s.contains("Copied the last answer (18 characters)"));
+    let encoded = base64::engine::general_purpose::STANDARD.encode("the answer to copy");
+    pty.wait_for_raw("the OSC 52 sequence", T, |r| r.contains(&format!("\x1b]52;c;{encoded}\x07")));
+    pty.send("/quit\r");
+    pty.wait_exit(T);
+}
