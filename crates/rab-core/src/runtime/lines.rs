@@ -52,6 +52,23 @@ impl Actor {
         self.setup.clone().ok_or_else(|| NO_SETUP.to_owned())
     }
 
+    /// Why a run cannot start: the model's provider needs a key and there is none (the
+    /// UI opens without one, for /login). Nothing is sent unauthenticated.
+    pub(super) fn missing_key(&self) -> Option<String> {
+        let (setup, session) = (self.setup.as_ref()?, self.session.as_ref()?);
+        let config = session.agent().config();
+        let p = &config.model.provider;
+        let needs = setup.registry.provider(p).is_some_and(|p| p.requires_key);
+        (needs && config.options.api_key.is_none() && config.options.credential.is_none()).then(
+            || {
+                format!(
+                    "No API key for {p}, so nothing was sent. Type /login {p} to store one (or \
+                     /login to see every provider), or set its environment variable and restart."
+                )
+            },
+        )
+    }
+
     /// A typed line: classified, then run as a command, a shell line or a prompt.
     pub(super) async fn line(&mut self, id: u64, text: String, images: Vec<rab_ai::Content>) {
         let setup = match self.setup() {

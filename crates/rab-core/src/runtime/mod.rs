@@ -740,23 +740,6 @@ impl Actor {
         self.start_messages(submission, vec![message], resets_grants)
     }
 
-    /// Why a run cannot start: the model's provider needs a key and there is none (the
-    /// UI opens without one, for /login). Nothing is sent unauthenticated.
-    fn missing_key(&self) -> Option<String> {
-        let (setup, session) = (self.setup.as_ref()?, self.session.as_ref()?);
-        let config = session.agent().config();
-        let p = &config.model.provider;
-        let needs = setup.registry.provider(p).is_some_and(|p| p.requires_key);
-        (needs && config.options.api_key.is_none() && config.options.credential.is_none()).then(
-            || {
-                format!(
-                    "No API key for {p}, so nothing was sent. Type /login {p} to store one (or \
-                     /login to see every provider), or set its environment variable and restart."
-                )
-            },
-        )
-    }
-
     /// Starts a run of `messages` for `submission`; refused while one runs.
     fn start_messages(
         &mut self,

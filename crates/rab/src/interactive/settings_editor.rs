@@ -287,7 +287,7 @@ impl SettingsEditor {
                     }
                 }
                 _ => {
-                    super::app::edit_line(typed, bindings, key);
+                    super::line_edit::edit_line(typed, bindings, key);
                     EditorKey::Handled
                 }
             },

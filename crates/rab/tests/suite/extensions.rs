@@ -121,7 +121,7 @@ fn a_prompt_commands_allowed_tools_let_its_run_use_them_without_asking() {
     let dir = home.dir.path().join(".rab/commands");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
-        dir.join("status.md"),
+        dir.join("echo-check.md"),
         "---\nallowed-tools: Bash(echo granted:*)\n---\nRun echo granted.\n",
     )
     .unwrap();
@@ -133,7 +133,7 @@ fn a_prompt_commands_allowed_tools_let_its_run_use_them_without_asking() {
     ]);
     // Headless default mode refuses bash unless a rule allows it: the command's grant does.
     let out = Home::rab_for(&home, "anthropic-messages", &llm, Some("k"))
-        .args(["-p", ",status"])
+        .args(["-p", ",echo-check"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -32,4 +32,5 @@ mod signin;
 mod telegram;
 mod trust;
 mod tui;
+mod tui_seams;
 mod web_search;
