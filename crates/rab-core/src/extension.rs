@@ -298,6 +298,8 @@ pub enum CommandOutcome {
     Search(String),
     /// Send this as the user's message.
     Prompt(PromptRequest),
+    /// `/init`: a read-only run that proposes an AGENTS.md, written when approved.
+    Init,
     /// Read skills, prompt commands, agents and settings again.
     Reload,
     /// [`CommandOutcome::Reload`] with this settings profile applied (`None`: none).
@@ -332,6 +334,7 @@ impl std::fmt::Debug for CommandOutcome {
             Self::Handoff(t) => f.debug_tuple("Handoff").field(t).finish(),
             Self::Search(t) => f.debug_tuple("Search").field(t).finish(),
             Self::Prompt(p) => f.debug_tuple("Prompt").field(p).finish(),
+            Self::Init => f.write_str("Init"),
             Self::Reload => f.write_str("Reload"),
             Self::Profile(p) => f.debug_tuple("Profile").field(p).finish(),
             Self::Rewind(p, w) => f.debug_tuple("Rewind").field(p).field(w).finish(),

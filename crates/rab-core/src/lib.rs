@@ -25,6 +25,7 @@ pub mod assistant_commands;
 pub mod checkpoint;
 pub mod commands;
 pub mod extension;
+pub mod init;
 pub mod input;
 pub mod memory;
 pub mod mentions;

@@ -83,7 +83,7 @@ impl CommandHandler for Builtin {
 }
 
 /// The built-in commands with one-line descriptions (for help and autocomplete).
-pub const BUILTINS: [(&str, &str); 30] = [
+pub const BUILTINS: [(&str, &str); 31] = [
     ("help", "Show commands and keys"),
     ("quit", "Exit rab"),
     ("exit", "Exit rab"),
@@ -120,6 +120,7 @@ pub const BUILTINS: [(&str, &str); 30] = [
         "Store an API key: /login PROVIDER (asks for it); alone, lists the keys and sign-ins",
     ),
     ("logout", "Forget a stored API key: /logout PROVIDER"),
+    ("init", "Explore the repository (read-only) and propose an AGENTS.md to write"),
     ("copy", "Copy the last answer to the clipboard (OSC 52, over SSH too); elsewhere print it"),
     ("status", "Model, endpoint, key, sandbox, trust, MCP servers and plugins, context use"),
     ("permissions", "The rules in effect; /permissions allow|ask|deny|remove RULE changes yours"),
@@ -317,6 +318,7 @@ fn execute(
         "settings" => Outcome::Settings(settings_info(launch, session)),
         "tools" => Outcome::Info(tools_info(launch, session)),
         "status" => Outcome::Info(status::status(launch, session)),
+        "init" => Outcome::Init,
         // The terminal UI copies to the clipboard itself; elsewhere the answer is printed.
         "copy" => match last_answer(session) {
             Some(text) => Outcome::Info(text),

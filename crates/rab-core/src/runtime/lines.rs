@@ -8,6 +8,9 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Actor, BUSY, Event, Replaced, View, state_of};
+use rab_agent::StopCause;
+
+use crate::Approval;
 use crate::CommandOutcome as Outcome;
 use crate::input::{LineKind, ShellLine, classify};
 use crate::session::AgentSession;
@@ -67,6 +70,62 @@ impl Actor {
                 )
             },
         )
+    }
+
+    /// `/init`: the run goes in plan mode (read-only tools and commands); its end is
+    /// [`Actor::init_ended`].
+    fn start_init(&mut self, id: u64, setup: &Setup) -> Result<(), String> {
+        let before = setup.gate.mode().get();
+        setup.gate.mode().set(crate::permissions::PermissionMode::Plan);
+        let started = self.start_run(id, crate::init::PROMPT.to_owned(), Vec::new(), true);
+        match started {
+            Ok(()) => self.init = Some((id, before)),
+            Err(_) => setup.gate.mode().set(before),
+        }
+        started
+    }
+
+    /// After an `/init` run: the mode is what it was, and the proposed AGENTS.md is
+    /// shown as a question (a `write` of it) and written only when allowed.
+    pub(super) fn init_ended(&mut self, submission: u64, stop: &StopCause) {
+        let Some((id, before)) = self.init.take_if(|(s, _)| *s == submission) else { return };
+        let Some(setup) = self.setup.clone() else { return };
+        setup.gate.mode().set(before);
+        let answer = self.session.as_ref().and_then(crate::commands::last_answer);
+        let proposal = answer.as_deref().and_then(crate::init::proposal);
+        let (Some(content), StopCause::Done) = (proposal, stop) else {
+            self.emit(Event::Info { submission: id, text: "/init: nothing written".into() });
+            return;
+        };
+        let path = setup.cwd.join("AGENTS.md");
+        let exists = path.exists();
+        let request = crate::ApprovalRequest {
+            kind: crate::ApprovalKind::Permission,
+            tool: "write".into(),
+            call_id: format!("init-{id}"),
+            level: rab_agent::ToolLevel::Edit,
+            arguments: serde_json::json!({"path": "AGENTS.md", "content": content}),
+            preview: Some(content.clone()),
+            reason: format!(
+                "/init proposes this {}AGENTS.md ({} lines)",
+                if exists { "new " } else { "" },
+                content.lines().count()
+            ),
+            rule: "write(AGENTS.md)".into(),
+        };
+        let (approver, tx, cwd) = (self.approver.clone(), self.inner.clone(), setup.cwd.clone());
+        tokio::spawn(async move {
+            let cancel = CancellationToken::new();
+            let answer = crate::Approver::approve(approver.as_ref(), request, &cancel).await;
+            let text = match answer {
+                Approval::Once | Approval::Always => match crate::init::write(&cwd, &content) {
+                    Ok(path) => format!("/init wrote {}", path.display()),
+                    Err(e) => format!("/init: {e}"),
+                },
+                _ => "/init: AGENTS.md not written (the proposal is the answer above)".into(),
+            };
+            let _ = tx.send(Inner::Info(id, text));
+        });
     }
 
     /// A typed line: classified, then run as a command, a shell line or a prompt.
@@ -211,6 +270,7 @@ impl Actor {
                 },
                 None => Err(BUSY.to_owned()),
             },
+            Outcome::Init => self.start_init(id, &setup),
             Outcome::Reload => return self.reload(id, None),
             Outcome::Profile(profile) => return self.reload(id, Some(profile)),
             Outcome::Rewind(point, what) => {

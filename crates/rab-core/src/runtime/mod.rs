@@ -473,6 +473,7 @@ fn spawn(
         state: state_of(&session, false),
         session: Some(session),
         running: None,
+        init: None,
         busy: None,
         pending: HashMap::new(),
         next_question: 1,
@@ -536,6 +537,8 @@ struct Actor {
     /// Each service's state last reported.
     reported: Vec<crate::ServiceStatus>,
     running: Option<Running>,
+    /// An `/init` run: its submission and the permission mode to return to.
+    init: Option<(u64, crate::permissions::PermissionMode)>,
     /// The conversation as the events told it (the session is away during a run).
     messages: Vec<Message>,
     state: State,
@@ -613,6 +616,7 @@ impl Actor {
                             self.settle();
                             self.close_questions();
                             self.emit(Event::RunEnded { submission: r.submission, stop: stop.clone() });
+                            self.init_ended(r.submission, &stop);
                             // Messages queued too late for the run go in a run of their own.
                             if stop == StopCause::Done && !leftover.is_empty() {
                                 let _ = self.start_messages(r.submission, leftover, false);

@@ -258,3 +258,19 @@ fn issue_36_status_permissions_and_quick_memory_for_people_moving_over() {
     let system = llm.requests()[0].body["system"].to_string();
     assert!(system.contains("use pnpm, not npm") && system.contains("answer briefly"), "{system}");
 }
+
+#[test]
+fn issue_36_init_headless_writes_nothing_and_answers_with_the_proposal() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("```markdown\n# Guide\n- run `cargo test`\n```")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--yolo", "/init"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("# Guide"), "{}", stdout(&out));
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(!home.dir.path().join("AGENTS.md").exists(), "nobody approved it");
+}

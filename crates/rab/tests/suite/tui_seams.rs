@@ -198,3 +198,37 @@ fn issue_36_copy_puts_the_last_answer_on_the_clipboard_with_osc_52() {
     pty.send("/quit\r");
     pty.wait_exit(T);
 }
+
+#[test]
+fn issue_36_init_explores_read_only_and_writes_agents_md_only_when_allowed() {
+    let home = Home::new();
+    let repo = home.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("README.md"), "Build with make.\n").unwrap();
+    let proposal = "```markdown\n# Agents guide\n\n- build: `make`\n```";
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("read", json!({"path": "README.md"}))
+            .and_tool_call("write", json!({"path": "AGENTS.md", "content": "sneaky"})),
+        Turn::text(format!("Here is the file:\n\n{proposal}")),
+    ]);
+    let mut pty = start_with(&home, &llm, &repo, 100, 40, &["--permission-mode", "accept-edits"]);
+    pty.send("/init\r");
+    pty.wait_for("the proposal to approve", T, |s| {
+        s.contains("Allow write?") && s.contains("# Agents guide") && s.contains("/init proposes")
+    });
+    // The run was read-only: its own write was refused, even in accept-edits.
+    let results = llm.requests()[1].tool_results();
+    assert!(results[0].1.contains("Build with make."), "{results:?}");
+    assert!(results[1].1.contains("plan mode"), "{results:?}");
+    assert!(!repo.join("AGENTS.md").exists(), "nothing before the answer");
+    assert!(llm.requests()[0].last_user_text().unwrap().contains("AGENTS.md"));
+    pty.send("\r"); // Yes, this time
+    pty.wait_for("the file written", T, |s| s.contains("/init wrote"));
+    let written = std::fs::read_to_string(repo.join("AGENTS.md")).unwrap();
+    assert_eq!(written, "# Agents guide\n\n- build: `make`\n");
+    // The mode is what it was.
+    pty.wait_for_screen("the footer", T, |s| s.contains("accept-edits"));
+    pty.send("/quit\r");
+    pty.wait_exit(T);
+}
