@@ -123,7 +123,7 @@ impl Highlighter {
         self.burst.set(languages);
     }
 
-    /// Back to [`COMPILED_LANGUAGES`]: with more compiled, the set is dropped (the next
+    /// Back to the usual three languages: with more compiled, the set is dropped (the next
     /// block loads it again), so memory returns to the usual bound.
     pub fn end_burst(&self) {
         self.burst.set(0);
