@@ -33,6 +33,11 @@ impl Ui {
         };
         self.line = Some(id);
         self.app.line_in_flight = true;
+        // A typed jump in the session (`/tree N`, `/rewind N`) redraws the conversation.
+        let word = line.split_whitespace().next().unwrap_or_default();
+        if matches!(word, "/tree" | "/rewind") && line.trim().len() > word.len() {
+            self.jump = Some(id);
+        }
     }
 
     /// `/copy`: the last answer to the clipboard with OSC 52, which terminals (and tmux

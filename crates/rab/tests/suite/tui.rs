@@ -245,6 +245,12 @@ fn the_tree_overlay_branches_with_a_summary_of_the_branch_left_behind() {
     pty.wait_for("the summary choice", T, |s| s.contains("Summarise the branch left behind"));
     pty.send("\x1b[B\r");
     pty.wait_for("the new branch", T, |s| s.contains("Continuing on a new branch ("));
+    // The conversation from the jump on is drawn again (issue 36): the first exchange.
+    pty.wait_for("the redrawn branch", T, |s| {
+        s.split("The conversation from here on")
+            .nth(1)
+            .is_some_and(|after| after.contains("first message") && after.contains("answer one"))
+    });
     // The picked message is back in the editor, to change and send.
     pty.send(" again\r");
     pty.wait_for("the answer on the new branch", T, |s| s.contains("answer on the new branch"));
