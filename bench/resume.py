@@ -18,10 +18,9 @@ import subprocess
 import sys
 import tempfile
 import time
-import json
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ui_memory import LANGS, Pty, block, fake, rab  # noqa: E402
+from ui_memory import Pty, rab, serve, steps  # noqa: E402
 
 turns = int(sys.argv[1]) if len(sys.argv) > 1 else 1000
 
@@ -52,24 +51,7 @@ languages = max(1, min(10, int(os.environ.get("RAB_BENCH_LANGUAGES", "10"))))
 
 def main():
     work = tempfile.mkdtemp(prefix="rab-resume-bench-")
-    script = []
-    for i in range(turns - 1):
-        lang = LANGS[i % languages]
-        text = (f"Step {i}: checking the build output and the {lang} sources before the next "
-                f"change, as the plan says.\n\n{block(lang)}")
-        script.append({"text": text,
-                       "toolCalls": [{"name": "bash", "arguments": {"command": f"echo step {i}"}}]})
-    script.append({"text": "All steps are done. RESUMEDONE marker."})
-    script_path = os.path.join(work, "script.json")
-    with open(script_path, "w") as f:
-        json.dump({"turns": script}, f)
-    server = subprocess.Popen([fake, "--script", script_path], stdout=subprocess.PIPE, text=True)
-    url = server.stdout.readline().strip()
-    project = os.path.join(work, "project")
-    os.makedirs(project)
-    env = {"PATH": os.environ["PATH"], "HOME": work, "RAB_HOME": os.path.join(work, "home"),
-           "TERM": "xterm-256color", "COLORTERM": "truecolor", "ANTHROPIC_API_KEY": "bench",
-           "ANTHROPIC_BASE_URL": url}
+    server, project, env = serve(work, steps(turns, languages, "RESUMEDONE"))
     args = [rab, "--yolo", "--provider", "anthropic"]
     try:
         made = subprocess.run(args + ["-p", "--max-turns", str(turns + 1), "work through the steps"],

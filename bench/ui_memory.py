@@ -254,16 +254,23 @@ class Pty:
         os.close(self.master)
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="rab-ui-bench-")
-    code_answer = "Here is the code in ten languages.\n\n" + "\n".join(block(l) for l in LANGS)
-    script = [{"text": code_answer + "\nCODEDONE marker."}]
+def steps(turns, languages, marker):
+    """TURNS - 1 turns of a paragraph, a code block (LANGUAGES of them in turn) and a
+    `bash` call, then a last answer holding MARKER."""
+    script = []
     for i in range(turns - 1):
-        lang = LANGS[i % len(LANGS)]
+        lang = LANGS[i % languages]
         text = (f"Step {i}: checking the build output and the {lang} sources before the next "
                 f"change, as the plan says.\n\n{block(lang)}")
-        script.append({"text": text, "toolCalls": [{"name": "bash", "arguments": {"command": f"echo step {i}"}}]})
-    script.append({"text": "All steps are done. LONGDONE marker."})
+        script.append({"text": text,
+                       "toolCalls": [{"name": "bash", "arguments": {"command": f"echo step {i}"}}]})
+    script.append({"text": f"All steps are done. {marker} marker."})
+    return script
+
+
+def serve(work, script):
+    """The fake LLM server playing SCRIPT, a project folder under WORK, and the
+    environment that points rab at both (the server is the caller's to kill)."""
     script_path = os.path.join(work, "script.json")
     with open(script_path, "w") as f:
         json.dump({"turns": script}, f)
@@ -274,6 +281,15 @@ def main():
     env = {"PATH": os.environ["PATH"], "HOME": work, "RAB_HOME": os.path.join(work, "home"),
            "TERM": "xterm-256color", "COLORTERM": "truecolor", "ANTHROPIC_API_KEY": "bench",
            "ANTHROPIC_BASE_URL": url}
+    return server, project, env
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="rab-ui-bench-")
+    code_answer = "Here is the code in ten languages.\n\n" + "\n".join(block(l) for l in LANGS)
+    script = [{"text": code_answer + "\nCODEDONE marker."}]
+    script += steps(turns, len(LANGS), "LONGDONE")
+    server, project, env = serve(work, script)
     args = [rab, "--yolo", "--provider", "anthropic"]
     rows = []
     try:
