@@ -16,7 +16,7 @@ import tempfile
 import time
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-rab = os.path.join(root, "target/release/rab")
+rab = os.environ.get("RAB_BIN", os.path.join(root, "target/release/rab"))
 fake = os.path.join(root, "target/release/rab-fake-llm")
 runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 deltas = 20_000

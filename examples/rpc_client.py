@@ -4,7 +4,8 @@ streams, and answers permission questions on the terminal.
 
     python3 examples/rpc_client.py "list the files here"
 
-It talks JSON lines over rab's stdin and stdout (see docs/rpc.md).
+It talks JSON lines over rab's stdin and stdout: pi's RPC protocol, plus rab's
+questions (see docs/rpc.md).
 """
 import json
 import subprocess
@@ -32,11 +33,12 @@ def main() -> int:
         if kind == "response" and not event["success"]:
             print(f"\nrab refused {event['command']}: {event['error']}", file=sys.stderr)
             break
-        if kind == "text_delta":
-            print(event["delta"], end="", flush=True)
-        elif kind == "tool_call":
-            call = event["call"]
-            print(f"\n[{call['name']}] {json.dumps(call['arguments'])}", flush=True)
+        if kind == "message_update":
+            step = event["assistantMessageEvent"]
+            if step["type"] == "text_delta":
+                print(step["delta"], end="", flush=True)
+        elif kind == "tool_execution_start":
+            print(f"\n[{event['toolName']}] {json.dumps(event['args'])}", flush=True)
         elif kind == "question":
             if event["kind"] == "question":
                 answer = input(f"\n{event['question']} ")

@@ -46,6 +46,17 @@ impl Queues {
         self.lock().follow_up.push_back(message);
     }
 
+    /// How many messages wait (steering and follow-up).
+    pub fn len(&self) -> usize {
+        let inner = self.lock();
+        inner.steering.len() + inner.follow_up.len()
+    }
+
+    /// Whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Whether steering is waiting.
     pub fn has_steering(&self) -> bool {
         !self.lock().steering.is_empty()

@@ -222,6 +222,21 @@ pub struct Command {
     pub argument_hint: Option<String>,
     /// What runs it.
     pub handler: Arc<dyn CommandHandler>,
+    /// Where it comes from.
+    pub source: CommandSource,
+}
+
+/// Where a command comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CommandSource {
+    /// rab itself.
+    Builtin,
+    /// A prompt command: the markdown file.
+    Prompt(std::path::PathBuf),
+    /// A skill: its `SKILL.md`.
+    Skill(std::path::PathBuf),
+    /// An extension (an MCP server's prompt, a plugin): its name.
+    Extension(String),
 }
 
 impl std::fmt::Debug for Command {
@@ -565,6 +580,7 @@ pub fn command(
         description: description.to_owned(),
         argument_hint: None,
         handler: Arc::new(FnHandler(run)),
+        source: CommandSource::Extension(String::new()),
     }
 }
 

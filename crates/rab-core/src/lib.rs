@@ -50,8 +50,9 @@ pub use tools::{ask_user, config_tool, cron, inbox, task, tool_catalog};
 
 pub use compaction::{MAX_FAILURES, ModelCompactor, cut_point, sliding_window, transcript};
 pub use extension::{
-    Command, CommandContext, CommandHandler, CommandOutcome, Completion, Extension, Extensions,
-    Lifecycle, PromptRequest, ServiceKind, ServiceState, ServiceStatus, Services, command,
+    Command, CommandContext, CommandHandler, CommandOutcome, CommandSource, Completion, Extension,
+    Extensions, Lifecycle, PromptRequest, ServiceKind, ServiceState, ServiceStatus, Services,
+    command,
 };
 pub use gate::{Approval, ApprovalKind, ApprovalRequest, Approver, Denial, Gate, ModeSwitch};
 pub use plan_tools::{EnterPlanMode, ExitPlanMode, plan_tools};

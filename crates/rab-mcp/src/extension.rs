@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use rab_agent::ToolSource;
 use rab_core::{
-    Command, CommandContext, CommandHandler, CommandOutcome, Completion, Extension, PromptRequest,
+    Command, CommandContext, CommandHandler, CommandOutcome, CommandSource, Completion, Extension,
+    PromptRequest,
 };
 
 use crate::manager::{McpManager, ServerState};
@@ -56,6 +57,7 @@ impl Extension for McpExtension {
             description: "MCP servers: state, tools, prompts; /mcp restart NAME".into(),
             argument_hint: Some("[restart NAME]".into()),
             handler: Arc::new(Status(self.manager.clone())),
+            source: CommandSource::Extension("mcp".into()),
         }]
     }
 
@@ -73,6 +75,7 @@ impl Extension for McpExtension {
                         .clone()
                         .unwrap_or_else(|| format!("prompt {} of MCP server {}", p.name, p.server)),
                     argument_hint: hint,
+                    source: CommandSource::Extension(format!("mcp:{}", p.server)),
                     handler: Arc::new(Prompt {
                         manager: self.manager.clone(),
                         server: p.server,

@@ -279,8 +279,8 @@ pub enum Command {
         oauth: bool,
     },
     /// Serve editors over the Agent Client Protocol on stdin and stdout (Zed,
-    /// JetBrains IDEs, Neovim); the model comes from the settings. `rab --mode acp
-    /// --model NAME …` takes the usual options. See docs/acp.md.
+    /// JetBrains IDEs, Neovim); session options may follow (`rab acp --model NAME
+    /// --provider NAME`), else the model comes from the settings. See docs/acp.md.
     Acp,
 }
 
@@ -522,19 +522,36 @@ pub fn parse() -> Result<Cli, clap::Error> {
 
 /// Parses `args` (the program name first) as the process arguments are parsed.
 pub fn parse_args(args: Vec<std::ffi::OsString>) -> Result<Cli, clap::Error> {
-    Cli::try_parse_from(normalise(args))
+    let after_dashes = args.iter().any(|a| a == "--");
+    let mut cli = Cli::try_parse_from(normalise(args))?;
+    // `rab --model X acp`: options before the mode's name (as an editor's settings may
+    // put them) name the mode, not a one-word prompt. `rab -p acp` and `rab -- acp`
+    // stay prompts.
+    if cli.command.is_none() && cli.mode.is_none() && !cli.print && !after_dashes {
+        let mode = match cli.prompt.as_slice() {
+            [word] if word == "acp" => Some(RunMode::Acp),
+            [word] if word == "telegram" => Some(RunMode::Telegram),
+            [word] if word == "serve" => Some(RunMode::Serve),
+            _ => None,
+        };
+        if mode.is_some() {
+            cli.mode = mode;
+            cli.prompt.clear();
+        }
+    }
+    Ok(cli)
 }
 
-/// `-nc` as `--no-context-files`; `rab telegram …` and `rab serve …` as `rab --mode
-/// telegram …`, so the session options (`--model`, `--provider`, …) may follow them as
-/// they follow every mode.
+/// `-nc` as `--no-context-files`; `rab acp …`, `rab telegram …` and `rab serve …` as
+/// `rab --mode acp …`, so the session options (`--model`, `--provider`, …) may follow
+/// them as they follow every mode.
 fn normalise(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
     let mut args: Vec<std::ffi::OsString> = args
         .into_iter()
         .map(|a| if a == "-nc" { "--no-context-files".into() } else { a })
         .collect();
     if let Some(first) = args.get(1).cloned()
-        && (first == "telegram" || first == "serve")
+        && (first == "telegram" || first == "serve" || first == "acp")
     {
         args.splice(1..2, ["--mode".into(), first]);
     }
@@ -601,5 +618,31 @@ impl Cli {
             session: self.session.clone(),
             fork: self.fork,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        parse_args(args.iter().map(Into::into).collect()).unwrap()
+    }
+
+    #[test]
+    fn a_modes_name_takes_the_session_options_before_or_after_it() {
+        let after = parse(&["rab", "acp", "--model", "m1", "--provider", "anthropic"]);
+        assert_eq!(after.mode, Some(RunMode::Acp));
+        assert_eq!(after.model.as_deref(), Some("m1"));
+        assert_eq!(after.provider.as_deref(), Some("anthropic"));
+        let before = parse(&["rab", "--model", "m1", "acp"]);
+        assert_eq!((before.mode, before.prompt.len()), (Some(RunMode::Acp), 0));
+        assert_eq!(before.model.as_deref(), Some("m1"));
+        assert_eq!(parse(&["rab", "--model", "m1", "telegram"]).mode, Some(RunMode::Telegram));
+        // A prompt of that one word is still a prompt where it is clearly one.
+        assert_eq!(parse(&["rab", "-p", "acp"]).prompt, vec!["acp".to_owned()]);
+        assert_eq!(parse(&["rab", "--model", "m1", "--", "acp"]).prompt, vec!["acp".to_owned()]);
+        assert_eq!(parse(&["rab", "acp", "please"]).mode, Some(RunMode::Acp));
+        assert_eq!(parse(&["rab", "explain", "acp"]).mode, None);
     }
 }

@@ -300,7 +300,8 @@ impl Printer {
             | Event::StateChanged(_)
             | Event::QuestionClosed { .. }
             | Event::ShellStarted { .. }
-            | Event::OpStarted { .. } => {}
+            | Event::OpStarted { .. }
+            | Event::Data { .. } => {}
             Event::ServiceStatus(s) => match &s.state {
                 rab_core::ServiceState::Failed(why) | rab_core::ServiceState::Crashed(why) => {
                     let first = why.lines().next().unwrap_or_default();

@@ -36,12 +36,16 @@ pub fn list(launch: &Launch) -> String {
 
 /// Checks that `provider` takes a key; the error says which do.
 pub fn check_provider(launch: &Launch, provider: &str) -> Result<(), String> {
-    match launch.registry.provider(provider) {
+    check_provider_in(&launch.registry, provider)
+}
+
+/// [`check_provider`] against `registry`.
+pub fn check_provider_in(registry: &rab_ai::Registry, provider: &str) -> Result<(), String> {
+    match registry.provider(provider) {
         Some(p) if p.requires_key => Ok(()),
         Some(_) => Err(format!("{provider} needs no key")),
         None => {
-            let names: Vec<&str> = launch
-                .registry
+            let names: Vec<&str> = registry
                 .providers()
                 .iter()
                 .filter(|p| p.requires_key)
@@ -54,12 +58,22 @@ pub fn check_provider(launch: &Launch, provider: &str) -> Result<(), String> {
 
 /// Stores `key` for `provider`; the text says where and what it takes to use it.
 pub fn store(launch: &Launch, provider: &str, key: &str) -> Result<String, String> {
-    check_provider(launch, provider)?;
+    store_in(&launch.paths, &launch.registry, provider, key)
+}
+
+/// [`store`] without a set-up (an editor signing in before any session).
+pub fn store_in(
+    paths: &rab_config::Paths,
+    registry: &rab_ai::Registry,
+    provider: &str,
+    key: &str,
+) -> Result<String, String> {
+    check_provider_in(registry, provider)?;
     let key = key.trim();
     if key.is_empty() {
         return Err("no key entered; nothing stored".into());
     }
-    let path = launch.paths.auth_file();
+    let path = paths.auth_file();
     let mut auth = Auth::load(&path).map_err(|e| e.to_string())?;
     auth.set_key(provider, key).map_err(|e| e.to_string())?;
     Ok(format!(

@@ -31,6 +31,7 @@ impl Extension for BuiltinCommands {
                 description: (*desc).to_owned(),
                 argument_hint: None,
                 handler: Arc::new(Builtin(name)),
+                source: crate::extension::CommandSource::Builtin,
             })
             .collect()
     }
@@ -431,21 +432,34 @@ fn export(args: &str, session: &AgentSession, launch: &Launch) -> Outcome {
         .and_then(|f: &std::path::PathBuf| f.extension())
         .and_then(|e| by_name(&e.to_string_lossy()));
     let format = format.or(from_extension).unwrap_or(ExportFormat::Html);
-    // Unless a path is given: beside the session file, not in the project.
-    let file = file.unwrap_or_else(|| {
-        let dir = session.tape().path().and_then(|p| p.parent()).map_or_else(
-            || rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd),
-            std::path::Path::to_owned,
-        );
-        dir.join(format!("rab-session-{}.{}", session.tape().id(), format.extension()))
-    });
-    match rab_session::export::export(session.tape(), format) {
-        Ok(text) => match rab_tools::atomic_write::write_atomic(&file, text.as_bytes()) {
-            Ok(()) => Outcome::Info(format!("exported to {}", file.display())),
-            Err(e) => Outcome::Error(format!("cannot write {}: {e}", file.display())),
-        },
-        Err(e) => Outcome::Error(e.to_string()),
+    match export_session(session, launch, format, file) {
+        Ok(file) => Outcome::Info(format!("exported to {}", file.display())),
+        Err(e) => Outcome::Error(e),
     }
+}
+
+/// Writes `session` as `format` to `file` (relative to the working directory), or
+/// beside the session file (not in the project) when none is given; the file written.
+pub fn export_session(
+    session: &AgentSession,
+    launch: &Launch,
+    format: rab_session::export::ExportFormat,
+    file: Option<std::path::PathBuf>,
+) -> Result<std::path::PathBuf, String> {
+    let file = match file {
+        Some(f) => launch.cwd.join(f),
+        None => {
+            let dir = session.tape().path().and_then(|p| p.parent()).map_or_else(
+                || rab_session::session_dir(&launch.paths.sessions_dir(), &launch.cwd),
+                std::path::Path::to_owned,
+            );
+            dir.join(format!("rab-session-{}.{}", session.tape().id(), format.extension()))
+        }
+    };
+    let text = rab_session::export::export(session.tape(), format).map_err(|e| e.to_string())?;
+    rab_tools::atomic_write::write_atomic(&file, text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+    Ok(file)
 }
 
 /// The tools, their levels, which are deferred, and the permission mode.

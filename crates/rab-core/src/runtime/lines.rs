@@ -239,7 +239,7 @@ impl Actor {
                 });
                 return self.switch_session(id, listed.unwrap_or_else(|| setup.cwd.join(&arg)));
             }
-            Outcome::NewSession => return self.new_session(id),
+            Outcome::NewSession => return self.new_session(id, None),
             Outcome::Compact(focus) => return self.start_op(id, SessionOp::Compact(focus)),
             Outcome::Branch(entry, summary) => {
                 let entry = (!entry.is_empty()).then_some(entry);
@@ -432,6 +432,7 @@ impl Actor {
                 self.emit(Event::ShellOutput { submission: id, chunk });
             }
             Inner::ShellEnded(id, line, result) => {
+                self.shells.remove(&id);
                 let context =
                     crate::input::shell_context(&line.command, &result.output, result.is_error);
                 self.emit(Event::ShellEnded {
@@ -467,6 +468,8 @@ impl Actor {
         self.emit(Event::ShellStarted { submission: id, command: line.command.clone() });
         let setup = setup.clone();
         let tx = self.inner.clone();
+        let cancel = CancellationToken::new();
+        self.shells.insert(id, cancel.clone());
         tokio::spawn(async move {
             let (sink, mut rx) = rab_agent::UpdateSink::channel("shell");
             let forward_tx = tx.clone();
@@ -475,8 +478,7 @@ impl Actor {
                     let _ = forward_tx.send(Inner::ShellOutput(id, chunk));
                 }
             });
-            let result =
-                crate::shell_line::run(&setup, &line, CancellationToken::new(), sink).await;
+            let result = crate::shell_line::run(&setup, &line, cancel, sink).await;
             let _ = forward.await;
             let _ = tx.send(Inner::ShellEnded(id, line, result));
         });
@@ -508,12 +510,20 @@ impl Actor {
     }
 
     /// `/new`.
-    pub(super) fn new_session(&mut self, id: u64) {
+    pub(super) fn new_session(&mut self, id: u64, parent: Option<String>) {
         let result = self.setup().and_then(|setup| {
             if self.session.is_none() {
                 return Err(BUSY.to_owned());
             }
-            let (session, _) = setup.session(setup.new_tape()).map_err(|e| e.message)?;
+            let tape = match parent {
+                None => setup.new_tape(),
+                Some(parent) => rab_session::Tape::create(
+                    &rab_session::session_dir(&setup.paths.sessions_dir(), &setup.cwd),
+                    &setup.cwd,
+                    Some(parent),
+                ),
+            };
+            let (session, _) = setup.session(tape).map_err(|e| e.message)?;
             let text = format!("new session {}", session.tape().id());
             self.replace(id, session, Replaced::New);
             self.emit(Event::Info { submission: id, text });
@@ -541,6 +551,28 @@ impl Actor {
             Ok(())
         });
         self.done(id, result);
+    }
+
+    /// [`Op::WithSession`](super::Op::WithSession): `f` on the session, between runs.
+    pub(super) fn with_session(&mut self, id: u64, f: super::SessionFn) {
+        let Some(session) = self.session.as_mut() else {
+            return self.done(id, Err(BUSY.to_owned()));
+        };
+        let before = session.tape().id().to_owned();
+        let result = (f.0)(session, self.setup.as_deref());
+        let after = session.tape().id().to_owned();
+        if let Ok(value) = &result {
+            self.emit(Event::Data { submission: id, value: value.clone() });
+        }
+        if after != before {
+            self.emit(Event::SessionReplaced {
+                submission: id,
+                id: after,
+                reason: Replaced::Forked,
+            });
+        }
+        self.settle();
+        self.done(id, result.map(|_| ()));
     }
 
     /// `/fork`.

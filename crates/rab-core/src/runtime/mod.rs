@@ -11,23 +11,25 @@
 //! a front end renders what comes out and asks its user when a [`View`] needs a choice.
 
 mod lines;
+mod state;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rab_agent::{AgentEvent, BoxFuture, Queues, StopCause};
+use rab_agent::{AgentEvent, Queues, StopCause};
 use rab_ai::{Message, Model, ThinkingLevel};
-use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::gate::{Approval, ApprovalRequest, Approver};
+use crate::gate::{Approval, ApprovalRequest};
 use crate::session::AgentSession;
 use crate::session_ops::TreeItem;
 use crate::setup::Setup;
+use state::state_of;
+pub use state::{Aborter, EventApprover, State};
 
 /// Why an op that needs the session is refused while a run goes on.
 const BUSY: &str = "a run is going on: steer, follow up or abort it first";
@@ -62,11 +64,15 @@ pub enum Op {
     Steer {
         /// The message.
         text: String,
+        /// Images sent with it (`Content::Image`).
+        images: Vec<rab_ai::Content>,
     },
     /// A message for after the running agent would stop.
     FollowUp {
         /// The message.
         text: String,
+        /// Images sent with it (`Content::Image`).
+        images: Vec<rab_ai::Content>,
     },
     /// Stops the run (its tool calls end as interrupted; the tape stays whole).
     Abort,
@@ -110,8 +116,12 @@ pub enum Op {
         /// What the summary should keep.
         focus: Option<String>,
     },
-    /// A new session in the same directory.
-    NewSession,
+    /// A new session in the same directory; `parent`: the session file it comes from
+    /// (recorded in its header).
+    NewSession {
+        /// The parent session's file.
+        parent: Option<String>,
+    },
     /// Continues the session in this file.
     SwitchSession {
         /// The session file.
@@ -129,6 +139,27 @@ pub enum Op {
         /// The key.
         key: String,
     },
+    /// Runs `f` on the session between runs (refused while a run or a session operation
+    /// goes on); what it returns comes as [`Event::Data`]. A front end's own queries and
+    /// settings (statistics, fork points, an export, a name) go through it. When `f`
+    /// moved the session to another file (a fork), [`Event::SessionReplaced`] follows.
+    WithSession(SessionFn),
+    /// Stops the shell lines (`!cmd`) going on; their output so far ends them.
+    AbortShell,
+}
+
+/// What [`SessionFn`] runs: the session, and the set-up it was made from (none for a
+/// bare runtime).
+pub type SessionWork =
+    dyn FnOnce(&mut AgentSession, Option<&Setup>) -> Result<serde_json::Value, String> + Send;
+
+/// A front end's work on the session ([`Op::WithSession`]).
+pub struct SessionFn(pub Box<SessionWork>);
+
+impl std::fmt::Debug for SessionFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionFn")
+    }
 }
 
 /// How a session took the place of another.
@@ -169,40 +200,6 @@ pub enum View {
     },
 }
 
-/// The state of a session.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct State {
-    /// The model's id and provider.
-    pub model: String,
-    /// The provider.
-    pub provider: String,
-    /// The thinking level.
-    pub thinking_level: ThinkingLevel,
-    /// A run is going on.
-    pub is_streaming: bool,
-    /// The session file (`None` without one).
-    pub session_file: Option<String>,
-    /// Messages in the conversation.
-    pub message_count: usize,
-    /// The session's id.
-    pub session_id: String,
-    /// The session's name (`/name`), if it has one.
-    pub session_name: Option<String>,
-    /// The model's context window, in tokens.
-    pub context_window: u64,
-    /// Estimated tokens of the conversation now.
-    pub context_tokens: u64,
-    /// Input tokens of the session (cache reads and writes included).
-    pub input_tokens: u64,
-    /// Output tokens of the session.
-    pub output_tokens: u64,
-    /// Input tokens read from the provider's cache.
-    pub cache_read_tokens: u64,
-    /// Dollars spent by the session and its sub-agents.
-    pub cost: f64,
-}
-
 /// What the runtime tells the front end.
 #[derive(Debug)]
 pub enum Event {
@@ -221,6 +218,13 @@ pub enum Event {
         submission: u64,
         /// The state.
         state: State,
+    },
+    /// What [`Op::WithSession`] `submission` returned.
+    Data {
+        /// The submission answered.
+        submission: u64,
+        /// The value.
+        value: serde_json::Value,
     },
     /// Answer to [`Op::GetMessages`] `submission`.
     Messages {
@@ -384,45 +388,6 @@ impl RuntimeHandle {
     }
 }
 
-/// Aborts the run of a runtime ([`RuntimeHandle::aborter`]). It does not keep the
-/// runtime alive: once the handle is gone, aborting does nothing.
-#[derive(Clone)]
-pub struct Aborter(mpsc::WeakUnboundedSender<(u64, Op)>);
-
-impl Aborter {
-    /// Stops the run going on, if any.
-    pub fn abort(&self) {
-        if let Some(ops) = self.0.upgrade() {
-            let _ = ops.send((0, Op::Abort));
-        }
-    }
-}
-
-/// Asks questions as events: install it where the session's gate looks for an approver.
-pub struct EventApprover {
-    asks: mpsc::UnboundedSender<(ApprovalRequest, oneshot::Sender<Approval>)>,
-}
-
-impl Approver for EventApprover {
-    fn approve<'a>(
-        &'a self,
-        request: ApprovalRequest,
-        cancel: &'a CancellationToken,
-    ) -> BoxFuture<'a, Approval> {
-        let (tx, rx) = oneshot::channel();
-        let sent = self.asks.send((request, tx)).is_ok();
-        Box::pin(async move {
-            if !sent {
-                return Approval::Unavailable;
-            }
-            tokio::select! {
-                answer = rx => answer.unwrap_or(Approval::Unavailable),
-                () = cancel.cancelled() => Approval::Deny(Some("interrupted".into())),
-            }
-        })
-    }
-}
-
 /// A run under way.
 /// A session operation under way (compact, branch, handoff).
 struct Busy {
@@ -482,40 +447,13 @@ fn spawn(
         approver: approver.clone(),
         inner: inner_tx,
         shared_output: Vec::new(),
+        shells: HashMap::new(),
         watched: Vec::new(),
         reported: Vec::new(),
     };
     let task = tokio::spawn(actor.run(ops_rx, agent_events, asks_rx, inner_rx));
     let handle = RuntimeHandle { ops: ops_tx, events: events_rx, next: AtomicU64::new(1), task };
     (handle, approver)
-}
-
-impl State {
-    /// The state of `session` (not running).
-    pub fn of(session: &AgentSession) -> State {
-        state_of(session, false)
-    }
-}
-
-fn state_of(session: &AgentSession, is_streaming: bool) -> State {
-    let model = &session.agent().config().model;
-    let totals = session.totals();
-    State {
-        model: model.id.clone(),
-        provider: model.provider.clone(),
-        thinking_level: session.thinking(),
-        is_streaming,
-        session_file: session.tape().path().map(|p| p.display().to_string()),
-        message_count: session.agent().messages().len(),
-        session_id: session.tape().id().to_owned(),
-        session_name: session.name(),
-        context_window: model.context_window,
-        context_tokens: session.context_tokens(),
-        input_tokens: totals.usage.total_input(),
-        output_tokens: totals.usage.output,
-        cache_read_tokens: totals.usage.cache_read,
-        cost: totals.cost + session.sub_agents().cost,
-    }
 }
 
 struct Actor {
@@ -530,6 +468,8 @@ struct Actor {
     inner: mpsc::UnboundedSender<lines::Inner>,
     /// Output of `!cmd` lines for the next prompt.
     shared_output: Vec<String>,
+    /// Shell lines going on, by submission: what stops each.
+    shells: HashMap<u64, CancellationToken>,
     /// Where sessions send their events (each session the runtime takes on).
     agent_tx: mpsc::UnboundedSender<AgentEvent>,
     /// The extensions' services, watched for changes.
@@ -738,10 +678,7 @@ impl Actor {
         images: Vec<rab_ai::Content>,
         resets_grants: bool,
     ) -> Result<(), String> {
-        let mut content = vec![rab_ai::Content::text(text)];
-        content.extend(images);
-        let message = Message::User(rab_ai::UserMessage { content });
-        self.start_messages(submission, vec![message], resets_grants)
+        self.start_messages(submission, vec![user_message(text, images)], resets_grants)
     }
 
     /// Starts a run of `messages` for `submission`; refused while one runs.
@@ -777,7 +714,7 @@ impl Actor {
             }
             Op::Line { text } => self.line(id, text, Vec::new()).await,
             Op::LineWithImages { text, images } => self.line(id, text, images).await,
-            Op::NewSession => self.new_session(id),
+            Op::NewSession { parent } => self.new_session(id, parent),
             Op::Handoff { focus } => {
                 self.outcome(id, crate::CommandOutcome::Handoff(focus)).await;
             }
@@ -789,19 +726,18 @@ impl Actor {
             Op::Fork => self.fork(id),
             Op::Reload => self.reload(id, None),
             Op::StoreKey { provider, key } => self.store_key(id, &provider, &key),
-            Op::Steer { text } | Op::FollowUp { text } if self.running.is_none() => {
-                let _ = text;
+            Op::Steer { .. } | Op::FollowUp { .. } if self.running.is_none() => {
                 self.done(id, Err("nothing is running: send a prompt".into()));
             }
-            Op::Steer { text } => {
+            Op::Steer { text, images } => {
                 if let Some(r) = &self.running {
-                    r.queues.steer(Message::user(text));
+                    r.queues.steer(user_message(text, images));
                 }
                 self.done(id, Ok(()));
             }
-            Op::FollowUp { text } => {
+            Op::FollowUp { text, images } => {
                 if let Some(r) = &self.running {
-                    r.queues.follow_up(Message::user(text));
+                    r.queues.follow_up(user_message(text, images));
                 }
                 self.done(id, Ok(()));
             }
@@ -824,7 +760,9 @@ impl Actor {
                 None => self.done(id, Err(format!("no open question {question}"))),
             },
             Op::GetState => {
-                let state = self.state.clone();
+                let mut state = self.state.clone();
+                state.is_compacting = self.busy.is_some();
+                state.pending_messages = self.running.as_ref().map_or(0, |r| r.queues.len());
                 self.emit(Event::State { submission: id, state });
                 self.done(id, Ok(()));
             }
@@ -850,8 +788,20 @@ impl Actor {
                 None => self.done(id, busy()),
             },
             Op::Compact { focus } => self.start_op(id, lines::SessionOp::Compact(focus)),
+            Op::WithSession(f) => self.with_session(id, f),
+            Op::AbortShell => {
+                self.shells.values().for_each(CancellationToken::cancel);
+                self.done(id, Ok(()));
+            }
         }
     }
+}
+
+/// A user message of `text` and `images`.
+fn user_message(text: String, images: Vec<rab_ai::Content>) -> Message {
+    let mut content = vec![rab_ai::Content::text(text)];
+    content.extend(images);
+    Message::User(rab_ai::UserMessage { content })
 }
 
 #[cfg(test)]

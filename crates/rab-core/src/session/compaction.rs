@@ -44,6 +44,8 @@ pub struct ModelCompactor {
     settings: CompactionSettings,
     failures: AtomicU32,
     disabled: AtomicBool,
+    /// Compacts automatically (the setting, until a front end turns it off or on).
+    auto: AtomicBool,
     /// The gate whose PreCompact hooks run first.
     gate: std::sync::OnceLock<Arc<crate::gate::Gate>>,
 }
@@ -53,10 +55,26 @@ impl ModelCompactor {
     pub fn new(provider: Arc<dyn Provider>, settings: CompactionSettings) -> Self {
         Self {
             provider,
+            auto: AtomicBool::new(settings.enabled),
             settings,
             failures: AtomicU32::new(0),
             disabled: AtomicBool::new(false),
             gate: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Whether it compacts automatically before the context overflows.
+    pub fn auto(&self) -> bool {
+        self.auto.load(Ordering::Relaxed)
+    }
+
+    /// Turns automatic compaction on or off (`/compact` works either way); turning it
+    /// on also forgets the failures that had turned it off.
+    pub fn set_auto(&self, on: bool) {
+        self.auto.store(on, Ordering::Relaxed);
+        if on {
+            self.failures.store(0, Ordering::Relaxed);
+            self.disabled.store(false, Ordering::Relaxed);
         }
     }
 
@@ -112,7 +130,7 @@ impl ModelCompactor {
 
     /// Whether automatic compaction is on (settings, and no circuit break).
     pub fn is_auto(&self) -> bool {
-        self.settings.enabled && !self.disabled.load(Ordering::Relaxed)
+        self.auto() && !self.disabled.load(Ordering::Relaxed)
     }
 
     fn fail(&self, message: String) -> CompactError {

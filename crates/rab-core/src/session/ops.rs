@@ -226,6 +226,38 @@ impl AgentSession {
         Ok((path, report))
     }
 
+    /// Whether the conversation is compacted automatically before it overflows.
+    pub fn auto_compaction(&self) -> bool {
+        self.compactor.as_ref().is_some_and(|c| c.auto())
+    }
+
+    /// Turns automatic compaction on or off; refused when compaction is not set up.
+    pub fn set_auto_compaction(&mut self, on: bool) -> Result<(), String> {
+        let c = self.compactor.as_ref().ok_or("compaction is not set up for this session")?;
+        c.set_auto(on);
+        Ok(())
+    }
+
+    /// How steering and follow-up messages are taken from their queues.
+    pub fn set_drain_modes(
+        &mut self,
+        steering: Option<rab_agent::DrainMode>,
+        follow_up: Option<rab_agent::DrainMode>,
+    ) {
+        let config = self.agent.config_mut();
+        if let Some(mode) = steering {
+            config.steering_mode = mode;
+        }
+        if let Some(mode) = follow_up {
+            config.follow_up_mode = mode;
+        }
+    }
+
+    /// How often a failed model request is tried again (0: never).
+    pub fn set_max_retries(&mut self, retries: u32) {
+        self.agent.config_mut().options.retry.max_retries = retries;
+    }
+
     /// Names the session (shown by the session picker).
     pub fn set_name(&mut self, name: &str) -> Result<(), String> {
         let target_id = self.tape.id().to_owned();

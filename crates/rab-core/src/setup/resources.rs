@@ -39,6 +39,7 @@ impl Extension for Resources {
                 description: c.description.clone(),
                 argument_hint: c.argument_hint.clone(),
                 handler: Arc::new(PromptHandler(c.clone())),
+                source: crate::extension::CommandSource::Prompt(c.path.clone()),
             })
             .collect();
         out.extend(self.skills.iter().map(|s| Command {
@@ -46,6 +47,7 @@ impl Extension for Resources {
             description: s.description.clone(),
             argument_hint: None,
             handler: Arc::new(SkillHandler(s.clone())),
+            source: crate::extension::CommandSource::Skill(s.dir.join("SKILL.md")),
         }));
         out
     }

@@ -14,12 +14,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AuthMethod, AuthMethodTerminal, CancelNotification, Implementation,
-    InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
-    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities,
-    PromptRequest, PromptResponse, ReadTextFileRequest, RequestPermissionOutcome,
-    RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate, StopReason,
-    WriteTextFileRequest,
+    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthMethodTerminal, AuthenticateRequest,
+    AuthenticateResponse, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
+    CancelNotification, Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest,
+    LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse,
+    PromptCapabilities, PromptRequest, PromptResponse, ReadTextFileRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification,
+    SessionUpdate, StopReason, UnstructuredCommandInput, WriteTextFileRequest,
 };
 use agent_client_protocol::{Agent, Client, ConnectTo, Error, v1};
 use rab_agent::StopCause;
@@ -48,25 +49,111 @@ fn open_error(e: String) -> Error {
     }
 }
 
-/// Ways an editor can give rab a key: `rab login PROVIDER` run in a terminal, for each
-/// provider that needs one.
+/// The `authenticate` method whose key the editor passes (`_meta.apiKey`), by provider.
+const API_KEY_METHOD: &str = "api-key-";
+/// The `rab login PROVIDER` method the editor runs in a terminal, by provider.
+const LOGIN_METHOD: &str = "login-";
+
+/// Ways an editor can give rab a key, for each provider that needs one: `rab login
+/// PROVIDER` run in a terminal (the key read without echo), or the key entered in the
+/// editor and passed to `authenticate` (`_meta.apiKey`); and the browser sign-ins of
+/// `rab login openai --oauth` (a ChatGPT plan) and `rab login openrouter --oauth`.
 fn auth_methods(env: &Env, paths: &Paths) -> Vec<AuthMethod> {
     let Ok(registry) = rab_core::setup::target::registry(env, paths) else { return Vec::new() };
-    registry
-        .providers()
-        .iter()
-        .filter(|p| p.requires_key)
-        .map(|p| {
-            AuthMethod::Terminal(
-                AuthMethodTerminal::new(format!("login-{}", p.name), format!("{} API key", p.name))
-                    .description(format!(
-                        "Store a {} key for rab (read from the terminal, never echoed)",
-                        p.name
-                    ))
-                    .args(vec!["login".to_owned(), p.name.clone()]),
+    let mut methods = Vec::new();
+    for p in registry.providers().iter().filter(|p| p.requires_key) {
+        let name = &p.name;
+        methods.push(AuthMethod::Terminal(
+            AuthMethodTerminal::new(format!("{LOGIN_METHOD}{name}"), format!("{name} API key"))
+                .description(format!(
+                    "Store a {name} key for rab (read from the terminal, never echoed)"
+                ))
+                .args(vec!["login".to_owned(), name.clone()]),
+        ));
+        methods.push(AuthMethod::Agent(
+            AuthMethodAgent::new(
+                format!("{API_KEY_METHOD}{name}"),
+                format!("Enter a {name} API key"),
             )
+            .description(
+                "The editor passes the key to rab's authenticate as _meta.apiKey; rab stores \
+                 it in auth.json, readable only by you",
+            ),
+        ));
+    }
+    let sign_ins = [
+        ("openai", "Sign in with ChatGPT", "Use your ChatGPT plan (a browser sign-in)"),
+        ("openrouter", "Sign in to OpenRouter", "Get an OpenRouter key (a browser sign-in)"),
+    ];
+    for (provider, name, description) in sign_ins {
+        if registry.provider(provider).is_some() {
+            methods.push(AuthMethod::Terminal(
+                AuthMethodTerminal::new(format!("oauth-{provider}"), name)
+                    .description(description)
+                    .args(vec!["login".to_owned(), provider.to_owned(), "--oauth".to_owned()]),
+            ));
+        }
+    }
+    methods
+}
+
+/// `authenticate`: an `api-key-PROVIDER` method stores the key the editor passed, as
+/// `/login` does; a terminal method (which an editor runs rather than passes) is checked:
+/// the provider has a key now, or the error says how to give one.
+fn authenticate(env: &Env, paths: &Paths, req: &AuthenticateRequest) -> Result<(), Error> {
+    let registry = rab_core::setup::target::registry(env, paths)
+        .map_err(|e| Error::internal_error().data(e.message))?;
+    let method = req.method_id.0.to_string();
+    if let Some(provider) = method.strip_prefix(API_KEY_METHOD) {
+        let key = req
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("apiKey"))
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| {
+                Error::invalid_params()
+                    .data(format!("{method} takes the key in the request's _meta.apiKey"))
+            })?;
+        return rab_core::commands::login::store_in(paths, &registry, provider, key)
+            .map(|_| ())
+            .map_err(|e| Error::invalid_params().data(e));
+    }
+    let provider = method
+        .strip_prefix(LOGIN_METHOD)
+        .or_else(|| method.strip_prefix("oauth-"))
+        .filter(|p| registry.provider(p).is_some())
+        .ok_or_else(|| {
+            Error::invalid_params().data(format!("unknown authentication method {method}"))
+        })?;
+    let auth = rab_config::Auth::load(&paths.auth_file()).unwrap_or_default();
+    let has_key = registry
+        .provider(provider)
+        .is_some_and(|p| rab_config::resolve_key(p, None, env, &auth).is_some());
+    if has_key {
+        Ok(())
+    } else {
+        Err(Error::auth_required()
+            .data(format!("no {provider} key yet: run `rab login {provider}` in a terminal")))
+    }
+}
+
+/// The session's commands as ACP's available commands (`/name` in the editor's prompt).
+fn available_commands(setup: &Setup) -> SessionUpdate {
+    let commands = setup
+        .extensions
+        .commands()
+        .into_iter()
+        .map(|c| {
+            let command = AvailableCommand::new(c.name, c.description);
+            match c.argument_hint {
+                Some(hint) => command.input(AvailableCommandInput::Unstructured(
+                    UnstructuredCommandInput::new(hint),
+                )),
+                None => command,
+            }
         })
-        .collect()
+        .collect();
+    SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands))
 }
 
 struct Acp {
@@ -182,7 +269,9 @@ struct RabAcp(Arc<Acp>);
 impl ConnectTo<Client> for RabAcp {
     async fn connect_to(self, client: impl ConnectTo<Agent>) -> agent_client_protocol::Result<()> {
         let acp = self.0;
-        let (a1, a2, a3, a4, a5) = (acp.clone(), acp.clone(), acp.clone(), acp.clone(), acp);
+        let (a1, a2, a3, a4, a5) =
+            (acp.clone(), acp.clone(), acp.clone(), acp.clone(), acp.clone());
+        let a6 = acp;
         Agent
             .v1()
             .name("rab")
@@ -214,11 +303,23 @@ impl ConnectTo<Client> for RabAcp {
                 agent_client_protocol::on_receive_request!(),
             )
             .on_receive_request(
+                async move |req: AuthenticateRequest, responder, _cx| match authenticate(
+                    &a6.env, &a6.paths, &req,
+                ) {
+                    Ok(()) => responder.respond(AuthenticateResponse::new()),
+                    Err(e) => responder.respond_with_error(e),
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
                 async move |req: NewSessionRequest, responder, cx| match a2
                     .open(&req.cwd, &req.mcp_servers, None, &cx)
                     .await
                 {
-                    Ok(id) => responder.respond(NewSessionResponse::new(id)),
+                    Ok((id, commands)) => {
+                        responder.respond(NewSessionResponse::new(id.clone()))?;
+                        cx.send_notification(SessionNotification::new(SessionId::new(id), commands))
+                    }
                     Err(e) => responder.respond_with_error(open_error(e)),
                 },
                 agent_client_protocol::on_receive_request!(),
@@ -227,7 +328,13 @@ impl ConnectTo<Client> for RabAcp {
                 async move |req: LoadSessionRequest, responder, cx| {
                     let id = req.session_id.0.to_string();
                     match a3.open(&req.cwd, &req.mcp_servers, Some(&id), &cx).await {
-                        Ok(_) => responder.respond(LoadSessionResponse::new()),
+                        Ok((_, commands)) => {
+                            cx.send_notification(SessionNotification::new(
+                                req.session_id,
+                                commands,
+                            ))?;
+                            responder.respond(LoadSessionResponse::new())
+                        }
                         Err(e) => responder.respond_with_error(open_error(e)),
                     }
                 },
@@ -297,14 +404,15 @@ impl Acp {
     }
 
     /// Opens a session in `cwd`: a new one, or `load` (an earlier session's id) with its
-    /// conversation replayed to the editor first. Its id.
+    /// conversation replayed to the editor first. Its id, and its commands for the
+    /// editor (sent once the editor knows the session).
     async fn open(
         &self,
         cwd: &Path,
         servers: &[McpServer],
         load: Option<&str>,
         cx: &v1::ConnectionTo<Client>,
-    ) -> Result<String, String> {
+    ) -> Result<(String, SessionUpdate), String> {
         if !cwd.is_absolute() {
             return Err(format!("cwd must be an absolute path, not {}", cwd.display()));
         }
@@ -351,6 +459,7 @@ impl Acp {
                 let _ = cx.send_notification(SessionNotification::new(sid.clone(), update));
             }
         }
+        let commands = available_commands(&setup);
         let mut handle = rab_core::runtime::start_with(setup.clone(), session);
         let events = std::mem::replace(&mut handle.events, mpsc::unbounded_channel().1);
         let live = Arc::new(Live {
@@ -362,7 +471,7 @@ impl Acp {
         if let Ok(mut sessions) = self.sessions.lock() {
             sessions.insert(id.clone(), live);
         }
-        Ok(id)
+        Ok((id, commands))
     }
 
     /// The set-up of a session in `cwd`: the command line's choices, the folder's trust
@@ -581,7 +690,8 @@ async fn pump(
             | Event::QuestionClosed { .. }
             | Event::ShellStarted { .. }
             | Event::ServiceStatus(_)
-            | Event::OpStarted { .. } => {}
+            | Event::OpStarted { .. }
+            | Event::Data { .. } => {}
         }
     }
     // The runtime ended: prompts still waiting get an answer.

@@ -347,6 +347,7 @@ impl Ui {
         use rt::Event as E;
         match ev {
             E::Agent(e) => self.app.agent_event(e),
+            E::Data { .. } => {}
             E::ApprovalRequested { id, request } => {
                 let note = self.outside.notify(&format!("rab is waiting: allow {}?", request.tool));
                 self.tell_terminal(&note);
@@ -559,11 +560,11 @@ impl Ui {
             Effect::Quit => self.quit = true,
             Effect::Line(line) => self.line(&line),
             Effect::Steer(text) => {
-                let id = self.submit(Op::Steer { text: text.clone() });
+                let id = self.submit(Op::Steer { text: text.clone(), images: Vec::new() });
                 self.queued.push((id, text));
             }
             Effect::FollowUp(text) => {
-                let id = self.submit(Op::FollowUp { text: text.clone() });
+                let id = self.submit(Op::FollowUp { text: text.clone(), images: Vec::new() });
                 self.queued.push((id, text));
             }
             Effect::Interrupt => {

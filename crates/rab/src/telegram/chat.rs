@@ -196,7 +196,7 @@ impl Chat {
             }
             _ if !images.is_empty() => Op::Prompt { text, images },
             _ if self.running && !text.starts_with(['/', ',']) => {
-                let id = self.handle.submit(Op::Steer { text: text.clone() });
+                let id = self.handle.submit(Op::Steer { text: text.clone(), images: Vec::new() });
                 self.steers.insert(id, text);
                 self.done_update(update_id);
                 return;
@@ -323,6 +323,7 @@ impl Chat {
             | Event::ShellOutput { .. }
             | Event::ShellStarted { .. }
             | Event::OpStarted { .. }
+            | Event::Data { .. }
             | Event::Quit { .. } => {}
         }
     }

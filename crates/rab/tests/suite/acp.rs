@@ -69,15 +69,20 @@ where
         + Send
         + 'static,
 {
-    let mut cmd: tokio::process::Command =
-        home.rab_for("anthropic-messages", llm, Some("k")).into();
-    cmd.current_dir(cwd)
-        .args(["--mode", "acp"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
+    let mut cmd = home.rab_for("anthropic-messages", llm, Some("k"));
+    cmd.current_dir(cwd).args(["--mode", "acp"]).args(args);
+    editor_cmd(cmd, answer, talk)
+}
+
+/// [`editor`] running `cmd` (rab with its arguments, as an editor's settings give them).
+fn editor_cmd<F>(cmd: std::process::Command, answer: &'static str, talk: F) -> Arc<Mutex<Seen>>
+where
+    F: AsyncFnOnce(v1::ConnectionTo<Agent>, Arc<Mutex<Seen>>) -> agent_client_protocol::Result<()>
+        + Send
+        + 'static,
+{
+    let mut cmd: tokio::process::Command = cmd.into();
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).kill_on_drop(true);
     let seen = Arc::new(Mutex::new(Seen::default()));
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let s = seen.clone();
@@ -487,4 +492,207 @@ fn issue_36_without_a_key_the_editor_gets_auth_methods_and_auth_required() {
     assert!(e["error"]["data"].as_str().unwrap().contains("rab login anthropic"), "{e}");
     assert!(llm.requests().is_empty());
     w.end();
+}
+
+#[test]
+fn issue_37_options_after_acp_as_an_editors_settings_give_them_and_the_commands_listed() {
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("from the model chosen after acp"), Turn::text("and before it")]);
+    // Zed's `agent_servers`: {"command": "rab", "args": ["acp", "--model", …]}.
+    for args in [
+        &[
+            "acp",
+            "--provider",
+            "anthropic",
+            "--api",
+            "anthropic-messages",
+            "--model",
+            "claude-haiku-4-5",
+        ][..],
+        &[
+            "--provider",
+            "anthropic",
+            "--api",
+            "anthropic-messages",
+            "--model",
+            "claude-haiku-4-5",
+            "acp",
+        ][..],
+    ] {
+        let mut cmd = home.rab();
+        cmd.env("ANTHROPIC_BASE_URL", llm.url()).env("ANTHROPIC_API_KEY", "k");
+        cmd.current_dir(&dir).args(args);
+        let cwd = dir.clone();
+        let seen = editor_cmd(cmd, "allow", async move |cx, _seen| {
+            init(&cx).await?;
+            let sid = cx.send_request(NewSessionRequest::new(cwd)).block_task().await?.session_id;
+            let r =
+                cx.send_request(PromptRequest::new(sid, vec!["hi".into()])).block_task().await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            Ok(())
+        });
+        let updates = seen.lock().unwrap().updates.clone();
+        let commands = find(&updates, "available_commands_update");
+        assert_eq!(commands.len(), 1, "{updates:?}");
+        let names: Vec<&str> = commands[0]["availableCommands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["name"].as_str())
+            .collect();
+        assert!(names.contains(&"compact") && names.contains(&"model"), "{names:?}");
+    }
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(
+        requests.iter().all(|r| r.body["model"] == "claude-haiku-4-5"),
+        "{:?}",
+        requests[0].body["model"]
+    );
+}
+
+#[test]
+fn issue_37_an_editor_signs_in_with_a_key_it_passes_to_authenticate() {
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("signed in")]);
+    let mut cmd = home.rab_for("anthropic-messages", &llm, None);
+    cmd.current_dir(&dir).args(["--mode", "acp"]);
+    let mut w = Piped::spawn(cmd);
+    let send = |w: &mut Piped, id: i64, method: &str, params: Value| {
+        w.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+        response(w, id)
+    };
+    let r = send(&mut w, 0, "initialize", json!({"protocolVersion": 1, "clientCapabilities": {}}));
+    let methods = r["result"]["authMethods"].as_array().cloned().unwrap_or_default();
+    let by_id = |id: &str| methods.iter().find(|m| m["id"] == id).cloned();
+    let entry = by_id("api-key-anthropic").expect("a key-entry method");
+    assert!(entry.get("type").is_none() || entry["type"] == "agent", "{entry}");
+    let oauth = by_id("oauth-openai").expect("the ChatGPT sign-in");
+    assert_eq!(oauth["args"], json!(["login", "openai", "--oauth"]), "{oauth}");
+    // A terminal method not yet run: still no key.
+    let e = send(&mut w, 1, "authenticate", json!({"methodId": "login-anthropic"}));
+    assert_eq!(e["error"]["code"], -32000, "{e}");
+    // The key-entry method without a key says where it goes.
+    let e = send(&mut w, 2, "authenticate", json!({"methodId": "api-key-anthropic"}));
+    assert!(e["error"]["data"].as_str().unwrap().contains("_meta.apiKey"), "{e}");
+    let e = send(
+        &mut w,
+        3,
+        "authenticate",
+        json!({"methodId": "api-key-nope", "_meta": {"apiKey": "x"}}),
+    );
+    assert!(e["error"]["data"].as_str().unwrap().contains("unknown provider nope"), "{e}");
+    let ok = send(
+        &mut w,
+        4,
+        "authenticate",
+        json!({"methodId": "api-key-anthropic", "_meta": {"apiKey": " sk-typed-in-the-editor \n"}}),
+    );
+    assert!(ok.get("error").is_none(), "{ok}");
+    // Stored as /login stores it, and used from the next session on.
+    let auth = std::fs::read_to_string(home.dir.path().join("rab/agent/auth.json")).unwrap();
+    assert!(auth.contains("sk-typed-in-the-editor"), "{auth}");
+    let ok = send(&mut w, 5, "authenticate", json!({"methodId": "login-anthropic"}));
+    assert!(ok.get("error").is_none(), "{ok}");
+    let r = send(&mut w, 6, "session/new", json!({"cwd": dir, "mcpServers": []}));
+    let sid = r["result"]["sessionId"].clone();
+    assert!(sid.is_string(), "{r}");
+    w.send(&json!({"jsonrpc": "2.0", "id": 7, "method": "session/prompt", "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "hi"}]}}).to_string());
+    let r = response(&mut w, 7);
+    assert_eq!(r["result"]["stopReason"], "end_turn", "{r}");
+    assert_eq!(llm.requests()[0].header("x-api-key"), Some("sk-typed-in-the-editor"));
+    w.end();
+}
+
+/// The official ACP TypeScript SDK (`@agentclientprotocol/sdk`), when `.ci/run`
+/// installed it into target/acp-sdk.
+fn acp_sdk() -> Option<std::path::PathBuf> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?.parent()?;
+    let entry = workspace
+        .join("target/acp-sdk/node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js");
+    entry.is_file().then_some(entry)
+}
+
+#[test]
+fn the_official_typescript_sdk_client_sees_the_diff_the_plan_and_the_commands() {
+    let Some(sdk) = acp_sdk() else {
+        eprintln!(
+            "skipped: @agentclientprotocol/sdk is not installed in target/acp-sdk (.ci/run \
+             installs it with npm); the tests above drive rab with the Rust client"
+        );
+        return;
+    };
+    if std::process::Command::new("node").arg("--version").output().is_err() {
+        eprintln!("skipped: node is not installed");
+        return;
+    }
+    let home = Home::new();
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call(
+            "todo_write",
+            json!({"todos": [{"content": "edit a.txt", "status": "in_progress"}]}),
+        ),
+        Turn::tool_call(
+            "edit",
+            json!({"path": "a.txt", "edits": [{"old_text": "two", "new_text": "2"}]}),
+        ),
+        Turn::text("Edited a.txt."),
+    ]);
+    let args = json!(["acp", "--provider", "anthropic", "--api", "anthropic-messages"]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_sdk/drive.mjs");
+    let out = std::process::Command::new("node")
+        .arg(&script)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", home.dir.path())
+        .env("RAB_HOME", home.dir.path().join("rab"))
+        .env("ANTHROPIC_BASE_URL", llm.url())
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("RAB_BIN", env!("CARGO_BIN_EXE_rab"))
+        .env("ACP_SDK", &sdk)
+        .env("PROJECT_DIR", &dir)
+        .env("RAB_ARGS", args.to_string())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "drive.mjs failed:\n{stdout}\n{stderr}");
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap_or(""))
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    assert_eq!(report["stopReason"], "end_turn", "{report}");
+    assert_eq!(report["init"]["agentInfo"]["name"], "rab", "{report}");
+    let updates = report["updates"].as_array().unwrap();
+    assert_eq!(find(updates, "available_commands_update").len(), 1, "{updates:?}");
+    let plan = find(updates, "plan");
+    assert_eq!(plan[0]["entries"][0]["content"], "edit a.txt", "{plan:?}");
+    let diff = updates
+        .iter()
+        .flat_map(|u| u["content"].as_array().cloned().unwrap_or_default())
+        .find(|c| c["type"] == "diff")
+        .unwrap_or_else(|| panic!("no diff: {updates:?}"));
+    assert_eq!(
+        (diff["oldText"].as_str(), diff["newText"].as_str()),
+        (Some("one\ntwo\nthree\n"), Some("one\n2\nthree\n")),
+        "{diff}"
+    );
+    let located = updates.iter().any(|u| {
+        u["locations"].as_array().is_some_and(|l| {
+            l.iter().any(|l| l["path"].as_str().is_some_and(|p| p.ends_with("a.txt")))
+        })
+    });
+    assert!(located, "the edit's location: {updates:?}");
+    assert_eq!(report["permissions"].as_array().unwrap().len(), 1, "the edit asked: {report}");
+    assert_eq!(std::fs::read_to_string(dir.join("a.txt")).unwrap(), "one\n2\nthree\n");
 }

@@ -229,6 +229,14 @@ impl Rpc {
         self.wait(kind, move |v| v["type"] == k.as_str())
     }
 
+    /// A `message_update` whose assistant event is `kind` (`text_delta`, …).
+    pub fn update(&mut self, kind: &str) -> Value {
+        let k = kind.to_owned();
+        self.wait(kind, move |v| {
+            v["type"] == "message_update" && v["assistantMessageEvent"]["type"] == k.as_str()
+        })
+    }
+
     pub fn end(self) {
         self.0.end();
     }

@@ -16,6 +16,7 @@ mod import;
 mod loops;
 mod mcp;
 mod patch;
+mod pi_rpc;
 mod plugins;
 mod print;
 mod prompt_files;

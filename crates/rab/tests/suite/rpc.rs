@@ -16,7 +16,7 @@ fn a_prompt_streams_its_events_and_state_and_messages_answer_at_any_time() {
     rpc.send(r#"{"id": 1, "type": "prompt", "message": "hi"}"#);
     let r = rpc.response("prompt");
     assert_eq!((r["success"].clone(), r["id"].clone()), (json!(true), json!(1)));
-    rpc.event("text_delta");
+    rpc.update("text_delta");
     rpc.event("agent_end");
     rpc.send(r#"{"type": "get_messages"}"#);
     let r = rpc.response("get_messages");
@@ -118,7 +118,7 @@ fn steer_and_follow_up_reach_the_running_agent_and_abort_stops_it() {
     let mut rpc = Rpc::start(&home, &llm, &["--yolo"]);
     rpc.send(r#"{"type": "prompt", "message": "wait a bit"}"#);
     rpc.response("prompt");
-    rpc.event("tool_call");
+    rpc.event("tool_execution_start");
     rpc.send(r#"{"type": "steer", "message": "STEERED"}"#);
     assert_eq!(rpc.response("steer")["success"], true);
     rpc.send(r#"{"type": "follow_up", "message": "FOLLOWED"}"#);
@@ -131,7 +131,7 @@ fn steer_and_follow_up_reach_the_running_agent_and_abort_stops_it() {
     assert!(texts(2).contains("FOLLOWED"), "{}", texts(2));
     // A slow answer, aborted after its first words: the run ends, the tape stays whole.
     rpc.send(r#"{"type": "prompt", "message": "talk slowly"}"#);
-    rpc.event("text_delta");
+    rpc.update("text_delta");
     rpc.send(r#"{"type": "abort"}"#);
     rpc.response("abort");
     let end = rpc.event("agent_end");
@@ -161,7 +161,7 @@ fn set_model_and_thinking_level_show_in_the_state() {
     rpc.send(r#"{"type": "get_state"}"#);
     let state = rpc.response("get_state")["data"].clone();
     assert_eq!(
-        (state["model"].clone(), state["thinkingLevel"].clone()),
+        (state["model"]["id"].clone(), state["thinkingLevel"].clone()),
         (json!("claude-sonnet-5"), json!("high"))
     );
     rpc.send(r#"{"type": "set_model", "modelId": "no-such-model", "provider": "nope"}"#);
