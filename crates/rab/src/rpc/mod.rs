@@ -288,6 +288,9 @@ enum Then {
     Named(String),
     /// An abort: the queues were emptied.
     Aborted,
+    /// A prompt with a `streamingBehavior`: refused because a run had started meanwhile,
+    /// it is sent again as a steering (`true`) or follow-up message.
+    PromptOr(bool, String, Vec<rab_ai::Content>),
 }
 
 /// A request in flight: what to answer it with, and what came for it.
@@ -540,6 +543,19 @@ impl Rpc {
     /// A submission is done: its response, made as its request asked.
     fn done(&mut self, handle: Option<&RuntimeHandle>, p: Pending, result: Result<(), String>) {
         if let Err(e) = result {
+            if let (Then::PromptOr(steering, text, images), Some(h)) = (p.then, handle)
+                && e.starts_with("a run is going on")
+            {
+                let op = if steering {
+                    Op::Steer { text: text.clone(), images }
+                } else {
+                    Op::FollowUp { text: text.clone(), images }
+                };
+                let next =
+                    Pending { then: Then::Queued(text, steering), ..Pending::new(p.command, p.id) };
+                self.pending.insert(h.submit(op), next);
+                return;
+            }
             return response(&p.command, p.id, Err(e));
         }
         let data = match p.then {
@@ -596,6 +612,7 @@ impl Rpc {
                 self.stream.queue_cleared(&mut |l: &str| line(l));
                 Ok(None)
             }
+            Then::PromptOr(..) => Ok(None),
         };
         response(&p.command, p.id, data);
     }

@@ -59,6 +59,12 @@ impl Rpc {
                     _ if self.names_command(&message) => {
                         (Op::LineWithImages { text: message, images }, Then::Nothing)
                     }
+                    // A run may have started since this front end last heard: the
+                    // runtime's refusal sends it as the behaviour says.
+                    (false, Some(b)) => {
+                        let then = Then::PromptOr(b == "steer", message.clone(), images.clone());
+                        (Op::Prompt { text: message, images }, then)
+                    }
                     _ => (Op::Prompt { text: message, images }, Then::Nothing),
                 }
             }

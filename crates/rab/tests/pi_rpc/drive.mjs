@@ -86,9 +86,11 @@ try {
     expect("turn_end toolResults", !!turnEnd, ev.filter((e) => e.type === "turn_end"));
   });
   // Steering and a follow-up while the agent works.
+  // Listening before the prompt: its response and first events may come in one read.
   const ended = client.waitForIdle();
+  const started = waitFor(client, (e) => e.type === "tool_execution_start");
   await call("prompt", () => client.prompt("wait a bit"));
-  await waitFor(client, (e) => e.type === "tool_execution_start");
+  await started;
   await call("steer", () => client.steer("STEERED"));
   await call("followUp", () => client.followUp("FOLLOWED"));
   await ended;
@@ -111,8 +113,9 @@ try {
   });
   // An answer aborted while it streams.
   const aborted = client.waitForIdle();
+  const streaming = waitFor(client, (e) => e.type === "message_update");
   await call("prompt", () => client.prompt("talk slowly"));
-  await waitFor(client, (e) => e.type === "message_update");
+  await streaming;
   await call("abort", () => client.abort());
   await aborted;
   await call("bash", () => client.bash("echo $((6*7))"), (r) => {

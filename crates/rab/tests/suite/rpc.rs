@@ -250,3 +250,47 @@ fn mcp_servers_report_their_status_as_lines() {
     assert!(broken["detail"].as_str().unwrap().contains("nonexistent"), "{broken}");
     rpc.end();
 }
+
+#[test]
+fn issue_37_a_prompt_with_a_streaming_behaviour_queues_itself_even_sent_at_once() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("sleep", json!({"seconds": 1})),
+        Turn::text("after the steer"),
+        Turn::text("after the follow-up"),
+        Turn::text("Hello, world"),
+    ]);
+    std::fs::create_dir_all(home.dir.path().join("rab/commands")).unwrap();
+    std::fs::write(home.dir.path().join("rab/commands/greet.md"), "Say hello to $ARGUMENTS")
+        .unwrap();
+    let mut rpc = Rpc::start(&home, &llm, &["--yolo"]);
+    // The second line goes out before rab has said the first run started.
+    rpc.send(r#"{"id": "a", "type": "prompt", "message": "wait a bit"}"#);
+    rpc.send(
+        r#"{"id": "b", "type": "prompt", "message": "FOLLOWED", "streamingBehavior": "followUp"}"#,
+    );
+    rpc.event("tool_execution_start");
+    rpc.send(
+        r#"{"id": "c", "type": "prompt", "message": "STEERED", "streamingBehavior": "steer"}"#,
+    );
+    rpc.send(r#"{"id": "d", "type": "prompt", "message": "x", "streamingBehavior": "later"}"#);
+    let d = rpc.wait("d", |v| v["id"] == "d");
+    assert!(d["error"].as_str().unwrap().contains("steer or followUp"), "{d}");
+    let queued = rpc.wait("queue_update", |v| {
+        v["type"] == "queue_update" && v["steering"] == json!(["STEERED"])
+    });
+    assert_eq!(queued["followUp"], json!(["FOLLOWED"]), "{queued}");
+    rpc.event("agent_end");
+    for id in ["a", "b", "c"] {
+        assert_eq!(rpc.seen.iter().find(|v| v["id"] == id).unwrap()["success"], true, "{id}");
+    }
+    let texts = |i: usize| llm.requests()[i].user_texts().join("|");
+    assert!(texts(1).contains("STEERED"), "{}", texts(1));
+    assert!(texts(2).contains("FOLLOWED"), "{}", texts(2));
+    // A prompt naming a prompt command runs it.
+    rpc.send(r#"{"type": "prompt", "message": "/greet world"}"#);
+    rpc.event("agent_end");
+    assert!(texts(3).contains("Say hello to world"), "{}", texts(3));
+    rpc.end();
+}
