@@ -2,7 +2,11 @@
 """Events per second through `rab --mode rpc`'s writer: one prompt whose answer streams
 as 20,000 one-character text deltas from the fake LLM server (answering at once); the
 rate is the JSON lines rab writes between the prompt's response and `agent_end`, over
-the time between them (median of N runs).
+the time between them (median of N runs), as this Python client reads and parses them.
+pi's protocol sends the message so far with every update (twice), so the lines grow
+with the answer: the bytes per run and rab's own CPU time per run (user + system, from
+the process's rusage) are printed too; lines over CPU seconds is what rab could write
+to a faster reader. RAB_BIN picks another binary (an older build, to compare).
 
 Usage: bench/rpc_events.py [runs]
 Build first: cargo build --release -p rab -p rab-fake-llm
@@ -37,20 +41,27 @@ try:
                                 cwd=work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         proc.stdin.write(json.dumps({"type": "prompt", "message": "go"}) + "\n")
         proc.stdin.flush()
-        start, lines = None, 0
+        start, lines, size = None, 0, 0
         for line in proc.stdout:
             event = json.loads(line)
             if event.get("type") == "response":
                 start = time.perf_counter()
                 continue
             lines += 1
+            size += len(line)
             if event.get("type") == "agent_end":
                 break
         elapsed = time.perf_counter() - start
         proc.stdin.close()
-        proc.wait()
-        rates.append(lines / elapsed)
+        _, _, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0
+        cpu = usage.ru_utime + usage.ru_stime
+        rates.append((lines / elapsed, size, cpu))
 finally:
     server.kill()
-print(f"rpc writer over {runs} runs: median {statistics.median(rates):,.0f} events/s "
-      f"({lines} events per run, {deltas} of them text deltas)")
+rate = statistics.median(r[0] for r in rates)
+size = statistics.median(r[1] for r in rates)
+cpu = statistics.median(r[2] for r in rates)
+print(f"rpc writer over {runs} runs: median {rate:,.0f} events/s read by this client "
+      f"({lines} events per run, {deltas} of them text deltas; {size / 1e6:,.1f} MB per run); "
+      f"rab's CPU {cpu * 1000:,.0f} ms per run, {lines / max(cpu, 1e-9):,.0f} events per CPU second")

@@ -26,10 +26,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::gate::{Approval, ApprovalRequest};
 use crate::session::AgentSession;
-use crate::session_ops::TreeItem;
 use crate::setup::Setup;
 use state::state_of;
-pub use state::{Aborter, EventApprover, State};
+pub use state::{Aborter, EventApprover, Replaced, State, View};
 
 /// Why an op that needs the session is refused while a run goes on.
 const BUSY: &str = "a run is going on: steer, follow up or abort it first";
@@ -160,44 +159,6 @@ impl std::fmt::Debug for SessionFn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("SessionFn")
     }
-}
-
-/// How a session took the place of another.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Replaced {
-    /// `/new`.
-    New,
-    /// `/resume`: an earlier session, whose conversation the front end may show.
-    Resumed,
-    /// `/fork`.
-    Forked,
-    /// `/handoff`.
-    HandedOff,
-    /// `/reload`: the same session with the new set-up.
-    Reloaded,
-}
-
-/// What only a front end can show: a choice for its user, or its screen.
-#[derive(Debug)]
-pub enum View {
-    /// Pick a model (from the set-up's registry); then [`Op::SetModel`] or a `/model`
-    /// line.
-    Models,
-    /// Pick a session to resume (newest first); then [`Op::SwitchSession`].
-    Sessions(Vec<rab_session::SessionInfo>),
-    /// The messages of every branch; `/tree N` continues from one.
-    Tree(Vec<TreeItem>),
-    /// The keyboard shortcuts.
-    Hotkeys,
-    /// The settings in effect, as text (a front end may open its settings editor).
-    Settings(String),
-    /// Clear the screen (the session goes on).
-    Clear,
-    /// Ask for an API key without showing it; then [`Op::StoreKey`].
-    Login {
-        /// The provider.
-        provider: String,
-    },
 }
 
 /// What the runtime tells the front end.

@@ -1,5 +1,5 @@
-//! The state a front end can ask for, and the approver that turns the gate's questions
-//! into events.
+//! The state a front end can ask for, what only it can show, how a session took the
+//! place of another, and the approver that turns the gate's questions into events.
 
 use rab_ai::ThinkingLevel;
 use serde::Serialize;
@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::Op;
 use crate::gate::{Approval, ApprovalRequest, Approver};
 use crate::session::AgentSession;
+use crate::session_ops::TreeItem;
 use rab_agent::BoxFuture;
 
 /// The state of a session.
@@ -133,4 +134,42 @@ pub(super) fn state_of(session: &AgentSession, is_streaming: bool) -> State {
         is_compacting: false,
         pending_messages: 0,
     }
+}
+
+/// How a session took the place of another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replaced {
+    /// `/new`.
+    New,
+    /// `/resume`: an earlier session, whose conversation the front end may show.
+    Resumed,
+    /// `/fork`.
+    Forked,
+    /// `/handoff`.
+    HandedOff,
+    /// `/reload`: the same session with the new set-up.
+    Reloaded,
+}
+
+/// What only a front end can show: a choice for its user, or its screen.
+#[derive(Debug)]
+pub enum View {
+    /// Pick a model (from the set-up's registry); then [`Op::SetModel`] or a `/model`
+    /// line.
+    Models,
+    /// Pick a session to resume (newest first); then [`Op::SwitchSession`].
+    Sessions(Vec<rab_session::SessionInfo>),
+    /// The messages of every branch; `/tree N` continues from one.
+    Tree(Vec<TreeItem>),
+    /// The keyboard shortcuts.
+    Hotkeys,
+    /// The settings in effect, as text (a front end may open its settings editor).
+    Settings(String),
+    /// Clear the screen (the session goes on).
+    Clear,
+    /// Ask for an API key without showing it; then [`Op::StoreKey`].
+    Login {
+        /// The provider.
+        provider: String,
+    },
 }

@@ -189,3 +189,60 @@ async fn a_compaction_runs_off_the_actor_and_abort_stops_it() {
     let id = rt.submit(Op::Line { text: "/name after".into() });
     assert_eq!(infos(&until_done(&mut rt, id).await), ["named: after"]);
 }
+
+/// A front end's work on the session runs between runs and is refused during one; a
+/// fork it makes is reported as a replaced session; a shell line can be stopped.
+#[tokio::test]
+async fn work_on_the_session_waits_for_no_run_and_a_shell_line_stops_when_asked() {
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("slow ".repeat(200)).slow(10)]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut rt = runtime(&llm, dir.path());
+    let name = |text: &'static str| {
+        Op::WithSession(super::SessionFn(Box::new(move |s, setup| {
+            assert!(setup.is_some());
+            s.set_name(text).map(|()| json!({"named": text}))
+        })))
+    };
+    let id = rt.submit(name("first"));
+    let events = until_done(&mut rt, id).await;
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Data { value, .. } if value["named"] == "first")),
+        "{events:?}"
+    );
+    let run = rt.submit(Op::Prompt { text: "talk".into(), images: Vec::new() });
+    let busy = rt.submit(name("second"));
+    let mut seen = Vec::new();
+    let refused = loop {
+        let event = rt.events.recv().await.unwrap();
+        if let Event::Done { submission, result } = &event
+            && *submission == busy
+        {
+            break result.clone();
+        }
+        seen.push(event);
+    };
+    assert!(refused.unwrap_err().starts_with("a run is going on"));
+    rt.submit(Op::Abort);
+    let _ = until_done(&mut rt, run).await;
+    let fork = Op::WithSession(super::SessionFn(Box::new(|s, setup| {
+        let dir =
+            rab_session::session_dir(&setup.unwrap().paths.sessions_dir(), &setup.unwrap().cwd);
+        s.fork(&dir).map(|p| json!(p))
+    })));
+    let id = rt.submit(fork);
+    let events = until_done(&mut rt, id).await;
+    assert!(events.iter().any(|e| matches!(e, Event::SessionReplaced { .. })), "{events:?}");
+    // `!sleep 30` stopped at once.
+    let started = std::time::Instant::now();
+    let shell = rt.submit(Op::Line { text: "!sleep 30".into() });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    rt.submit(Op::AbortShell);
+    let events = until_done(&mut rt, shell).await;
+    let ended = events.iter().find_map(|e| match e {
+        Event::ShellEnded { is_error, output, .. } => Some((*is_error, output.clone())),
+        _ => None,
+    });
+    assert!(matches!(&ended, Some((true, _))), "{ended:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "stopped, not waited out");
+}
