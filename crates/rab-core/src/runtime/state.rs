@@ -61,7 +61,7 @@ pub struct State {
     pub pending_messages: usize,
 }
 
-/// Aborts the run of a runtime ([`RuntimeHandle::aborter`]). It does not keep the
+/// Aborts the run of a runtime ([`RuntimeHandle::aborter`](super::RuntimeHandle::aborter)). It does not keep the
 /// runtime alive: once the handle is gone, aborting does nothing.
 #[derive(Clone)]
 pub struct Aborter(pub(super) mpsc::WeakUnboundedSender<(u64, Op)>);

@@ -87,15 +87,7 @@ impl Rpc {
                     Some(p) => format!("{p}/{model_id}"),
                     None => model_id,
                 };
-                let t = self.launch.resolve_model(&query).map_err(Answer::Refused)?;
-                let data = pi::model(&t.model);
-                let model = Box::new(t.model);
-                let op = Op::SetModel {
-                    model: model.clone(),
-                    api_key: t.api_key,
-                    auth_hint: Some(t.auth_hint),
-                };
-                (op, Then::Model(model, data))
+                self.switch_model(&query, |model| model)?
             }
             Request::CycleModel {} => {
                 let state = &self.state;
@@ -112,19 +104,11 @@ impl Rpc {
                 let i = models.iter().position(|m| m.id == state.model).map_or(0, |i| i + 1);
                 let next = models[i % models.len()];
                 let query = format!("{}/{}", next.provider, next.id);
-                let t = self.launch.resolve_model(&query).map_err(Answer::Refused)?;
-                let data = json!({
-                    "model": pi::model(&t.model),
-                    "thinkingLevel": state.thinking_level,
-                    "isScoped": false,
-                });
-                let model = Box::new(t.model);
-                let op = Op::SetModel {
-                    model: model.clone(),
-                    api_key: t.api_key,
-                    auth_hint: Some(t.auth_hint),
-                };
-                (op, Then::Model(model, data))
+                let level = state.thinking_level;
+                self.switch_model(
+                    &query,
+                    |model| json!({"model": model, "thinkingLevel": level, "isScoped": false}),
+                )?
             }
             Request::GetAvailableModels {} => {
                 let models: Vec<Value> =
@@ -242,6 +226,21 @@ impl Rpc {
             }
         };
         Ok(Some(pair))
+    }
+
+    /// The op that switches to the model `query` names (with its key), and the response
+    /// `data` makes of it (pi's model object).
+    fn switch_model(
+        &self,
+        query: &str,
+        data: impl FnOnce(Value) -> Value,
+    ) -> Result<(Op, Then), Answer> {
+        let t = self.launch.resolve_model(query).map_err(Answer::Refused)?;
+        let data = data(pi::model(&t.model));
+        let model = Box::new(t.model);
+        let op =
+            Op::SetModel { model: model.clone(), api_key: t.api_key, auth_hint: Some(t.auth_hint) };
+        Ok((op, Then::Model(model, data)))
     }
 
     /// Whether `message` starts with `/name` of a command rab knows.

@@ -652,15 +652,8 @@ fn the_official_typescript_sdk_client_sees_the_diff_the_plan_and_the_commands() 
     ]);
     let args = json!(["acp", "--provider", "anthropic", "--api", "anthropic-messages"]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/acp_sdk/drive.mjs");
-    let out = std::process::Command::new("node")
-        .arg(&script)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.dir.path())
-        .env("RAB_HOME", home.dir.path().join("rab"))
-        .env("ANTHROPIC_BASE_URL", llm.url())
-        .env("ANTHROPIC_API_KEY", "k")
-        .env("RAB_BIN", env!("CARGO_BIN_EXE_rab"))
+    let out = home
+        .node(&script, &llm)
         .env("ACP_SDK", &sdk)
         .env("PROJECT_DIR", &dir)
         .env("RAB_ARGS", args.to_string())

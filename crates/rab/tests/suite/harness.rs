@@ -34,6 +34,22 @@ impl Home {
         cmd
     }
 
+    /// `node SCRIPT` for a client of rab written in JavaScript (pi's RpcClient, the ACP
+    /// SDK): this home, an Anthropic key and `llm` in its environment, the binary in
+    /// `RAB_BIN`.
+    pub fn node(&self, script: &std::path::Path, llm: &FakeLlm) -> Command {
+        let mut cmd = Command::new("node");
+        cmd.arg(script)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.dir.path())
+            .env("RAB_HOME", self.dir.path().join("rab"))
+            .env("ANTHROPIC_BASE_URL", llm.url())
+            .env("ANTHROPIC_API_KEY", "k")
+            .env("RAB_BIN", env!("CARGO_BIN_EXE_rab"));
+        cmd
+    }
+
     /// `rab` configured for one wire format against `llm`, with key `key`.
     pub fn rab_for(&self, wire: &str, llm: &FakeLlm, key: Option<&str>) -> Command {
         let mut cmd = self.rab();

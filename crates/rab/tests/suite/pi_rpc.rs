@@ -95,15 +95,8 @@ fn pis_own_rpc_client_drives_rab_through_every_method() {
     ]);
     let args = json!(["--provider", "anthropic", "--api", "anthropic-messages", "--yolo"]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pi_rpc/drive.mjs");
-    let out = Command::new("node")
-        .arg(&script)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", home.dir.path())
-        .env("RAB_HOME", &rab_home)
-        .env("ANTHROPIC_BASE_URL", llm.url())
-        .env("ANTHROPIC_API_KEY", "k")
-        .env("RAB_BIN", env!("CARGO_BIN_EXE_rab"))
+    let out = home
+        .node(&script, &llm)
         .env("PI_RPC_CLIENT", &client)
         .env("PROJECT_DIR", &project)
         .env("RAB_ARGS", args.to_string())
