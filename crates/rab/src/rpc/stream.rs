@@ -233,9 +233,8 @@ impl Stream {
                 emit(json!({"type": "agent_end", "messages": run, "stop": stop}));
             }
             AgentEvent::Retry { attempt, delay, message, discarded } => {
-                if *discarded && self.partial.is_some() {
-                    // The failed attempt's text is dropped; the answer starts again.
-                    self.partial = None;
+                if *discarded {
+                    self.fail_partial(message, &mut emit);
                 }
                 self.retrying = Some(*attempt);
                 emit(json!({
@@ -286,18 +285,33 @@ impl Stream {
             | AgentEvent::Fallback { .. }
             | AgentEvent::Waiting { .. }
             | AgentEvent::Error { .. } => {
-                if let AgentEvent::Fallback { to, cost, .. } = event
-                    && let Some((provider, model)) = to.split_once('/')
-                {
-                    self.provider = provider.to_owned();
-                    self.model = model.to_owned();
-                    self.cost = cost.clone();
+                if let AgentEvent::Fallback { to, cost, message, .. } = event {
+                    self.fail_partial(message, &mut emit);
+                    if let Some((provider, model)) = to.split_once('/') {
+                        self.provider = provider.to_owned();
+                        self.model = model.to_owned();
+                        self.cost = cost.clone();
+                    }
                 }
                 if let Ok(v) = serde_json::to_value(event) {
                     emit(v);
                 }
             }
         }
+    }
+
+    /// The attempt streaming the message failed and its text is discarded (a retry, a
+    /// fallback to another model): the message ends as pi ends a failed one, and the
+    /// next attempt starts a new one.
+    fn fail_partial(&mut self, why: &str, emit: &mut dyn FnMut(Value)) {
+        if self.partial.is_none() {
+            return;
+        }
+        let mut message = self.partial_value();
+        message["stopReason"] = json!("error");
+        message["errorMessage"] = json!(why);
+        self.partial = None;
+        emit(json!({"type": "message_end", "message": message}));
     }
 
     fn open_turn(&mut self, emit: &mut dyn FnMut(Value)) {
@@ -538,5 +552,126 @@ impl Stream {
                 self.run.push(value);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rab_ai::{AssistantBlock, AssistantMessage, StopReason};
+
+    fn run(events: Vec<AgentEvent>) -> Vec<Value> {
+        let model = rab_ai::Registry::builtin().models()[0].clone();
+        let mut stream = Stream::new(&model, 3);
+        let mut lines = Vec::new();
+        for e in &events {
+            stream.event(e, &mut |l: &str| lines.push(serde_json::from_str(l).unwrap()));
+        }
+        lines
+    }
+
+    fn kind(v: &Value) -> String {
+        match v["assistantMessageEvent"]["type"].as_str() {
+            Some(step) => format!("update:{step}"),
+            None => v["type"].as_str().unwrap_or("").to_owned(),
+        }
+    }
+
+    fn answer(text: &str, call: Option<rab_ai::ToolCall>) -> Message {
+        let mut a = AssistantMessage::empty(rab_ai::Api::AnthropicMessages, "anthropic", "m");
+        a.content.push(AssistantBlock::Text {
+            text: text.into(),
+            signature: None,
+            phase: None,
+            citations: Vec::new(),
+        });
+        a.stop_reason = StopReason::Stop;
+        if let Some(c) = call {
+            a.content.push(AssistantBlock::ToolCall(c));
+            a.stop_reason = StopReason::ToolUse;
+        }
+        Message::Assistant(a)
+    }
+
+    #[test]
+    fn a_run_comes_out_in_pis_order_and_a_discarded_attempt_ends_its_message() {
+        let call = rab_ai::ToolCall {
+            id: "c1".into(),
+            name: "ls".into(),
+            arguments: json!({"path": "."}),
+            invalid_arguments: None,
+            signature: None,
+            item_id: None,
+        };
+        let result = rab_ai::ToolResultMessage {
+            tool_call_id: "c1".into(),
+            tool_name: "ls".into(),
+            content: vec![rab_ai::Content::text("a.txt")],
+            is_error: false,
+        };
+        let lines = run(vec![
+            AgentEvent::AgentStart,
+            AgentEvent::MessageEnd { message: Message::user("hi") },
+            AgentEvent::TurnStart { turn: 1 },
+            AgentEvent::TextDelta { delta: "Wr".into() },
+            AgentEvent::Retry {
+                attempt: 1,
+                delay: std::time::Duration::from_millis(5),
+                message: "overloaded".into(),
+                discarded: true,
+            },
+            AgentEvent::TextDelta { delta: "Lo\"ok".into() },
+            AgentEvent::MessageEnd { message: answer("Lo\"ok", Some(call.clone())) },
+            AgentEvent::ToolCall { call },
+            AgentEvent::ToolUpdate { call_id: "c1".into(), chunk: "a.t".into() },
+            AgentEvent::ToolResult { result, details: None, duration_ms: 3 },
+            AgentEvent::TurnEnd { turn: 1 },
+            AgentEvent::AgentEnd { stop: StopCause::Done },
+        ]);
+        let kinds: Vec<String> = lines.iter().map(kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                "agent_start",
+                "turn_start",
+                "message_start",
+                "message_end",
+                "message_start",
+                "update:text_start",
+                "update:text_delta",
+                "message_end",
+                "auto_retry_start",
+                "auto_retry_end",
+                "message_start",
+                "update:text_start",
+                "update:text_delta",
+                "update:text_end",
+                "update:toolcall_start",
+                "update:toolcall_end",
+                "message_end",
+                "tool_execution_start",
+                "tool_execution_update",
+                "tool_execution_end",
+                "message_start",
+                "message_end",
+                "turn_end",
+                "agent_end",
+            ]
+        );
+        // The discarded attempt ended as failed; the partial is spliced whole, escapes and all.
+        assert_eq!(lines[7]["message"]["stopReason"], "error");
+        assert_eq!(lines[12]["message"]["content"][0]["text"], "Lo\"ok");
+        assert_eq!(lines[12]["assistantMessageEvent"]["partial"], lines[12]["message"]);
+        assert_eq!(lines[15]["assistantMessageEvent"]["toolCall"]["name"], "ls");
+        assert_eq!(lines[18]["partialResult"]["content"][0]["text"], "a.t");
+        assert_eq!(lines[22]["toolResults"][0]["toolCallId"], "c1");
+        let roles: Vec<&str> = lines[23]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["user", "assistant", "toolResult"]);
+        assert_eq!(lines[23]["stop"]["reason"], "done");
     }
 }
