@@ -379,6 +379,10 @@ impl PromptRequest {
     }
 }
 
+/// Which tools of the extensions' sources (MCP servers, plugins) a session offers: the
+/// same choice as for the fixed tools (`--no-tools`, `--tools`, `excludeTools`).
+pub type ToolFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// The extensions of a run, collected in order.
 #[derive(Default)]
 pub struct Extensions {
@@ -386,6 +390,23 @@ pub struct Extensions {
     tools: Vec<Arc<dyn AgentTool>>,
     commands: Vec<Command>,
     warnings: Vec<String>,
+    filter: Option<ToolFilter>,
+}
+
+/// A tool source seen through a [`ToolFilter`].
+struct Filtered {
+    source: Arc<dyn ToolSource>,
+    filter: ToolFilter,
+}
+
+impl ToolSource for Filtered {
+    fn version(&self) -> u64 {
+        self.source.version()
+    }
+
+    fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        self.source.tools().into_iter().filter(|t| (self.filter)(&t.name())).collect()
+    }
 }
 
 impl Extensions {
@@ -445,7 +466,22 @@ impl Extensions {
 
     /// Tool sources (tools that come and go).
     pub fn tool_sources(&self) -> Vec<Arc<dyn ToolSource>> {
-        self.list.iter().filter_map(|e| e.tool_source()).collect()
+        let sources = self.list.iter().filter_map(|e| e.tool_source());
+        match &self.filter {
+            None => sources.collect(),
+            Some(filter) => sources
+                .map(|source| {
+                    let filter = filter.clone();
+                    Arc::new(Filtered { source, filter }) as Arc<dyn ToolSource>
+                })
+                .collect(),
+        }
+    }
+
+    /// Offers only the sources' tools `filter` lets through.
+    pub fn with_tool_filter(mut self, filter: ToolFilter) -> Self {
+        self.filter = Some(filter);
+        self
     }
 
     /// Every command, deduplicated, in registration order (the fixed ones, then those

@@ -298,7 +298,8 @@ impl Setup {
                 })?);
             }
         }
-        let extensions = Arc::new(Extensions::new(list));
+        let filter = tools::source_filter(choice, &settings);
+        let extensions = Arc::new(Extensions::new(list).with_tool_filter(filter));
         warnings.extend(extensions.warnings().iter().cloned());
         let tools = tools::tools(choice, &settings, extensions.tools().to_vec(), &known)?;
         let only = choice.only.as_deref().or(settings.tools.as_deref());

@@ -125,6 +125,20 @@ pub fn tools(
     Ok(all.into_iter().filter(|t| is_enabled(&t.name(), only.as_deref(), settings)).collect())
 }
 
+/// The same choice for the tools of MCP servers and plugins, which come and go while
+/// the session runs: `--no-tools` leaves out every one, `--tools` and the settings'
+/// `tools` / `excludeTools` keep only those they name.
+pub fn source_filter(cli: &ToolChoice, settings: &Settings) -> crate::extension::ToolFilter {
+    let none = cli.no_tools;
+    let only = cli.only.clone().or_else(|| settings.tools.clone());
+    let exclude = settings.exclude_tools.clone();
+    Arc::new(move |name: &str| {
+        !none
+            && only.as_ref().is_none_or(|o| o.iter().any(|n| n == name))
+            && !exclude.iter().any(|n| n == name)
+    })
+}
+
 /// Whether `--tools`/settings leave a tool in.
 pub fn is_enabled(name: &str, only: Option<&[String]>, settings: &Settings) -> bool {
     only.is_none_or(|o| o.iter().any(|n| n == name))

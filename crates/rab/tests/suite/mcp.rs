@@ -334,3 +334,23 @@ fn a_small_server_is_sent_in_full_and_a_big_one_is_deferred() {
     assert!(!sent.contains(&"mcp__test__echo".to_owned()), "{sent:?}");
     assert!(offered(&llm, 1).contains(&"mcp__test__echo".to_owned()));
 }
+
+/// Issue 38, row 1: `--no-tools` and `--tools` hold for an MCP server's tools too.
+#[test]
+fn issue_38_no_tools_and_a_tools_list_hold_for_a_servers_tools() {
+    let home = Home::new();
+    write_config(home.dir.path(), ".rab/mcp.json", json!({"test": test_server(json!({}))}));
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("chat only"), Turn::text("two tools"), Turn::text("all")]);
+    let out = rab_p(&home, &llm, &["--no-tools", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(offered(&llm, 0), Vec::<String>::new());
+    let out = rab_p(&home, &llm, &["--tools", "read,mcp__test__echo", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut second = offered(&llm, 1);
+    second.retain(|n| n != "tool_search");
+    assert_eq!(second, ["read", "mcp__test__echo"], "{second:?}");
+    // Without a choice, the server's tools are offered.
+    rab_p(&home, &llm, &["hi"]);
+    assert!(offered(&llm, 2).contains(&"mcp__test__add".to_owned()));
+}

@@ -454,3 +454,30 @@ fn local_http_server() -> String {
     });
     addr
 }
+
+/// Issue 38, row 1: `--no-tools` and `--tools` hold for a plugin's tools too.
+#[test]
+fn issue_38_no_tools_and_a_tools_list_hold_for_a_plugins_tools() {
+    let home = Home::new();
+    install(&home, "echo.wasm", &component(true));
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("a"), Turn::text("b"), Turn::text("c")]);
+    let run = |args: &[&str]| {
+        let out = home
+            .rab_for("anthropic-messages", &llm, Some("k"))
+            .arg("-p")
+            .args(args)
+            .arg("hi")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    run(&["--no-tools"]);
+    run(&["--tools", "read,grep"]);
+    run(&[]);
+    assert_eq!(offered(&llm, 0), Vec::<String>::new());
+    let mut listed = offered(&llm, 1);
+    listed.retain(|n| n != "tool_search");
+    assert_eq!(listed, ["read", "grep"]);
+    assert!(offered(&llm, 2).iter().any(|n| n == "echo"), "{:?}", offered(&llm, 2));
+}
