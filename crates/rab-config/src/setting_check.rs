@@ -14,6 +14,39 @@ use crate::Error;
 use crate::setting_types::{explain, fits, plain};
 use crate::settings::{KNOWN_KEYS, Settings};
 
+/// Settings of pi's (`@mariozechner/pi-coding-agent`) that rab has no use for: a pi
+/// settings file copied over loads with one warning naming them, not one each.
+const PI_ONLY_KEYS: &[&str] = &[
+    "lastChangelogVersion",
+    "transport",
+    "branchSummary",
+    "hideThinkingBlock",
+    "shellPath",
+    "quietStartup",
+    "shellCommandPrefix",
+    "npmCommand",
+    "collapseChangelog",
+    "enableInstallTelemetry",
+    "packages",
+    "extensions",
+    "skills",
+    "prompts",
+    "themes",
+    "enableSkillCommands",
+    "terminal",
+    "images",
+    "enabledModels",
+    "doubleEscapeAction",
+    "treeFilterMode",
+    "thinkingBudgets",
+    "editorPaddingX",
+    "autocompleteMaxVisible",
+    "showHardwareCursor",
+    "markdown",
+    "warnings",
+    "sessionDir",
+];
+
 /// Whose file is checked, which decides what a bad value is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Strictness {
@@ -34,6 +67,27 @@ pub(crate) fn check_keys(
     warnings: &mut Vec<String>,
 ) -> Result<(), Error> {
     let file = path.display();
+    // pi's highest thinking level, above rab's.
+    if map.get("defaultThinkingLevel").and_then(Value::as_str) == Some("xhigh") {
+        map.insert("defaultThinkingLevel".into(), Value::from("high"));
+        warnings.push(format!(
+            "{file}: {at}defaultThinkingLevel \"xhigh\" (pi's) is read as \"high\", rab's highest"
+        ));
+    }
+    let pi_only: Vec<String> = map
+        .keys()
+        .filter(|k| !KNOWN_KEYS.contains(&k.as_str()) && PI_ONLY_KEYS.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    if !pi_only.is_empty() {
+        for key in &pi_only {
+            map.remove(key);
+        }
+        warnings.push(format!(
+            "{file}: pi's settings rab does not use, ignored: {}",
+            pi_only.iter().map(|k| format!("{at}{k}")).collect::<Vec<_>>().join(", ")
+        ));
+    }
     let unknown: Vec<String> =
         map.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())).cloned().collect();
     for key in unknown {
@@ -180,6 +234,38 @@ mod tests {
                 assert!(warnings.contains(line), "{line} not in {warnings}");
             }
         }
+    }
+
+    #[test]
+    fn issue_38_the_seeds_example_and_a_pi_settings_file_load() {
+        // The rab seed's own example settings.json.
+        let seed = r#"{"defaultModel": "deepseek-v4-flash", "defaultThinkingLevel": "high",
+            "defaultProvider": "opencode_go", "tools": ["read", "write", "edit", "bash"],
+            "excludeTools": [], "theme": "dark", "verbose": false}"#;
+        let (map, warnings) = check(seed, Strictness::Own);
+        let map = map.unwrap();
+        assert_eq!(map["tools"], serde_json::json!(["read", "write", "edit", "bash"]));
+        assert!(warnings.contains("unknown setting \"verbose\""), "{warnings}");
+        // A pi settings file (pi 0.73): its own keys in one line, xhigh read as high.
+        let pi = r#"{"lastChangelogVersion": "0.73.1", "defaultProvider": "anthropic",
+            "defaultThinkingLevel": "xhigh", "steeringMode": "all", "theme": "light",
+            "compaction": {"enabled": true, "reserveTokens": 16384, "keepRecentTokens": 20000},
+            "hideThinkingBlock": false, "quietStartup": true, "packages": ["npm:@a/b"],
+            "enabledModels": ["claude-*"], "sessionDir": "/tmp/x"}"#;
+        let (map, warnings) = check(pi, Strictness::Own);
+        let map = map.unwrap();
+        assert_eq!(map["defaultThinkingLevel"], "high");
+        assert_eq!(map["compaction"]["reserveTokens"], 16384);
+        assert!(!map.contains_key("packages"));
+        let lines: Vec<&str> = warnings.lines().collect();
+        assert_eq!(lines.len(), 2, "{warnings}");
+        assert!(
+            lines[1].ends_with(
+                "pi's settings rab does not use, ignored: lastChangelogVersion, \
+                 hideThinkingBlock, quietStartup, packages, enabledModels, sessionDir"
+            ),
+            "{warnings}"
+        );
     }
 
     #[test]
