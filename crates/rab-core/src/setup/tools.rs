@@ -132,10 +132,16 @@ pub fn source_filter(cli: &ToolChoice, settings: &Settings) -> crate::extension:
     let none = cli.no_tools;
     let only = cli.only.clone().or_else(|| settings.tools.clone());
     let exclude = settings.exclude_tools.clone();
+    // `mcp__SERVER` names every tool of that server, as in permission rules.
+    let names = |list: &[String], name: &str| {
+        list.iter().any(|n| {
+            n == name
+                || (n.starts_with("mcp__")
+                    && name.strip_prefix(n.as_str()).is_some_and(|rest| rest.starts_with("__")))
+        })
+    };
     Arc::new(move |name: &str| {
-        !none
-            && only.as_ref().is_none_or(|o| o.iter().any(|n| n == name))
-            && !exclude.iter().any(|n| n == name)
+        !none && only.as_ref().is_none_or(|o| names(o, name)) && !names(&exclude, name)
     })
 }
 

@@ -316,7 +316,11 @@ fn a_small_server_is_sent_in_full_and_a_big_one_is_deferred() {
     write_config(home.dir.path(), ".rab/mcp.json", json!({"test": test_server(json!({}))}));
     let llm = FakeLlm::start();
     llm.script([Turn::text("a"), Turn::text("b")]);
-    let out = rab_p(&home, &llm, &["--tools", "read,bash", "--allowed-tools", "mcp__test", "hi"]);
+    let out = rab_p(
+        &home,
+        &llm,
+        &["--tools", "read,bash,mcp__test", "--allowed-tools", "mcp__test", "hi"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let sent = names_sent(&llm.requests()[0].body);
     assert!(sent.contains(&"mcp__test__echo".to_owned()), "{sent:?}");
@@ -327,7 +331,11 @@ fn a_small_server_is_sent_in_full_and_a_big_one_is_deferred() {
         ".rab/mcp.json",
         json!({"test": test_server(json!({"RAB_MCP_TEST_TOOLS": "43"}))}),
     );
-    let out = rab_p(&home, &llm, &["--tools", "read,bash", "--allowed-tools", "mcp__test", "hi"]);
+    let out = rab_p(
+        &home,
+        &llm,
+        &["--tools", "read,bash,mcp__test", "--allowed-tools", "mcp__test", "hi"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let sent = names_sent(&llm.requests()[1].body);
     assert!(sent.contains(&"tool_search".to_owned()), "{sent:?}");
@@ -350,7 +358,15 @@ fn issue_38_no_tools_and_a_tools_list_hold_for_a_servers_tools() {
     let mut second = offered(&llm, 1);
     second.retain(|n| n != "tool_search");
     assert_eq!(second, ["read", "mcp__test__echo"], "{second:?}");
+    // `mcp__SERVER` keeps every tool of that server.
+    llm.script([Turn::text("server")]);
+    rab_p(&home, &llm, &["--tools", "read,mcp__test", "hi"]);
+    let third = offered(&llm, 2);
+    assert!(
+        third.contains(&"mcp__test__add".to_owned()) && !third.contains(&"bash".to_owned()),
+        "{third:?}"
+    );
     // Without a choice, the server's tools are offered.
     rab_p(&home, &llm, &["hi"]);
-    assert!(offered(&llm, 2).contains(&"mcp__test__add".to_owned()));
+    assert!(offered(&llm, 3).contains(&"mcp__test__add".to_owned()));
 }
