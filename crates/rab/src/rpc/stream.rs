@@ -25,8 +25,8 @@ enum Block {
     Text(String, String),
     /// The thinking and its escaped form.
     Thinking(String, String),
-    /// A finished block (a tool call): as pi shows it, and serialised.
-    Done(Value, String),
+    /// A finished block (a tool call), serialised as pi shows it.
+    Done(String),
 }
 
 impl Block {
@@ -34,7 +34,7 @@ impl Block {
         let (head, escaped) = match self {
             Block::Text(_, e) => ("{\"type\":\"text\",\"text\":\"", e),
             Block::Thinking(_, e) => ("{\"type\":\"thinking\",\"thinking\":\"", e),
-            Block::Done(_, json) => return out.push_str(json),
+            Block::Done(json) => return out.push_str(json),
         };
         out.push_str(head);
         out.push_str(escaped);
@@ -347,35 +347,12 @@ impl Stream {
 
     /// The partial message as pi shows it.
     fn partial_value(&self) -> Value {
-        let p = self.partial.as_ref();
-        let content: Vec<Value> = p
-            .map(|p| {
-                p.blocks
-                    .iter()
-                    .map(|b| match b {
-                        Block::Text(t, _) => json!({"type": "text", "text": t}),
-                        Block::Thinking(t, _) => json!({"type": "thinking", "thinking": t}),
-                        Block::Done(v, _) => v.clone(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        json!({
-            "role": "assistant",
-            "content": content,
-            "api": self.api,
-            "provider": self.provider,
-            "model": self.model,
-            "usage": pi::usage(&rab_ai::Usage::default(), &self.cost),
-            "stopReason": "stop",
-            "timestamp": p.map_or(0, |p| p.timestamp),
-        })
+        self.partial_json().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(Value::Null)
     }
 
-    /// Writes a `message_update` whose assistant event is `kind` with `fields`; the
-    /// partial is serialised once for both places it goes.
-    fn update(&self, kind: &str, fields: &[(&str, &Value)], out: &mut dyn FnMut(&str)) {
-        let Some(p) = &self.partial else { return };
+    /// The partial message's JSON, copied together from its blocks' cached JSON.
+    fn partial_json(&self) -> Option<String> {
+        let p = self.partial.as_ref()?;
         let mut partial = String::with_capacity(
             p.tail.len()
                 + 64
@@ -383,7 +360,7 @@ impl Stream {
                     .iter()
                     .map(|b| match b {
                         Block::Text(_, e) | Block::Thinking(_, e) => e.len() + 40,
-                        Block::Done(_, j) => j.len() + 1,
+                        Block::Done(j) => j.len() + 1,
                     })
                     .sum::<usize>(),
         );
@@ -396,6 +373,13 @@ impl Stream {
         }
         partial.push(']');
         partial.push_str(&p.tail);
+        Some(partial)
+    }
+
+    /// Writes a `message_update` whose assistant event is `kind` with `fields`; the
+    /// partial is serialised once for both places it goes.
+    fn update(&self, kind: &str, fields: &[(&str, &Value)], out: &mut dyn FnMut(&str)) {
+        let Some(partial) = self.partial_json() else { return };
         let mut line = String::with_capacity(2 * partial.len() + 160);
         line.push_str("{\"type\":\"message_update\",\"message\":");
         line.push_str(&partial);
@@ -456,7 +440,7 @@ impl Stream {
         let (kind, text) = match &p.blocks[index] {
             Block::Text(t, _) => ("text_end", t.clone()),
             Block::Thinking(t, _) => ("thinking_end", t.clone()),
-            Block::Done(..) => return,
+            Block::Done(_) => return,
         };
         self.update(kind, &[("contentIndex", &json!(index)), ("content", &json!(text))], out);
     }
@@ -510,7 +494,7 @@ impl Stream {
                     }
                     let value = pi::tool_call(call);
                     if let Some(p) = self.partial.as_mut() {
-                        p.blocks.push(Block::Done(value.clone(), value.to_string()));
+                        p.blocks.push(Block::Done(value.to_string()));
                     }
                     let index = json!(index);
                     self.update("toolcall_start", &[("contentIndex", &index)], out);

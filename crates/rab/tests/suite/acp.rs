@@ -471,18 +471,31 @@ fn issue_34_a_line_that_is_not_utf8_gets_a_parse_error_and_rab_keeps_serving() {
     w.end();
 }
 
+/// A JSON-RPC request `id` to rab, and its response.
+fn request(w: &mut Piped, id: i64, method: &str, params: Value) -> Value {
+    w.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
+    response(w, id)
+}
+
+/// `rab --mode acp` in a new project with no key anywhere, initialized: the editor's
+/// pipes, the project and the sign-in methods rab offered.
+fn keyless_editor(home: &Home, llm: &FakeLlm) -> (Piped, std::path::PathBuf, Vec<Value>) {
+    let dir = home.dir.path().join("proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cmd = home.rab_for("anthropic-messages", llm, None);
+    cmd.current_dir(&dir).args(["--mode", "acp"]);
+    let mut w = Piped::spawn(cmd);
+    let r =
+        request(&mut w, 0, "initialize", json!({"protocolVersion": 1, "clientCapabilities": {}}));
+    let methods = r["result"]["authMethods"].as_array().cloned().unwrap_or_default();
+    (w, dir, methods)
+}
+
 #[test]
 fn issue_36_without_a_key_the_editor_gets_auth_methods_and_auth_required() {
     let home = Home::new();
-    let dir = home.dir.path().join("proj");
-    std::fs::create_dir_all(&dir).unwrap();
     let llm = FakeLlm::start();
-    let mut cmd = home.rab_for("anthropic-messages", &llm, None);
-    cmd.current_dir(&dir).args(["--mode", "acp"]);
-    let mut w = Piped::spawn(cmd);
-    w.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}).to_string());
-    let r = response(&mut w, 0);
-    let methods = r["result"]["authMethods"].as_array().cloned().unwrap_or_default();
+    let (mut w, dir, methods) = keyless_editor(&home, &llm);
     let login = methods.iter().find(|m| m["id"] == "login-anthropic").expect("a login method");
     assert_eq!(login["type"], "terminal", "{login}");
     assert_eq!(login["args"], json!(["login", "anthropic"]), "{login}");
@@ -557,21 +570,10 @@ fn issue_37_options_after_acp_as_an_editors_settings_give_them_and_the_commands_
 #[test]
 fn issue_37_an_editor_signs_in_with_a_key_it_passes_to_authenticate() {
     let home = Home::new();
-    let dir = home.dir.path().join("proj");
-    std::fs::create_dir_all(&dir).unwrap();
     let llm = FakeLlm::start();
     llm.script([Turn::text("signed in")]);
-    let mut cmd = home.rab_for("anthropic-messages", &llm, None);
-    cmd.current_dir(&dir).args(["--mode", "acp"]);
-    let mut w = Piped::spawn(cmd);
-    let send = |w: &mut Piped, id: i64, method: &str, params: Value| {
-        w.send(
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
-        );
-        response(w, id)
-    };
-    let r = send(&mut w, 0, "initialize", json!({"protocolVersion": 1, "clientCapabilities": {}}));
-    let methods = r["result"]["authMethods"].as_array().cloned().unwrap_or_default();
+    let (mut w, dir, methods) = keyless_editor(&home, &llm);
+    let send = request;
     let by_id = |id: &str| methods.iter().find(|m| m["id"] == id).cloned();
     let entry = by_id("api-key-anthropic").expect("a key-entry method");
     assert!(entry.get("type").is_none() || entry["type"] == "agent", "{entry}");
