@@ -73,6 +73,14 @@ pub fn store_in(
     if key.is_empty() {
         return Err("no key entered; nothing stored".into());
     }
+    // Checked now, not at the first request: a key an HTTP header cannot carry is a
+    // copying mistake (a stray quote or line break), and nothing is stored.
+    if let Some((at, c)) = rab_config::invalid_key_char(key) {
+        return Err(format!(
+            "the key has a character keys never have ({c:?} at position {}); nothing stored",
+            at + 1
+        ));
+    }
     let path = paths.auth_file();
     let mut auth = Auth::load(&path).map_err(|e| e.to_string())?;
     auth.set_key(provider, key).map_err(|e| e.to_string())?;

@@ -592,6 +592,15 @@ fn issue_37_an_editor_signs_in_with_a_key_it_passes_to_authenticate() {
         json!({"methodId": "api-key-nope", "_meta": {"apiKey": "x"}}),
     );
     assert!(e["error"]["data"].as_str().unwrap().contains("unknown provider nope"), "{e}");
+    // A key with a line break inside is refused before anything is stored.
+    let e = send(
+        &mut w,
+        9,
+        "authenticate",
+        json!({"methodId": "api-key-anthropic", "_meta": {"apiKey": "sk-a\nx-injected: 1"}}),
+    );
+    assert!(e["error"]["data"].as_str().unwrap().contains("nothing stored"), "{e}");
+    assert!(!home.dir.path().join("rab/agent/auth.json").exists());
     let ok = send(
         &mut w,
         4,

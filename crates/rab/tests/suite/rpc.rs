@@ -294,3 +294,55 @@ fn issue_37_a_prompt_with_a_streaming_behaviour_queues_itself_even_sent_at_once(
     assert!(texts(3).contains("Say hello to world"), "{}", texts(3));
     rpc.end();
 }
+
+#[test]
+fn issue_37_bad_arguments_to_pis_requests_get_a_reason_and_change_nothing() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut rpc = Rpc::start(&home, &llm, &[]);
+    let refused = |rpc: &mut Rpc, line: Value, command: &str, says: &str| {
+        rpc.send(&line.to_string());
+        let r = rpc.response(command);
+        assert_eq!(r["success"], false, "{r}");
+        assert!(r["error"].as_str().unwrap().contains(says), "{r}");
+    };
+    refused(&mut rpc, json!({"type": "fork", "entryId": "nope"}), "fork", "no entry \"nope\"");
+    refused(
+        &mut rpc,
+        json!({"type": "set_session_name", "name": "  "}),
+        "set_session_name",
+        "cannot be empty",
+    );
+    refused(
+        &mut rpc,
+        json!({"type": "set_session_name", "name": "a\nb"}),
+        "set_session_name",
+        "one line",
+    );
+    refused(
+        &mut rpc,
+        json!({"type": "set_steering_mode", "mode": "most"}),
+        "set_steering_mode",
+        "all or one-at-a-time",
+    );
+    refused(&mut rpc, json!({"type": "bash", "command": " "}), "bash", "needs a command");
+    refused(&mut rpc, json!({"type": "set_auto_retry"}), "set_auto_retry", "enabled");
+    // A folder that cannot be made (a file stands where it would go).
+    let blocked = home.dir.path().join("a-file");
+    std::fs::write(&blocked, "x").unwrap();
+    let path = blocked.join("x.html");
+    refused(
+        &mut rpc,
+        json!({"type": "export_html", "outputPath": path}),
+        "export_html",
+        "cannot write",
+    );
+    // Nothing was changed by them.
+    rpc.send(r#"{"type": "get_state"}"#);
+    let state = rpc.response("get_state")["data"].clone();
+    assert_eq!(
+        (state["sessionName"].clone(), state["steeringMode"].clone()),
+        (Value::Null, json!("one-at-a-time"))
+    );
+    rpc.end();
+}
