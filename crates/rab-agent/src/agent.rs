@@ -23,7 +23,7 @@ use crate::compaction::{
     CompactReason, Compactor, estimate_context_tokens, estimate_text_tokens, message_chars,
 };
 use crate::event::{AgentEvent, EventSink, StopCause};
-use crate::hooks::{HookDecision, ToolHook};
+use crate::hooks::{ContextTransform, HookDecision, ToolHook};
 use crate::queue::{DrainMode, Queues};
 use crate::tool::{AgentTool, ExecutionMode, ToolContext, ToolError, ToolSource, UpdateSink};
 use crate::tool_view::ToolView;
@@ -63,6 +63,8 @@ pub struct Agent {
     tools: Vec<Arc<dyn AgentTool>>,
     specs: Vec<ToolSpec>,
     hooks: Vec<Arc<dyn ToolHook>>,
+    /// What changes each request's messages, in order.
+    transforms: Vec<Arc<dyn ContextTransform>>,
     messages: Vec<Message>,
     queues: Queues,
     compactor: Option<Arc<dyn Compactor>>,
@@ -113,6 +115,7 @@ impl Agent {
             tools,
             specs,
             hooks: Vec::new(),
+            transforms: Vec::new(),
             messages: Vec::new(),
             queues: Queues::default(),
             compactor: None,
@@ -235,6 +238,30 @@ impl Agent {
     /// Adds a hook around every tool call.
     pub fn add_hook(&mut self, hook: Arc<dyn ToolHook>) {
         self.hooks.push(hook);
+    }
+
+    /// Adds a transform of the messages each request sends (after those added before).
+    pub fn add_transform(&mut self, transform: Arc<dyn ContextTransform>) {
+        self.transforms.push(transform);
+    }
+
+    /// What the transforms make of the conversation for the next request; `None` when
+    /// there are none or none changed it. A result that cannot be sent is passed over
+    /// with a warning in the log.
+    async fn transformed(&self, cancel: &CancellationToken) -> Option<Vec<Message>> {
+        let mut current: Option<Vec<Message>> = None;
+        for (i, t) in self.transforms.iter().enumerate() {
+            let input = current.as_deref().unwrap_or(&self.messages);
+            let Some(next) = t.transform(input, cancel).await else { continue };
+            match crate::hooks::unsendable(&next) {
+                // A conversation already unsendable is not the transform's doing.
+                Some(why) if crate::hooks::unsendable(input).is_none() => {
+                    tracing::warn!("context transform {i} ignored: {why}");
+                }
+                Some(_) | None => current = Some(next),
+            }
+        }
+        current
     }
 
     /// Uses queues created beforehand (so tools or a UI can hold them first).
@@ -509,9 +536,11 @@ impl Agent {
         self.record_changes(sink)?;
         // The adapter serialises the context before `stream` returns, so the history is
         // lent to it rather than copied.
+        let transformed = self.transformed(cancel).await;
+        let lent = transformed.is_none();
         let context = Context {
             system_prompt: std::mem::take(&mut self.system_prompt),
-            messages: std::mem::take(&mut self.messages),
+            messages: transformed.unwrap_or_else(|| std::mem::take(&mut self.messages)),
             tools: self.frame.tools.take().unwrap_or_default(),
         };
         let stream_cancel = cancel.child_token();
@@ -532,7 +561,9 @@ impl Agent {
             self.provider.stream(&self.config.model, &context, options, stream_cancel.clone());
         self.loops.start_reply();
         self.system_prompt = context.system_prompt;
-        self.messages = context.messages;
+        if lent {
+            self.messages = context.messages;
+        }
         self.frame.tools = Some(context.tools);
         while let Some(event) = stream.next().await {
             match event {
@@ -604,6 +635,8 @@ impl Agent {
         duration_ms: u64,
         sink: &mut dyn EventSink,
     ) -> Result<(), String> {
+        let mut result = result;
+        crate::compaction::fit_result(&mut result, &self.config.model);
         sink.emit(AgentEvent::ToolResult { result: result.clone(), details, duration_ms })?;
         self.messages.push(Message::ToolResult(result));
         Ok(())

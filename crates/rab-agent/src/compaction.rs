@@ -3,7 +3,7 @@
 //! (then the request is retried once). The summarising itself lives in rab-core; this
 //! crate only knows when to ask and what to do with the answer.
 
-use rab_ai::{Content, Message, Model, StreamOptions, Usage};
+use rab_ai::{Content, Message, Model, StreamOptions, ToolResultMessage, Usage};
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
@@ -131,5 +131,98 @@ pub fn estimate_context_tokens(messages: &[Message]) -> u64 {
                     .sum::<u64>()
         }
         _ => messages.iter().map(|m| estimate_text_tokens(message_chars(m))).sum(),
+    }
+}
+
+/// Cuts a tool result's text to at most a quarter of `model`'s input limit, so that one
+/// result cannot outgrow a small window (a local model's 8-16k, where a tool's own
+/// 50 KB limit is more than the whole window) and compaction always has a tail it can
+/// keep. The head and the end are kept (where commands print their errors), with a
+/// notice in between saying what was cut and how to ask for less. In larger windows
+/// the tools' own limits come first and nothing changes.
+pub(crate) fn fit_result(result: &mut ToolResultMessage, model: &Model) {
+    let limit = model.input_limit();
+    if limit == 0 {
+        return;
+    }
+    let max_chars = usize::try_from(limit / 4).unwrap_or(usize::MAX).saturating_mul(4);
+    let total: usize = result
+        .content
+        .iter()
+        .map(|c| match c {
+            Content::Text { text } => text.len(),
+            Content::Image { .. } => 0,
+        })
+        .sum();
+    if total <= max_chars {
+        return;
+    }
+    let mut budget = max_chars;
+    for c in &mut result.content {
+        let Content::Text { text } = c else { continue };
+        if text.len() <= budget {
+            budget -= text.len();
+            continue;
+        }
+        let head = floor_char(text, budget * 7 / 10);
+        let tail = ceil_char(text, text.len() - (budget - head));
+        let notice = format!(
+            "\n[... {} of {} characters cut here to fit the model's {limit}-token context window; \
+             ask for less at once (a range of lines, a narrower pattern, head or tail) ...]\n",
+            tail - head,
+            text.len()
+        );
+        *text = format!("{}{notice}{}", &text[..head], &text[tail..]);
+        budget = 0;
+    }
+}
+
+fn floor_char(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(text: &str) -> ToolResultMessage {
+        ToolResultMessage {
+            tool_call_id: "c".into(),
+            tool_name: "read".into(),
+            content: vec![Content::text(text)],
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn a_result_larger_than_a_quarter_of_a_small_window_keeps_its_head_and_end() {
+        let mut model = Model::custom("m", "p", rab_ai::Api::AnthropicMessages, "http://x");
+        model.context_window = 12_000;
+        let text = format!("HEAD{}é{}END", "a".repeat(20_000), "b".repeat(20_000));
+        let mut r = result(&text);
+        fit_result(&mut r, &model);
+        let out = r.text();
+        assert!(out.len() < 12_400, "{}", out.len());
+        assert!(out.starts_with("HEAD") && out.ends_with("END"));
+        assert!(out.contains("characters cut here to fit the model's 12000-token context window"));
+        // A large window leaves it alone, and so does a small result.
+        model.context_window = 200_000;
+        let mut r = result(&text);
+        fit_result(&mut r, &model);
+        assert_eq!(r.text(), text);
+        model.context_window = 12_000;
+        let mut r = result("short");
+        fit_result(&mut r, &model);
+        assert_eq!(r.text(), "short");
     }
 }

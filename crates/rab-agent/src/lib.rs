@@ -39,7 +39,7 @@ pub use compaction::{
     estimate_text_tokens, message_chars,
 };
 pub use event::{AgentEvent, EventSink, StopCause};
-pub use hooks::{HookDecision, ToolHook};
+pub use hooks::{ContextTransform, HookDecision, ToolHook, unsendable};
 pub use ledger::{Ledger, Need, OverBudget, Refused, Reservation, Spend, Spending};
 pub use queue::{DrainMode, Queues};
 pub use tool::{

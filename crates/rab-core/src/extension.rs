@@ -9,8 +9,8 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use rab_agent::{AgentTool, BoxFuture, HookDecision, ToolHook, ToolSource};
-use rab_ai::{ToolCall, ToolResultMessage};
+use rab_agent::{AgentTool, BoxFuture, ContextTransform, HookDecision, ToolHook, ToolSource};
+use rab_ai::{Message, ToolCall, ToolResultMessage};
 use tokio_util::sync::CancellationToken;
 
 use crate::AgentSession;
@@ -70,6 +70,27 @@ pub trait Extension: Send + Sync {
     /// Whether [`Extension::before_tool_call`] or [`Extension::after_tool_call`] do
     /// anything; when false the extension is not put in the tool-call path at all.
     fn has_tool_hooks(&self) -> bool {
+        false
+    }
+
+    /// Before each request to the model: the messages to send instead of `messages`
+    /// (prune old tool output, inject context fetched from elsewhere), or `None` to
+    /// send them as they are. Only the request changes: the session keeps what
+    /// happened. A result that separates a tool call from its result is not used (a
+    /// warning goes to the log). Extensions run in order, each given what the one
+    /// before it returned. `cancel` as in [`Extension::before_tool_call`].
+    fn transform_context<'a>(
+        &'a self,
+        messages: &'a [Message],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Vec<Message>>> {
+        let _ = (messages, cancel);
+        Box::pin(async { None })
+    }
+
+    /// Whether [`Extension::transform_context`] does anything; when false the
+    /// extension is not asked before requests.
+    fn has_context_transform(&self) -> bool {
         false
     }
 
@@ -515,6 +536,15 @@ impl Extensions {
             .collect()
     }
 
+    /// Context transforms of the extensions that have one, in order.
+    pub fn transforms(&self) -> Vec<Arc<dyn ContextTransform>> {
+        self.list
+            .iter()
+            .filter(|e| e.has_context_transform())
+            .map(|e| Arc::new(ExtensionHook(e.clone())) as Arc<dyn ContextTransform>)
+            .collect()
+    }
+
     /// Tells every extension about `event`.
     pub fn emit(&self, event: &Lifecycle<'_>) {
         for ext in &self.list {
@@ -573,7 +603,8 @@ impl Extensions {
     }
 }
 
-/// Puts an extension's tool hooks in the tool-call path.
+/// Puts an extension's tool hooks in the tool-call path (and its context transform
+/// before each request).
 struct ExtensionHook(Arc<dyn Extension>);
 
 impl ToolHook for ExtensionHook {
@@ -593,6 +624,16 @@ impl ToolHook for ExtensionHook {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, Option<ToolResultMessage>> {
         self.0.after_tool_call(call, result, cancel)
+    }
+}
+
+impl ContextTransform for ExtensionHook {
+    fn transform<'a>(
+        &'a self,
+        messages: &'a [Message],
+        cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Vec<Message>>> {
+        self.0.transform_context(messages, cancel)
     }
 }
 

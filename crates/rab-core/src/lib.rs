@@ -48,7 +48,9 @@ use session::{compaction, ops as session_ops};
 use tools::plan_tools;
 pub use tools::{ask_user, config_tool, cron, inbox, task, tool_catalog};
 
-pub use compaction::{MAX_FAILURES, ModelCompactor, cut_point, sliding_window, transcript};
+pub use compaction::{
+    MAX_FAILURES, ModelCompactor, cut_point, newer_half, sliding_window, transcript,
+};
 pub use extension::{
     Command, CommandContext, CommandHandler, CommandOutcome, CommandSource, Completion, Extension,
     Extensions, Lifecycle, PromptRequest, ServiceKind, ServiceState, ServiceStatus, Services,

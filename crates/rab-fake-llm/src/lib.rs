@@ -101,6 +101,8 @@ pub(crate) struct State {
     pub timings: Option<Arc<TimingLog>>,
     /// The fake OpenAI sign-in server.
     pub oauth: oauth::OauthState,
+    /// Where each request's size and answer are logged, if anywhere.
+    pub request_log: Option<Arc<Mutex<std::fs::File>>>,
 }
 
 /// A log of when each request arrived and its streamed answer ended, one line per event
@@ -190,9 +192,32 @@ impl FakeLlm {
         self.lock().timings = Some(Arc::new(log));
     }
 
+    /// Logs each request from now on to `file`, one JSON line each: its number, the
+    /// HTTP status answered and the body's length in bytes (see `--requests`).
+    pub fn log_requests(&self, file: std::fs::File) {
+        self.lock().request_log = Some(Arc::new(Mutex::new(file)));
+    }
+
     /// Lists these models as a local server would (`/v1/models`, `/api/tags`).
     pub fn serve_models(&self, models: impl IntoIterator<Item = ServedModel>) {
         self.lock().script.models.extend(models);
+    }
+
+    /// Refuses, with the wire's context-overflow error, every request longer than
+    /// `tokens` (counted as the body's length over four).
+    pub fn limit_context(&self, tokens: u64) {
+        self.lock().script.context_limit = Some(tokens);
+    }
+
+    /// Answers every request that offers no tools (a compaction summary) with `text`,
+    /// outside the turn order ([`Script::summary`]).
+    pub fn summarise_with(&self, text: &str) {
+        self.lock().script.summary = Some(text.to_owned());
+    }
+
+    /// Turns on [`Script::measure_input`]: unscripted usage reports the request's size.
+    pub fn measure_input(&self) {
+        self.lock().script.measure_input = true;
     }
 
     /// Answers every request for `model` with the provider's "overloaded" error.

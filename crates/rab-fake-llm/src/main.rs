@@ -1,13 +1,14 @@
-//! `rab-fake-llm --script FILE [--listen ADDR] [--repeat] [--timings LOG]`: serves a
-//! script for manual testing and benchmarks; prints the base URL on the first line of
-//! stdout, runs until killed. `--timings` logs when each request arrived and its answer
-//! ended (`req N MICROS` / `end N MICROS`), for measuring the client's turn overhead.
+//! `rab-fake-llm --script FILE [--listen ADDR] [--repeat] [--timings LOG] [--requests LOG]`:
+//! serves a script for manual testing and benchmarks; prints the base URL on the first
+//! line of stdout, runs until killed. `--timings` logs when each request arrived and its
+//! answer ended (`req N MICROS` / `end N MICROS`), for measuring the client's turn
+//! overhead; `--requests` logs each request's size and status as a JSON line.
 
 use std::io::Write;
 
 fn usage() -> ! {
     eprintln!(
-        "usage: rab-fake-llm --script FILE.json [--listen 127.0.0.1:0] [--repeat] [--timings LOG]"
+        "usage: rab-fake-llm --script FILE.json [--listen 127.0.0.1:0] [--repeat] [--timings LOG] [--requests LOG]"
     );
     std::process::exit(2);
 }
@@ -17,6 +18,7 @@ fn main() {
     let mut listen = "127.0.0.1:0".to_owned();
     let mut repeat = false;
     let mut timings = None;
+    let mut requests = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -24,6 +26,7 @@ fn main() {
             "--listen" => listen = args.next().unwrap_or_else(|| usage()),
             "--repeat" => repeat = true,
             "--timings" => timings = Some(args.next().unwrap_or_else(|| usage())),
+            "--requests" => requests = Some(args.next().unwrap_or_else(|| usage())),
             _ => usage(),
         }
     }
@@ -47,6 +50,13 @@ fn main() {
             std::process::exit(2);
         });
         server.log_timings(file);
+    }
+    if let Some(path) = requests {
+        let file = std::fs::File::create(&path).unwrap_or_else(|e| {
+            eprintln!("rab-fake-llm: cannot create {path}: {e}");
+            std::process::exit(2);
+        });
+        server.log_requests(file);
     }
     let mut out = std::io::stdout();
     let _ = writeln!(out, "{}", server.url());

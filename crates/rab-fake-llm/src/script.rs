@@ -29,6 +29,10 @@ pub struct Script {
     /// Model ids answered with the provider's "overloaded" error on every request (529
     /// on the Anthropic wire, 503 elsewhere), as a provider out of capacity.
     pub overloaded: Vec<String>,
+    /// The served model's window, in tokens: a request whose body is longer than four
+    /// characters per token of it is refused with the wire's context-overflow error,
+    /// as a provider refuses a prompt that does not fit.
+    pub context_limit: Option<u64>,
 }
 
 /// A model a local server lists.

@@ -220,6 +220,23 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
             headers: Vec::new(),
         };
     }
+    if let Some(limit) = state.script.context_limit {
+        let tokens = req.raw.len() as u64 / 4;
+        if tokens > limit {
+            let message = match wire {
+                Wire::Anthropic => format!("prompt is too long: {tokens} tokens > {limit} maximum"),
+                Wire::OpenaiChat | Wire::OpenaiResponses => format!(
+                    "This model's maximum context length is {limit} tokens. However, your \
+                     messages resulted in {tokens} tokens."
+                ),
+                Wire::Gemini => format!(
+                    "The input token count ({tokens}) exceeds the maximum number of tokens \
+                     allowed ({limit})."
+                ),
+            };
+            return reject(400, &message);
+        }
+    }
     let reply = match check(wire, req) {
         Ok(reply) => reply,
         Err(e) => return reject(400, &e),
@@ -327,6 +344,14 @@ async fn handle(
         let answer = decide(&mut st, wire, &mut record);
         if let Answer::Error { status, .. } | Answer::Page { status, .. } = &answer {
             record.status = *status;
+        }
+        if let Some(log) = &st.request_log {
+            use std::io::Write;
+            let line = serde_json::json!({
+                "n": st.requests.len() + 1, "status": record.status, "bytes": record.raw.len(),
+            });
+            let mut file = log.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = writeln!(file, "{line}");
         }
         st.requests.push(record);
         let index = st.requests.len() - 1;

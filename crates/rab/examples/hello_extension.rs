@@ -2,7 +2,9 @@
 //! a `/hello` command (also `,hello`). The tool shows what a tool can give besides its
 //! spec: a label and its own drawing of calls and results in the terminal UI, and
 //! guidelines for the system prompt. The extension's hook shows the cancellation
-//! token: a call for `patience` waits until the run is interrupted. Build it with
+//! token: a call for `patience` waits until the run is interrupted. Its context
+//! transform prunes what the model is sent: the output of tool calls older than the
+//! newest two is replaced by a one-line note (the session keeps it whole). Build it with
 //! `cargo build -p rab --example hello_extension` and run it like `rab`.
 
 use std::sync::Arc;
@@ -10,7 +12,7 @@ use std::sync::Arc;
 use rab::agent::{
     AgentTool, BoxFuture, HookDecision, Tool, ToolContext, ToolError, ToolLevel, ToolOutput,
 };
-use rab::ai::{ToolCall, ToolResultMessage};
+use rab::ai::{Content, Message, ToolCall, ToolResultMessage};
 use rab::core::{Command, CommandOutcome, Extension, command};
 use tokio_util::sync::CancellationToken;
 
@@ -50,6 +52,34 @@ impl Extension for Hello {
                     HookDecision::Continue
                 }
             }
+        })
+    }
+
+    fn has_context_transform(&self) -> bool {
+        true
+    }
+
+    fn transform_context<'a>(
+        &'a self,
+        messages: &'a [Message],
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Vec<Message>>> {
+        Box::pin(async move {
+            let results: Vec<usize> = (0..messages.len())
+                .filter(|&i| matches!(messages[i], Message::ToolResult(_)))
+                .collect();
+            let old = results.len().checked_sub(2).filter(|n| *n > 0)?;
+            let mut pruned = messages.to_vec();
+            for &i in &results[..old] {
+                if let Message::ToolResult(r) = &mut pruned[i] {
+                    let chars = r.text().len();
+                    r.content = vec![Content::text(format!(
+                        "[output of {} pruned by the hello extension: {chars} characters]",
+                        r.tool_name
+                    ))];
+                }
+            }
+            Some(pruned)
         })
     }
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::*;
-use crate::tool::{Tool, ToolLevel, ToolOutput};
+use crate::tool::{BoxFuture, Tool, ToolLevel, ToolOutput};
 
 #[derive(Deserialize, schemars::JsonSchema)]
 struct NoArgs {}
@@ -480,4 +480,57 @@ async fn issue_13_the_budget_prices_a_large_prompt_at_its_tier() {
         .await;
     assert!(matches!(stop, StopCause::Budget { .. }), "{stop:?}");
     assert!(llm.requests().is_empty());
+}
+
+/// Drops every tool result (so its call is left unanswered) or, when `inject`, puts a
+/// note before the last message.
+struct Transform {
+    inject: bool,
+}
+impl ContextTransform for Transform {
+    fn transform<'a>(
+        &'a self,
+        messages: &'a [Message],
+        _cancel: &'a CancellationToken,
+    ) -> BoxFuture<'a, Option<Vec<Message>>> {
+        Box::pin(async move {
+            let mut out = messages.to_vec();
+            if self.inject {
+                out.insert(0, Message::user("NOTE from memory: the user likes tabs"));
+            } else {
+                out.retain(|m| !matches!(m, Message::ToolResult(_)));
+            }
+            Some(out)
+        })
+    }
+}
+
+#[tokio::test]
+async fn context_transforms_change_each_request_not_the_history_and_unsendable_ones_are_passed_over()
+ {
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("step", json!({})), Turn::text("done")]);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut a = agent(&llm, vec![Arc::new(Step { log, steer: None })]);
+    a.add_transform(Arc::new(Transform { inject: true }));
+    a.add_transform(Arc::new(Transform { inject: false }));
+    let mut rec = Recorder::default();
+    let mut sink = rec.sink();
+    let stop = a.run(vec![Message::user("go")], &mut sink, CancellationToken::new()).await;
+    drop(sink);
+    assert_eq!(stop, StopCause::Done);
+    let reqs = llm.requests();
+    assert!(reqs.iter().all(|r| r.status == 200), "the dropping transform was passed over");
+    for r in &reqs {
+        assert_eq!(user_texts(r)[0], "NOTE from memory: the user likes tabs");
+    }
+    assert_eq!(reqs[1].tool_results().len(), 1);
+    assert_eq!(a.messages().len(), 4, "the history has no note: prompt, call, result, answer");
+    assert!(crate::hooks::unsendable(a.messages()).is_none());
+    let mut orphan = a.messages()[..2].to_vec();
+    assert!(crate::hooks::unsendable(&orphan).unwrap().contains("has no result"));
+    orphan.remove(1);
+    orphan.push(a.messages()[2].clone());
+    assert!(crate::hooks::unsendable(&orphan).unwrap().contains("has no call before it"));
+    assert!(crate::hooks::unsendable(&[]).is_some());
 }

@@ -89,6 +89,32 @@ impl ModelCompactor {
         self.settings.reserve_tokens.min(model.context_window / 4)
     }
 
+    /// Tokens the messages may take before compaction: the input limit less the
+    /// reserve and what the request carries besides the messages (system prompt and
+    /// tools: the part of the last reported usage the messages do not explain).
+    fn room(&self, messages: &[Message], model: &Model) -> u64 {
+        let estimated: u64 = messages.iter().map(|m| estimate_text_tokens(message_chars(m))).sum();
+        let overhead = estimate_context_tokens(messages).saturating_sub(estimated);
+        model.input_limit().saturating_sub(self.reserve(model)).saturating_sub(overhead)
+    }
+
+    /// Tokens of the newest messages kept verbatim: `keepRecentTokens`, but at most a
+    /// quarter of the room, so that in a small window (a local model's 8-16k) the
+    /// summary and the kept tail leave space for the work that follows; and at least
+    /// about one tool round (1,000 tokens, or the setting if it is lower), which is also
+    /// what keeps a window filled by the system prompt alone from being "compacted"
+    /// to no gain.
+    fn keep_tokens(&self, room: u64) -> u64 {
+        let keep = self.settings.keep_recent_tokens;
+        keep.min(room / 4).max(keep.min(1000))
+    }
+
+    /// The summary's output limit: the model's, at most 8,192 tokens and a fifth of
+    /// the room.
+    fn summary_tokens(model: &Model, room: u64) -> u64 {
+        model.max_output.min(8192).min((room / 5).max(256))
+    }
+
     /// With the window strategy: more messages than the window holds (a leading notice
     /// of an earlier drop not counted).
     fn over_window(&self, messages: &[Message]) -> bool {
@@ -167,6 +193,20 @@ impl ModelCompactor {
         focus: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<(String, Usage), String> {
+        let room = self.room(old, model);
+        self.summarise_within(old, model, options, focus, Self::summary_tokens(model, room), cancel)
+            .await
+    }
+
+    async fn summarise_within(
+        &self,
+        old: &[Message],
+        model: &Model,
+        options: &StreamOptions,
+        focus: Option<&str>,
+        max_tokens: u64,
+        cancel: &CancellationToken,
+    ) -> Result<(String, Usage), String> {
         let budget = model.input_limit().saturating_sub(self.reserve(model)).max(4096) as usize * 3;
         let mut prompt = String::from("Summarise this part of the session.\n\n<transcript>\n");
         prompt.push_str(&transcript(old, budget));
@@ -182,7 +222,7 @@ impl ModelCompactor {
         };
         let mut opts = options.clone();
         opts.thinking = ThinkingLevel::Off;
-        opts.max_tokens = Some(model.max_output.min(8192));
+        opts.max_tokens = Some(max_tokens);
         let mut stream = self.provider.stream(model, &context, &opts, cancel.child_token());
         loop {
             // Interrupting ends the wait at once, whatever the provider's stream does.
@@ -221,30 +261,46 @@ impl ModelCompactor {
 /// Where to cut: the first message kept verbatim. Keeps at least `keep` estimated
 /// tokens of the newest messages, never starts the kept part with a tool result (which
 /// would separate it from its call), and never cuts at 0 (nothing to summarise) or
-/// through a previous summary alone. When the whole conversation is smaller than
-/// `keep` (what fills the window is then the system prompt, tools or an estimate that
-/// ran low), the latest turn — from the last user message on — is kept.
+/// through a previous summary alone. The cut may fall inside a turn (between a tool
+/// result and the next reply), so one long prompt's work can be compacted. When the
+/// whole conversation is smaller than `keep` (what fills the window is then the system
+/// prompt, tools or an estimate that ran low), the latest turn — from the last user
+/// message on — is kept.
 pub fn cut_point(messages: &[Message], keep: u64) -> Option<usize> {
+    let last_turn =
+        || messages.iter().rposition(|m| matches!(m, Message::User(_)) && !m.is_summary());
+    reached(messages, keep)
+        .and_then(|i| startable(messages, i))
+        .or_else(|| last_turn().and_then(|i| startable(messages, i)))
+}
+
+/// Where to cut one turn in two, for when [`cut_point`] finds nothing older than the
+/// latest turn (one prompt's work is all there is) and the provider refused the
+/// request or the user asked: about half of the tokens after a leading summary are
+/// kept, the cut placed as [`cut_point`] places it.
+pub fn newer_half(messages: &[Message]) -> Option<usize> {
+    let floor = usize::from(matches!(messages.first(), Some(m) if m.is_summary()));
+    let total: u64 = messages[floor..].iter().map(|m| estimate_text_tokens(message_chars(m))).sum();
+    reached(messages, total / 2).and_then(|i| startable(messages, i))
+}
+
+/// The first message, from the end, by which `keep` tokens are reached.
+fn reached(messages: &[Message], keep: u64) -> Option<usize> {
     let mut kept = 0u64;
-    let mut reached = None;
-    for (i, m) in messages.iter().enumerate().rev() {
+    messages.iter().enumerate().rev().find_map(|(i, m)| {
         kept += estimate_text_tokens(message_chars(m));
-        if kept >= keep {
-            reached = Some(i);
-            break;
-        }
+        (kept >= keep).then_some(i)
+    })
+}
+
+/// `i` moved earlier to a message that can start the kept part, if that leaves
+/// something before it to summarise (more than a leading summary).
+fn startable(messages: &[Message], mut i: usize) -> Option<usize> {
+    while i > 0 && matches!(messages.get(i), Some(Message::ToolResult(_))) {
+        i -= 1;
     }
-    let mut candidate = match reached {
-        Some(i) => i,
-        None => messages.iter().rposition(|m| matches!(m, Message::User(_)) && !m.is_summary())?,
-    };
-    // Move earlier to a message that can start the kept part.
-    while candidate > 0 && matches!(messages.get(candidate), Some(Message::ToolResult(_))) {
-        candidate -= 1;
-    }
-    let first_is_summary = matches!(messages.first(), Some(m) if m.is_summary());
-    let floor = usize::from(first_is_summary);
-    (candidate > floor).then_some(candidate)
+    let floor = usize::from(matches!(messages.first(), Some(m) if m.is_summary()));
+    (i > floor).then_some(i)
 }
 
 /// The messages as plain text for the summary request, newest kept when over `budget`
@@ -289,9 +345,13 @@ pub fn transcript(messages: &[Message], budget: usize) -> String {
             }
         }
     }
-    let mut total = 0;
+    // A leading summary (of an earlier compaction) is the whole history before it:
+    // it is always sent, and older parts are what gives way.
+    let lead =
+        usize::from(matches!(messages.first(), Some(m) if m.is_summary()) && !parts.is_empty());
+    let mut total: usize = parts[..lead].iter().map(String::len).sum();
     let mut start = parts.len();
-    for (i, p) in parts.iter().enumerate().rev() {
+    for (i, p) in parts.iter().enumerate().skip(lead).rev() {
         if total + p.len() > budget && start < parts.len() {
             break;
         }
@@ -299,9 +359,14 @@ pub fn transcript(messages: &[Message], budget: usize) -> String {
         start = i;
     }
     let mut out = String::new();
-    if start > 0 {
+    for p in &parts[..lead] {
+        out.push_str(p);
+        out.push('\n');
+    }
+    if start > lead {
         out.push_str(&format!(
-            "[{start} earlier messages omitted: too long to summarise at once]\n"
+            "[{} earlier messages omitted: too long to summarise at once]\n",
+            start - lead
         ));
     }
     for p in &parts[start..] {
@@ -380,7 +445,9 @@ impl Compactor for ModelCompactor {
         Box::pin(async move {
             let window = self.settings.strategy == CompactionStrategy::Window;
             // The window strategy may drop by count where there is nothing to summarise.
-            let token_cut = cut_point(messages, self.settings.keep_recent_tokens);
+            let room = self.room(messages, model);
+            let token_cut = cut_point(messages, self.keep_tokens(room))
+                .or_else(|| (reason != CompactReason::Threshold).then(|| newer_half(messages))?);
             let Some(cut) = token_cut.or(window.then_some(0)) else {
                 return Err(CompactError {
                     message: "nothing to compact yet".to_owned(),
@@ -424,7 +491,11 @@ impl Compactor for ModelCompactor {
                     is_disabled: true,
                 });
             }
-            match self.summarise(&messages[..cut], model, options, focus, cancel).await {
+            let max_tokens = Self::summary_tokens(model, room);
+            match self
+                .summarise_within(&messages[..cut], model, options, focus, max_tokens, cancel)
+                .await
+            {
                 Ok((summary, usage)) => {
                     self.failures.store(0, Ordering::Relaxed);
                     if manual {

@@ -213,12 +213,16 @@ impl AgentSession {
     }
 
     /// Puts the extensions' tool hooks in the tool-call path (after the gate, so only
-    /// permitted calls reach them), reads their tool sources before every request and
+    /// permitted calls reach them) and their context transforms before every request,
+    /// reads their tool sources before every request and
     /// tells them about the session's life. Their fixed tools are given to
     /// [`AgentSession::new`].
     pub fn set_extensions(&mut self, extensions: Arc<crate::extension::Extensions>) {
         for hook in extensions.hooks() {
             self.agent.add_hook(hook);
+        }
+        for transform in extensions.transforms() {
+            self.agent.add_transform(transform);
         }
         for source in extensions.tool_sources() {
             self.agent.add_tool_source(source);

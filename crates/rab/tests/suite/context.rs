@@ -398,3 +398,89 @@ fn a_budget_that_is_not_a_dollar_amount_is_a_usage_error() {
     }
     assert!(llm.requests().is_empty());
 }
+
+/// A local model with a 12k window and default settings works through one long prompt
+/// of many tool calls: compaction cuts inside the turn (there is no earlier turn to
+/// cut at) and keeps only as much of the tail as such a window has room for, so no
+/// request is refused and automatic compaction never gives up.
+#[test]
+fn a_12k_window_works_through_a_long_turn_with_default_settings() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    local_12k(&home, &llm);
+    for i in 0..6 {
+        let line = format!("file {i}: the value of entry {{}} is {{}} and it is fine\n");
+        let text: String = (0..(50 + i * 10)).map(|n| line.replace("{}", &n.to_string())).collect();
+        std::fs::write(home.dir.path().join(format!("f{i}.txt")), text).unwrap();
+    }
+    llm.limit_context(12_000);
+    llm.measure_input();
+    llm.summarise_with("## Goal\nCheck every file.\n## Open tasks\nKeep reading.");
+    let calls = 40;
+    llm.script(
+        (0..calls).map(|i| Turn::tool_call("read", json!({"path": format!("f{}.txt", i % 6)}))),
+    );
+    llm.script([Turn::text("all files checked")]);
+    let out = home
+        .rab()
+        .args(["--model", "local/small-12k", "-p", "--yolo", "read every file, many times"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(stdout(&out), "all files checked\n", "{err}");
+    assert!(!err.contains("nothing to compact"), "{err}");
+    assert!(!err.contains("compaction is off"), "{err}");
+    let reqs = llm.requests();
+    let refused: Vec<_> =
+        reqs.iter().filter(|r| r.status != 200).map(|r| r.raw.len() / 4).collect();
+    assert!(refused.is_empty(), "requests over the window (tokens): {refused:?}\n{err}");
+    let summaries =
+        reqs.iter().filter(|r| r.body["tools"].as_array().is_none_or(Vec::is_empty)).count();
+    assert!(summaries >= 2, "{summaries} compactions\n{err}");
+    let tape = tape_of(&home);
+    let compactions =
+        tape.entries().iter().filter(|e| matches!(e.body, EntryBody::Compaction { .. })).count();
+    assert_eq!(compactions, summaries);
+    let largest = reqs.iter().map(|r| r.raw.len() / 4).max().unwrap_or(0);
+    eprintln!("{} requests, {summaries} compactions, largest ~{largest} tokens", reqs.len());
+}
+
+/// A local model with a 12k window, served by `llm`, which refuses requests larger
+/// than the window; default settings.
+fn local_12k(home: &Home, llm: &FakeLlm) {
+    let dir = home.dir.path().join("rab");
+    std::fs::create_dir_all(dir.join("agent")).unwrap();
+    let models = json!({"providers": {"local": {
+        "baseUrl": llm.url(), "api": "anthropic-messages", "apiKey": "k",
+        "models": [{"id": "small-12k", "contextWindow": 12000, "maxTokens": 2048}]}}});
+    std::fs::write(dir.join("models.json"), models.to_string()).unwrap();
+    llm.limit_context(12_000);
+    llm.measure_input();
+}
+
+/// A tool result larger than a small window could hold (`read` gives up to 50 KB, the
+/// whole 12k window is ~48 KB) is cut to a quarter of the window, keeping its head and
+/// end, so the next request fits.
+#[test]
+fn a_tool_result_larger_than_a_small_window_is_cut_to_fit() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    local_12k(&home, &llm);
+    let text: String =
+        (0..1000).map(|n| format!("line {n:04} of a long generated file here\n")).collect();
+    std::fs::write(home.dir.path().join("big.txt"), &text).unwrap();
+    llm.script([Turn::tool_call("read", json!({"path": "big.txt"})), Turn::text("read it")]);
+    let out = home
+        .rab()
+        .args(["--model", "local/small-12k", "-p", "--yolo", "read big.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "read it\n", "{}", stderr(&out));
+    let reqs = llm.requests();
+    assert!(reqs.iter().all(|r| r.status == 200));
+    let results = reqs[1].tool_results();
+    let (_, seen) = &results[0];
+    assert!(seen.len() < 13_000, "{}", seen.len());
+    assert!(seen.contains("line 0000") && seen.contains("line 0999"), "head and end kept");
+    assert!(seen.contains("cut here to fit the model's 12000-token context window"), "{seen}");
+}

@@ -73,6 +73,54 @@ fn a_compile_time_extension_adds_a_tool_and_a_command_that_work_end_to_end() {
     assert!(help.contains("/hello") && help.contains("/model") && help.contains("/mcp"), "{help}");
 }
 
+/// The example's `transform_context` prunes the output of tool calls older than the
+/// newest two from what the model is sent; the session keeps every result whole, and a
+/// resumed session sends the pruned form again (the transform runs on each request).
+#[test]
+fn an_extensions_context_transform_changes_the_request_not_the_session() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script(["Ada", "Grace", "Edsger"].map(|n| Turn::tool_call("hello", json!({"name": n}))));
+    llm.script([Turn::text("greeted all three"), Turn::text("still here")]);
+    let out = cmd(&home, &hello_bin(), &llm).args(["-p", "greet three people"]).output().unwrap();
+    assert_eq!(stdout(&out), "greeted all three\n", "{}", stderr(&out));
+    let reqs = llm.requests();
+    assert!(reqs.iter().all(|r| r.status == 200), "the pruned requests are valid");
+    let texts = |i: usize| -> Vec<String> {
+        llm.requests()[i].tool_results().into_iter().map(|(_, t)| t).collect()
+    };
+    assert_eq!(
+        texts(2),
+        ["Hello, Ada! (from the hello extension)", "Hello, Grace! (from the hello extension)"]
+    );
+    assert_eq!(
+        texts(3),
+        [
+            "[output of hello pruned by the hello extension: 38 characters]",
+            "Hello, Grace! (from the hello extension)",
+            "Hello, Edsger! (from the hello extension)",
+        ]
+    );
+    let out = cmd(&home, &hello_bin(), &llm).args(["-c", "-p", "and now?"]).output().unwrap();
+    assert_eq!(stdout(&out), "still here\n", "{}", stderr(&out));
+    assert_eq!(texts(4)[0], "[output of hello pruned by the hello extension: 38 characters]");
+    // The session file has every result whole.
+    let sessions = home.dir.path().join("rab/sessions");
+    let tape: String =
+        walk(&sessions).iter().map(|f| std::fs::read_to_string(f).unwrap()).collect();
+    assert!(tape.contains("Hello, Ada! (from the hello extension)"));
+    assert!(!tape.contains("pruned by the hello extension"));
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}
+
 #[test]
 fn no_builtin_tools_keeps_extension_tools_and_no_extensions_drops_them() {
     let home = Home::new();

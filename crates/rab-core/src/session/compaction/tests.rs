@@ -58,6 +58,32 @@ fn a_previous_summary_alone_is_not_compacted_again() {
     assert_eq!(cut_point(&m, 1), None);
 }
 
+/// One prompt and its many tool rounds (a long turn): the cut falls inside it, at a
+/// call, whether `keep` is reached or the whole conversation is smaller than `keep`.
+#[test]
+fn a_long_single_turn_is_cut_inside_at_a_call() {
+    let mut m = vec![Message::summary("earlier work"), user("read everything")];
+    for i in 0..20 {
+        m.push(assistant_call(&format!("c{i}")));
+        m.push(result(&format!("c{i}"), &"output line\n".repeat(50)));
+    }
+    let cut = cut_point(&m, 1000).expect("a cut inside the turn");
+    assert!(cut > 2 && matches!(m[cut], Message::Assistant(_)), "cut {cut}");
+    assert_eq!(cut_point(&m, 1_000_000), None, "keep more than all: the latest turn is all");
+    let cut = newer_half(&m).expect("the newer half");
+    assert!(matches!(m[cut], Message::Assistant(_)), "cut {cut}");
+    assert!((18..=24).contains(&cut), "about half: {cut}");
+}
+
+#[test]
+fn transcript_always_keeps_a_leading_summary() {
+    let mut m = vec![Message::summary("GOAL: migrate the parser")];
+    m.extend(long_history());
+    let t = transcript(&m, 3000);
+    assert!(t.contains("GOAL: migrate the parser"), "{t}");
+    assert!(t.contains("earlier messages omitted") && t.contains("task 5"));
+}
+
 #[test]
 fn transcript_keeps_the_newest_part_within_the_budget() {
     let m = long_history();
