@@ -361,13 +361,19 @@ pub(crate) mod platform {
     }
 }
 
-/// The command tool on Windows: [`Bash`] running PowerShell, under its own name.
+/// The command tool on Windows, and a second one beside `bash` wherever PowerShell 7
+/// (`pwsh`) is installed: [`Bash`] running PowerShell, under its own name.
 pub struct PowerShell(Bash);
 
 impl PowerShell {
-    /// `bash`'s workspace and background shells, with PowerShell as the shell.
+    /// `bash`'s workspace and background shells, with Windows PowerShell as the shell.
     pub fn new(bash: Bash) -> Self {
         Self(Bash { shell: Shell::PowerShell, ..bash })
+    }
+
+    /// `bash`'s workspace and background shells, with `pwsh` as the shell.
+    pub fn pwsh(bash: Bash) -> Self {
+        Self(Bash { shell: Shell::Pwsh, ..bash })
     }
 }
 

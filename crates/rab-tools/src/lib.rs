@@ -33,6 +33,15 @@ fn command_tool(bash: bash::Bash) -> Arc<dyn AgentTool> {
     if cfg!(windows) { Arc::new(bash::PowerShell::new(bash)) } else { Arc::new(bash) }
 }
 
+/// The `powershell` tool beside `bash` where PowerShell 7 is on `PATH` (not on
+/// Windows, whose command tool is PowerShell already).
+fn pwsh_tool(ws: &Workspace, shells: &Shells) -> Option<Arc<dyn AgentTool>> {
+    (!cfg!(windows) && shell::on_path("pwsh").is_some()).then(|| {
+        let bash = bash::Bash::new(ws.clone()).with_shells(shells.clone());
+        Arc::new(bash::PowerShell::pwsh(bash)) as Arc<dyn AgentTool>
+    })
+}
+
 #[cfg(test)]
 mod edit_corpus_tests;
 mod edit_faithful;
@@ -88,8 +97,9 @@ pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
     // tools kills what is left running.
     let shells = Shells::new();
     let worktree = worktree::ActiveWorktree::new();
-    vec![
-        Arc::new(read::Read::new(ws.clone())),
+    let pwsh = pwsh_tool(ws, &shells);
+    [
+        Arc::new(read::Read::new(ws.clone())) as Arc<dyn AgentTool>,
         Arc::new(write::Write::new(ws.clone())),
         Arc::new(edit::Edit::new(ws.clone())),
         command_tool(bash::Bash::new(ws.clone()).with_shells(shells.clone())),
@@ -106,4 +116,7 @@ pub fn builtin_in(ws: &Workspace) -> Vec<Arc<dyn AgentTool>> {
         Arc::new(web_search::WebSearch::default()),
         Arc::new(brief::Brief::new(ws.clone())),
     ]
+    .into_iter()
+    .chain(pwsh)
+    .collect()
 }

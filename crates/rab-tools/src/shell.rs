@@ -1,5 +1,6 @@
 //! Which shell the command tool runs: `sh -c` on Unix (the `bash` tool), PowerShell on
-//! Windows (the `powershell` tool). Everything else about running a command — timeout,
+//! Windows (the `powershell` tool), and PowerShell 7 (`pwsh`) wherever it is installed
+//! (the `powershell` tool beside `bash`). Everything else about running a command — timeout,
 //! killing the whole tree, output cut to its tail — is the same code (`bash.rs`); only
 //! the invocation here and the spawning and killing in `bash.rs`'s platform functions
 //! differ.
@@ -12,6 +13,9 @@ pub enum Shell {
     /// `powershell -NoLogo -NoProfile -NonInteractive -Command COMMAND`, with UTF-8
     /// output (Windows PowerShell writes the console code page to a pipe otherwise).
     PowerShell,
+    /// `pwsh -NoLogo -NoProfile -NonInteractive -Command COMMAND`: PowerShell 7, the
+    /// cross-platform one.
+    Pwsh,
 }
 
 /// Put before a PowerShell command so what it prints reaches rab as UTF-8.
@@ -27,8 +31,8 @@ impl Shell {
     pub fn invocation(self, command: &str) -> (&'static str, Vec<String>) {
         match self {
             Shell::Sh => ("sh", vec!["-c".to_owned(), command.to_owned()]),
-            Shell::PowerShell => (
-                "powershell",
+            Shell::PowerShell | Shell::Pwsh => (
+                if self == Shell::Pwsh { "pwsh" } else { "powershell" },
                 ["-NoLogo", "-NoProfile", "-NonInteractive", "-Command"]
                     .into_iter()
                     .map(str::to_owned)
@@ -56,8 +60,31 @@ impl Shell {
                  root, stdin closed. Returns the output streams combined, cut to the last 2000 \
                  lines/50KB (full output saved to a file). A non-zero exit is an error."
             }
+            Shell::Pwsh => {
+                "Run a PowerShell 7 command (pwsh -NonInteractive -Command) in the project \
+                 root, stdin closed; use it for PowerShell scripts and cmdlets, bash for \
+                 everything else. Returns the output streams combined, cut to the last 2000 \
+                 lines/50KB (full output saved to a file). A non-zero exit is an error."
+            }
         }
     }
+}
+
+/// Where `program` is found on `PATH` (an executable file), if anywhere.
+pub fn on_path(program: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| is_executable(p))
+}
+
+#[cfg(unix)]
+fn is_executable(p: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable(p: &std::path::Path) -> bool {
+    p.with_extension("exe").is_file() || p.is_file()
 }
 
 #[cfg(test)]
@@ -78,5 +105,9 @@ mod tests {
         assert!(args[4].ends_with("; Get-ChildItem | Select -First 1"), "{}", args[4]);
         assert_eq!(Shell::native(), if cfg!(windows) { Shell::PowerShell } else { Shell::Sh });
         assert!(Shell::PowerShell.description().contains("PowerShell"));
+        let (program, pwsh_args) = Shell::Pwsh.invocation("Get-ChildItem | Select -First 1");
+        assert_eq!(program, "pwsh");
+        assert_eq!(pwsh_args, args, "the same arguments as Windows PowerShell");
+        assert!(Shell::Pwsh.description().contains("pwsh"));
     }
 }

@@ -15,6 +15,11 @@ use rab_agent::ToolLevel;
 use rab_config::SafetyLayer;
 use serde_json::Value;
 
+pub(crate) use matching::wildcard;
+use matching::{command_matches, host_of, rule_host};
+
+mod matching;
+
 pub use crate::tool_catalog::ToolCatalog;
 
 /// How much runs without asking.
@@ -388,6 +393,16 @@ impl Policy {
                 rule.text
             ));
         }
+        // PowerShell is another way to run any command; rab reads only sh's syntax.
+        if tool == "powershell"
+            && let Some(rule) = self.deny.iter().find(|r| r.covers_commands("bash", &self.tools))
+        {
+            return Verdict::Deny(format!(
+                "a deny rule for bash (\"{}\") is in effect, and rab can hold it only for sh \
+                 commands, which it reads: PowerShell commands are refused while it is. Use bash",
+                rule.text
+            ));
+        }
         if mode == PermissionMode::Plan && level != ToolLevel::ReadOnly {
             let why = match scan.as_ref().filter(|_| tool == "bash") {
                 Some(scan) => match self.plan_reads(scan) {
@@ -747,51 +762,6 @@ fn path_glob(p: &str, cx: &PolicyContext<'_>) -> Result<GlobMatcher, String> {
         .build()
         .map(|g| g.compile_matcher())
         .map_err(|e| format!("bad path pattern: {e}"))
-}
-
-/// The host a fetch of `url` reaches, parsed as the fetch parses it (WHATWG rules:
-/// `\\` is `/`, userinfo is dropped, IDN hosts in punycode, lowercase).
-fn host_of(url: &str) -> Option<String> {
-    let parsed = url::Url::parse(url.trim()).ok()?;
-    match parsed.host()? {
-        url::Host::Domain(d) => Some(d.trim_end_matches('.').to_ascii_lowercase()),
-        url::Host::Ipv4(ip) => Some(ip.to_string()),
-        url::Host::Ipv6(ip) => Some(format!("[{ip}]")),
-    }
-}
-
-/// A rule's `domain:HOST` in the form [`host_of`] gives.
-fn rule_host(domain: &str) -> Result<String, String> {
-    let host = url::Host::parse(domain).map_err(|e| format!("domain:{domain}: {e}"))?;
-    Ok(match host {
-        url::Host::Domain(d) => d.trim_end_matches('.').to_ascii_lowercase(),
-        url::Host::Ipv4(ip) => ip.to_string(),
-        url::Host::Ipv6(ip) => format!("[{ip}]"),
-    })
-}
-
-/// Whether one command's text matches a rule's glob, or its prefix (`cmd:*`: the
-/// words themselves or followed by more).
-fn command_matches(text: &str, glob: &str, is_prefix: bool) -> bool {
-    if is_prefix {
-        text == glob || text.strip_prefix(glob).is_some_and(|r| r.starts_with(char::is_whitespace))
-    } else {
-        wildcard(glob, text)
-    }
-}
-
-/// `*` matches any run of characters; everything else literally.
-pub(crate) fn wildcard(pattern: &str, text: &str) -> bool {
-    let pieces: Vec<&str> = pattern.split('*').collect();
-    let [first, middle @ .., last] = pieces.as_slice() else { return pattern == text };
-    let Some(mut rest) = text.strip_prefix(first) else { return false };
-    for piece in middle {
-        match rest.find(piece) {
-            Some(i) => rest = &rest[i + piece.len()..],
-            None => return false,
-        }
-    }
-    rest.len() >= last.len() && rest.ends_with(last)
 }
 
 #[cfg(test)]

@@ -100,6 +100,8 @@ impl ToolCatalog {
 pub fn builtin(cwd: &std::path::Path) -> ToolCatalog {
     let mut catalog = ToolCatalog::of(&rab_tools::builtin(cwd));
     catalog.add_type::<rab_tools::apply_patch::ApplyPatch>();
+    // Rules may name it where PowerShell is not installed, as on Windows.
+    catalog.add_type::<rab_tools::bash::PowerShell>();
     for (name, facts) in session_tools().tools {
         catalog.add(name, facts);
     }

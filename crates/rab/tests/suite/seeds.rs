@@ -359,3 +359,91 @@ fn profiles_overlay_the_settings_and_are_chosen_by_flag_or_command() {
     assert_eq!(reqs[3].model(), "claude-haiku-5-5", "after /profile fast");
     assert_eq!(reqs[4].model(), "claude-haiku-4-5", "after /profile none");
 }
+
+/// `rab` for `llm` with a `pwsh` on PATH that stands for PowerShell 7: it prints the
+/// arguments it was started with and runs the command's last statement with sh (it is
+/// no PowerShell; the test after this one runs the real one where installed).
+fn with_fake_pwsh(home: &Home, llm: &FakeLlm) -> std::process::Command {
+    let bin = home.dir.path().join("pwsh-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = "#!/bin/sh\necho \"pwsh $1 $2 $3 $4\"\nsh -c \"${5##*; }\"\n";
+    std::fs::write(bin.join("pwsh"), script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.join("pwsh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = home.rab_for("anthropic-messages", llm, Some("k"));
+    let path = std::env::var("PATH").unwrap_or_default();
+    cmd.env("PATH", format!("{}:{path}", bin.display()));
+    cmd
+}
+
+/// The Coven spec's PowerShell tool: offered beside bash wherever `pwsh` is installed,
+/// started as `pwsh -NoLogo -NoProfile -NonInteractive -Command`, through the same
+/// sandbox and output handling as bash; not offered where it is not installed.
+#[test]
+fn the_powershell_tool_is_offered_where_pwsh_is_installed_and_runs_it() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("no pwsh here")]);
+    let out =
+        home.rab_for("anthropic-messages", &llm, Some("k")).args(["-p", "hi"]).output().unwrap();
+    assert_eq!(stdout(&out), "no pwsh here\n", "{}", stderr(&out));
+    let installed = std::process::Command::new("pwsh").arg("-Version").output().is_ok();
+    assert_eq!(super::harness::offered(&llm, 0).contains(&"powershell".to_owned()), installed);
+    llm.script([
+        Turn::tool_call("powershell", json!({"command": "echo from-the-shell"})),
+        Turn::text("ran it"),
+    ]);
+    let out = with_fake_pwsh(&home, &llm).args(["-p", "--yolo", "run it"]).output().unwrap();
+    assert_eq!(stdout(&out), "ran it\n", "{}", stderr(&out));
+    assert!(super::harness::offered(&llm, 1).contains(&"powershell".to_owned()));
+    assert!(super::harness::offered(&llm, 1).contains(&"bash".to_owned()), "beside bash");
+    let results = llm.requests()[2].tool_results();
+    assert_eq!(results[0].1, "pwsh -NoLogo -NoProfile -NonInteractive -Command\nfrom-the-shell");
+}
+
+/// A deny rule for bash commands cannot be held for PowerShell (rab reads only sh), so
+/// while one is in effect PowerShell commands are refused, even with --yolo.
+#[test]
+fn a_bash_deny_rule_refuses_powershell_commands() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    put(
+        &home.dir.path().join("rab/agent/settings.json"),
+        r#"{"permissions": {"deny": ["bash(rm:*)"]}}"#,
+    );
+    llm.script([
+        Turn::tool_call("powershell", json!({"command": "Remove-Item -Recurse src"})),
+        Turn::text("refused"),
+    ]);
+    let out = with_fake_pwsh(&home, &llm).args(["-p", "--yolo", "clean"]).output().unwrap();
+    assert_eq!(stdout(&out), "refused\n", "{}", stderr(&out));
+    let results = llm.requests()[1].tool_results();
+    assert!(
+        results[0].1.contains("a deny rule for bash (\"bash(rm:*)\") is in effect"),
+        "{results:?}"
+    );
+    assert!(!results[0].1.contains("pwsh -NoLogo"), "it did not run");
+}
+
+/// Real PowerShell 7, where it is installed (it is not on the machine rab is developed
+/// on: no package source for it is reachable there).
+#[test]
+fn real_pwsh_runs_a_cmdlet_where_installed() {
+    if std::process::Command::new("pwsh").arg("-Version").output().is_err() {
+        eprintln!("SKIP real_pwsh_runs_a_cmdlet_where_installed: pwsh is not installed");
+        return;
+    }
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("powershell", json!({"command": "Write-Output (6*7); 'é' | Write-Output"})),
+        Turn::text("done"),
+    ]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--yolo", "multiply"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+    assert_eq!(llm.requests()[1].tool_results()[0].1.trim(), "42\né");
+}
