@@ -320,6 +320,14 @@ pub enum CommandOutcome {
     Clear,
     /// Show the keyboard shortcuts.
     Hotkeys,
+    /// `/memory`: open one of these instruction files in the user's editor (`open`, or
+    /// the one they pick).
+    Memory {
+        /// The files, in the order listed.
+        files: Vec<crate::memory::MemoryFile>,
+        /// The one to open at once.
+        open: Option<usize>,
+    },
     /// Show the settings in effect (this text, or a front end's own settings editor).
     Settings(String),
     /// Compact the conversation now.
@@ -363,6 +371,9 @@ impl std::fmt::Debug for CommandOutcome {
             Self::PickModel => f.write_str("PickModel"),
             Self::Clear => f.write_str("Clear"),
             Self::Hotkeys => f.write_str("Hotkeys"),
+            Self::Memory { files, open } => {
+                f.debug_struct("Memory").field("files", files).field("open", open).finish()
+            }
             Self::Settings(_) => f.write_str("Settings"),
             Self::Compact(t) => f.debug_tuple("Compact").field(t).finish(),
             Self::Tree => f.write_str("Tree"),

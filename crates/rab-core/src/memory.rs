@@ -1,8 +1,10 @@
-//! Quick memory, as Claude Code's `#`: a one-line note typed as `# note` is added to the
-//! project's instructions (`AGENTS.md`, or `CLAUDE.md` when only that exists), and
-//! `#~ note` to your own (`~/.rab/AGENTS.md`), as a list item. The file is written
-//! atomically through a handle on its folder, so a project whose `AGENTS.md` is a link
-//! to somewhere outside it (`~/.bashrc`) cannot have rab write there.
+//! Memory as files, as Claude Code keeps it: a one-line note typed as `# note` is added
+//! to the project's instructions (`AGENTS.md`, or `CLAUDE.md` when only that exists),
+//! and `#~ note` to your own (`~/.rab/AGENTS.md`), as a list item; `/memory` opens the
+//! instruction files in effect (yours, the project's, your local one for the project)
+//! in your editor. Files are read and written atomically through a handle on their
+//! folder, so a project whose `AGENTS.md` is a link to somewhere outside it
+//! (`~/.bashrc`) cannot have rab read or write there.
 
 use std::path::{Path, PathBuf};
 
@@ -36,48 +38,165 @@ pub fn memory_line(line: &str) -> Option<MemoryLine> {
     (!text.is_empty()).then_some(MemoryLine { text, global })
 }
 
-/// Adds `m` to its file: under `cwd` (the project's) or `home` (rab's home). Returns
-/// the file written.
-pub fn remember(m: &MemoryLine, cwd: &Path, home: &Path) -> Result<PathBuf, String> {
-    let folder = if m.global { home } else { cwd };
-    std::fs::create_dir_all(folder)
-        .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
-    let root =
-        RootDir::open(folder).map_err(|e| format!("cannot open {}: {e}", folder.display()))?;
-    let name = if m.global || folder.join("AGENTS.md").symlink_metadata().is_ok() {
-        "AGENTS.md"
-    } else if folder.join("CLAUDE.md").symlink_metadata().is_ok() {
-        "CLAUDE.md"
-    } else {
-        "AGENTS.md"
-    };
-    let rel = Path::new(name);
+/// Which of the instruction files `/memory` and `#` lines write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryScope {
+    /// Yours, for every project: `~/.rab/AGENTS.md`.
+    User,
+    /// The project's, shared with its team: `AGENTS.md` (or `CLAUDE.md` when only that
+    /// exists) in the folder rab runs in.
+    Project,
+    /// Yours, for this project only (keep it out of git): `AGENTS.local.md` (or
+    /// `CLAUDE.local.md` when only that exists) there.
+    Local,
+}
+
+impl MemoryScope {
+    /// Every scope, in the order `/memory` lists them.
+    pub const ALL: [MemoryScope; 3] = [MemoryScope::User, MemoryScope::Project, MemoryScope::Local];
+
+    /// `user`, `project`, `local`: the argument `/memory` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryScope::User => "user",
+            MemoryScope::Project => "project",
+            MemoryScope::Local => "local",
+        }
+    }
+
+    /// The scope an argument names.
+    pub fn parse(arg: &str) -> Option<MemoryScope> {
+        MemoryScope::ALL.into_iter().find(|s| s.as_str() == arg.trim())
+    }
+
+    /// The folder and file name of this scope's file: the rab-named file, or the Claude
+    /// Code-named one when only that exists.
+    pub fn file(self, cwd: &Path, home: &Path) -> (PathBuf, &'static str) {
+        let (folder, names) = match self {
+            MemoryScope::User => return (home.to_path_buf(), "AGENTS.md"),
+            MemoryScope::Project => (cwd, ["AGENTS.md", "CLAUDE.md"]),
+            MemoryScope::Local => (cwd, ["AGENTS.local.md", "CLAUDE.local.md"]),
+        };
+        let exists = |n: &str| folder.join(n).symlink_metadata().is_ok();
+        let name = if !exists(names[0]) && exists(names[1]) { names[1] } else { names[0] };
+        (folder.to_path_buf(), name)
+    }
+}
+
+/// An instruction file as `/memory` lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemoryFile {
+    /// The scope it is the file of; `None` for another file in effect (a parent
+    /// folder's `AGENTS.md`), which `/memory` opens all the same.
+    pub scope: Option<MemoryScope>,
+    /// Where it is.
+    pub path: PathBuf,
+    /// Whether it exists (a scope's file is listed before it is first written).
+    pub exists: bool,
+}
+
+/// The files `/memory` offers: the three scopes' files (existing or not), then the
+/// other instruction files in effect (`in_effect`, as the system prompt read them).
+pub fn memory_files(cwd: &Path, home: &Path, in_effect: &[PathBuf]) -> Vec<MemoryFile> {
+    let mut out: Vec<MemoryFile> = MemoryScope::ALL
+        .into_iter()
+        .map(|scope| {
+            let (folder, name) = scope.file(cwd, home);
+            let path = folder.join(name);
+            MemoryFile { scope: Some(scope), exists: path.symlink_metadata().is_ok(), path }
+        })
+        .collect();
+    for path in in_effect {
+        if !out.iter().any(|f| f.path == *path) {
+            out.push(MemoryFile { scope: None, path: path.clone(), exists: true });
+        }
+    }
+    out
+}
+
+impl MemoryFile {
+    /// What it is, for lists: `user (yours, every project)`, `other in effect`.
+    pub fn label(&self) -> &'static str {
+        match self.scope {
+            Some(MemoryScope::User) => "user: yours, for every project",
+            Some(MemoryScope::Project) => "project: shared with the project",
+            Some(MemoryScope::Local) => "local: yours, for this project (keep it out of git)",
+            None => "also in effect",
+        }
+    }
+}
+
+/// The files as a numbered list, with how to open one.
+pub fn memory_list(files: &[MemoryFile]) -> String {
+    let mut out =
+        String::from("Instruction files (/memory user|project|local|N opens one in $EDITOR):\n");
+    for (i, f) in files.iter().enumerate() {
+        let new = if f.exists { "" } else { " (not written yet)" };
+        out.push_str(&format!("  {}. {}{new} — {}\n", i + 1, f.path.display(), f.label()));
+    }
+    out
+}
+
+/// Reads `name` in `folder` through a handle on the folder (empty when missing); a
+/// link out of the folder is an error, not followed.
+pub fn read_in(folder: &Path, name: &str) -> Result<String, String> {
     let path = folder.join(name);
-    let mut text = match root.open_read(rel) {
+    if path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        let target = std::fs::read_link(&path).unwrap_or_default();
+        return Err(format!(
+            "{} is a link (to {}): rab neither reads nor writes instruction files through \
+             a link; edit the file it leads to yourself",
+            path.display(),
+            target.display()
+        ));
+    }
+    let root = match RootDir::open(folder) {
+        Ok(root) => root,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(String::new()),
+        Err(e) => return Err(format!("cannot open {}: {e}", folder.display())),
+    };
+    match root.open_read(Path::new(name)) {
         Ok(mut file) => {
             let mut text = String::new();
             std::io::Read::read_to_string(&mut file, &mut text)
                 .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            text
+            Ok(text)
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => {
-            return Err(format!(
-                "not written: {} cannot be read inside {} ({e}); a link out of the folder \
-                 is not followed",
-                path.display(),
-                folder.display()
-            ));
-        }
-    };
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(format!(
+            "{} cannot be read inside {} ({e}); a link out of the folder is not followed",
+            path.display(),
+            folder.display()
+        )),
+    }
+}
+
+/// Writes `text` to `name` in `folder` atomically through a handle on the folder
+/// (created when missing), so a link out of the folder is replaced, never written
+/// through. Returns the path written.
+pub fn write_in(folder: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(folder)
+        .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    let root =
+        RootDir::open(folder).map_err(|e| format!("cannot open {}: {e}", folder.display()))?;
+    let path = folder.join(name);
+    root.write_atomic(Path::new(name), text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Adds `m` to its file: under `cwd` (the project's) or `home` (rab's home). Returns
+/// the file written.
+pub fn remember(m: &MemoryLine, cwd: &Path, home: &Path) -> Result<PathBuf, String> {
+    let scope = if m.global { MemoryScope::User } else { MemoryScope::Project };
+    let (folder, name) = scope.file(cwd, home);
+    let mut text = read_in(&folder, name).map_err(|e| format!("not written: {e}"))?;
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
     let line = m.text.replace(['\r', '\n'], " ");
     text.push_str(&format!("- {line}\n"));
-    root.write_atomic(rel, text.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(path)
+    write_in(&folder, name, &text)
 }
 
 #[cfg(test)]

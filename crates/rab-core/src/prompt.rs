@@ -47,6 +47,11 @@ pub struct PromptSources {
     pub files: PromptFiles,
 }
 
+/// The instruction files read in each folder from the root down to where rab runs, in
+/// this order: the project's (shared) and then your local ones (kept out of git).
+pub const INSTRUCTION_FILES: [&str; 4] =
+    ["AGENTS.md", "CLAUDE.md", "AGENTS.local.md", "CLAUDE.local.md"];
+
 /// One context file found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ContextFile {
@@ -56,7 +61,7 @@ pub struct ContextFile {
     pub content: String,
 }
 
-/// `~/.rab/AGENTS.md`, then `AGENTS.md` and `CLAUDE.md` from the root down to `cwd`
+/// `~/.rab/AGENTS.md`, then [`INSTRUCTION_FILES`] from the root down to `cwd`
 /// (the most specific last, so it has the final word). A file reached twice (a
 /// symlink) or with the same text as its sibling is included once. Read by `files`.
 pub fn context_files(cwd: &Path, home: &Path, files: &PromptFiles) -> Vec<ContextFile> {
@@ -75,7 +80,7 @@ pub fn context_files(cwd: &Path, home: &Path, files: &PromptFiles) -> Vec<Contex
     let mut dirs: Vec<&Path> = cwd.ancestors().collect();
     dirs.reverse();
     for dir in dirs {
-        for name in ["AGENTS.md", "CLAUDE.md"] {
+        for name in INSTRUCTION_FILES {
             push(dir.join(name), &mut found);
         }
     }

@@ -111,6 +111,10 @@ pub async fn run(
             Event::Show { view: rab_core::runtime::View::Settings(text), .. } => {
                 outln!("{}", crate::term::for_stdout(text.trim_end()));
             }
+            Event::Show { view: rab_core::runtime::View::Memory { files, open: None }, .. } => {
+                let list = rab_core::memory::memory_list(&files);
+                outln!("{}", crate::term::for_stdout(list.trim_end()));
+            }
             Event::Show { .. } => {
                 let name = line.split_whitespace().next().unwrap_or_default();
                 let message = format!("{name} needs the interactive UI or the REPL");

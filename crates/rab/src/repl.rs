@@ -435,5 +435,29 @@ fn show(view: View, setup: &Setup) {
             outln!("resume with /resume N");
         }
         View::Login { .. } => {}
+        View::Memory { files, open: None } => {
+            out!("{}", safe(&rab_core::memory::memory_list(&files)));
+        }
+        View::Memory { files, open: Some(i) } => {
+            let Some(file) = files.get(i) else { return };
+            let Some(command) = crate::interactive::external::editor_command(&setup.env) else {
+                eprintln!(
+                    "rab: no external editor: set $VISUAL or $EDITOR (e.g. export EDITOR=vim)"
+                );
+                return;
+            };
+            // The REPL reads no line while the editor has the terminal.
+            let run = |c: &[String], p: &std::path::Path| {
+                std::process::Command::new(&c[0])
+                    .args(&c[1..])
+                    .arg(p)
+                    .current_dir(&setup.cwd)
+                    .status()
+            };
+            match crate::interactive::external::edit_instructions(&command, file, run) {
+                Ok(text) => outln!("{}", safe(&text)),
+                Err(e) => eprintln!("rab: {}", safe(&e)),
+            }
+        }
     }
 }

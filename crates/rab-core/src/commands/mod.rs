@@ -60,6 +60,9 @@ impl CommandHandler for Builtin {
             "thinking" => {
                 ["off", "minimal", "low", "medium", "high"].map(|l| (l.to_owned(), None)).to_vec()
             }
+            "memory" => {
+                crate::memory::MemoryScope::ALL.map(|s| (s.as_str().to_owned(), None)).to_vec()
+            }
             "export" => [("html", "a web page"), ("md", "Markdown"), ("json", "JSON")]
                 .map(|(f, d)| (f.to_owned(), Some(d.to_owned())))
                 .to_vec(),
@@ -84,7 +87,7 @@ impl CommandHandler for Builtin {
 }
 
 /// The built-in commands with one-line descriptions (for help and autocomplete).
-pub const BUILTINS: [(&str, &str); 31] = [
+pub const BUILTINS: [(&str, &str); 32] = [
     ("help", "Show commands and keys"),
     ("quit", "Exit rab"),
     ("exit", "Exit rab"),
@@ -122,6 +125,7 @@ pub const BUILTINS: [(&str, &str); 31] = [
     ),
     ("logout", "Forget a stored API key: /logout PROVIDER"),
     ("init", "Explore the repository (read-only) and propose an AGENTS.md to write"),
+    ("memory", "Edit the instruction files in your editor: /memory [user|project|local|N]"),
     ("copy", "Copy the last answer to the clipboard (OSC 52, over SSH too); elsewhere print it"),
     ("status", "Model, endpoint, key, sandbox, trust, MCP servers and plugins, context use"),
     ("permissions", "The rules in effect; /permissions allow|ask|deny|remove RULE changes yours"),
@@ -245,6 +249,7 @@ fn execute(
         "new" => Outcome::NewSession,
         "clear" => Outcome::Clear,
         "hotkeys" => Outcome::Hotkeys,
+        "memory" => memory(args, launch),
         "resume" => Outcome::Resume((!args.is_empty()).then(|| args.to_owned())),
         "model" if args.is_empty() => Outcome::PickModel,
         "model" => match launch.resolve_model(args) {
@@ -562,4 +567,34 @@ fn settings_info(launch: &Launch, session: &AgentSession) -> String {
         launch.paths.settings_file().display(),
         rab_config::Paths::project_settings_file(&launch.cwd).display(),
     )
+}
+
+/// `/memory`: the instruction files to open (the three scopes', then the others in
+/// effect), and the one an argument names (`user`, `project`, `local` or a number).
+fn memory(args: &str, launch: &Launch) -> Outcome {
+    let home = launch.paths.home();
+    let in_effect: Vec<std::path::PathBuf> =
+        crate::context_files(&launch.cwd, home, &launch.prompt_files)
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+    let files = crate::memory::memory_files(&launch.cwd, home, &in_effect);
+    let args = args.trim();
+    let open = if args.is_empty() {
+        None
+    } else {
+        let by_scope = crate::memory::MemoryScope::parse(args)
+            .and_then(|scope| files.iter().position(|f| f.scope == Some(scope)));
+        let by_number = || args.parse::<usize>().ok()?.checked_sub(1).filter(|i| *i < files.len());
+        match by_scope.or_else(by_number) {
+            Some(i) => Some(i),
+            None => {
+                return Outcome::Error(format!(
+                    "/memory takes user, project, local or a number from 1 to {} (not '{args}')",
+                    files.len()
+                ));
+            }
+        }
+    };
+    Outcome::Memory { files, open }
 }

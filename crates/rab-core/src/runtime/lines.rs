@@ -221,6 +221,7 @@ impl Actor {
             }
             Outcome::Clear => self.show(id, View::Clear),
             Outcome::Hotkeys => self.show(id, View::Hotkeys),
+            Outcome::Memory { files, open } => self.show(id, View::Memory { files, open }),
             Outcome::Settings(text) => self.show(id, View::Settings(text)),
             Outcome::PickModel => self.show(id, View::Models),
             Outcome::Tree => match &self.session {

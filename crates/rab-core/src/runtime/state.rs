@@ -163,6 +163,13 @@ pub enum View {
     Tree(Vec<TreeItem>),
     /// The keyboard shortcuts.
     Hotkeys,
+    /// The instruction files `/memory` offers; `open`: the one to edit at once.
+    Memory {
+        /// The files, in the order listed.
+        files: Vec<crate::memory::MemoryFile>,
+        /// The one to open in the editor now.
+        open: Option<usize>,
+    },
     /// The settings in effect, as text (a front end may open its settings editor).
     Settings(String),
     /// Clear the screen (the session goes on).

@@ -100,6 +100,8 @@ pub struct Setup {
     pub extensions: Arc<Extensions>,
     /// What it was made from (for `/reload`).
     pub options: RuntimeOptions,
+    /// How instruction files are read (trust, read rules), for `/memory`.
+    pub prompt_files: crate::prompt_files::PromptFiles,
 }
 
 /// A named list of tools as an extension (rab's built-in tools).
@@ -383,6 +385,7 @@ impl Setup {
             inbox,
             extensions,
             options,
+            prompt_files: files,
         })
     }
 

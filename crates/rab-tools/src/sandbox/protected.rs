@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// Protected paths under a workspace root, as documented in docs/permissions.md.
 /// `.git/modules` stands for the config and hooks of every submodule's git folder.
-pub const UNDER_ROOT: [&str; 18] = [
+pub const UNDER_ROOT: [&str; 20] = [
     ".git/hooks",
     ".git/config",
     // Either would make git read another config: `commondir` points the repository at
@@ -27,6 +27,8 @@ pub const UNDER_ROOT: [&str; 18] = [
     ".agent",
     "AGENTS.md",
     "CLAUDE.md",
+    "AGENTS.local.md",
+    "CLAUDE.local.md",
     ".envrc",
     ".vscode/tasks.json",
     ".vscode/settings.json",
@@ -88,7 +90,7 @@ fn is_protected_parts(parts: &[&str]) -> bool {
                         .is_some_and(|l| ["config", "commondir", "config.worktree"].contains(l)))
         }
         // Instruction files are read from whichever folder rab starts in.
-        [.., "AGENTS.md" | "CLAUDE.md"] => true,
+        [.., "AGENTS.md" | "CLAUDE.md" | "AGENTS.local.md" | "CLAUDE.local.md"] => true,
         // `.git` itself (a file naming the git folder); what is in a `.git` folder is
         // protected entry by entry.
         [".git"] => true,

@@ -20,6 +20,8 @@ fn the_documented_paths_are_protected_and_ordinary_files_are_not() {
         "AGENTS.md",
         "docs/AGENTS.md",
         "CLAUDE.md",
+        "AGENTS.local.md",
+        "sub/CLAUDE.local.md",
         ".envrc",
         ".vscode/tasks.json",
         ".vscode/settings.json",

@@ -195,6 +195,20 @@ impl App {
         self.commit.extend(chrome::error(text, self.width, &self.theme));
     }
 
+    /// While the editor holds a `# note` line: where Enter will write it.
+    fn memory_hint(&self) -> Option<String> {
+        let text = self.editor.text();
+        let m = rab_core::memory::memory_line(&text)?;
+        let scope = if m.global {
+            rab_core::memory::MemoryScope::User
+        } else {
+            rab_core::memory::MemoryScope::Project
+        };
+        let (folder, name) = scope.file(&self.launch.cwd, self.launch.paths.home());
+        let other = if m.global { "# for the project's" } else { "#~ for your own" };
+        Some(format!("Enter adds \"- {}\" to {} ({other})", m.text, folder.join(name).display()))
+    }
+
     /// The live region and where the cursor goes.
     pub fn live(&self) -> (Vec<String>, Option<CursorPos>) {
         let (w, t) = (self.width, &self.theme);
@@ -229,6 +243,9 @@ impl App {
             let (editor_lines, pos) = self.editor.render(w, t);
             cursor = Some(CursorPos { row: lines.len() + pos.row, col: pos.col });
             lines.extend(editor_lines);
+            if let Some(hint) = self.memory_hint() {
+                lines.push(t.dim(&rab_tui::ansi::truncate(&hint, w, "…")));
+            }
             if let Some((_, list)) = &self.completions {
                 lines.extend(list.render(&RenderCx { width: w, theme: t }));
             }

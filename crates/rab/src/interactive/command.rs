@@ -73,6 +73,10 @@ impl Ui {
                 self.app.overlay =
                     Some(Overlay::Text { title: "Keyboard shortcuts".into(), lines, top: 0 });
             }
+            View::Memory { mut files, open: Some(i) } if i < files.len() => {
+                self.external_edit = Some(super::external::Target::File(files.swap_remove(i)));
+            }
+            View::Memory { files, .. } => self.app.overlay = Some(Overlay::memory(files)),
             View::Models => self.open_models(),
             // The UI has its own settings editor.
             View::Settings(_) => self.open_settings(),

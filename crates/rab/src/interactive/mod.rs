@@ -9,7 +9,7 @@
 mod app;
 mod chrome;
 mod command;
-mod external;
+pub(crate) mod external;
 mod images;
 mod line_edit;
 mod outside;
@@ -163,7 +163,7 @@ struct Ui {
     /// The window title, progress and notifications.
     outside: outside::Outside,
     /// Ctrl+G was pressed: the loop hands the terminal to the external editor.
-    external_edit: bool,
+    external_edit: Option<external::Target>,
     /// Images pasted into the prompt, by the marker the editor shows for each.
     images: Vec<(String, rab_ai::Content)>,
     /// `/settings` saved something that takes a reload to apply.
@@ -198,7 +198,7 @@ impl Ui {
             op: None,
             queued: Vec::new(),
             outside,
-            external_edit: false,
+            external_edit: None,
             images: Vec::new(),
             settings_changed: false,
             quit: false,
@@ -309,10 +309,10 @@ impl Ui {
                 },
                 _ = tick.tick(), if self.app.is_busy() => self.app.tick(),
             }
-            if std::mem::take(&mut self.external_edit) {
+            if let Some(target) = self.external_edit.take() {
                 // Nothing may read the terminal while the editor has it.
                 drop(events);
-                self.edit_externally();
+                self.edit_externally(target);
                 events = EventStream::new();
             }
         }
@@ -577,7 +577,7 @@ impl Ui {
             Effect::CycleModel => self.cycle_model(true),
             Effect::CycleModelBackward => self.cycle_model(false),
             // Done by the loop, which must stop reading the terminal first.
-            Effect::ExternalEditor => self.external_edit = true,
+            Effect::ExternalEditor => self.external_edit = Some(external::Target::Prompt),
             Effect::PasteImage => self.paste_clipboard_image(),
         }
     }
@@ -634,6 +634,10 @@ impl Ui {
             Picked::Model(id) => {
                 self.app.overlay = None;
                 self.set_model(&id);
+            }
+            Picked::Memory(file) => {
+                self.app.overlay = None;
+                self.external_edit = Some(external::Target::File(file));
             }
             Picked::Session(path) => {
                 self.app.overlay = None;

@@ -19,6 +19,8 @@ pub enum Picked {
     Branch { parent: Option<String>, text: String, summarise: bool, files: Files },
     /// An API key typed for a provider.
     Secret { provider: String, key: String },
+    /// An instruction file to open in the editor (`/memory`).
+    Memory(rab_core::memory::MemoryFile),
 }
 
 /// What a branch from the tree does with the files the agent changed since.
@@ -55,6 +57,8 @@ pub enum Overlay {
     BranchSummary { list: SelectList, parent: Option<String>, text: String },
     /// A masked prompt for a provider's API key (`/login`).
     Secret { provider: String, typed: String },
+    /// `/memory`: the instruction files to open.
+    Memory { list: SelectList, files: Vec<rab_core::memory::MemoryFile> },
 }
 
 /// What a key did to the overlay.
@@ -125,6 +129,18 @@ impl Overlay {
         }
     }
 
+    /// `/memory`: the instruction files, yours, the project's and your local one first.
+    pub fn memory(files: Vec<rab_core::memory::MemoryFile>) -> Overlay {
+        let items = files
+            .iter()
+            .map(|f| {
+                let new = if f.exists { "" } else { " (new)" };
+                SelectItem::new(format!("{}{new}", f.path.display())).with_description(f.label())
+            })
+            .collect();
+        Overlay::Memory { list: SelectList::new(items, ROWS), files }
+    }
+
     /// The session tree: user messages of every branch.
     pub fn tree(items: Vec<rab_core::TreeItem>) -> Overlay {
         let rows = items
@@ -184,6 +200,7 @@ impl Overlay {
             }
             Overlay::Models { list, .. } => (list, 0),
             Overlay::Sessions { list, .. } => (list, 1),
+            Overlay::Memory { list, .. } => (list, 5),
             Overlay::Tree { list, .. } => (list, 3),
             Overlay::BranchSummary { list, .. } => (list, 4),
             Overlay::Text { lines, top, .. } => {
@@ -214,6 +231,9 @@ impl Overlay {
                 (Overlay::Models { ids, .. }, _) => ids
                     .get(i)
                     .map_or(OverlayKey::Close, |id| OverlayKey::Picked(Picked::Model(id.clone()))),
+                (Overlay::Memory { files, .. }, _) => files
+                    .get(i)
+                    .map_or(OverlayKey::Close, |f| OverlayKey::Picked(Picked::Memory(f.clone()))),
                 (Overlay::Sessions { paths, .. }, _) => paths
                     .get(i)
                     .map_or(OverlayKey::Close, |p| OverlayKey::Picked(Picked::Session(p.clone()))),
@@ -263,6 +283,11 @@ impl Overlay {
             Overlay::Sessions { list, .. } => {
                 ("Resume a session", list.render(&cx), "↑↓ move · Enter resume · Esc close")
             }
+            Overlay::Memory { list, .. } => (
+                "Instruction files",
+                list.render(&cx),
+                "↑↓ move · Enter open in $EDITOR · Esc close",
+            ),
             Overlay::Settings(editor) => return editor.render(width, theme),
             Overlay::Text { title, lines, top } => {
                 // Title, blank line, hint and the footer (3 lines) stay on screen.

@@ -15,6 +15,7 @@ mod hostile;
 mod import;
 mod loops;
 mod mcp;
+mod memory;
 mod patch;
 mod pi_rpc;
 mod plugins;
