@@ -117,7 +117,7 @@ pub fn serve(
     };
     let options_of = {
         let (cli, env, paths, cwd) = (cli.clone(), env.clone(), paths.clone(), cwd.clone());
-        move || {
+        move |scheduler: Arc<rab_core::cron::Scheduler>| {
             let mut options = crate::runtime_options(
                 &cli,
                 env.clone(),
@@ -129,14 +129,14 @@ pub fn serve(
             options.keeps_running = false;
             #[cfg(feature = "plugins")]
             options.factories.push(Arc::new(crate::plugins::Plugins { watch: true }));
-            rab_core::setup::Setup::new(options).map_err(|e| e.message)
+            rab_core::setup::Setup::with_scheduler(options, scheduler).map_err(|e| e.message)
         }
     };
     // A model that cannot be resolved, or a bad rule, is found now rather than in the
     // first chat.
     let probe = {
         let _entered = runtime.enter();
-        options_of()
+        options_of(rab_core::cron::Scheduler::new(0))
     };
     if let Err(e) = probe {
         return fail(EXIT_USAGE, &e);

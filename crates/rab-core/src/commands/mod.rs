@@ -60,6 +60,11 @@ impl CommandHandler for Builtin {
             "thinking" => {
                 ["off", "minimal", "low", "medium", "high"].map(|l| (l.to_owned(), None)).to_vec()
             }
+            "cron" => {
+                [("add", "a recurring prompt"), ("once", "a one-off prompt"), ("delete", "by id")]
+                    .map(|(f, d)| (f.to_owned(), Some(d.to_owned())))
+                    .to_vec()
+            }
             "memory" => {
                 crate::memory::MemoryScope::ALL.map(|s| (s.as_str().to_owned(), None)).to_vec()
             }
@@ -87,7 +92,7 @@ impl CommandHandler for Builtin {
 }
 
 /// The built-in commands with one-line descriptions (for help and autocomplete).
-pub const BUILTINS: [(&str, &str); 32] = [
+pub const BUILTINS: [(&str, &str); 33] = [
     ("help", "Show commands and keys"),
     ("quit", "Exit rab"),
     ("exit", "Exit rab"),
@@ -126,6 +131,10 @@ pub const BUILTINS: [(&str, &str); 32] = [
     ("logout", "Forget a stored API key: /logout PROVIDER"),
     ("init", "Explore the repository (read-only) and propose an AGENTS.md to write"),
     ("memory", "Edit the instruction files in your editor: /memory [user|project|local|N]"),
+    (
+        "cron",
+        "Scheduled prompts (UTC): /cron lists, /cron add|once MIN HOUR DAY MONTH WEEKDAY PROMPT, /cron delete ID",
+    ),
     ("copy", "Copy the last answer to the clipboard (OSC 52, over SSH too); elsewhere print it"),
     ("status", "Model, endpoint, key, sandbox, trust, MCP servers and plugins, context use"),
     ("permissions", "The rules in effect; /permissions allow|ask|deny|remove RULE changes yours"),
@@ -250,6 +259,7 @@ fn execute(
         "clear" => Outcome::Clear,
         "hotkeys" => Outcome::Hotkeys,
         "memory" => memory(args, launch),
+        "cron" => cron(args, launch),
         "resume" => Outcome::Resume((!args.is_empty()).then(|| args.to_owned())),
         "model" if args.is_empty() => Outcome::PickModel,
         "model" => match launch.resolve_model(args) {
@@ -597,4 +607,76 @@ fn memory(args: &str, launch: &Launch) -> Outcome {
         }
     };
     Outcome::Memory { files, open }
+}
+
+/// `/cron`: lists, adds (`add`: recurring, `once`: one-off) and deletes scheduled
+/// prompts, as the cron tools do.
+fn cron(args: &str, launch: &Launch) -> Outcome {
+    if !launch.schedules() {
+        return Outcome::Error(
+            "scheduled prompts need a mode that stays running: the terminal UI, the REPL, \
+             RPC or a chat channel (print mode ends before any would run)"
+                .into(),
+        );
+    }
+    let scheduler = &launch.scheduler;
+    let (verb, rest) = args.trim().split_once(char::is_whitespace).unwrap_or((args.trim(), ""));
+    match verb {
+        "" | "list" => {
+            let jobs = scheduler.list();
+            if jobs.is_empty() {
+                return Outcome::Info(
+                    "no scheduled prompts; /cron add MIN HOUR DAY MONTH WEEKDAY PROMPT adds one \
+                     (UTC), e.g. /cron add 0 8 * * 1-5 check CI and tell me"
+                        .into(),
+                );
+            }
+            let lines: Vec<String> = jobs
+                .iter()
+                .map(|j| {
+                    let kind = if j.is_recurring { "every" } else { "once" };
+                    format!(
+                        "{}  {kind} {}  next {}  {}",
+                        j.id,
+                        j.schedule_text(),
+                        rab_session::time::rfc3339(j.next_ms),
+                        j.prompt
+                    )
+                })
+                .collect();
+            let kept =
+                if scheduler.is_durable() { "kept across restarts" } else { "until rab exits" };
+            Outcome::Info(format!("{}\n(UTC; {kept})", lines.join("\n")))
+        }
+        "add" | "once" => {
+            let words: Vec<&str> = rest.split_whitespace().collect();
+            if words.len() < 6 {
+                return Outcome::Error(format!(
+                    "/cron {verb} takes five schedule fields and a prompt: MIN HOUR DAY MONTH \
+                     WEEKDAY PROMPT (UTC), e.g. /cron {verb} 0 8 * * 1-5 check CI and tell me"
+                ));
+            }
+            let prompt = words[5..].join(" ");
+            match scheduler.add(&words[..5].join(" "), &prompt, verb == "add") {
+                Ok(job) => Outcome::Info(format!(
+                    "{} scheduled: {} (UTC), next {}",
+                    job.id,
+                    job.schedule_text(),
+                    rab_session::time::rfc3339(job.next_ms)
+                )),
+                Err(e) => Outcome::Error(format!("not scheduled: {e}")),
+            }
+        }
+        "delete" | "rm" | "remove" if !rest.trim().is_empty() => {
+            let id = rest.trim();
+            if scheduler.remove(id) {
+                Outcome::Info(format!("{id} deleted"))
+            } else {
+                Outcome::Error(format!("no scheduled prompt {id}; /cron lists them"))
+            }
+        }
+        other => {
+            Outcome::Error(format!("/cron takes list, add, once or delete ID (not '{other}')"))
+        }
+    }
 }

@@ -480,11 +480,8 @@ impl Actor {
                     None => std::future::pending().await,
                 }
             };
-            let scheduler = self
-                .setup
-                .as_ref()
-                .filter(|s| s.options.keeps_running)
-                .map(|s| s.scheduler.clone());
+            let scheduler =
+                self.setup.as_ref().filter(|s| s.schedules()).map(|s| s.scheduler.clone());
             let due = async {
                 match scheduler {
                     Some(s) => s.next_due().await,

@@ -177,6 +177,20 @@ impl Setup {
         Self::build(options, None)
     }
 
+    /// [`Setup::new`] with `scheduler`'s jobs: a chat's durable scheduler, whose cron
+    /// tools are offered even though the front end does not itself stay running.
+    pub fn with_scheduler(
+        options: RuntimeOptions,
+        scheduler: Arc<crate::cron::Scheduler>,
+    ) -> Result<Self, SetupError> {
+        Self::build(options, Some(scheduler))
+    }
+
+    /// Whether scheduled prompts run: the front end stays, or the jobs are durable.
+    pub fn schedules(&self) -> bool {
+        self.options.keeps_running || self.scheduler.is_durable()
+    }
+
     /// [`Setup::new`], keeping `scheduler` (its cron jobs) when given.
     fn build(
         options: RuntimeOptions,
@@ -269,7 +283,7 @@ impl Setup {
         ];
         let scheduler = scheduler
             .unwrap_or_else(|| crate::cron::Scheduler::new(rab_session::time::now_millis()));
-        if options.keeps_running {
+        if options.keeps_running || scheduler.is_durable() {
             let (create, list, delete) = crate::cron::cron_tools(&scheduler);
             extra.extend([
                 Arc::new(create) as Arc<dyn AgentTool>,

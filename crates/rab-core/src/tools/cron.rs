@@ -1,11 +1,15 @@
 //! Scheduled prompts: `cron_create`, `cron_list`, `cron_delete` and the scheduler a
-//! long-running mode (the terminal UI) polls for the next due prompt. Jobs live as long
-//! as the rab process. Schedules are five-field cron expressions (minute hour
-//! day-of-month month day-of-week) in UTC, with `*`, `*/n`, `a-b`, `a-b/n` and lists.
+//! long-running mode (the terminal UI, a chat channel) polls for the next due prompt.
+//! In the UI, the REPL and RPC jobs live as long as the rab process; a chat's jobs are
+//! durable ([`Scheduler::durable`]): kept in a file under rab's home, restored when rab
+//! starts again, with missed runs handled by [`MISSED_GRACE_MS`]'s rule. Schedules are
+//! five-field cron expressions (minute hour day-of-month month day-of-week) in UTC, with
+//! `*`, `*/n`, `a-b`, `a-b/n` and lists.
 //!
 //! Time comes from tokio's clock offset from the wall clock at start, so tests can
 //! pause and advance it.
 
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
@@ -13,6 +17,13 @@ use tokio::time::Instant;
 
 /// Most jobs at once.
 pub const MAX_JOBS: usize = 50;
+
+/// The missed-run rule of durable jobs: a run that came due while rab was not running
+/// runs once, late, when rab starts again if it was due at most this long ago (12
+/// hours; several missed runs of a recurring job count as one); a run missed by more is
+/// skipped: a recurring job waits for its next time, a one-off job is dropped. Either
+/// way the chat is told.
+pub const MISSED_GRACE_MS: u64 = 12 * 60 * MINUTE_MS;
 const MINUTE_MS: u64 = 60_000;
 
 /// A parsed schedule: the allowed values of each field as bit sets.
@@ -163,6 +174,22 @@ struct Jobs {
     counter: u64,
 }
 
+/// The file form of the jobs.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Saved {
+    counter: u64,
+    jobs: Vec<SavedJob>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedJob {
+    id: String,
+    cron: String,
+    prompt: String,
+    recurring: bool,
+    next_ms: u64,
+}
+
 /// The jobs and the clock.
 #[derive(Debug)]
 pub struct Scheduler {
@@ -170,6 +197,8 @@ pub struct Scheduler {
     changed: Notify,
     start_wall_ms: u64,
     start: Instant,
+    /// Where the jobs are kept, for a durable scheduler.
+    file: Option<PathBuf>,
 }
 
 impl Scheduler {
@@ -180,7 +209,103 @@ impl Scheduler {
             changed: Notify::new(),
             start_wall_ms: wall_ms,
             start: Instant::now(),
+            file: None,
         })
+    }
+
+    /// A scheduler whose jobs are kept in `file` (created when the first job is added)
+    /// and restored from it now, with the missed-run rule applied ([`MISSED_GRACE_MS`]):
+    /// besides the scheduler, one line per job the rule touched, for the user. A file
+    /// that cannot be read or is not a job list is an error naming it.
+    pub fn durable(file: &Path, wall_ms: u64) -> Result<(Arc<Self>, Vec<String>), String> {
+        let saved: Saved = match std::fs::read(file) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+                format!(
+                    "{} is not a list of scheduled jobs ({e}); fix or remove it",
+                    file.display()
+                )
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Saved { counter: 0, jobs: Vec::new() }
+            }
+            Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+        };
+        let mut notes = Vec::new();
+        let mut list = Vec::new();
+        for j in saved.jobs {
+            let schedule = Schedule::parse(&j.cron)
+                .map_err(|e| format!("{}: job {}: {e}", file.display(), j.id))?;
+            let mut job = Job {
+                id: j.id,
+                schedule,
+                prompt: j.prompt,
+                is_recurring: j.recurring,
+                next_ms: j.next_ms,
+            };
+            if job.next_ms <= wall_ms {
+                let due = when(job.next_ms);
+                let what = format!("{} ({}, \"{}\")", job.id, job.schedule.text, job.prompt);
+                if wall_ms - job.next_ms <= MISSED_GRACE_MS {
+                    notes.push(format!(
+                        "{what} was due at {due} while rab was not running: it runs now"
+                    ));
+                } else if let Some(next) =
+                    job.is_recurring.then(|| job.schedule.next_after(wall_ms)).flatten()
+                {
+                    job.next_ms = next;
+                    notes.push(format!(
+                        "{what} missed its run at {due} (over 12 hours ago): skipped, next at {}",
+                        when(next)
+                    ));
+                } else {
+                    notes.push(format!(
+                        "{what} missed its run at {due} (over 12 hours ago): dropped"
+                    ));
+                    continue;
+                }
+            }
+            list.push(job);
+        }
+        let scheduler = Arc::new(Self {
+            jobs: Mutex::new(Jobs { list, counter: saved.counter }),
+            changed: Notify::new(),
+            start_wall_ms: wall_ms,
+            start: Instant::now(),
+            file: Some(file.to_path_buf()),
+        });
+        if !notes.is_empty()
+            && let Ok(jobs) = scheduler.jobs.lock()
+        {
+            scheduler.save(&jobs)?;
+        }
+        Ok((scheduler, notes))
+    }
+
+    /// Whether its jobs are kept in a file.
+    pub fn is_durable(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// Writes the jobs to the scheduler's file, if it has one (atomically, readable only
+    /// by the user: prompts may say private things).
+    fn save(&self, jobs: &Jobs) -> Result<(), String> {
+        let Some(file) = &self.file else { return Ok(()) };
+        let saved = Saved {
+            counter: jobs.counter,
+            jobs: jobs
+                .list
+                .iter()
+                .map(|j| SavedJob {
+                    id: j.id.clone(),
+                    cron: j.schedule.text.clone(),
+                    prompt: j.prompt.clone(),
+                    recurring: j.is_recurring,
+                    next_ms: j.next_ms,
+                })
+                .collect(),
+        };
+        let bytes = serde_json::to_vec_pretty(&saved).map_err(|e| e.to_string())?;
+        write_private(file, &bytes).map_err(|e| format!("cannot save {}: {e}", file.display()))
     }
 
     /// Wall-clock now, Unix ms.
@@ -208,6 +333,12 @@ impl Scheduler {
             next_ms,
         };
         jobs.list.push(job.clone());
+        // A durable job that cannot be kept is not taken.
+        if let Err(e) = self.save(&jobs) {
+            jobs.list.pop();
+            jobs.counter -= 1;
+            return Err(e);
+        }
         drop(jobs);
         self.changed.notify_one();
         Ok(job)
@@ -218,7 +349,11 @@ impl Scheduler {
         let removed = self.jobs.lock().is_ok_and(|mut j| {
             let before = j.list.len();
             j.list.retain(|job| job.id != id);
-            j.list.len() != before
+            let removed = j.list.len() != before;
+            if removed && let Err(e) = self.save(&j) {
+                tracing::warn!("{e}");
+            }
+            removed
         });
         self.changed.notify_one();
         removed
@@ -275,8 +410,33 @@ impl Scheduler {
         } else {
             jobs.list.remove(i);
         }
+        if let Err(e) = self.save(&jobs) {
+            tracing::warn!("{e}");
+        }
         Some(fired)
     }
+}
+
+fn when(ms: u64) -> String {
+    rab_session::time::rfc3339(ms)
+}
+
+/// `bytes` to `path` atomically, the file readable only by the user.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let tmp = path.with_extension("json.tmp");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&tmp)?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
 }
 
 mod tools;

@@ -129,8 +129,11 @@ impl Config {
     }
 }
 
-/// Makes the set-up of a new chat's session (the usual model flags apply).
-pub type MakeSetup = Arc<dyn Fn() -> Result<rab_core::setup::Setup, String> + Send + Sync>;
+/// Makes the set-up of a new chat's session (the usual model flags apply), with the
+/// chat's durable scheduler.
+pub type MakeSetup = Arc<
+    dyn Fn(Arc<rab_core::cron::Scheduler>) -> Result<rab_core::setup::Setup, String> + Send + Sync,
+>;
 
 /// The Telegram channel.
 pub struct Telegram {
@@ -189,7 +192,17 @@ impl<'a> Poller<'a> {
         })
     }
 
+    /// The file a chat's scheduled prompts are kept in.
+    fn cron_file(&self, chat: i64) -> PathBuf {
+        cron_dir(&self.channel.paths, &self.channel.config).join(format!("{chat}.json"))
+    }
+
     async fn run(mut self) -> Result<(), String> {
+        // Chats with scheduled prompts start now, so their prompts run without waiting
+        // for a message.
+        for chat in chats_with_jobs(&cron_dir(&self.channel.paths, &self.channel.config)) {
+            let _ = self.chat(chat).await;
+        }
         // Messages taken before a restart: handled now if they had not started, else
         // their chat is told the turn was cut off.
         for pending in self.store.saved().pending {
@@ -350,7 +363,11 @@ impl<'a> Poller<'a> {
     }
 
     async fn open_chat(&mut self, chat: i64) -> Result<UnboundedSender<Input>, String> {
-        let setup = (self.channel.make_setup)()?;
+        let (scheduler, missed) = rab_core::cron::Scheduler::durable(
+            &self.cron_file(chat),
+            rab_session::time::now_millis(),
+        )?;
+        let setup = (self.channel.make_setup)(scheduler)?;
         let known = self.store.session(chat).filter(|p| p.exists());
         let tape = match &known {
             Some(path) => {
@@ -381,9 +398,32 @@ impl<'a> Poller<'a> {
             chat.id,
             if known.is_some() { "resumed" } else { "started" }
         );
+        for note in missed {
+            let text = format!("⏰ {note}");
+            let _ = self.bot.send("sendMessage", json!({"chat_id": chat.id, "text": text})).await;
+        }
         self.tasks.spawn(chat.run(rx));
         Ok(tx)
     }
+}
+
+/// Where this bot's chats keep their scheduled prompts: `~/.rab/cron/telegram/BOT/`.
+fn cron_dir(paths: &Paths, config: &Config) -> PathBuf {
+    paths.home().join("cron").join("telegram").join(config.bot_id())
+}
+
+/// The chats that have a file of scheduled prompts in `dir` with a job in it.
+fn chats_with_jobs(dir: &std::path::Path) -> Vec<i64> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            let chat = path.file_stem()?.to_str()?.parse::<i64>().ok()?;
+            let text = std::fs::read_to_string(&path).ok()?;
+            let saved: serde_json::Value = serde_json::from_str(&text).ok()?;
+            saved["jobs"].as_array().is_some_and(|j| !j.is_empty()).then_some(chat)
+        })
+        .collect()
 }
 
 fn image(bytes: &[u8], mime: &str) -> rab_ai::Content {

@@ -412,3 +412,71 @@ fn chat_commands_and_streamed_edits() {
     assert_eq!(llm.requests().len(), 2, "commands and shell lines need no model");
     stop(child);
 }
+
+/// Scheduling from a chat: `/cron` and the model's cron tools add prompts that are kept
+/// under rab's home for that chat, survive a restart, and run without a message — a run
+/// missed by less than 12 hours runs once at start and answers in the chat; a one-off
+/// missed by more is dropped, and the chat is told both.
+#[test]
+fn scheduled_prompts_from_a_chat_survive_a_restart_and_answer_in_that_chat() {
+    let home = Home::new();
+    let tg = FakeTelegram::start();
+    let project = setup(&home, &tg);
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call("cron_create", json!({"cron": "15 7 * * *", "prompt": "water the plants"})),
+        Turn::text("I will remind you every morning."),
+    ]);
+    let child = start(&home, &llm, &project);
+    let alice = alice();
+    tg.send_text(&alice, "/cron add 0 8 * * * check CI and tell me");
+    tg.wait_until("the job", T, |t| has_text(t, alice.id, "cron_1 scheduled: 0 8 * * * (UTC)"));
+    tg.send_text(&alice, "/cron once 30 9 * * * one-off reminder");
+    tg.wait_until("the one-off", T, |t| has_text(t, alice.id, "cron_2 scheduled"));
+    tg.send_text(&alice, "remind me to water the plants at 7:15");
+    tg.wait_until("the answer", T, |t| has_text(t, alice.id, "remind you every morning"));
+    assert!(super::harness::offered(&llm, 0).contains(&"cron_create".to_owned()));
+    tg.send_text(&alice, "/cron");
+    tg.wait_until("the list", T, |t| {
+        has_text(t, alice.id, "cron_3") && has_text(t, alice.id, "kept across restarts")
+    });
+    assert!(stop(child).0.success(), "{}", stderr_of(&home));
+
+    // While rab was down: cron_1 came due an hour ago, the one-off two days ago.
+    let bot = TOKEN.split(':').next().unwrap();
+    let file = home.dir.path().join(format!("rab/cron/telegram/{bot}/{}.json", alice.id));
+    let mut saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let now = now.as_millis() as u64;
+    for job in saved["jobs"].as_array_mut().unwrap() {
+        match job["id"].as_str().unwrap() {
+            "cron_1" => job["next_ms"] = json!(now - 3_600_000),
+            "cron_2" => job["next_ms"] = json!(now - 2 * 86_400_000),
+            _ => {}
+        }
+    }
+    std::fs::write(&file, saved.to_string()).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "only the user reads the prompts: {mode:o}");
+    }
+
+    llm.script([Turn::text("CI is green on main.")]);
+    let child = start(&home, &llm, &project);
+    tg.wait_until("the late run's answer", T, |t| has_text(t, alice.id, "CI is green on main."));
+    assert!(has_text(&tg, alice.id, "was due at"), "{:#?}", texts(&tg, alice.id));
+    assert!(has_text(&tg, alice.id, "one-off reminder\") missed its run"));
+    assert!(has_text(&tg, alice.id, "⏰ check CI and tell me"));
+    let last = llm.requests().last().unwrap().user_texts();
+    assert_eq!(last.last().unwrap(), "check CI and tell me");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let ids: Vec<&str> =
+        saved["jobs"].as_array().unwrap().iter().map(|j| j["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["cron_1", "cron_3"], "the one-off is gone");
+    assert!(saved["jobs"][0]["next_ms"].as_u64().unwrap() > now, "cron_1 waits for its next time");
+    stop(child);
+}
