@@ -21,6 +21,7 @@ pub mod highlight;
 pub mod keys;
 pub mod markdown;
 mod markdown_table;
+pub mod marks;
 pub mod screen;
 pub mod select;
 pub mod terminal;

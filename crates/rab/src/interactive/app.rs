@@ -79,6 +79,11 @@ pub struct App {
     pub status: Option<(String, Instant)>,
     pub show_thinking: bool,
     pub expand_tools: bool,
+    /// The header's key hints were expanded to the full list (Ctrl+O before any tool).
+    pub hints_expanded: bool,
+    /// How the last run ended (0: an answer), for the prompt marks (OSC 133) until the
+    /// output's end is marked.
+    pub run_status: Option<u8>,
     /// The last committed tool view, for Ctrl+O.
     pub last_tool: Option<ToolView>,
     pub running: Option<Running>,
@@ -144,6 +149,8 @@ impl App {
             status: None,
             show_thinking: false,
             expand_tools: false,
+            hints_expanded: false,
+            run_status: None,
             last_tool: None,
             running: None,
             line_in_flight: false,
@@ -416,6 +423,12 @@ impl App {
             self.set_status(if self.show_thinking { "Thinking shown" } else { "Thinking hidden" });
             return Effect::None;
         }
+        if is(Action::ExpandTools) && !self.hints_expanded && self.last_tool.is_none() {
+            // Nothing to expand yet: the header's hints, as the full list of keys.
+            self.hints_expanded = true;
+            self.commit.extend(super::hotkeys(&self.bindings).iter().map(|l| self.theme.dim(l)));
+            return Effect::None;
+        }
         if is(Action::ExpandTools) {
             self.expand_tools = !self.expand_tools;
             if let (true, Some(tool)) = (self.expand_tools, &self.last_tool) {
@@ -541,7 +554,9 @@ impl App {
                     self.queued.remove(0);
                 }
                 self.awaiting_prompt = false;
-                self.commit.extend(user_lines(&u, w, t));
+                let mut lines = user_lines(&u, w, t);
+                rab_tui::marks::mark_prompt(&mut lines, self.run_status.take());
+                self.commit.extend(lines);
             }
             AgentEvent::TextDelta { delta } => {
                 let lines =
@@ -670,6 +685,12 @@ impl App {
         }
         self.running = None;
         self.awaiting_prompt = false;
+        // The output's end, for terminals that mark prompts (OSC 133).
+        let status = u8::from(*stop != StopCause::Done);
+        match self.commit.last_mut() {
+            Some(last) => last.push_str(&rab_tui::marks::finished(status)),
+            None => self.run_status = Some(status),
+        }
         match stop {
             StopCause::Done => {}
             StopCause::MaxTurns { limit } => {

@@ -251,6 +251,7 @@ impl Ui {
             self.state.provider
         );
         self.app.commit.push(line);
+        self.app.commit.push(self.app.theme.dim(&header_hints(&self.app.bindings)));
         let launch = &self.app.launch;
         let keyless = launch.target.api_key.is_none()
             && launch.registry.provider(&self.state.provider).is_some_and(|p| p.requires_key);
@@ -688,6 +689,18 @@ fn stop_word(stop: &rab_agent::StopCause) -> &'static str {
         S::Loop { .. } => "loop stopped",
         S::Length { .. } => "reply cut off",
     }
+}
+
+/// The header's one line of key hints, as bound; the first Ctrl+O expands them.
+fn header_hints(b: &Keybindings) -> String {
+    use rab_tui::keys::Action;
+    let key = |a: Action| b.label(a).unwrap_or_else(|| "?".into());
+    format!(
+        "{} interrupt · {} clear, twice quit · / commands · ! shell · @ files · # remember · {} all keys",
+        key(Action::Interrupt),
+        key(Action::Clear),
+        key(Action::ExpandTools)
+    )
 }
 
 fn hotkeys(b: &Keybindings) -> Vec<String> {

@@ -232,3 +232,39 @@ fn issue_36_init_explores_read_only_and_writes_agents_md_only_when_allowed() {
     pty.send("/quit\r");
     pty.wait_exit(T);
 }
+
+/// The pi-tui niceties: prompt marks (OSC 133) around each message and its answer, so
+/// terminals can jump from prompt to prompt; the header's key hints, expanded to every
+/// key by the first Ctrl+O (before any tool output there is nothing else to expand).
+#[test]
+fn prompts_are_marked_for_the_terminal_and_the_header_hints_expand() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("first answer"), Turn::text("second answer")]);
+    let mut pty = start(&home, &llm, home.dir.path(), 110, 40);
+    pty.wait_for("the header hints", T, |s| {
+        s.contains("escape interrupt") && s.contains("/ commands") && s.contains("ctrl+o all keys")
+    });
+    pty.send("\x0f");
+    pty.wait_for("every key", T, |s| s.contains("Kill to end of line") && s.contains("Yank"));
+    pty.send("fix the parser\r");
+    pty.wait_for("the answer", T, |s| s.contains("first answer"));
+    pty.send("and the lexer\r");
+    pty.wait_for("the second answer", T, |s| s.contains("second answer"));
+    let raw = pty.raw();
+    let at = |what: &str| raw.find(what).unwrap_or_else(|| panic!("{what:?} in {raw:?}"));
+    let prompt = at("\x1b]133;A\x07");
+    let input = at("\x1b]133;B\x07");
+    let text = at("  fix the parser");
+    let output = at("\x1b]133;C\x07");
+    let answer = at("first answer");
+    let done = at("\x1b]133;D;0\x07");
+    assert!(
+        prompt < input && input < text && text < output && output < answer && answer < done,
+        "{raw:?}"
+    );
+    let second = raw[done..].find("\x1b]133;A\x07").map(|i| i + done);
+    assert!(second.is_some_and(|s| s < at("and the lexer")), "the next prompt is marked: {raw:?}");
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(T), Some(0));
+}
