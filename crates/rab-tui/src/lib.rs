@@ -18,6 +18,7 @@ pub mod editor;
 mod editor_view;
 pub mod fuzzy;
 pub mod highlight;
+pub mod input;
 pub mod keys;
 pub mod markdown;
 mod markdown_table;

@@ -21,10 +21,15 @@ pub const SHOW_CURSOR: &[u8] = b"\x1b[?25h";
 pub const HIDE_CURSOR: &[u8] = b"\x1b[?25l";
 /// Pops one entry of the kitty keyboard protocol flag stack.
 const KEYBOARD_POP: &[u8] = b"\x1b[<1u";
-/// Asks the terminal to report focus changes (`CSI I` / `CSI O`).
+/// Asks the terminal to report focus changes (`CSI I` / `CSI O`) and, on Unix where
+/// rab reads its own input (`crate::input`), colour-scheme changes (mode 2031:
+/// `CSI ? 997 ; 1|2 n`; crossterm's reader, used elsewhere, would swallow keys after one).
+#[cfg(unix)]
+const FOCUS_ON: &[u8] = b"\x1b[?1004h\x1b[?2031h";
+#[cfg(not(unix))]
 const FOCUS_ON: &[u8] = b"\x1b[?1004h";
-/// Stops focus reports.
-const FOCUS_OFF: &[u8] = b"\x1b[?1004l";
+/// Stops focus and colour-scheme reports.
+const FOCUS_OFF: &[u8] = b"\x1b[?1004l\x1b[?2031l";
 /// Saves the window and icon titles on the terminal's title stack (xterm; others
 /// ignore it).
 const TITLE_PUSH: &[u8] = b"\x1b[22;0t";
@@ -158,7 +163,7 @@ impl Terminal for CrosstermTerminal {
 pub fn restore_stdout_terminal() {
     let _ = crossterm::terminal::disable_raw_mode();
     let mut out = io::stdout().lock();
-    let _ = out.write_all(b"\x1b[<1u\x1b[?2004l\x1b[?1004l\x1b[0m\x1b[?25h");
+    let _ = out.write_all(b"\x1b[<1u\x1b[?2004l\x1b[?1004l\x1b[?2031l\x1b[0m\x1b[?25h");
     let _ = out.flush();
 }
 
@@ -438,10 +443,11 @@ mod tests {
         assert!(guard.inner().is_raw);
         assert!(guard.has_keyboard_enhancement());
         let on = String::from_utf8(guard.inner_mut().take_output()).unwrap();
-        assert_eq!(on, "\x1b[?2004h\x1b[22;0t\x1b[?1004h\x1b[>1u");
+        let focus = String::from_utf8(FOCUS_ON.to_vec()).unwrap();
+        assert_eq!(on, format!("\x1b[?2004h\x1b[22;0t{focus}\x1b[>1u"));
         guard.restore().unwrap();
         let off = String::from_utf8(guard.inner_mut().take_output()).unwrap();
-        assert_eq!(off, "\x1b[<1u\x1b[?2004l\x1b[?1004l\x1b[23;0t\x1b[0m\x1b[?25h");
+        assert_eq!(off, "\x1b[<1u\x1b[?2004l\x1b[?1004l\x1b[?2031l\x1b[23;0t\x1b[0m\x1b[?25h");
         assert!(!guard.inner().is_raw);
         // A second restore (the drop) only re-shows the cursor.
         guard.restore().unwrap();
@@ -482,7 +488,7 @@ mod tests {
         assert!(result.is_err());
         let log = String::from_utf8(log.lock().unwrap().clone()).unwrap();
         assert!(
-            log.ends_with("\x1b[?2004l\x1b[?1004l\x1b[23;0t\x1b[0m\x1b[?25h<cooked>"),
+            log.ends_with("\x1b[?2004l\x1b[?1004l\x1b[?2031l\x1b[23;0t\x1b[0m\x1b[?25h<cooked>"),
             "{log:?}"
         );
     }

@@ -11,6 +11,7 @@ mod chrome;
 mod command;
 pub(crate) mod external;
 mod images;
+mod input_source;
 mod line_edit;
 mod outside;
 mod overlay;
@@ -27,10 +28,10 @@ mod tool_view;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossterm::event::{Event, EventStream};
-use futures_util::StreamExt;
+use crossterm::event::Event;
 use rab_core::runtime::{self as rt, Op, RuntimeHandle, State};
 use rab_core::{AgentSession, ApprovalRequest};
+use rab_tui::input::Input;
 use rab_tui::keys::Keybindings;
 use rab_tui::screen::Screen;
 use rab_tui::terminal::{CrosstermTerminal, Terminal, TerminalGuard, TerminalModes};
@@ -286,14 +287,20 @@ impl Ui {
     async fn run_loop(&mut self) -> u8 {
         let title = self.outside.working(false);
         self.tell_terminal(&title);
-        let mut events = EventStream::new();
+        let mut input = match input_source::InputSource::start() {
+            Ok(i) => i,
+            Err(e) => {
+                self.app.error(&format!("cannot read the terminal: {e}"));
+                return crate::EXIT_PROVIDER;
+            }
+        };
         let mut tick = tokio::time::interval(Duration::from_millis(80));
         while !self.quit {
             self.draw();
             tokio::select! {
-                ev = events.next() => match ev {
-                    Some(Ok(ev)) => self.terminal_event(ev),
-                    Some(Err(e)) => { tracing::warn!("terminal input: {e}"); self.quit = true; }
+                got = input.next() => match got {
+                    Some(Input::Event(ev)) => self.terminal_event(ev),
+                    Some(Input::Light(light)) => self.colour_scheme(light),
                     None => self.quit = true,
                 },
                 ev = next_event(&mut self.rt) => match ev {
@@ -312,9 +319,9 @@ impl Ui {
             }
             if let Some(target) = self.external_edit.take() {
                 // Nothing may read the terminal while the editor has it.
-                drop(events);
+                input.pause();
                 self.edit_externally(target);
-                events = EventStream::new();
+                input.resume();
             }
         }
         self.shutdown().await;
@@ -501,6 +508,22 @@ impl Ui {
         }
     }
 
+    /// The terminal's colour scheme is (now) light or dark: with no theme set, the
+    /// matching built-in one takes over.
+    fn colour_scheme(&mut self, light: bool) {
+        if self.app.launch.settings.theme.is_some() || (self.app.theme.name == "light") == light {
+            return;
+        }
+        let name = if light { "light" } else { "dark" };
+        match load_named_theme(&self.app.launch, name) {
+            Ok(theme) => {
+                self.app.theme = theme;
+                self.screen.invalidate();
+            }
+            Err(e) => tracing::warn!("cannot switch to the {name} theme: {e}"),
+        }
+    }
+
     fn terminal_event(&mut self, ev: Event) {
         match ev {
             Event::Key(key) => {
@@ -540,7 +563,14 @@ impl Ui {
                 self.screen.resize(cols, rows);
                 self.app.width = usize::from(cols.max(20));
             }
-            Event::FocusGained => self.outside.set_focused(true),
+            Event::FocusGained => {
+                self.outside.set_focused(true);
+                // The terminal's colours may have changed while it was away (a terminal
+                // without colour-scheme reports still answers this).
+                if self.app.launch.settings.theme.is_none() {
+                    self.tell_terminal("\x1b]11;?\x07");
+                }
+            }
             Event::FocusLost => self.outside.set_focused(false),
             Event::Mouse(_) => {}
         }

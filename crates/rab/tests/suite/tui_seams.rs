@@ -268,3 +268,39 @@ fn prompts_are_marked_for_the_terminal_and_the_header_hints_expand() {
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(T), Some(0));
 }
+
+/// Light/dark switching while rab runs: rab asks for colour-scheme reports (mode
+/// 2031); a report switches the theme and the keys typed after it still arrive (the
+/// reader crossterm gave swallowed them); coming back into focus asks for the
+/// background again (OSC 11), and its answer switches back.
+#[test]
+fn the_theme_follows_the_terminal_switching_between_light_and_dark() {
+    use rab_tui::{ColorDepth, Role, Theme};
+    let depth = ColorDepth::detect(false, None, Some("xterm-256color"));
+    // The border's colour code, as each theme paints it.
+    let paint = |name: &str| {
+        let t = Theme::builtin(name, depth).unwrap().fg(Role::Border, "─");
+        format!("{}─", t.split('─').next().unwrap())
+    };
+    let (light, dark) = (paint("light"), paint("dark"));
+    assert_ne!(light, dark);
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut pty = start(&home, &llm, home.dir.path(), 100, 30);
+    pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
+    assert!(pty.raw().contains("\x1b[?2031h"), "reports asked for: {:?}", pty.raw());
+    let before = pty.raw().len();
+    pty.send("\x1b[?997;2nabc");
+    pty.wait_for_screen("the keys after the report", T, |s| s.contains("abc"));
+    pty.wait_for_raw("the light theme", T, |r| r[before..].contains(&light));
+    let before = pty.raw().len();
+    pty.send("\x1b[O\x1b[I");
+    pty.wait_for_raw("the background query", T, |r| r[before..].contains("\x1b]11;?\x07"));
+    let before = pty.raw().len();
+    pty.send("\x1b]11;rgb:1e1e/1e1e/2e2e\x1b\\d");
+    pty.wait_for_screen("the next key", T, |s| s.contains("abcd"));
+    pty.wait_for_raw("the dark theme", T, |r| r[before..].contains(&dark));
+    pty.send("\x15/quit\r");
+    assert_eq!(pty.wait_exit(T), Some(0));
+    assert!(pty.raw().contains("\x1b[?2031l"), "reports turned off at exit");
+}
