@@ -141,3 +141,34 @@ fn replies_and_reports_that_are_not_keys_are_skipped_whole() {
     p.feed(b"q", &mut out);
     assert_eq!(out, [k(KeyCode::Char('q'), NONE)]);
 }
+
+/// Any bytes at all, in any chunks: no panic, and what is kept waiting stays bounded.
+#[test]
+fn random_bytes_never_panic_and_never_pile_up() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    // Bytes weighted towards the ones sequences are made of.
+    let alphabet = b"\x1b[]O?;:0123456789~uRnMcPI_\\\x07\x1babcAZ\r\t\x7f\xc3\xa9\xe2\x82\xac";
+    let mut p = Parser::default();
+    let mut out = Vec::new();
+    for _ in 0..20_000 {
+        let len = (next() % 16) as usize;
+        let chunk: Vec<u8> = (0..len)
+            .map(|_| match next() % 8 {
+                0 => (next() % 256) as u8,
+                _ => alphabet[(next() as usize) % alphabet.len()],
+            })
+            .collect();
+        p.feed(&chunk, &mut out);
+        if next() % 50 == 0 {
+            p.flush(&mut out);
+        }
+        assert!(p.buf.len() <= MAX_SEQUENCE + 16, "{}", p.buf.len());
+        out.clear();
+    }
+}
