@@ -164,8 +164,8 @@ pub(crate) fn fit_result(result: &mut ToolResultMessage, model: &Model) {
             budget -= text.len();
             continue;
         }
-        let head = floor_char(text, budget * 7 / 10);
-        let tail = ceil_char(text, text.len() - (budget - head));
+        let head = text.floor_char_boundary(budget * 7 / 10);
+        let tail = text.ceil_char_boundary(text.len() - (budget - head));
         let notice = format!(
             "\n[... {} of {} characters cut here to fit the model's {limit}-token context window; \
              ask for less at once (a range of lines, a narrower pattern, head or tail) ...]\n",
@@ -175,20 +175,6 @@ pub(crate) fn fit_result(result: &mut ToolResultMessage, model: &Model) {
         *text = format!("{}{notice}{}", &text[..head], &text[tail..]);
         budget = 0;
     }
-}
-
-fn floor_char(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_char(s: &str, mut i: usize) -> usize {
-    while i < s.len() && !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 #[cfg(test)]

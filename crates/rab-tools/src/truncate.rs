@@ -40,7 +40,7 @@ pub fn head(text: &str, max_lines: usize, max_bytes: usize) -> Truncated {
         kept += 1;
     }
     if kept == 0 && !text.is_empty() && max_lines > 0 {
-        end = floor_char_boundary(text, max_bytes);
+        end = text.floor_char_boundary(max_bytes);
         kept = 1;
     }
     Truncated {
@@ -72,7 +72,7 @@ pub fn tail(text: &str, max_lines: usize, max_bytes: usize) -> Truncated {
         search_end = line_start - 1;
     }
     if kept == 0 && !text.is_empty() && max_lines > 0 {
-        start = ceil_char_boundary(text, text.len().saturating_sub(max_bytes));
+        start = text.ceil_char_boundary(text.len().saturating_sub(max_bytes));
         kept = 1;
     }
     Truncated {
@@ -82,21 +82,6 @@ pub fn tail(text: &str, max_lines: usize, max_bytes: usize) -> Truncated {
         total_bytes: text.len(),
         kept_lines: kept,
     }
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    i = i.min(s.len());
-    while !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
-    while i < s.len() && !s.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 /// A human size: `812 B`, `14.2 KB`, `3.1 MB`.

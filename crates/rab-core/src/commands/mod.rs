@@ -631,19 +631,7 @@ fn cron(args: &str, launch: &Launch) -> Outcome {
                         .into(),
                 );
             }
-            let lines: Vec<String> = jobs
-                .iter()
-                .map(|j| {
-                    let kind = if j.is_recurring { "every" } else { "once" };
-                    format!(
-                        "{}  {kind} {}  next {}  {}",
-                        j.id,
-                        j.schedule_text(),
-                        rab_session::time::rfc3339(j.next_ms),
-                        j.prompt
-                    )
-                })
-                .collect();
+            let lines: Vec<String> = jobs.iter().map(crate::cron::Job::line).collect();
             let kept =
                 if scheduler.is_durable() { "kept across restarts" } else { "until rab exits" };
             Outcome::Info(format!("{}\n(UTC; {kept})", lines.join("\n")))

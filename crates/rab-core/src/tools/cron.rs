@@ -166,6 +166,18 @@ impl Job {
     pub fn schedule_text(&self) -> &str {
         &self.schedule.text
     }
+
+    /// One line for lists: `cron_1 [0 8 * * *] recurring, next 2026-…Z: the prompt`.
+    pub fn line(&self) -> String {
+        let kind = if self.is_recurring { "recurring" } else { "once" };
+        format!(
+            "{} [{}] {kind}, next {}: {}",
+            self.id,
+            self.schedule.text,
+            when(self.next_ms),
+            self.prompt
+        )
+    }
 }
 
 #[derive(Debug, Default)]

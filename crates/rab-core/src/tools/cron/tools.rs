@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::Scheduler;
+use super::{Scheduler, when};
 
 /// `cron_create`.
 pub struct CronCreate(Arc<Scheduler>);
@@ -19,10 +19,6 @@ pub struct CronDelete(Arc<Scheduler>);
 /// The three tools over one scheduler.
 pub fn cron_tools(s: &Arc<Scheduler>) -> (CronCreate, CronList, CronDelete) {
     (CronCreate(s.clone()), CronList(s.clone()), CronDelete(s.clone()))
-}
-
-fn when(ms: u64) -> String {
-    rab_session::time::rfc3339(ms)
 }
 
 /// Arguments of `cron_create`.
@@ -82,19 +78,7 @@ impl Tool for CronList {
         if jobs.is_empty() {
             return Ok(ToolOutput::text("no scheduled prompts"));
         }
-        let lines: Vec<String> = jobs
-            .iter()
-            .map(|j| {
-                let kind = if j.is_recurring { "recurring" } else { "once" };
-                format!(
-                    "{} [{}] {kind}, next {}: {}",
-                    j.id,
-                    j.schedule_text(),
-                    when(j.next_ms),
-                    j.prompt
-                )
-            })
-            .collect();
+        let lines: Vec<String> = jobs.iter().map(super::Job::line).collect();
         Ok(ToolOutput::text(lines.join("\n")))
     }
 }
