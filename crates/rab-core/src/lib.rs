@@ -59,8 +59,8 @@ pub use extension::{
 pub use gate::{Approval, ApprovalKind, ApprovalRequest, Approver, Denial, Gate, ModeSwitch};
 pub use plan_tools::{EnterPlanMode, ExitPlanMode, plan_tools};
 pub use prompt::{
-    ContextFile, DEFAULT_SYSTEM_PROMPT, PromptSources, build_system_prompt, context_files,
-    prompt_update,
+    ContextFile, DEFAULT_SYSTEM_PROMPT, INSTRUCTION_FILES, PromptSources, build_system_prompt,
+    context_files, prompt_update,
 };
 pub use session::{AgentSession, Resumed, Totals, TurnCost};
 pub use session_ops::TreeItem;

@@ -136,3 +136,19 @@ fn memory_lists_the_files_headless_and_local_files_are_read() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("needs the interactive UI or the REPL"));
 }
+
+/// The REPL lists the files and opens one in the editor, as the terminal UI does.
+#[test]
+fn memory_in_the_repl_lists_and_opens_the_editor() {
+    let home = Home::new();
+    let repo = repo(&home);
+    let llm = FakeLlm::start();
+    let editor = appending_editor(&home, "- from the repl");
+    let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+    cmd.current_dir(&repo).arg("--repl").env("EDITOR", editor);
+    let out = super::harness::with_stdin(cmd, "/memory\n/memory project\n/quit\n");
+    let text = stdout(&out);
+    assert!(text.contains("repo/AGENTS.md (not written yet) — project"), "{text}");
+    assert!(text.contains("Saved") && text.contains("repo/AGENTS.md"), "{text}\n{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(repo.join("AGENTS.md")).unwrap(), "- from the repl\n");
+}
