@@ -433,22 +433,16 @@ fn when(ms: u64) -> String {
     rab_session::time::rfc3339(ms)
 }
 
-/// `bytes` to `path` atomically, the file readable only by the user.
+/// `bytes` to `path` atomically, the file readable only by the user (as the bot's own
+/// state file is written).
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let tmp = path.with_extension("json.tmp");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    rab_tools::atomic_write::write_atomic(path, bytes)?;
     #[cfg(unix)]
     {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     }
-    let mut file = options.open(&tmp)?;
-    std::io::Write::write_all(&mut file, bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
+    Ok(())
 }
 
 mod tools;

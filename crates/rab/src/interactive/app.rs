@@ -204,6 +204,9 @@ impl App {
 
     /// While the editor holds a `# note` line: where Enter will write it.
     fn memory_hint(&self) -> Option<String> {
+        if !self.editor.starts_with("#") {
+            return None;
+        }
         let text = self.editor.text();
         let m = rab_core::memory::memory_line(&text)?;
         let scope = if m.global {

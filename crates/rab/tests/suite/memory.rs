@@ -18,6 +18,16 @@ fn appending_editor(home: &Home, line: &str) -> String {
     editor.display().to_string()
 }
 
+/// The terminal UI in `repo` with an editor that appends `line`, ready for input.
+fn ui_with_editor(home: &Home, repo: &std::path::Path, line: &str) -> Pty {
+    let llm = FakeLlm::start();
+    let mut e = envs(home, &llm);
+    e.push(("EDITOR".into(), appending_editor(home, line)));
+    let pty = Pty::spawn(repo, &["--provider", "anthropic"], &e, 110, 30);
+    pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
+    pty
+}
+
 fn repo(home: &Home) -> std::path::PathBuf {
     let repo = home.dir.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
@@ -29,11 +39,7 @@ fn memory_opens_the_chosen_instruction_file_in_the_editor_and_saves_it() {
     let home = Home::new();
     let repo = repo(&home);
     std::fs::write(repo.join("CLAUDE.md"), "# Rules\n- be kind\n").unwrap();
-    let llm = FakeLlm::start();
-    let mut e = envs(&home, &llm);
-    e.push(("EDITOR".into(), appending_editor(&home, "- added in the editor")));
-    let mut pty = Pty::spawn(&repo, &["--provider", "anthropic"], &e, 110, 30);
-    pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
+    let mut pty = ui_with_editor(&home, &repo, "- added in the editor");
     // The picker: yours, the project's (CLAUDE.md, as only that exists), your local one.
     pty.send("/memory\r");
     pty.wait_for_screen("the picker", T, |s| {
@@ -79,11 +85,7 @@ fn memory_does_not_follow_a_link_out_of_the_project() {
     let outside = home.dir.path().join("bashrc");
     std::fs::write(&outside, "secret=1\n").unwrap();
     std::os::unix::fs::symlink(&outside, repo.join("AGENTS.md")).unwrap();
-    let llm = FakeLlm::start();
-    let mut e = envs(&home, &llm);
-    e.push(("EDITOR".into(), appending_editor(&home, "planted")));
-    let mut pty = Pty::spawn(&repo, &["--provider", "anthropic"], &e, 110, 30);
-    pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
+    let mut pty = ui_with_editor(&home, &repo, "planted");
     pty.send("/memory project\r");
     pty.wait_for("the refusal", T, |s| s.contains("rab neither reads nor writes instruction"));
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "secret=1\n");
