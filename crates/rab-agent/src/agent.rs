@@ -200,14 +200,16 @@ impl Agent {
         }
     }
 
-    /// The tools the current model can be offered: a provider-side tool (web search)
-    /// only where its provider runs one that keeps to the rules.
+    /// The tools the current model can be offered now: a provider-side tool (web
+    /// search) only where its provider runs one that keeps to the rules, a tool of a
+    /// state (`exit_plan_mode`) only in that state.
     pub(crate) fn usable_specs(&self) -> Vec<ToolSpec> {
         let model = &self.config.model;
         self.specs
             .iter()
-            .filter(|s| rab_ai::search_unavailable(model, s).is_none())
-            .cloned()
+            .zip(&self.tools)
+            .filter(|(s, t)| t.offered() && rab_ai::search_unavailable(model, s).is_none())
+            .map(|(s, _)| s.clone())
             .collect()
     }
 

@@ -206,6 +206,12 @@ pub trait AgentTool: Send + Sync {
     fn facts(&self) -> ToolFacts {
         ToolFacts::NONE
     }
+    /// Whether the model is offered it now. A tool that only makes sense in some state
+    /// (`exit_plan_mode` in plan mode) is left out of requests otherwise, which spends
+    /// no schema bytes on it; the conversation learns of it when it arrives or goes.
+    fn offered(&self) -> bool {
+        true
+    }
     /// A second name permission rules and hook matchers know it by, for tools that
     /// arrive after the rules are read (a WASM plugin's: `plugin__NAME__TOOL`, so
     /// `plugin__NAME` rules cover every tool of the plugin).
@@ -300,6 +306,10 @@ pub trait Tool: Send + Sync + 'static {
     const FACTS: ToolFacts = ToolFacts::NONE;
     /// What the tool does and when to use it (shown to the model).
     fn description(&self) -> String;
+    /// See [`AgentTool::offered`].
+    fn offered(&self) -> bool {
+        true
+    }
     /// Whether the call may run alongside others.
     fn mode(&self) -> ExecutionMode {
         ExecutionMode::Parallel
@@ -396,6 +406,10 @@ impl<T: Tool> AgentTool for T {
 
     fn facts(&self) -> ToolFacts {
         T::FACTS
+    }
+
+    fn offered(&self) -> bool {
+        Tool::offered(self)
     }
 
     fn preview(&self, arguments: &Value) -> Option<String> {

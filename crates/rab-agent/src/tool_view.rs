@@ -220,7 +220,8 @@ impl ToolSearch {
 #[schemars(description = "")]
 pub struct Args {
     /// `select:` and tool names (`select:web_fetch,todo_write`), or keywords
-    /// (`create issue`).
+    /// (`create issue`); the description shows both forms.
+    #[schemars(description = "")]
     pub query: String,
     /// Default 5, max 20.
     pub max_results: Option<usize>,
@@ -233,9 +234,8 @@ impl Tool for ToolSearch {
 
     fn description(&self) -> String {
         // Weak models copy examples literally: the examples are real tool names.
-        "Load deferred tools (named below, or in later system updates): get their schemas \
-         here, by name (\"select:web_fetch\", several comma-separated) or by keywords \
-         (\"fetch url\"), then call them."
+        "Load deferred tools (listed below or in system updates) by name \
+         (\"select:web_fetch,todo_write\") or keywords (\"fetch url\"), then call them."
             .to_owned()
     }
 

@@ -81,10 +81,12 @@ impl Bash {
 #[schemars(description = "")]
 pub struct Args {
     /// Shell command.
+    #[schemars(description = "")]
     pub command: String,
     /// Seconds before it is killed (default 120, max 600).
+    #[schemars(description = "Seconds (default 120, max 600).")]
     pub timeout: Option<u64>,
-    /// For servers/long jobs: return an id at once, read it with bash_output.
+    /// For servers/long jobs: returns an id; read its output with bash_output.
     pub run_in_background: Option<bool>,
 }
 

@@ -43,6 +43,7 @@ impl Glob {
 #[schemars(description = "")]
 pub struct Args {
     /// E.g. **/*.rs, src/*.{ts,tsx}
+    #[schemars(description = "")]
     pub pattern: String,
     /// Base dir (default: root).
     pub path: Option<String>,

@@ -66,6 +66,7 @@ pub struct Args {
     #[schemars(description = "")]
     pub path: Option<String>,
     /// Filter, e.g. *.rs, src/**/*.ts
+    #[schemars(description = "E.g. *.rs, src/**/*.ts")]
     pub glob: Option<String>,
     /// Match regardless of case.
     #[schemars(description = "")]

@@ -33,6 +33,7 @@ impl Ls {
 #[schemars(description = "")]
 pub struct Args {
     /// Directory (default: project root).
+    #[schemars(description = "Default: project root.")]
     pub path: Option<String>,
 }
 

@@ -48,10 +48,12 @@ impl Read {
 #[schemars(description = "")]
 pub struct Args {
     /// File path.
+    #[schemars(description = "")]
     pub path: String,
     /// First line, 1-based.
     pub offset: Option<usize>,
     /// Max lines.
+    #[schemars(description = "")]
     pub limit: Option<usize>,
 }
 

@@ -38,8 +38,10 @@ impl Write {
 #[schemars(description = "")]
 pub struct Args {
     /// File path.
+    #[schemars(description = "")]
     pub path: String,
     /// The complete new file content.
+    #[schemars(description = "")]
     pub content: String,
 }
 

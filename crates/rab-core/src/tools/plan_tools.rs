@@ -90,6 +90,11 @@ impl Tool for ExitPlanMode {
         "Present the plan for the user's approval and leave plan mode when approved.".to_owned()
     }
 
+    // Outside plan mode there is nothing to leave: the schema is not sent.
+    fn offered(&self) -> bool {
+        self.mode.get() == PermissionMode::Plan
+    }
+
     async fn run(&self, args: ExitArgs, cx: ToolContext) -> Result<ToolOutput, ToolError> {
         if args.plan.trim().is_empty() {
             return Err(ToolError::Model("plan is empty: give the plan in markdown".into()));

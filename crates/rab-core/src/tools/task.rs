@@ -253,17 +253,20 @@ fn narrow(
 pub struct Args {
     /// 3-5 word summary.
     pub description: String,
-    /// The complete task; the sub-agent sees nothing else.
+    /// The whole task: the sub-agent sees nothing else.
     pub prompt: String,
-    /// Agent name (default general-purpose).
+    /// Default general-purpose.
     pub subagent_type: Option<String>,
     /// Only these of the agent's tools.
     pub tools: Option<Vec<String>>,
     /// Replaces the agent's system prompt.
+    #[schemars(description = "")]
     pub system_prompt: Option<String>,
     /// Most model requests it may make.
+    #[schemars(description = "Most requests it may make.")]
     pub max_turns: Option<u32>,
     /// Another model of the session's provider.
+    #[schemars(description = "Another model of this provider.")]
     pub model: Option<String>,
 }
 

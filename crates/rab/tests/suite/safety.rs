@@ -266,6 +266,17 @@ fn plan_mode_entered_by_the_model_refuses_an_edit_and_headless_cannot_approve_th
     let out = run(&home, &llm, &dir, &["--permission-mode", "accept-edits", "plan it"]);
     assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     let reqs = llm.requests();
+    // exit_plan_mode is offered only in plan mode: not declared at the start, announced
+    // (with its schema) once plan mode is on.
+    let first = reqs[0].transcript();
+    assert!(first.tools.iter().any(|t| t == "enter_plan_mode" || t == "tool_search"));
+    assert!(!first.tools.contains(&"exit_plan_mode".to_owned()), "{:?}", first.tools);
+    let announced = reqs[1]
+        .transcript()
+        .items
+        .iter()
+        .any(|i| matches!(i, rab_fake_llm::Item::System(t) if t.contains("exit_plan_mode")));
+    assert!(announced, "{:?}", reqs[1].transcript().items);
     assert!(reqs[1].tool_results()[0].1.starts_with("Plan mode"), "{:?}", reqs[1].tool_results());
     let edit = &reqs[2].tool_results()[1].1;
     assert!(
