@@ -10,8 +10,8 @@ use crate::prompt_files::PromptFiles;
 /// The prompt rab uses unless `SYSTEM.md` or `--system-prompt` replaces it.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "\
 You are rab, a coding agent working in the user's terminal. You complete software \
-engineering tasks by reading code, running commands and editing files with your tools, \
-and you finish the task instead of describing how it could be done.
+engineering tasks with your tools and finish the task instead of describing how it could \
+be done.
 
 Guidelines:
 - Look before you change: read the relevant files and search (grep, glob) rather than guess.

@@ -79,8 +79,7 @@ impl Tool for Read {
 
     fn description(&self) -> String {
         "Read a file as numbered lines (N<tab>text), at most 2000 lines/50 KB per call; use \
-         offset/limit for more. Also shows images (png, jpg, gif, webp). Read a file before \
-         editing it."
+         offset/limit for more. Also shows images (png, jpg, gif, webp)."
             .to_owned()
     }
 

@@ -52,8 +52,8 @@ impl Shell {
         match self {
             Shell::Sh => {
                 "Run a shell command (sh -c) in the project root, stdin closed. Returns stdout \
-                 and stderr combined, cut to the last 2000 lines/50KB (full output saved to a \
-                 file). A non-zero exit is an error."
+                 and stderr combined, cut to the last 2000 lines/50KB (full output in a file). \
+                 A non-zero exit is an error."
             }
             Shell::PowerShell => {
                 "Run a PowerShell command (powershell -NonInteractive -Command) in the project \

@@ -61,8 +61,8 @@ impl Tool for Write {
     }
 
     fn description(&self) -> String {
-        "Create or overwrite a file with the given content (parent directories are created). \
-         Prefer edit for changing part of an existing file."
+        // The system prompt's guidelines say when to use edit instead.
+        "Create or overwrite a file with the given content (parent directories are created)."
             .to_owned()
     }
 

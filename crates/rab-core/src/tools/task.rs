@@ -290,8 +290,9 @@ impl Tool for TaskTool {
         let agents: Vec<String> =
             self.agents.iter().map(|a| format!("{}: {}", a.name, a.description)).collect();
         format!(
-            "Run a sub-agent on a self-contained task; it returns its final report. Calls in \
-             one message run in parallel. Agents: {}.",
+            // The system prompt says calls in one message run in parallel.
+            "Run a sub-agent on a self-contained task; it returns its final report. Agents: \
+             {}.",
             agents.join("; ")
         )
     }
