@@ -8,15 +8,9 @@
 use std::time::Instant;
 
 use rab_ai::Api;
-use rab_fake_llm::{Turn, Wire, render};
+use rab_fake_llm::Wire;
 
-fn stream(wire: Wire, delta_chars: usize) -> Vec<u8> {
-    let sentence = "The quick brown fox jumps over the lazy dog; fn main() { println!(\"hi\"); } ";
-    let text: String = sentence.repeat(40_000);
-    let mut turn = Turn::text(text).with_thinking(sentence.repeat(4_000));
-    turn.chunk_chars = Some(delta_chars);
-    render(wire, &turn, 1, "bench-model").into_iter().flat_map(|f| f.bytes).collect()
-}
+mod common;
 
 fn main() {
     let cases = [
@@ -28,7 +22,7 @@ fn main() {
     println!("{:<22} {:>10} {:>8} {:>10} {:>12}", "wire", "delta", "MB", "events", "MB/s (median)");
     for delta in [16, 64] {
         for (api, wire) in cases {
-            let bytes = stream(wire, delta);
+            let bytes = common::stream(wire, delta, 40_000);
             let mut rates = Vec::new();
             let mut events = 0;
             for _ in 0..7 {

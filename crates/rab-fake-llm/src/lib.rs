@@ -193,7 +193,8 @@ impl FakeLlm {
     }
 
     /// Logs each request from now on to `file`, one JSON line each: its number, the
-    /// HTTP status answered and the body's length in bytes (see `--requests`).
+    /// HTTP status answered, the body's length in bytes, the number of tools offered and
+    /// the bytes of its `tools` field (see `--requests`).
     pub fn log_requests(&self, file: std::fs::File) {
         self.lock().request_log = Some(Arc::new(Mutex::new(file)));
     }

@@ -2,7 +2,8 @@
 //! serves a script for manual testing and benchmarks; prints the base URL on the first
 //! line of stdout, runs until killed. `--timings` logs when each request arrived and its
 //! answer ended (`req N MICROS` / `end N MICROS`), for measuring the client's turn
-//! overhead; `--requests` logs each request's size and status as a JSON line.
+//! overhead; `--requests` logs each request's size, status and tools (how many, and
+//! the bytes of the `tools` field) as a JSON line.
 
 use std::io::Write;
 

@@ -347,8 +347,11 @@ async fn handle(
         }
         if let Some(log) = &st.request_log {
             use std::io::Write;
+            // The tools offered: how many, and the bytes of the body's `tools` field.
+            let tool_bytes = record.body.get("tools").map_or(0, |t| t.to_string().len());
             let line = serde_json::json!({
                 "n": st.requests.len() + 1, "status": record.status, "bytes": record.raw.len(),
+                "tools": record.transcript().tools.len(), "toolBytes": tool_bytes,
             });
             let mut file = log.lock().unwrap_or_else(|p| p.into_inner());
             let _ = writeln!(file, "{line}");

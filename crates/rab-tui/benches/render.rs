@@ -15,102 +15,11 @@
 use std::error::Error;
 use std::time::{Duration, Instant};
 
-use rab_tui::CursorPos;
 use rab_tui::screen::Screen;
 use rab_tui::terminal::TestTerminal;
-use rab_tui::wrap::wrap;
 
-const WORDS: [&str; 12] = [
-    "the",
-    "renderer",
-    "diffs",
-    "\x1b[1mlines\x1b[0m",
-    "against",
-    "previous",
-    "frame",
-    "and",
-    "`code`",
-    "rewrites",
-    "only",
-    "changes",
-];
-
-/// A deterministic word stream.
-struct Tokens(u64);
-
-impl Tokens {
-    fn next(&mut self) -> String {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let r = (self.0 >> 33) as usize;
-        if r.is_multiple_of(97) { "\n".to_owned() } else { format!(" {}", WORDS[r % WORDS.len()]) }
-    }
-}
-
-/// The transcript as the app would cache it: rendered lines per message.
-fn transcript(messages: usize, width: usize) -> Vec<Vec<String>> {
-    let mut tokens = Tokens(7);
-    (0..messages)
-        .map(|i| {
-            let mut text =
-                format!("\x1b[38;5;75m{}\x1b[0m", if i % 2 == 0 { "you" } else { "rab" });
-            for _ in 0..(5 + i % 40) {
-                text.push_str(&tokens.next());
-            }
-            let mut lines: Vec<String> = text.split('\n').flat_map(|l| wrap(l, width)).collect();
-            lines.push(String::new());
-            lines
-        })
-        .collect()
-}
-
-/// The live region of the app while an assistant message streams.
-struct Live {
-    width: usize,
-    /// Finished wrapped lines of the streaming message not yet committed.
-    done: Vec<String>,
-    /// The paragraph being streamed.
-    current: String,
-    chrome: Vec<String>,
-}
-
-impl Live {
-    fn new(width: usize) -> Live {
-        let border = format!("\x1b[90m{}\x1b[0m", "─".repeat(width));
-        let chrome = vec![
-            String::new(),
-            "\x1b[36m⠋\x1b[0m Working… (esc to interrupt)".to_owned(),
-            border.clone(),
-            "> fix the flicker".to_owned(),
-            border,
-            "\x1b[90m~/rab (main) · 12.3k tokens · $0.04 · 14% ctx · claude-sonnet-4-5\x1b[0m"
-                .to_owned(),
-        ];
-        Live { width, done: Vec::new(), current: String::new(), chrome }
-    }
-
-    /// Adds a token; returns the lines to commit now (the app commits finished lines so
-    /// the live region stays short).
-    fn push(&mut self, token: &str) -> Vec<String> {
-        if token == "\n" || self.current.len() > 600 {
-            let finished = std::mem::take(&mut self.current);
-            self.done.extend(wrap(&finished, self.width));
-        } else {
-            self.current.push_str(token);
-        }
-        if self.done.len() > 8 { std::mem::take(&mut self.done) } else { Vec::new() }
-    }
-
-    fn lines(&self) -> Vec<String> {
-        let mut out = self.done.clone();
-        out.extend(wrap(&self.current, self.width));
-        out.extend(self.chrome.iter().cloned());
-        out
-    }
-
-    fn cursor(&self, total: usize) -> Option<CursorPos> {
-        Some(CursorPos { row: total - 3, col: 17 })
-    }
-}
+mod common;
+use common::{Live, Tokens, transcript};
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
@@ -154,7 +63,7 @@ fn typical(
     let mut render_only = Vec::with_capacity(tokens);
     for _ in 0..tokens {
         let t = Instant::now();
-        let commit = live.push(&words.next());
+        let commit = live.push(&words.word());
         let lines = live.lines();
         let r = Instant::now();
         screen.frame(&commit, &lines, live.cursor(lines.len()))?;
@@ -183,7 +92,7 @@ fn worst_case(
     let before = screen.stats().bytes;
     for _ in 0..tokens {
         let t = Instant::now();
-        let _ = live.push(&words.next());
+        let _ = live.push(&words.word());
         live.done.clear(); // nothing is ever committed here; keep only the paragraph
         let tail = live.lines();
         let mut lines: Vec<&str> = Vec::with_capacity(n + tail.len());
@@ -215,7 +124,7 @@ fn ten_megabytes(cols: u16, rows: u16, target: usize) -> Result<(), Box<dyn Erro
     let hwm_before = vm_hwm_kb();
     let t = Instant::now();
     while message.len() < target {
-        let token = words.next();
+        let token = words.word();
         message.push_str(&token);
         let commit = live.push(&token);
         let lines = live.lines();
