@@ -89,9 +89,11 @@ build_from_source() {
   command -v cargo >/dev/null 2>&1 ||
     die "building rab from source needs cargo: add a Rust toolchain step (dtolnay/rust-toolchain@stable) before this action, or use a version with a release binary"
   say "building rab from $root with cargo (cargo build --release --locked)"
-  cargo build --release --locked --manifest-path "$root/Cargo.toml" -p rab --bin rab
+  cargo build --release --locked --manifest-path "$root/Cargo.toml" -p rab --bins
   mkdir -p "$dest"
+  # rab and its plugin helper, which rab runs from beside itself.
   cp "${CARGO_TARGET_DIR:-$root/target}/release/rab" "$dest/rab"
+  cp "${CARGO_TARGET_DIR:-$root/target}/release/rab-plugins" "$dest/rab-plugins"
   put_on_path
   exit 0
 }
@@ -160,8 +162,14 @@ refusing to install it"
 fi
 say "checksum verified: $archive sha256 $actual"
 
-tar -xJf "$work/$archive" -C "$work" "rab-$target/rab" ||
-  die "could not unpack rab-$target/rab from $archive (tar needs xz for .tar.xz)"
+tar -xJf "$work/$archive" -C "$work" "rab-$target" ||
+  die "could not unpack rab-$target from $archive (tar needs xz for .tar.xz)"
+[ -f "$work/rab-$target/rab" ] || die "$archive holds no rab-$target/rab"
 mkdir -p "$dest"
 mv -f "$work/rab-$target/rab" "$dest/rab"
+# The plugin helper rab runs from beside itself (releases before it had none).
+if [ -f "$work/rab-$target/rab-plugins" ]; then
+  mv -f "$work/rab-$target/rab-plugins" "$dest/rab-plugins"
+  chmod +x "$dest/rab-plugins"
+fi
 put_on_path

@@ -18,7 +18,10 @@ mod declared;
 mod http;
 mod plugin;
 mod registry;
+pub mod remote;
+pub mod serve;
 mod tool;
+pub mod wire;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -31,6 +34,7 @@ pub use cache::{Cache, DEFAULT_CAP};
 pub use config::Settings;
 pub use plugin::{Limits, Plugin, SlashCommand, ToolDef};
 pub use registry::{Entry, Registry, plugin_files};
+pub use remote::{HelperOptions, RemotePlugins};
 pub use tool::{PluginExtension, agent_tools};
 
 /// How often the epoch ticks: the granularity of the wall-time limit.

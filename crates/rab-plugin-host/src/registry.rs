@@ -16,7 +16,7 @@ use crate::config::{Sources, plugin_key};
 use crate::{Cache, Host, Plugin};
 
 /// How long the watcher waits for a burst of file events to end before reloading.
-const SETTLE: Duration = Duration::from_millis(200);
+pub(crate) const SETTLE: Duration = Duration::from_millis(200);
 
 /// One plugin file or folder and what became of it.
 #[derive(Clone, Debug)]
@@ -359,21 +359,8 @@ impl Registry {
         Ok(())
     }
 
-    /// Watches each plugin folder that exists (recursively, for plugin folders), else
-    /// the folder it would be made in, and the folders of the settings files.
     fn add_watches(&self, watcher: &mut notify::RecommendedWatcher) {
-        use notify::{RecursiveMode, Watcher};
-        for dir in &self.inner.dirs {
-            let ok = dir.is_dir() && watcher.watch(dir, RecursiveMode::Recursive).is_ok();
-            if !ok && let Some(parent) = dir.parent().filter(|p| p.is_dir()) {
-                let _ = watcher.watch(parent, RecursiveMode::NonRecursive);
-            }
-        }
-        for file in self.inner.sources.files() {
-            if let Some(parent) = file.parent().filter(|p| p.is_dir()) {
-                let _ = watcher.watch(parent, RecursiveMode::NonRecursive);
-            }
-        }
+        add_watches(watcher, &self.inner.dirs, &self.inner.sources.files());
     }
 
     /// The plugins in words: each with its tools, grants, state and last error.
@@ -426,15 +413,62 @@ impl ToolSource for Registry {
     }
 
     fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
+        self.offered().iter().map(|(plugin, def)| crate::tool::agent_tool(plugin, def)).collect()
+    }
+}
+
+impl Registry {
+    /// The tools offered, each with its plugin: rab's names and later plugins' clashes
+    /// left out.
+    pub(crate) fn offered(&self) -> Vec<(Arc<Plugin>, crate::ToolDef)> {
         let reserved = self.inner.reserved.lock().map(|r| r.clone()).unwrap_or_default();
-        let mut out: Vec<Arc<dyn AgentTool>> = Vec::new();
-        for tool in self.plugins().iter().flat_map(crate::tool::agent_tools) {
-            let name = tool.name();
-            if !reserved.contains(&name) && !out.iter().any(|t| t.name() == name) {
-                out.push(tool);
+        let mut out: Vec<(Arc<Plugin>, crate::ToolDef)> = Vec::new();
+        for plugin in self.plugins() {
+            for def in plugin.tools() {
+                if !reserved.contains(&def.name) && !out.iter().any(|(_, d)| d.name == def.name) {
+                    out.push((plugin.clone(), def.clone()));
+                }
             }
         }
         out
+    }
+
+    /// What the last load could not do, as print mode reports it: plugins skipped and
+    /// grants left out.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .entries()
+            .iter()
+            .filter_map(|e| {
+                e.outcome
+                    .as_ref()
+                    .err()
+                    .map(|why| format!("plugin {}: {why}; skipped", e.path.display()))
+            })
+            .collect();
+        out.extend(self.warnings());
+        out
+    }
+}
+
+/// Watches each plugin folder that exists (recursively, for plugin folders), else the
+/// folder it would be made in, and the folders of the settings `files`.
+pub(crate) fn add_watches(
+    watcher: &mut notify::RecommendedWatcher,
+    dirs: &[PathBuf],
+    files: &[PathBuf],
+) {
+    use notify::{RecursiveMode, Watcher};
+    for dir in dirs {
+        let ok = dir.is_dir() && watcher.watch(dir, RecursiveMode::Recursive).is_ok();
+        if !ok && let Some(parent) = dir.parent().filter(|p| p.is_dir()) {
+            let _ = watcher.watch(parent, RecursiveMode::NonRecursive);
+        }
+    }
+    for file in files {
+        if let Some(parent) = file.parent().filter(|p| p.is_dir()) {
+            let _ = watcher.watch(parent, RecursiveMode::NonRecursive);
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use rab_core::{
 };
 use serde_json::Value;
 
-use crate::{Plugin, Registry};
+use crate::{Plugin, Registry, ToolDef};
 
 /// The plugins of a session, as one extension.
 pub struct PluginExtension {
@@ -131,27 +131,31 @@ impl Services for Registry {
 
 /// A plugin's tools as agent tools (what the agent loop calls).
 pub fn agent_tools(plugin: &Arc<Plugin>) -> Vec<Arc<dyn AgentTool>> {
-    plugin
-        .tools()
-        .iter()
-        .map(|def| {
-            let parameters = serde_json::from_str(&def.parameters)
-                .unwrap_or_else(|_| serde_json::json!({"type": "object"}));
-            let spec = ToolSpec {
-                name: def.name.clone(),
-                description: def.description.clone(),
-                parameters,
-                grammar: None,
-                server: None,
-            };
-            let level = plugin.level(&def.name);
-            // The WIT's `label`: empty or the name itself says nothing more.
-            let label =
-                Some(def.label.trim().to_owned()).filter(|l| !l.is_empty() && *l != def.name);
-            Arc::new(PluginTool { plugin: plugin.clone(), spec, level, label })
-                as Arc<dyn AgentTool>
-        })
-        .collect()
+    plugin.tools().iter().map(|def| agent_tool(plugin, def)).collect()
+}
+
+/// One tool of a plugin as an agent tool.
+pub(crate) fn agent_tool(plugin: &Arc<Plugin>, def: &ToolDef) -> Arc<dyn AgentTool> {
+    let (spec, level, label) = described(plugin, def);
+    Arc::new(PluginTool { plugin: plugin.clone(), spec, level, label })
+}
+
+/// A tool of a plugin as the model and the gate see it: its spec (a schema that does
+/// not parse becomes an open object), its level, and its label when that says more
+/// than its name.
+pub(crate) fn described(plugin: &Plugin, def: &ToolDef) -> (ToolSpec, ToolLevel, Option<String>) {
+    let parameters = serde_json::from_str(&def.parameters)
+        .unwrap_or_else(|_| serde_json::json!({"type": "object"}));
+    let spec = ToolSpec {
+        name: def.name.clone(),
+        description: def.description.clone(),
+        parameters,
+        grammar: None,
+        server: None,
+    };
+    // The WIT's `label`: empty or the name itself says nothing more.
+    let label = Some(def.label.trim().to_owned()).filter(|l| !l.is_empty() && *l != def.name);
+    (spec, plugin.level(&def.name), label)
 }
 
 /// A plugin's commands as commands; each runs on a blocking thread.

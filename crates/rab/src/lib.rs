@@ -356,7 +356,7 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
                     mcp::wait_for_servers(m).await;
                 }
                 #[cfg(feature = "plugins")]
-                if let Some(p) = launch.extension::<rab_plugin_host::PluginExtension>() {
+                if let Some(p) = launch.extension::<rab_plugin_host::RemotePlugins>() {
                     plugins::wait_for_plugins(p).await;
                 }
                 let input =

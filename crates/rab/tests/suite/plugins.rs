@@ -481,3 +481,120 @@ fn issue_38_no_tools_and_a_tools_list_hold_for_a_plugins_tools() {
     assert_eq!(listed, ["read", "grep"]);
     assert!(offered(&llm, 2).iter().any(|n| n == "echo"), "{:?}", offered(&llm, 2));
 }
+
+/// `rab` copied into a folder of its own, beside a `rab-plugins` that records each
+/// start (and the environment it got) in `marks` before running the real helper; `None`
+/// leaves the helper out.
+fn rab_beside_helper(dir: &std::path::Path, marks: Option<&std::path::Path>) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir).unwrap();
+    let rab = dir.join("rab");
+    std::fs::copy(env!("CARGO_BIN_EXE_rab"), &rab).unwrap();
+    if let Some(marks) = marks {
+        let helper = dir.join("rab-plugins");
+        let script = format!(
+            "#!/bin/sh\nenv > {}/start-$$\nexec {} \"$@\"\n",
+            marks.display(),
+            env!("CARGO_BIN_EXE_rab-plugins")
+        );
+        std::fs::write(&helper, script).unwrap();
+        std::fs::set_permissions(&helper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    rab
+}
+
+/// `template` (a configured `rab` command) run from the binary at `bin`.
+fn run_from(bin: &std::path::Path, template: std::process::Command) -> std::process::Output {
+    let mut cmd = std::process::Command::new(bin);
+    cmd.env_clear();
+    for (k, v) in template.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    cmd.args(template.get_args()).stdin(std::process::Stdio::null());
+    if let Some(dir) = template.get_current_dir() {
+        cmd.current_dir(dir);
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn issue_39_plugins_run_in_a_helper_started_only_for_a_plugin_and_given_no_secrets() {
+    let home = Home::new();
+    let marks = home.dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let bin = rab_beside_helper(&home.dir.path().join("bin"), Some(&marks));
+    let started = || std::fs::read_dir(&marks).unwrap().count();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::text("no plugins here"),
+        Turn::tool_call("echo", json!({"text": "hi"})),
+        Turn::text("done"),
+    ]);
+    let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k-secret-39"));
+    cmd.args(["-p", "hi"]);
+    let out = run_from(&bin, cmd);
+    assert_eq!(stdout(&out), "no plugins here\n", "{}", stderr(&out));
+    assert_eq!(started(), 0, "no plugin file: the helper is not started");
+    install(&home, "echo.wasm", &component(true));
+    let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k-secret-39"));
+    cmd.args(["-p", "use the plugin"]);
+    let out = run_from(&bin, cmd);
+    assert_eq!(stdout(&out), "done\n", "{}", stderr(&out));
+    assert_eq!(llm.requests()[2].tool_results()[0].1, r#"{"text":"hi"}"#);
+    assert_eq!(started(), 1, "one helper for the session");
+    let entry = std::fs::read_dir(&marks).unwrap().next().unwrap().unwrap();
+    let env = std::fs::read_to_string(entry.path()).unwrap();
+    assert!(!env.contains("k-secret-39") && !env.contains("API_KEY"), "{env}");
+}
+
+#[test]
+fn issue_39_without_the_helper_a_session_says_so_and_goes_on() {
+    let home = Home::new();
+    let bin = rab_beside_helper(&home.dir.path().join("bin"), None);
+    install(&home, "echo.wasm", &component(true));
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("fine without it")]);
+    let mut cmd = home.rab_for("anthropic-messages", &llm, Some("k"));
+    cmd.args(["-p", "hi"]);
+    let out = run_from(&bin, cmd);
+    assert_eq!(stdout(&out), "fine without it\n", "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot start the plugin helper") && err.contains("reinstall rab"),
+        "{err}"
+    );
+    assert!(!offered(&llm, 0).iter().any(|n| n == "echo"));
+}
+
+/// Interrupting a run stops a plugin's call in the helper at once (not at its limit),
+/// and the helper serves the next call.
+#[test]
+fn issue_39_an_interrupted_plugin_call_stops_in_the_helper() {
+    let home = Home::new();
+    install(&home, "spin.wasm", &rab_plugin_host::test_support::spinner_component());
+    // Limits far above the test's patience: only the stop can end the call quickly.
+    std::fs::write(
+        home.dir.path().join("rab/extensions.toml"),
+        "[plugins.spin.limits]\nfuel = 100000000000000\ntime-secs = 600\n",
+    )
+    .unwrap();
+    let llm = FakeLlm::start();
+    // Each round is aborted during its call: no answer follows it.
+    llm.script([Turn::tool_call("spin", json!({})), Turn::tool_call("spin", json!({}))]);
+    let mut rpc = Rpc::start(&home, &llm, &[]);
+    rpc.wait("the plugin ready", |v| plugin_status(v, "test-plugin", "ready"));
+    for round in 0..2 {
+        rpc.send(&json!({"type": "prompt", "message": format!("spin {round}")}).to_string());
+        rpc.event("tool_execution_start");
+        let asked = std::time::Instant::now();
+        rpc.send(r#"{"type": "abort"}"#);
+        let end = rpc.event("tool_execution_end");
+        let took = asked.elapsed();
+        assert!(end.to_string().contains("it was interrupted"), "{end}");
+        rpc.event("agent_end");
+        assert!(took < std::time::Duration::from_secs(10), "round {round}: {took:?}");
+    }
+    rpc.end();
+}
