@@ -11,7 +11,9 @@ Build first: cargo build --release -p rab -p rab-fake-llm
 Environment: RAB_BIN and RAB_FAKE_LLM name other binaries; RAB_BENCH_SANDBOX=off runs
 without the sandbox and RAB_SANDBOX_NAMESPACES=0 with Landlock alone; RAB_BENCH_THINKING=high runs
 with that thinking level and a short thinking block in every reply (so each request
-carries signed thinking and, on Anthropic, the prefix fingerprint is computed).
+carries signed thinking and, on Anthropic, the prefix fingerprint is computed);
+RAB_BENCH_EVENT_MS=N makes the server wait N ms before each event of an answer (a
+model that takes time to answer, as every real one does; the default answers at once).
 Reports, per run, the median overhead over turns 41-60 ("turn 50") and over the last 20
 turns ("turn 400"; medians, as a stray scheduling delay would skew a mean), their
 difference, and the history size the last request carried;
@@ -40,6 +42,10 @@ def one_run(work, n):
     if thinking:
         for i, turn in enumerate(script):
             turn["thinking"] = f"Turn {i}: run the next echo, then look at its output."
+    event_ms = int(os.environ.get("RAB_BENCH_EVENT_MS", "0"))
+    if event_ms:
+        for turn in script:
+            turn["chunkDelayMs"] = event_ms
     script.append({"text": "Finished all turns."})
     script_path = os.path.join(work, f"script{n}.json")
     with open(script_path, "w") as f:
@@ -50,7 +56,7 @@ def one_run(work, n):
     url = server.stdout.readline().strip()
     project = os.path.join(work, f"p{n}")
     os.makedirs(project)
-    env = {"PATH": os.environ["PATH"], "HOME": work, "RAB_HOME": os.path.join(work, "home"),
+    env = {"PATH": os.environ["PATH"], "HOME": work, "RAB_HOME": os.path.join(work, "home"), "RAB_LOG": os.environ.get("RAB_LOG", "warn"),
            "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": url}
     # RAB_SANDBOX_NAMESPACES=0 compares the namespace sandbox with Landlock alone;
     # RAB_BENCH_SANDBOX=off runs without a sandbox.

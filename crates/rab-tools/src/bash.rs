@@ -124,6 +124,8 @@ impl Bash {
         if let Some(terminal) = self.ws.editor().terminal() {
             return in_terminal(terminal, &args.command, &self.ws.root(), secs, &cx).await;
         }
+        #[cfg(target_os = "linux")]
+        self.ws.sandbox().settle_ready().await;
         let started = Instant::now();
         let root = self.ws.root();
         let (child, output) = spawn(self.shell, &args.command, &self.ws).map_err(|e| {
@@ -155,6 +157,14 @@ impl Bash {
             None => Captured::lost(),
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        // The next command's helper, for a command that names no program of its own
+        // in the temp folder (which would need that folder in the view).
+        #[cfg(target_os = "linux")]
+        {
+            let (program, args) = self.shell.invocation("");
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            self.ws.sandbox().prepare_ready(program, &args, &root);
+        }
         report(end, secs, &captured, duration_ms).map_err(|e| match e {
             ToolError::Model(text) => ToolError::Model(sandbox_note(&self.ws, text)),
             other => other,
@@ -305,6 +315,15 @@ pub(crate) fn spawn(
     let (reader, writer) = std::io::pipe()?;
     let (program, args) = shell.invocation(command);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsFd;
+        let out = writer.as_fd();
+        if let Some(child) = ws.sandbox().start_ready(program, &args, &ws.root(), out, out) {
+            drop(writer);
+            return Ok((child, ChildStdout::from_std(platform::child_stdout(reader))?));
+        }
+    }
     let (program, args) = ws.sandbox().wrap(program, &args);
     let mut cmd = CommandWrap::with_new(program, |c| {
         c.args(&args).current_dir(ws.root()).stdin(Stdio::null());

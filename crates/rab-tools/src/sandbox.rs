@@ -38,6 +38,8 @@ pub mod protected;
 #[cfg(unix)]
 mod sockets;
 pub mod spec;
+#[cfg(target_os = "linux")]
+mod standby;
 mod support;
 
 pub use caches::tool_caches;
@@ -151,6 +153,9 @@ pub struct Sandbox {
     is_users: bool,
     /// Sockets of the user's servers under home, found when the first command starts.
     home_sockets: Arc<std::sync::OnceLock<Vec<PathBuf>>>,
+    /// Helpers made ready for the next command.
+    #[cfg(target_os = "linux")]
+    standbys: Arc<standby::Standbys>,
 }
 
 impl Sandbox {
@@ -343,10 +348,18 @@ impl Sandbox {
     /// The program and arguments to spawn for `program args…`: through the helper when
     /// the sandbox is on and confinement is available, else as given.
     pub fn wrap(&self, program: &str, args: &[&str]) -> (OsString, Vec<OsString>) {
-        let direct = || (OsString::from(program), args.iter().map(OsString::from).collect());
-        let Some(exe) = self.helper.as_ref().filter(|_| self.mode != SandboxMode::Off) else {
-            return direct();
+        let Some((exe, spec)) = self.spec_for(program, args) else {
+            return (OsString::from(program), args.iter().map(OsString::from).collect());
         };
+        let mut out: Vec<OsString> = vec![HELPER_ARG.into()];
+        out.extend(spec.to_args());
+        (exe.into_os_string(), out)
+    }
+
+    /// The helper and what it is to build for `program args…`; `None` when the
+    /// program runs as given.
+    fn spec_for(&self, program: &str, args: &[&str]) -> Option<(PathBuf, spec::Spec)> {
+        let exe = self.helper.as_ref().filter(|_| self.mode != SandboxMode::Off)?;
         let mut spec = spec::Spec {
             network: self.is_network_allowed,
             program: program.into(),
@@ -354,7 +367,7 @@ impl Sandbox {
             ..spec::Spec::default()
         };
         match self.mode {
-            SandboxMode::Off => return direct(),
+            SandboxMode::Off => return None,
             SandboxMode::ReadOnly => {}
             SandboxMode::WorkspaceWrite => {
                 spec.writable.extend(self.roots.iter().chain(&self.caches).cloned());
@@ -365,9 +378,62 @@ impl Sandbox {
         } else {
             spec.writable.extend(self.temp_dirs.iter().cloned());
         }
-        let mut out: Vec<OsString> = vec![HELPER_ARG.into()];
-        out.extend(spec.to_args());
-        (exe.clone().into_os_string(), out)
+        Some((exe.clone(), spec))
+    }
+
+    /// Waits a moment for the helper being made ready for the next command, when there
+    /// is one (see [`standby`]).
+    #[cfg(target_os = "linux")]
+    pub(crate) async fn settle_ready(&self) {
+        if self.has_namespaces() {
+            self.standbys.settle().await;
+        }
+    }
+
+    /// Starts `program args…` in `cwd` through a helper made ready for it beforehand
+    /// ([`standby`]), with `stdout` and `stderr` as its streams and no input; `None`
+    /// when there is none that fits (or commands do not run in namespaces): then start
+    /// it the usual way, through [`Sandbox::wrap`].
+    #[cfg(target_os = "linux")]
+    pub(crate) fn start_ready(
+        &self,
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+        stdout: std::os::fd::BorrowedFd<'_>,
+        stderr: std::os::fd::BorrowedFd<'_>,
+    ) -> Option<Box<dyn process_wrap::tokio::ChildWrapper>> {
+        let start = self.standby_start(program, args)?;
+        standby::start(&self.standbys, start, cwd, &self.scrubbed_env, stdout, stderr)
+    }
+
+    /// Makes a helper ready, in the background, for a next command like `program
+    /// args…` in `cwd` (see [`standby`]).
+    #[cfg(target_os = "linux")]
+    pub(crate) fn prepare_ready(&self, program: &str, args: &[&str], cwd: &Path) {
+        if let Some(start) = self.standby_start(program, args) {
+            standby::prepare_next(&self.standbys, start, cwd, &self.scrubbed_env);
+        }
+    }
+
+    /// What a helper made ready for `program args…` is built from; `None` when commands
+    /// do not run in namespaces (or helpers could not be made ready here).
+    #[cfg(target_os = "linux")]
+    fn standby_start<'a>(
+        &self,
+        program: &'a str,
+        args: &'a [&'a str],
+    ) -> Option<standby::Start<'a>> {
+        let (exe, mut spec) = self.spec_for(program, args)?;
+        if !spec.namespaces || self.standbys.has_given_up() {
+            return None;
+        }
+        spec.standby = true;
+        spec.program = OsString::new();
+        spec.args.clear();
+        let mut helper_args: Vec<OsString> = vec![HELPER_ARG.into()];
+        helper_args.extend(spec.to_args());
+        Some(standby::Start { exe, args: helper_args, spec, program, program_args: args })
     }
 
     /// The namespace view's part of `spec`: the private `/tmp`, protected and hidden
@@ -475,6 +541,8 @@ pub fn run_helper(args: Vec<OsString>, warn: impl FnOnce(&str)) -> Result<Helper
     if spec.namespaces {
         match namespaces::outer(&spec, &args) {
             Ok((code, notes)) => return Ok(HelperExit { code, notes }),
+            // A helper made ready has no command to run some other way.
+            Err(e) if spec.standby => return Err(e.to_string()),
             Err(namespaces::NsError::Refused(e)) => warn(&format!(
                 "rab sandbox: user namespaces are refused here ({e}); this command runs \
                  under Landlock alone (see rab doctor)"

@@ -69,6 +69,9 @@ pub(super) fn outer(spec: &Spec, args: &[OsString]) -> Result<(u8, Vec<String>),
     if !spec.two_stage && mounts::can_mount_proc_from_outside() {
         return one_stage(spec).map_err(NsError::Setup);
     }
+    if spec.standby {
+        return Err(NsError::Setup("a helper made ready needs proc's pidns option".into()));
+    }
     keep_setup_capabilities()
         .map_err(|e| NsError::Setup(format!("keeping the setup capabilities: {e}")))?;
     let status = Command::new("/proc/self/exe")
@@ -101,10 +104,17 @@ fn one_stage(spec: &Spec) -> Result<(u8, Vec<String>), String> {
     let result = mounts::proc_for(keeper.id())
         .and_then(mounts::attach_proc_here)
         .map_err(|e| format!("mounting the sandbox's /proc: {e}"))
-        .and_then(|()| confine_and_run(spec));
+        .and_then(|()| confine(spec))
+        .and_then(|()| if spec.standby { super::standby::receive(spec) } else { Ok(None) })
+        .and_then(|asked| match asked {
+            Some(Some(asked)) => run(&asked).map(Some),
+            // Made ready, then not needed: nothing ran, nothing to put back.
+            Some(None) => Ok(None),
+            None => run(spec).map(Some),
+        });
     drop(release);
     let _ = keeper.wait();
-    let status = result?;
+    let Some(status) = result? else { return Ok((0, Vec::new())) };
     // Inside the view the workspace is where it is outside, and Landlock lets this
     // process change it.
     Ok((exit_code(status), super::guard::restore(&spec.guarded, &spec.fresh_git)))
@@ -152,11 +162,12 @@ pub fn run_init(args: Vec<OsString>) -> Result<u8, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("reading the working folder: {e}"))?;
     unshare(other_namespaces(&spec)).map_err(|e| format!("making the mount namespace: {e}"))?;
     build_view(&spec, &cwd, true).map_err(|e| format!("building the sandbox's view: {e}"))?;
-    confine_and_run(&spec).map(exit_code)
+    confine(&spec)?;
+    run(&spec).map(exit_code)
 }
 
-/// In the view: loopback up, Landlock, no capabilities, then the program, waited for.
-fn confine_and_run(spec: &Spec) -> Result<ExitStatus, String> {
+/// In the view: loopback up, Landlock, no capabilities.
+fn confine(spec: &Spec) -> Result<(), String> {
     if !spec.network
         && let Err(e) = super::netlink::loopback_up()
     {
@@ -171,7 +182,11 @@ fn confine_and_run(spec: &Spec) -> Result<ExitStatus, String> {
     // that too.
     super::landlock_helper::confine(&writable, true, true)
         .map_err(|e| format!("could not set up Landlock: {e}"))?;
-    drop_capabilities().map_err(|e| format!("dropping capabilities: {e}"))?;
+    drop_capabilities().map_err(|e| format!("dropping capabilities: {e}"))
+}
+
+/// The program, waited for.
+fn run(spec: &Spec) -> Result<ExitStatus, String> {
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args);
     if spec.tmp.is_some() {

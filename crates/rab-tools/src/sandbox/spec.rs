@@ -40,6 +40,10 @@ pub struct Spec {
     pub env: Vec<(String, String)>,
     /// Whether the program may use the network.
     pub network: bool,
+    /// Made ready before the command is known (`standby.rs`): the namespaces, the view
+    /// and the confinement are built, then the program, its arguments, its working
+    /// folder and its standard streams are read from standard input. No program here.
+    pub standby: bool,
     /// The program.
     pub program: OsString,
     /// Its arguments.
@@ -103,7 +107,13 @@ impl Spec {
         if self.network {
             out.push("--net".into());
         }
+        if self.standby {
+            out.push("--standby".into());
+        }
         out.push("--".into());
+        if self.standby && self.program.is_empty() {
+            return out;
+        }
         out.push(self.program.clone());
         out.extend(self.args.iter().cloned());
         out
@@ -145,11 +155,16 @@ impl Spec {
                 Some("--ns") => spec.namespaces = true,
                 Some("--two-stage") => spec.two_stage = true,
                 Some("--net") => spec.network = true,
+                Some("--standby") => spec.standby = true,
                 Some("--") => break,
                 _ => return Err(format!("unexpected argument {}", arg.to_string_lossy())),
             }
         }
-        spec.program = it.next().ok_or("missing the program after --")?;
+        spec.program = match it.next() {
+            Some(program) => program,
+            None if spec.standby => OsString::new(),
+            None => return Err("missing the program after --".into()),
+        };
         spec.args = it.collect();
         Ok(spec)
     }
@@ -183,10 +198,14 @@ mod tests {
             overlay: Some(("/h/.local".into(), "/tmp/rab-1/local".into())),
             env: vec![("PYTHONUSERBASE".into(), "/tmp/.local".into())],
             network: true,
+            standby: false,
             program: "sh".into(),
             args: vec!["-c".into(), "echo --ns".into()],
         };
         assert_eq!(Spec::parse(spec.to_args()).unwrap(), spec);
+        let served = Spec { standby: true, program: OsString::new(), args: vec![], ..spec };
+        assert_eq!(Spec::parse(served.to_args()).unwrap(), served);
+        assert!(Spec::parse(vec!["--ns".into(), "--".into()]).unwrap_err().contains("program"));
         assert!(Spec::parse(vec!["--bogus".into()]).unwrap_err().contains("--bogus"));
         assert!(Spec::parse(vec!["--write".into()]).unwrap_err().contains("--write needs"));
     }

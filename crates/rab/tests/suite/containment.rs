@@ -582,3 +582,111 @@ fn doctor_shows_each_layer_of_the_sandbox_enforced_or_not_and_why() {
     assert!(text.contains("namespaces: NOT enforced: the sandbox is off"), "{text}");
     assert!(text.contains("hidden from commands: NOT enforced"), "{text}");
 }
+
+/// The processes whose command line holds `needle`.
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(needle) {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_helper_made_ready_beforehand_confines_as_one_started_for_the_command() {
+    if !has_namespaces() {
+        return;
+    }
+    let home = Home::new();
+    let dir = project(&home);
+    // The model takes its time before each call, as real ones do: the helper made
+    // ready after a command is there for the next.
+    let script = vec![
+        bash("echo first"),
+        bash("sleep 307 >/dev/null 2>&1 & touch /dev/shm/left-behind; echo started").slow(30),
+        bash("ls /dev/shm; ps -e -o comm= | tr '\\n' ' '").slow(30),
+        bash("echo '[core]' > .git/config; echo $?; cat /proc/1/cmdline | tr '\\0' ' '").slow(30),
+        Turn::text("ok"),
+    ];
+    let llm = FakeLlm::start();
+    llm.script(script);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("sk-ant-api03-containment-test-key-0123456789"))
+        .current_dir(&dir)
+        .env("RAB_TRUST_PROJECT", "1")
+        .env("RAB_LOG", "rab_tools::sandbox=debug")
+        .args(["-p", "--yolo", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let log = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap();
+    let ready = log.matches("started through a ready sandbox helper").count();
+    assert_eq!(ready, 3, "calls 2 to 4 start through a ready helper:\n{log}");
+    let r = results(&llm);
+    assert!(r[1].contains("started"), "{}", r[1]);
+    // Nothing the second command left reaches the third: not its process, not its
+    // shared memory.
+    assert!(!r[2].contains("left-behind") && !r[2].contains("sleep"), "{}", r[2]);
+    // Protected paths are read-only as ever, and the namespace's first process is the
+    // keeper, not rab.
+    assert!(r[3].contains("Read-only file system"), "{}", r[3]);
+    assert!(r[3].contains("read _"), "{}", r[3]);
+    assert!(std::fs::read_to_string(dir.join(".git/config")).unwrap().contains("[core]"));
+    // The helper made ready after the last command ends with rab, having run nothing.
+    let workspace = dir.display().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !processes_with(&workspace).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(processes_with(&workspace), Vec::<String>::new());
+    assert_eq!(processes_with("sleep 307"), Vec::<String>::new());
+}
+
+#[test]
+fn a_ready_helper_is_not_used_once_a_file_it_mounted_was_replaced() {
+    if !has_namespaces() {
+        return;
+    }
+    let home = Home::new();
+    let dir = project(&home);
+    let config = dir.join(".git/config");
+    std::fs::write(&config, "[user]\n\tname = before\n").unwrap();
+    let script = vec![
+        bash("echo first"),
+        // Slow enough for the file to be replaced (as `git config` does: a new file
+        // renamed over the old) after the next helper is ready, before the call.
+        bash("cat .git/config").slow(150),
+        Turn::text("ok"),
+    ];
+    let llm = FakeLlm::start();
+    llm.script(script);
+    let child = home
+        .rab_for("anthropic-messages", &llm, Some("sk-ant-api03-containment-test-key-0123456789"))
+        .current_dir(&dir)
+        .env("RAB_TRUST_PROJECT", "1")
+        .env("RAB_LOG", "rab_tools::sandbox=debug")
+        .args(["-p", "--yolo", "go"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while llm.requests().len() < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let log = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap_or_default();
+    let replaced = dir.join(".git/config.lock");
+    std::fs::write(&replaced, "[user]\n\tname = after\n").unwrap();
+    std::fs::rename(&replaced, &config).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = results(&llm);
+    assert!(r[1].contains("name = after"), "the command sees the file as it is now: {}", r[1]);
+    let after = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap();
+    assert!(!after.contains("started through a ready sandbox helper"), "{log}\n{after}");
+}
