@@ -1,7 +1,8 @@
 //! A sandbox helper made ready before its command is known, so a command waits for
 //! none of the helper's set-up: starting rab's executable again, the namespaces, the
-//! view, `/proc`, Landlock. After each confined command, rab starts the helper for the
-//! next one with `--standby`; it builds everything as for a command, says `ready` on
+//! view, `/proc`, Landlock. After each confined command (from the second on: a run with
+//! one command would only pay for it), rab starts the helper for the next one with
+//! `--standby`; it builds everything as for a command, says `ready` on
 //! its standard input (a `SOCK_SEQPACKET` socket) and waits there for the command: one
 //! message `CWD\0PROGRAM\0ARG…` with the command's standard streams passed along
 //! (`SCM_RIGHTS`). Then it is the helper of that command, as if started for it: the
@@ -107,6 +108,9 @@ pub(crate) struct Standbys {
     /// Helpers being made ready, and the signal that one is.
     preparing: AtomicUsize,
     changed: tokio::sync::Notify,
+    /// Commands that asked for a next helper: the first does not get one (a run with
+    /// one command, as many headless ones are, would only pay for it).
+    asked: AtomicUsize,
     /// A helper could not get ready (a kernel without proc's `pidns` option): commands
     /// start the usual way from then on.
     has_given_up: AtomicBool,
@@ -225,13 +229,17 @@ pub(crate) fn start(
 }
 
 /// Makes a helper ready for the next command like this one, in the background (after
-/// a command, so that building it does not slow the command down).
+/// a command, so that building it does not slow the command down), from the second
+/// command of a sandbox on.
 pub(crate) fn prepare_next(
     standbys: &Arc<Standbys>,
     start: Start<'_>,
     cwd: &Path,
     scrubbed: &[String],
 ) {
+    if standbys.asked.fetch_add(1, Ordering::Relaxed) == 0 {
+        return;
+    }
     let key = Key::new(start.exe, start.args, &start.spec, cwd, scrubbed);
     let next = Arc::clone(standbys);
     let (spec, cwd, scrubbed) = (start.spec, cwd.to_path_buf(), scrubbed.to_vec());

@@ -604,9 +604,10 @@ fn a_helper_made_ready_beforehand_confines_as_one_started_for_the_command() {
     let home = Home::new();
     let dir = project(&home);
     // The model takes its time before each call, as real ones do: the helper made
-    // ready after a command is there for the next.
+    // ready after a command (from the second on) is there for the next.
     let script = vec![
         bash("echo first"),
+        bash("echo second"),
         bash("sleep 307 >/dev/null 2>&1 & touch /dev/shm/left-behind; echo started").slow(30),
         bash("ls /dev/shm; ps -e -o comm= | tr '\\n' ' '").slow(30),
         bash("echo '[core]' > .git/config; echo $?; cat /proc/1/cmdline | tr '\\0' ' '").slow(30),
@@ -625,8 +626,8 @@ fn a_helper_made_ready_beforehand_confines_as_one_started_for_the_command() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let log = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap();
     let ready = log.matches("started through a ready sandbox helper").count();
-    assert_eq!(ready, 3, "calls 2 to 4 start through a ready helper:\n{log}");
-    let r = results(&llm);
+    assert_eq!(ready, 3, "calls 3 to 5 start through a ready helper:\n{log}");
+    let r = results(&llm)[1..].to_vec();
     assert!(r[1].contains("started"), "{}", r[1]);
     // Nothing the second command left reaches the third: not its process, not its
     // shared memory.
@@ -657,6 +658,7 @@ fn a_ready_helper_is_not_used_once_a_file_it_mounted_was_replaced() {
     std::fs::write(&config, "[user]\n\tname = before\n").unwrap();
     let script = vec![
         bash("echo first"),
+        bash("echo second"),
         // Slow enough for the file to be replaced (as `git config` does: a new file
         // renamed over the old) after the next helper is ready, before the call.
         bash("cat .git/config").slow(150),
@@ -675,7 +677,7 @@ fn a_ready_helper_is_not_used_once_a_file_it_mounted_was_replaced() {
         .spawn()
         .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while llm.requests().len() < 2 && std::time::Instant::now() < deadline {
+    while llm.requests().len() < 3 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
@@ -686,7 +688,7 @@ fn a_ready_helper_is_not_used_once_a_file_it_mounted_was_replaced() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = results(&llm);
-    assert!(r[1].contains("name = after"), "the command sees the file as it is now: {}", r[1]);
+    assert!(r[2].contains("name = after"), "the command sees the file as it is now: {}", r[2]);
     let after = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap();
     assert!(!after.contains("started through a ready sandbox helper"), "{log}\n{after}");
 }
