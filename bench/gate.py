@@ -14,7 +14,8 @@ What is measured (every figure deterministic, or nearly so):
 - exact: the binary's size; on the 4-turn harness task (read, edit, run, answer)
   against the fake LLM server, the first request's bytes, the bytes of all four
   requests, and the tools offered by default (how many, and their schema bytes);
-- rss: peak RSS of that task (median of 5 runs) and of the UI idle 2 s after start;
+- rss: rab's own peak RSS in that task (median of 5 runs) and in the UI idle 2 s after
+  start;
 - callgrind: instruction counts of the hot paths (gungraun), and of a whole print run
   (start-up, one request, a text answer, exit) under callgrind.
 A figure below its budget by more than the tolerance is reported (lower the budget to
@@ -76,19 +77,33 @@ def env_for(work, url):
 
 
 def run_task(work, url, n, timed):
-    """One harness task in a fresh project; returns peak RSS in KB when `timed`."""
+    """One harness task in a fresh project; returns rab's peak RSS in KB when `timed`:
+    its own high-water mark (VmHWM), read until it exits. Not `/usr/bin/time`'s, which
+    is the largest of rab and every child it waited for: the task runs `python3
+    hello.py`, and a Python (13 MB through a pyenv shim) outweighs rab."""
     project = os.path.join(work, f"p{n:03}")
     os.makedirs(project)
     with open(os.path.join(project, "hello.py"), "w") as f:
         f.write("print(\"hello\")\n")
     cmd = [rab, "-p", "--yolo", "--provider", "anthropic", "make hello.py greet rab"]
-    if timed:
-        cmd = ["/usr/bin/time", "-f", "%M"] + cmd
-    out = subprocess.run(cmd, cwd=project, env=env_for(work, url), capture_output=True,
-                         text=True, stdin=subprocess.DEVNULL)
-    if out.returncode != 0 or "Done" not in out.stdout:
-        sys.exit(f"gate: the harness task failed:\n{out.stdout}\n{out.stderr}")
-    return int(out.stderr.strip().splitlines()[-1]) if timed else None
+    proc = subprocess.Popen(cmd, cwd=project, env=env_for(work, url), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    peak = 0
+    status = f"/proc/{proc.pid}/status"
+    while timed and proc.poll() is None:
+        try:
+            with open(status) as f:
+                m = re.search(r"^VmHWM:\s+(\d+) kB", f.read(), re.M)
+            # A zombie has no memory left to report: keep the last figure.
+            if m:
+                peak = max(peak, int(m.group(1)))
+        except OSError:
+            break
+        time.sleep(0.0005)
+    stdout, stderr = proc.communicate()
+    if proc.returncode != 0 or "Done" not in stdout:
+        sys.exit(f"gate: the harness task failed:\n{stdout}\n{stderr}")
+    return peak if timed else None
 
 
 def measure_exact(figures):
