@@ -210,6 +210,10 @@ pub(crate) fn start(
     stdout: BorrowedFd<'_>,
     stderr: BorrowedFd<'_>,
 ) -> Option<Box<dyn ChildWrapper>> {
+    // The key stats every mounted path: not worth it with no helper to match.
+    if standbys.ready.lock().unwrap_or_else(std::sync::PoisonError::into_inner).is_empty() {
+        return None;
+    }
     let key = Key::new(start.exe, start.args, &start.spec, cwd, scrubbed);
     let mut ready = standbys.take(&key)?;
     let null = std::fs::File::open("/dev/null").ok()?;

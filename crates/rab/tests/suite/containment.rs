@@ -38,15 +38,19 @@ fn project(home: &Home) -> PathBuf {
 fn run(home: &Home, cwd: &Path, script: Vec<Turn>, args: &[&str]) -> (FakeLlm, Output) {
     let llm = FakeLlm::start();
     llm.script(script);
-    let out = home
-        .rab_for("anthropic-messages", &llm, Some("sk-ant-api03-containment-test-key-0123456789"))
-        .current_dir(cwd)
-        .env("RAB_TRUST_PROJECT", "1")
-        .arg("-p")
-        .args(args)
-        .output()
-        .unwrap();
+    let out = rab_in(home, cwd, &llm).arg("-p").args(args).output().unwrap();
     (llm, out)
+}
+
+/// `rab` in `cwd` (trusted) against `llm`.
+fn rab_in(home: &Home, cwd: &Path, llm: &FakeLlm) -> std::process::Command {
+    let mut cmd = home.rab_for(
+        "anthropic-messages",
+        llm,
+        Some("sk-ant-api03-containment-test-key-0123456789"),
+    );
+    cmd.current_dir(cwd).env("RAB_TRUST_PROJECT", "1");
+    cmd
 }
 
 /// The text of every tool result the model got, in order (the last request carries
@@ -615,10 +619,7 @@ fn a_helper_made_ready_beforehand_confines_as_one_started_for_the_command() {
     ];
     let llm = FakeLlm::start();
     llm.script(script);
-    let out = home
-        .rab_for("anthropic-messages", &llm, Some("sk-ant-api03-containment-test-key-0123456789"))
-        .current_dir(&dir)
-        .env("RAB_TRUST_PROJECT", "1")
+    let out = rab_in(&home, &dir, &llm)
         .env("RAB_LOG", "rab_tools::sandbox=debug")
         .args(["-p", "--yolo", "go"])
         .output()
@@ -666,10 +667,7 @@ fn a_ready_helper_is_not_used_once_a_file_it_mounted_was_replaced() {
     ];
     let llm = FakeLlm::start();
     llm.script(script);
-    let child = home
-        .rab_for("anthropic-messages", &llm, Some("sk-ant-api03-containment-test-key-0123456789"))
-        .current_dir(&dir)
-        .env("RAB_TRUST_PROJECT", "1")
+    let child = rab_in(&home, &dir, &llm)
         .env("RAB_LOG", "rab_tools::sandbox=debug")
         .args(["-p", "--yolo", "go"])
         .stdout(std::process::Stdio::piped())
