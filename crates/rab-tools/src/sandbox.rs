@@ -35,6 +35,8 @@ mod netlink;
 #[cfg(unix)]
 pub mod private_dir;
 pub mod protected;
+#[cfg(target_os = "linux")]
+mod serve;
 #[cfg(unix)]
 mod sockets;
 pub mod spec;

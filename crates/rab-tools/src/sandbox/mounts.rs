@@ -224,12 +224,17 @@ pub(super) fn private_tmp(host: Option<&Path>) -> Result<(), MountError> {
 
 /// An empty writable tmpfs at `path` of the view, when `path` exists.
 pub(super) fn fresh_tmpfs(path: &Path, options: &CStr) -> Result<(), MountError> {
-    let target = under(NEW, path);
+    tmpfs_at(&under(NEW, path), options)
+}
+
+/// An empty writable tmpfs at `target`, when it exists (once the view is the root:
+/// over the one there, for one command).
+pub(super) fn tmpfs_at(target: &Path, options: &CStr) -> Result<(), MountError> {
     if !target.is_dir() {
         return Ok(());
     }
-    rustix::mount::mount("tmpfs", &target, "tmpfs", MountFlags::NOSUID | MountFlags::NODEV, options)
-        .map_err(fail(format!("mounting a tmpfs at {}", path.display())))
+    rustix::mount::mount("tmpfs", target, "tmpfs", MountFlags::NOSUID | MountFlags::NODEV, options)
+        .map_err(fail(format!("mounting a tmpfs at {}", target.display())))
 }
 
 /// Opens `path` of the view without following any link (so a link swapped in since

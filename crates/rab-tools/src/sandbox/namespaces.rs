@@ -62,15 +62,15 @@ pub enum NsError {
 pub(super) fn outer(spec: &Spec, args: &[OsString]) -> Result<(u8, Vec<String>), NsError> {
     let uid = rustix::process::getuid().as_raw();
     let gid = rustix::process::getgid().as_raw();
+    if spec.standby {
+        return serve(spec, uid, gid);
+    }
     unshare(UnshareFlags::NEWUSER | UnshareFlags::NEWPID).map_err(NsError::Refused)?;
     write_id_maps(uid, gid).map_err(|e| NsError::Setup(format!("mapping the user: {e}")))?;
     unshare(other_namespaces(spec))
         .map_err(|e| NsError::Setup(format!("making the mount namespace: {e}")))?;
     if !spec.two_stage && mounts::can_mount_proc_from_outside() {
         return one_stage(spec).map_err(NsError::Setup);
-    }
-    if spec.standby {
-        return Err(NsError::Setup("a helper made ready needs proc's pidns option".into()));
     }
     keep_setup_capabilities()
         .map_err(|e| NsError::Setup(format!("keeping the setup capabilities: {e}")))?;
@@ -81,6 +81,21 @@ pub(super) fn outer(spec: &Spec, args: &[OsString]) -> Result<(u8, Vec<String>),
         .map_err(|e| NsError::Setup(format!("starting the sandbox's first process: {e}")))?;
     let notes = super::guard::restore(&spec.guarded, &spec.fresh_git);
     Ok((exit_code(status), notes))
+}
+
+/// A ready helper (`serve.rs`): the user namespace and the view, once; the other
+/// namespaces are each command's own.
+fn serve(spec: &Spec, uid: u32, gid: u32) -> Result<(u8, Vec<String>), NsError> {
+    unshare(UnshareFlags::NEWUSER).map_err(NsError::Refused)?;
+    write_id_maps(uid, gid).map_err(|e| NsError::Setup(format!("mapping the user: {e}")))?;
+    unshare(UnshareFlags::NEWNS)
+        .map_err(|e| NsError::Setup(format!("making the mount namespace: {e}")))?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| NsError::Setup(format!("reading the working folder: {e}")))?;
+    build_view(spec, &cwd, false)
+        .map_err(|e| NsError::Setup(format!("building the sandbox's view: {e}")))?;
+    super::serve::serve(spec).map_err(NsError::Setup)?;
+    Ok((0, Vec::new()))
 }
 
 /// The view built here and the program run as a child. The PID namespace's first
@@ -105,16 +120,10 @@ fn one_stage(spec: &Spec) -> Result<(u8, Vec<String>), String> {
         .and_then(mounts::attach_proc_here)
         .map_err(|e| format!("mounting the sandbox's /proc: {e}"))
         .and_then(|()| confine(spec))
-        .and_then(|()| if spec.standby { super::standby::receive(spec) } else { Ok(None) })
-        .and_then(|asked| match asked {
-            Some(Some(asked)) => run(&asked).map(Some),
-            // Made ready, then not needed: nothing ran, nothing to put back.
-            Some(None) => Ok(None),
-            None => run(spec).map(Some),
-        });
+        .and_then(|()| run(spec));
     drop(release);
     let _ = keeper.wait();
-    let Some(status) = result? else { return Ok((0, Vec::new())) };
+    let status = result?;
     // Inside the view the workspace is where it is outside, and Landlock lets this
     // process change it.
     Ok((exit_code(status), super::guard::restore(&spec.guarded, &spec.fresh_git)))
@@ -132,7 +141,7 @@ fn other_namespaces(spec: &Spec) -> UnshareFlags {
 /// `unshare(2)`. rustix marks its safe wrapper deprecated because `CLONE_FILES` can
 /// break other threads' file descriptors; rab never passes that flag, and the helper
 /// has one thread.
-fn unshare(flags: UnshareFlags) -> io::Result<()> {
+pub(super) fn unshare(flags: UnshareFlags) -> io::Result<()> {
     #[allow(deprecated)]
     rustix::thread::unshare(flags).map_err(io::Error::from)
 }
@@ -146,7 +155,7 @@ fn write_id_maps(uid: u32, gid: u32) -> io::Result<()> {
 }
 
 /// A child's exit, as an exit code (a signal as 128 + its number, as shells do).
-fn exit_code(status: ExitStatus) -> u8 {
+pub(super) fn exit_code(status: ExitStatus) -> u8 {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => u8::try_from(code & 0xff).unwrap_or(1),
@@ -167,7 +176,7 @@ pub fn run_init(args: Vec<OsString>) -> Result<u8, String> {
 }
 
 /// In the view: loopback up, Landlock, no capabilities.
-fn confine(spec: &Spec) -> Result<(), String> {
+pub(super) fn confine(spec: &Spec) -> Result<(), String> {
     if !spec.network
         && let Err(e) = super::netlink::loopback_up()
     {
@@ -194,6 +203,16 @@ fn run(spec: &Spec) -> Result<ExitStatus, String> {
     }
     cmd.envs(spec.env.iter().map(|(k, v)| (k, v)));
     cmd.status().map_err(|e| format!("could not run {}: {e}", spec.program.to_string_lossy()))
+}
+
+/// A command's own scratch folders in a view it shares with others (a ready helper's):
+/// new empty `/dev/shm` and runtime folder, and `/tmp` when rab has no private one.
+pub(super) fn fresh_scratch(spec: &Spec) -> Result<(), MountError> {
+    if spec.tmp.is_none() {
+        mounts::tmpfs_at(Path::new("/tmp"), c"mode=1777")?;
+    }
+    mounts::tmpfs_at(Path::new("/dev/shm"), c"mode=1777")?;
+    mounts::tmpfs_at(&run_user(), c"mode=0700")
 }
 
 /// The user's runtime folder (D-Bus, gpg-agent, Wayland, …), replaced by an empty one.

@@ -1,13 +1,13 @@
-//! A sandbox helper made ready before its command is known, so a command waits for
-//! none of the helper's set-up: starting rab's executable again, the namespaces, the
-//! view, `/proc`, Landlock. After each confined command (from the second on: a run with
-//! one command would only pay for it), rab starts the helper for the next one with
-//! `--standby`; it builds everything as for a command, says `ready` on
-//! its standard input (a `SOCK_SEQPACKET` socket) and waits there for the command: one
-//! message `CWD\0PROGRAM\0ARG…` with the command's standard streams passed along
-//! (`SCM_RIGHTS`). Then it is the helper of that command, as if started for it: the
-//! program runs as its child, protected paths are put back after it, the exit code is
-//! its own. One command per helper, so nothing a command leaves behind meets the next.
+//! Ready sandbox helpers: a helper made ready before its commands are known, so a
+//! command waits for none of the helper's set-up (starting rab's executable again, the
+//! user namespace, the view). After a confined command (from the second on: a run with
+//! one command would only pay for it), rab starts a helper with `--standby`; it builds
+//! the view, says `ready` on its standard input (a `SOCK_SEQPACKET` socket) and serves
+//! every later command of that view (`serve.rs`): one message `CWD\0PROGRAM\0ARG…`
+//! with the command's standard streams and a status socket passed along
+//! (`SCM_RIGHTS`). Each command gets namespaces of its own (PID, mount, IPC, network),
+//! so nothing a command leaves behind meets the next; on the status socket rab hears
+//! the command's process group and its exit code ([`Served`]).
 //!
 //! A ready helper is used only while what it was built for still holds: the same
 //! helper arguments (the view rab would build now) and the same file behind every
@@ -16,27 +16,34 @@
 //! at the end of its socket) and the command starts the usual way.
 
 use std::ffi::OsString;
-use std::io::{self, IoSlice, IoSliceMut};
+use std::io::{self, IoSlice};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use std::future::Future;
+use std::os::unix::process::ExitStatusExt;
+use std::pin::Pin;
+use std::process::ExitStatus;
+
 use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessSession};
 use rustix::net::{
-    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags,
-    SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
+    AddressFamily, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketFlags,
+    SocketType,
 };
+use rustix::process::{Pid, Signal};
+use tokio::io::Interest;
+use tokio::net::UnixStream;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use super::spec::Spec;
 
-/// The largest request: the kernel takes at most 128 KiB per argument, and a command
-/// is one argument of `sh -c`.
-const MAX_REQUEST: usize = 256 * 1024;
+use super::serve::{EXIT_TAG, MAX_REQUEST, PID_TAG};
 
 /// How long rab waits for a helper to be ready before letting it go.
 const READY_WAIT: Duration = Duration::from_secs(10);
@@ -47,6 +54,9 @@ const SETTLE: Duration = Duration::from_millis(5);
 
 /// Ready helpers kept: the model's commands and the user's (`!cmd`) each have one.
 const KEPT: usize = 2;
+
+/// How long starting a command waits to hear its process group.
+const PID_WAIT: Duration = Duration::from_secs(2);
 
 /// What a ready helper was built for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,6 +84,14 @@ impl Key {
             cwd: cwd.to_path_buf(),
             scrubbed: scrubbed.to_vec(),
         }
+    }
+}
+
+impl Key {
+    /// Whether `other` is for the same view, perhaps of other files.
+    fn is_same_view(&self, other: &Self) -> bool {
+        (&self.exe, &self.args, &self.cwd, &self.scrubbed)
+            == (&other.exe, &other.args, &other.cwd, &other.scrubbed)
     }
 }
 
@@ -111,6 +129,8 @@ pub(crate) struct Standbys {
     /// Commands that asked for a next helper: the first does not get one (a run with
     /// one command, as many headless ones are, would only pay for it).
     asked: AtomicUsize,
+    /// A command found no ready helper for its view: the next is made ready.
+    missed: AtomicBool,
     /// A helper could not get ready (a kernel without proc's `pidns` option): commands
     /// start the usual way from then on.
     has_given_up: AtomicBool,
@@ -157,19 +177,15 @@ impl Standbys {
         }
     }
 
-    /// The ready helper for `key`, when one is there and still running.
-    fn take(&self, key: &Key) -> Option<Ready> {
-        let mut ready = self.ready.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let i = ready.iter().position(|r| &r.key == key)?;
-        let mut found = ready.remove(i);
-        drop(ready);
-        match found.child.try_wait() {
-            Ok(None) => Some(found),
+    /// Lets go of the ready helpers that ended.
+    fn forget_ended(ready: &mut Vec<Ready>) {
+        ready.retain_mut(|r| match r.child.try_wait() {
+            Ok(None) => true,
             other => {
                 tracing::debug!("a ready sandbox helper is gone: {other:?}");
-                None
+                false
             }
-        }
+        });
     }
 
     /// Keeps `r`, letting go of one built for the same view and of the oldest beyond
@@ -201,7 +217,8 @@ pub(crate) struct Start<'a> {
 }
 
 /// Starts the command through a ready helper when one fits, with `stdout` and
-/// `stderr` as its streams and no input. `None`: start it the usual way.
+/// `stderr` as its streams and no input. `None`: start it the usual way (nothing was
+/// started).
 pub(crate) fn start(
     standbys: &Standbys,
     start: Start<'_>,
@@ -215,21 +232,35 @@ pub(crate) fn start(
         return None;
     }
     let key = Key::new(start.exe, start.args, &start.spec, cwd, scrubbed);
-    let mut ready = standbys.take(&key)?;
     let null = std::fs::File::open("/dev/null").ok()?;
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().ok()?;
+    ours.set_nonblocking(true).ok()?;
+    let status = UnixStream::from_std(ours).ok()?;
     let mut fields: Vec<&[u8]> = vec![cwd.as_os_str().as_bytes(), start.program.as_bytes()];
     fields.extend(start.program_args.iter().map(|a| a.as_bytes()));
-    match send(ready.sock.as_fd(), &fields, &[null.as_fd(), stdout, stderr]) {
-        Ok(()) => {
-            tracing::debug!("a command started through a ready sandbox helper");
-            Some(ready.child)
-        }
-        Err(e) => {
-            tracing::debug!("a ready sandbox helper did not take the command: {e}");
-            let _ = ready.child.start_kill();
-            None
-        }
+    let mut ready = standbys.ready.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    Standbys::forget_ended(&mut ready);
+    let Some(i) = ready.iter().position(|r| r.key == key) else {
+        // Built for another view, or for files since replaced: let go of the latter.
+        ready.retain(|r| !r.key.is_same_view(&key));
+        standbys.missed.store(true, Ordering::Relaxed);
+        return None;
+    };
+    let fds = [null.as_fd(), stdout, stderr, theirs.as_fd()];
+    if let Err(e) = send(ready[i].sock.as_fd(), &fields, &fds) {
+        tracing::debug!("a ready sandbox helper did not take the command: {e}");
+        let mut gone = ready.remove(i);
+        let _ = gone.child.start_kill();
+        standbys.missed.store(true, Ordering::Relaxed);
+        return None;
     }
+    drop(ready);
+    drop(theirs);
+    tracing::debug!("a command started through a ready sandbox helper");
+    let served = Served::new(status);
+    // Its process group, before anything may signal it.
+    served.await_pid();
+    Some(Box::new(served))
 }
 
 /// Makes a helper ready for the next command like this one, in the background (after
@@ -242,6 +273,11 @@ pub(crate) fn prepare_next(
     scrubbed: &[String],
 ) {
     if standbys.asked.fetch_add(1, Ordering::Relaxed) == 0 {
+        return;
+    }
+    let is_served = !standbys.missed.swap(false, Ordering::Relaxed)
+        && !standbys.ready.lock().unwrap_or_else(std::sync::PoisonError::into_inner).is_empty();
+    if is_served || standbys.preparing.load(Ordering::SeqCst) > 0 {
         return;
     }
     let key = Key::new(start.exe, start.args, &start.spec, cwd, scrubbed);
@@ -326,7 +362,7 @@ fn send(sock: BorrowedFd<'_>, fields: &[&[u8]], fds: &[BorrowedFd<'_>]) -> io::R
     if buf.len() > MAX_REQUEST {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "the command is too long"));
     }
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
     let mut control = SendAncillaryBuffer::new(&mut space);
     if !control.push(SendAncillaryMessage::ScmRights(fds)) {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "too many descriptors"));
@@ -339,52 +375,180 @@ fn send(sock: BorrowedFd<'_>, fields: &[&[u8]], fds: &[BorrowedFd<'_>]) -> io::R
     Ok(())
 }
 
-/// The helper's side: says it is ready on standard input, then waits there for the
-/// command and makes it this process's own (its streams as 0, 1 and 2, its working
-/// folder); `Some(None)` when rab let the helper go without one.
-pub(super) fn receive(spec: &Spec) -> Result<Option<Option<Spec>>, String> {
-    let stdin = io::stdin();
-    let sock = stdin.as_fd();
-    rustix::net::send(sock, b"ready", SendFlags::NOSIGNAL)
-        .map_err(|e| format!("saying ready: {e}"))?;
-    let mut buf = vec![0u8; MAX_REQUEST];
-    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(3))];
-    let mut control = RecvAncillaryBuffer::new(&mut space);
-    let got = loop {
-        let iov = &mut [IoSliceMut::new(&mut buf)];
-        match rustix::net::recvmsg(sock, iov, &mut control, RecvFlags::CMSG_CLOEXEC) {
-            Err(rustix::io::Errno::INTR) => continue,
-            other => break other.map_err(|e| format!("reading the command: {e}"))?,
+/// A command run by a ready helper. The helper's copies that run it are not rab's
+/// children, so its process group and its exit come over the status socket; the
+/// socket's end without an exit means the helper's copy was killed.
+#[derive(Debug)]
+struct Served {
+    status: UnixStream,
+    heard: Mutex<Heard>,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+}
+
+/// What the status socket said so far (and bytes of a message not yet whole), and the
+/// last signal sent.
+#[derive(Debug, Default)]
+struct Heard {
+    pid: Option<u32>,
+    exit: Option<u8>,
+    is_closed: bool,
+    signal: Option<i32>,
+    partial: Vec<u8>,
+}
+
+impl Served {
+    fn new(status: UnixStream) -> Self {
+        let heard = Mutex::new(Heard::default());
+        Self { status, heard, stdin: None, stdout: None, stderr: None }
+    }
+
+    fn heard(&self) -> std::sync::MutexGuard<'_, Heard> {
+        self.heard.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits (at most [`PID_WAIT`]) for the process id, which the leader sends first:
+    /// normally well under a millisecond.
+    fn await_pid(&self) {
+        use rustix::event::{PollFd, PollFlags, Timespec};
+        let deadline = std::time::Instant::now() + PID_WAIT;
+        loop {
+            if self.hear().is_err() {
+                return;
+            }
+            let heard = self.heard();
+            if heard.pid.is_some() || heard.is_closed {
+                return;
+            }
+            drop(heard);
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            let timeout = Timespec::try_from(left).unwrap_or(Timespec { tv_sec: 2, tv_nsec: 0 });
+            let mut fds = [PollFd::new(&self.status, PollFlags::IN)];
+            let _ = rustix::event::poll(&mut fds, Some(&timeout));
         }
-    };
-    let mut fds: Vec<OwnedFd> = Vec::new();
-    for message in control.drain() {
-        if let RecvAncillaryMessage::ScmRights(rights) = message {
-            fds.extend(rights);
+    }
+
+    /// Reads what the status socket has, without waiting.
+    fn hear(&self) -> io::Result<()> {
+        loop {
+            let mut buf = [0u8; 64];
+            // Straight from the socket: tokio's view of its readiness may lag behind.
+            match rustix::net::recv(&self.status, &mut buf, RecvFlags::DONTWAIT).map(|r| r.0) {
+                Ok(0) => {
+                    self.heard().is_closed = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    let mut heard = self.heard();
+                    heard.partial.extend_from_slice(&buf[..n]);
+                    while heard.partial.len() >= 5 {
+                        let msg: Vec<u8> = heard.partial.drain(..5).collect();
+                        let n = u32::from_le_bytes([msg[1], msg[2], msg[3], msg[4]]);
+                        match msg[0] {
+                            PID_TAG => heard.pid = Some(n),
+                            EXIT_TAG => heard.exit = Some(u8::try_from(n).unwrap_or(1)),
+                            _ => {}
+                        }
+                    }
+                }
+                Err(rustix::io::Errno::AGAIN) => return Ok(()),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+            }
         }
     }
-    if got.bytes == 0 && fds.is_empty() {
-        return Ok(Some(None));
+
+    /// The exit, once known.
+    fn exit(&self) -> Option<io::Result<ExitStatus>> {
+        let heard = self.heard();
+        if let Some(code) = heard.exit {
+            return Some(Ok(ExitStatus::from_raw(i32::from(code) << 8)));
+        }
+        if !heard.is_closed {
+            return None;
+        }
+        Some(match (heard.pid, heard.signal) {
+            (None, _) => Err(io::Error::other("the sandbox helper ended before the command")),
+            // The leader was killed: by rab's last signal.
+            (Some(_), signal) => Ok(ExitStatus::from_raw(signal.unwrap_or(libc::SIGKILL))),
+        })
     }
-    if got.flags.intersects(ReturnFlags::TRUNC | ReturnFlags::CTRUNC) {
-        return Err("the command was cut short".into());
+}
+
+impl ChildWrapper for Served {
+    fn inner(&self) -> &dyn ChildWrapper {
+        self
     }
-    let mut fields = buf[..got.bytes].split(|b| *b == 0).map(|f| OsString::from_vec(f.to_vec()));
-    let (Some(cwd), Some(program), [input, output, errors]) =
-        (fields.next(), fields.next(), fds.as_slice())
-    else {
-        return Err("a malformed command".into());
-    };
-    rustix::stdio::dup2_stdin(input).map_err(|e| format!("taking the input: {e}"))?;
-    rustix::stdio::dup2_stdout(output).map_err(|e| format!("taking the output: {e}"))?;
-    rustix::stdio::dup2_stderr(errors).map_err(|e| format!("taking the output: {e}"))?;
-    drop(fds);
-    rustix::process::chdir(Path::new(&cwd))
-        .or_else(|_| rustix::process::chdir("/"))
-        .map_err(|e| format!("chdir: {e}"))?;
-    let mut asked = spec.clone();
-    asked.standby = false;
-    asked.program = program;
-    asked.args = fields.collect();
-    Ok(Some(Some(asked)))
+
+    fn inner_mut(&mut self) -> &mut dyn ChildWrapper {
+        self
+    }
+
+    fn into_inner(self: Box<Self>) -> Box<dyn ChildWrapper> {
+        self
+    }
+
+    fn stdin(&mut self) -> &mut Option<ChildStdin> {
+        &mut self.stdin
+    }
+
+    fn stdout(&mut self) -> &mut Option<ChildStdout> {
+        &mut self.stdout
+    }
+
+    fn stderr(&mut self) -> &mut Option<ChildStderr> {
+        &mut self.stderr
+    }
+
+    fn id(&self) -> Option<u32> {
+        let _ = self.hear();
+        self.heard().pid
+    }
+
+    fn start_kill(&mut self) -> io::Result<()> {
+        self.signal(libc::SIGKILL)
+    }
+
+    fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        self.hear()?;
+        self.exit().transpose()
+    }
+
+    fn wait(&mut self) -> Pin<Box<dyn Future<Output = io::Result<ExitStatus>> + Send + '_>> {
+        Box::pin(async move {
+            loop {
+                // Forget what tokio saw so far, then read: whatever comes after this
+                // wakes the wait below.
+                let _ = self.status.try_io(Interest::READABLE, || {
+                    Err::<(), _>(io::Error::from(io::ErrorKind::WouldBlock))
+                });
+                self.hear()?;
+                if let Some(exit) = self.exit() {
+                    return exit;
+                }
+                self.status.readable().await?;
+            }
+        })
+    }
+
+    /// `signal` to the command's process group (`killpg`), as for a command rab
+    /// started itself.
+    fn signal(&self, sig: i32) -> io::Result<()> {
+        let _ = self.hear();
+        let mut heard = self.heard();
+        if heard.exit.is_some() || heard.is_closed {
+            return Ok(());
+        }
+        heard.signal = Some(sig);
+        let (Some(pid), Some(signal)) =
+            (heard.pid.and_then(|p| Pid::from_raw(p.cast_signed())), Signal::from_named_raw(sig))
+        else {
+            return Ok(());
+        };
+        Ok(rustix::process::kill_process_group(pid, signal)?)
+    }
 }

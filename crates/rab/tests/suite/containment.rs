@@ -614,7 +614,11 @@ fn a_helper_made_ready_beforehand_confines_as_one_started_for_the_command() {
         bash("echo second"),
         bash("sleep 307 >/dev/null 2>&1 & touch /dev/shm/left-behind; echo started").slow(30),
         bash("ls /dev/shm; ps -e -o comm= | tr '\\n' ' '").slow(30),
-        bash("echo '[core]' > .git/config; echo $?; cat /proc/1/cmdline | tr '\\0' ' '").slow(30),
+        bash(
+            "echo '[core]' > .git/config; echo $?; cat /proc/1/cmdline | tr '\\0' ' '; echo; \
+             cat /proc/1/environ; cat /proc/1/fd/1; echo mine=$$",
+        )
+        .slow(30),
         Turn::text("ok"),
     ];
     let llm = FakeLlm::start();
@@ -633,10 +637,13 @@ fn a_helper_made_ready_beforehand_confines_as_one_started_for_the_command() {
     // Nothing the second command left reaches the third: not its process, not its
     // shared memory.
     assert!(!r[2].contains("left-behind") && !r[2].contains("sleep"), "{}", r[2]);
-    // Protected paths are read-only as ever, and the namespace's first process is the
-    // keeper, not rab.
+    // Protected paths are read-only as ever. The namespace's first process is the
+    // keeper (a copy of the helper), not the program; the program cannot read its
+    // environment or its descriptors (one is rab's socket to the helper).
     assert!(r[3].contains("Read-only file system"), "{}", r[3]);
-    assert!(r[3].contains("read _"), "{}", r[3]);
+    assert!(r[3].contains("__sandbox"), "{}", r[3]);
+    assert!(!r[3].contains("mine=1\n"), "{}", r[3]);
+    assert_eq!(r[3].matches("Permission denied").count(), 2, "{}", r[3]);
     assert!(std::fs::read_to_string(dir.join(".git/config")).unwrap().contains("[core]"));
     // The helper made ready after the last command ends with rab, having run nothing.
     let workspace = dir.display().to_string();
@@ -646,6 +653,45 @@ fn a_helper_made_ready_beforehand_confines_as_one_started_for_the_command() {
     }
     assert_eq!(processes_with(&workspace), Vec::<String>::new());
     assert_eq!(processes_with("sleep 307"), Vec::<String>::new());
+}
+
+#[test]
+fn a_command_through_a_ready_helper_is_killed_at_its_timeout_and_passes_its_exit_code() {
+    if !has_namespaces() {
+        return;
+    }
+    let home = Home::new();
+    let dir = project(&home);
+    let script = vec![
+        bash("echo first"),
+        bash("echo second"),
+        bash("echo out; echo err >&2; exit 3").slow(30),
+        Turn::tool_call("bash", json!({"command": "sleep 309; echo never", "timeout": 1})).slow(30),
+        // The program signals its whole process group: the helper's copy that puts
+        // protected paths back is not in it.
+        bash("touch .mcp.json; echo made; kill -9 0").slow(30),
+        Turn::text("ok"),
+    ];
+    let llm = FakeLlm::start();
+    llm.script(script);
+    let started = std::time::Instant::now();
+    let out = rab_in(&home, &dir, &llm)
+        .env("RAB_LOG", "rab_tools::sandbox=debug")
+        .args(["-p", "--yolo", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let log = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap();
+    assert_eq!(log.matches("started through a ready sandbox helper").count(), 3, "{log}");
+    let r = results(&llm);
+    assert!(r[2].contains("exit code 3") && r[2].contains("out\nerr"), "{}", r[2]);
+    assert!(r[3].contains("timed out after 1s") && !r[3].contains("never"), "{}", r[3]);
+    assert_eq!(processes_with("sleep 309"), Vec::<String>::new());
+    // A protected path the command made is removed when it ends, and its output says so.
+    assert!(r[4].contains("made") && r[4].contains(".mcp.json was removed"), "{}", r[4]);
+    assert!(r[4].contains("exit code 137"), "{}", r[4]);
+    assert!(!dir.join(".mcp.json").exists());
 }
 
 #[test]
