@@ -10,21 +10,23 @@
 //!   command's session and process group (apart from the leader's, so neither rab's
 //!   signals to the group nor the program's `kill 0` reach the leader): it mounts that
 //!   namespace's `/proc` and new empty scratch folders (`/dev/shm`, the user's runtime
-//!   folder) in the slot's mount namespace and waits for the program; when the keeper
-//!   ends, the kernel ends everything left in the namespace;
+//!   folder) in the slot's mount namespace and waits for the program;
 //! - the keeper's child (the program to be) confines itself (loopback, Landlock, no
 //!   capabilities) and waits on the helper's standard input (a `SOCK_SEQPACKET`
 //!   socket from rab) for a command: `CWD\0PROGRAM\0ARG…` with its streams and a
 //!   status socket (`SCM_RIGHTS`). It tells the helper the slot is taken, tells rab the
-//!   command's process group on the status socket, hands the status socket and its error
-//!   stream to the leader, and `exec`s the program. So the program is not the
-//!   namespace's init (which ignores every signal it has no handler for), and a
-//!   SIGTERM stops it as anywhere.
+//!   command's process group on the status socket, hands the status socket and its
+//!   error stream to the keeper and the leader, and `exec`s the program. So the
+//!   program is not the namespace's init (which ignores every signal it has no
+//!   handler for), and a SIGTERM stops it as anywhere.
 //!
-//! When the keeper ends, the leader puts guarded protected paths back and sends rab the
-//! exit code. The helper never runs a program and is never confined: it only makes
-//! copies of itself, and no confined process can reach it (it is outside every
-//! command's PID namespace). It ends with its standard input.
+//! When the program ends, the keeper ends whatever it left running in the namespace,
+//! puts guarded protected paths back and sends rab the exit code; when rab kills the
+//! keeper (a SIGKILL to the command's group), the kernel ends the namespace and the
+//! leader does that instead. The helper never runs a program and is never confined: it
+//! only makes copies of itself, and no confined process can reach it or the leader
+//! (they are outside every command's PID namespace, and Landlock keeps the program's
+//! signals inside its own domain). It ends with its standard input.
 
 use std::ffi::OsString;
 use std::io::{self, IoSlice, IoSliceMut, Read, Write};
@@ -123,13 +125,7 @@ fn slot(spec: &Spec, control: OwnedFd, says: io::PipeWriter) -> Result<u8, Strin
         flags |= UnshareFlags::NEWNET;
     }
     super::namespaces::unshare(flags).map_err(|e| format!("making the namespaces: {e}"))?;
-    let (ours, theirs) = rustix::net::socketpair(
-        AddressFamily::UNIX,
-        SocketType::SEQPACKET,
-        SocketFlags::CLOEXEC,
-        None,
-    )
-    .map_err(|e| format!("making a socket: {e}"))?;
+    let (ours, theirs) = hand_sockets()?;
     let (mut group_r, mut group_w) = io::pipe().map_err(|e| format!("making a pipe: {e}"))?;
     let keeper = match fork()? {
         Forked::Child => {
@@ -148,26 +144,40 @@ fn slot(spec: &Spec, control: OwnedFd, says: io::PipeWriter) -> Result<u8, Strin
         .write_all(&keeper.as_raw_nonzero().get().cast_unsigned().to_le_bytes())
         .map_err(|e| format!("telling the keeper its id: {e}"))?;
     drop((says, theirs, control, group_r, group_w));
-    let code = match rustix::process::waitpid(Some(keeper), WaitOptions::empty()) {
-        Ok(Some((_, s))) => super::namespaces::exit_code(ExitStatus::from_raw(s.as_raw())),
-        other => return Err(format!("waiting for the command: {other:?}")),
+    let ended = match rustix::process::waitpid(Some(keeper), WaitOptions::empty()) {
+        Ok(Some((_, s))) => ExitStatus::from_raw(s.as_raw()),
+        other => return Err(format!("waiting for the keeper: {other:?}")),
     };
-    // The program's status socket and error stream, when the slot was taken.
-    let Ok(handed) = receive(&ours, &mut [0u8; 16], 2, RecvFlags::DONTWAIT) else {
-        return Ok(code);
+    if ended.success() {
+        // The keeper put everything back and told rab.
+        return Ok(0);
+    }
+    // The keeper was killed (rab's SIGKILL to the command's group), so it could not:
+    // the namespace ended with it, and the leader finishes for it.
+    let code = super::namespaces::exit_code(ended);
+    finish(spec, &ours, code)?;
+    Ok(code)
+}
+
+/// Once everything in the namespace has ended: puts guarded protected paths back
+/// (notes on the command's error stream) and sends rab the exit code, when the slot
+/// was taken (`hand` then holds the command's status socket and error stream).
+fn finish(spec: &Spec, hand: &OwnedFd, code: u8) -> Result<(), String> {
+    let Ok(Some((_, fds))) = receive(hand, &mut [0u8; 16], 2, RecvFlags::DONTWAIT) else {
+        return Ok(());
     };
-    let Some((_, fds)) = handed else { return Ok(code) };
     let [status, errors]: [OwnedFd; 2] = fds.try_into().map_err(|_| "no status".to_owned())?;
     let mut errors = std::fs::File::from(errors);
     for note in super::guard::restore(&spec.guarded, &spec.fresh_git) {
         let _ = writeln!(errors, "rab sandbox: {note}");
     }
-    tell(status.as_fd(), EXIT_TAG, u32::from(code))?;
-    Ok(code)
+    tell(status.as_fd(), EXIT_TAG, u32::from(code))
 }
 
-/// The PID namespace's first process: mounts its `/proc`, starts the program to be and
-/// waits for it (collecting every orphan on the way); returns the program's exit code.
+/// The PID namespace's first process: mounts its `/proc` and scratch folders, starts
+/// the program to be and waits for it (collecting every orphan on the way); then ends
+/// everything left in the namespace and finishes the command ([`finish`]). Returns 0
+/// once it did (the leader finishes otherwise).
 fn keep(
     spec: &Spec,
     control: OwnedFd,
@@ -186,24 +196,33 @@ fn keep(
     rustix::mount::mount("proc", "/proc", "proc", flags, None)
         .map_err(|e| format!("mounting the sandbox's /proc: {e}"))?;
     super::namespaces::fresh_scratch(spec).map_err(|e| format!("the sandbox's scratch: {e}"))?;
+    let (ours, theirs) = hand_sockets()?;
     let program = match fork()? {
         Forked::Child => {
-            let e = wait_for_command(spec, &control, says, &hand, group);
+            let e = wait_for_command(spec, &control, says, [&hand, &theirs], group);
             let _ = writeln!(io::stderr(), "rab sandbox: {e}");
             std::process::exit(126);
         }
         Forked::Parent(pid) => pid,
     };
-    drop((says, hand, control));
-    loop {
+    drop((says, hand, control, theirs));
+    let code = loop {
         match rustix::process::wait(WaitOptions::empty()) {
             Ok(Some((pid, s))) if pid == program => {
-                return Ok(super::namespaces::exit_code(ExitStatus::from_raw(s.as_raw())));
+                break super::namespaces::exit_code(ExitStatus::from_raw(s.as_raw()));
             }
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
             Err(e) => return Err(format!("waiting for the program: {e}")),
         }
-    }
+    };
+    // What the command left running ends now (as it would with this process), so that
+    // nothing changes protected paths once they are put back.
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(-1), nix::sys::signal::SIGKILL);
+    while let Ok(Some(_)) | Err(rustix::io::Errno::INTR) =
+        rustix::process::wait(WaitOptions::empty())
+    {}
+    finish(spec, &ours, code)?;
+    Ok(0)
 }
 
 /// The program to be: confines itself, says the slot is ready, waits for a command and
@@ -212,7 +231,7 @@ fn wait_for_command(
     spec: &Spec,
     control: &OwnedFd,
     mut says: io::PipeWriter,
-    hand: &OwnedFd,
+    hands: [&OwnedFd; 2],
     group: u32,
 ) -> String {
     if let Err(e) = super::namespaces::confine(spec) {
@@ -235,8 +254,12 @@ fn wait_for_command(
     if let Err(e) = tell(status.as_fd(), PID_TAG, group) {
         return e;
     }
-    if let Err(e) = hand_over(hand.as_fd(), &[status.as_fd(), errors.as_fd()]) {
-        return format!("handing the status over: {e}");
+    // To the keeper, which finishes the command, and to the leader, which does if the
+    // keeper is killed.
+    for hand in hands {
+        if let Err(e) = hand_over(hand.as_fd(), &[status.as_fd(), errors.as_fd()]) {
+            return format!("handing the status over: {e}");
+        }
     }
     drop(status);
     let mut fields = fields.into_iter();
@@ -295,7 +318,13 @@ fn receive(
     Ok(Some((fields.collect(), received)))
 }
 
-/// Passes `fds` to the leader.
+/// A connected pair of sockets for handing descriptors over.
+fn hand_sockets() -> Result<(OwnedFd, OwnedFd), String> {
+    rustix::net::socketpair(AddressFamily::UNIX, SocketType::SEQPACKET, SocketFlags::CLOEXEC, None)
+        .map_err(|e| format!("making a socket: {e}"))
+}
+
+/// Passes `fds` over `sock`.
 fn hand_over(sock: BorrowedFd<'_>, fds: &[BorrowedFd<'_>]) -> io::Result<()> {
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
     let mut control = SendAncillaryBuffer::new(&mut space);
