@@ -112,7 +112,8 @@ fn reap_ended() {
     while let Ok(Some(_)) = rustix::process::wait(WaitOptions::NOHANG) {}
 }
 
-/// A slot's leader: returns its own exit code (the program's).
+/// A slot's leader: returns its own exit code (0 once the keeper finished the command,
+/// else the keeper's end as an exit code).
 fn slot(spec: &Spec, control: OwnedFd, says: io::PipeWriter) -> Result<u8, String> {
     // Its own session: rab's signals to the command's process group (the keeper's)
     // leave it, so it puts protected paths back after a kill too.

@@ -249,9 +249,12 @@ pub(crate) fn start(
     let fds = [null.as_fd(), stdout, stderr, theirs.as_fd()];
     if let Err(e) = send(ready[i].sock.as_fd(), &fields, &fds) {
         tracing::debug!("a ready sandbox helper did not take the command: {e}");
-        let mut gone = ready.remove(i);
-        let _ = gone.child.start_kill();
-        standbys.missed.store(true, Ordering::Relaxed);
+        // A command too long to hand over says nothing of the helper.
+        if e.kind() != io::ErrorKind::InvalidInput {
+            let mut gone = ready.remove(i);
+            let _ = gone.child.start_kill();
+            standbys.missed.store(true, Ordering::Relaxed);
+        }
         return None;
     }
     drop(ready);
