@@ -83,8 +83,8 @@ pub(super) fn outer(spec: &Spec, args: &[OsString]) -> Result<(u8, Vec<String>),
     Ok((exit_code(status), notes))
 }
 
-/// A ready helper (`serve.rs`): the user namespace and the view, once; the other
-/// namespaces are each command's own.
+/// A ready helper (`serve.rs`): the user namespace and the view, once; the PID
+/// namespaces are its keepers', the others each command's own.
 fn serve(spec: &Spec, uid: u32, gid: u32) -> Result<(u8, Vec<String>), NsError> {
     unshare(UnshareFlags::NEWUSER).map_err(NsError::Refused)?;
     write_id_maps(uid, gid).map_err(|e| NsError::Setup(format!("mapping the user: {e}")))?;

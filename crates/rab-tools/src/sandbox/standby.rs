@@ -5,9 +5,10 @@
 //! the view, says `ready` on its standard input (a `SOCK_SEQPACKET` socket) and serves
 //! every later command of that view (`serve.rs`): one message `CWD\0PROGRAM\0ARG…`
 //! with the command's standard streams and a status socket passed along
-//! (`SCM_RIGHTS`). Each command gets namespaces of its own (PID, mount, IPC, network),
-//! so nothing a command leaves behind meets the next; on the status socket rab hears
-//! the command's process group and its exit code ([`Served`]).
+//! (`SCM_RIGHTS`). Each command gets mount and IPC namespaces of its own (and a network
+//! namespace without network), and a PID namespace where nothing runs but it (its keeper ends whatever a command left
+//! before it takes the next), so nothing a command leaves behind meets the next; on the
+//! status socket rab hears the command's process group and its exit code ([`Served`]).
 //!
 //! A ready helper is used only while what it was built for still holds: the same
 //! helper arguments (the view rab would build now) and the same file behind every
@@ -16,7 +17,7 @@
 //! at the end of its socket) and the command starts the usual way.
 
 use std::ffi::OsString;
-use std::io::{self, IoSlice};
+use std::io::{self, IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -33,8 +34,8 @@ use std::process::ExitStatus;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessSession};
 use rustix::net::{
-    AddressFamily, RecvFlags, SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketFlags,
-    SocketType,
+    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
+    SendAncillaryMessage, SendFlags, SocketFlags, SocketType,
 };
 use rustix::process::{Pid, Signal};
 use tokio::io::Interest;
@@ -131,7 +132,7 @@ pub(crate) struct Standbys {
     asked: AtomicUsize,
     /// A command found no ready helper for its view: the next is made ready.
     missed: AtomicBool,
-    /// A helper could not get ready (a kernel without proc's `pidns` option): commands
+    /// A helper could not get ready (user namespaces refused, or it failed): commands
     /// start the usual way from then on.
     has_given_up: AtomicBool,
 }
@@ -235,6 +236,8 @@ pub(crate) fn start(
     let null = std::fs::File::open("/dev/null").ok()?;
     let (ours, theirs) = std::os::unix::net::UnixStream::pair().ok()?;
     ours.set_nonblocking(true).ok()?;
+    // The command's process id comes as the credentials of the message that tells it.
+    rustix::net::sockopt::set_socket_passcred(&ours, true).ok()?;
     let status = UnixStream::from_std(ours).ok()?;
     let mut fields: Vec<&[u8]> = vec![cwd.as_os_str().as_bytes(), start.program.as_bytes()];
     fields.extend(start.program_args.iter().map(|a| a.as_bytes()));
@@ -411,8 +414,8 @@ impl Served {
         self.heard.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Waits (at most [`PID_WAIT`]) for the process id, which the leader sends first:
-    /// normally well under a millisecond.
+    /// Waits (at most [`PID_WAIT`]) for the process id, which the program to be sends
+    /// first: normally well under a millisecond.
     fn await_pid(&self) {
         use rustix::event::{PollFd, PollFlags, Timespec};
         let deadline = std::time::Instant::now() + PID_WAIT;
@@ -439,21 +442,38 @@ impl Served {
     fn hear(&self) -> io::Result<()> {
         loop {
             let mut buf = [0u8; 64];
+            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmCredentials(1))];
+            let mut ancillary = RecvAncillaryBuffer::new(&mut space);
+            let iov = &mut [IoSliceMut::new(&mut buf)];
             // Straight from the socket: tokio's view of its readiness may lag behind.
-            match rustix::net::recv(&self.status, &mut buf, RecvFlags::DONTWAIT).map(|r| r.0) {
+            let got = rustix::net::recvmsg(&self.status, iov, &mut ancillary, RecvFlags::DONTWAIT);
+            match got.map(|r| r.bytes) {
                 Ok(0) => {
                     self.heard().is_closed = true;
                     return Ok(());
                 }
                 Ok(n) => {
+                    // The sender as rab sees it (a stream never joins two senders'
+                    // messages in one read).
+                    let sender = ancillary.drain().find_map(|m| match m {
+                        RecvAncillaryMessage::ScmCredentials(c) => Some(c.pid),
+                        _ => None,
+                    });
                     let mut heard = self.heard();
                     heard.partial.extend_from_slice(&buf[..n]);
                     while heard.partial.len() >= 5 {
                         let msg: Vec<u8> = heard.partial.drain(..5).collect();
                         let n = u32::from_le_bytes([msg[1], msg[2], msg[3], msg[4]]);
                         match msg[0] {
-                            PID_TAG => heard.pid = Some(n),
-                            EXIT_TAG => heard.exit = Some(u8::try_from(n).unwrap_or(1)),
+                            PID_TAG => {
+                                heard.pid =
+                                    sender.map(|p| p.as_raw_nonzero().get().cast_unsigned());
+                            }
+                            EXIT_TAG => {
+                                // The first: a helper finishing for a killed keeper
+                                // may come after it.
+                                heard.exit.get_or_insert(u8::try_from(n).unwrap_or(1));
+                            }
                             _ => {}
                         }
                     }
@@ -476,7 +496,7 @@ impl Served {
         }
         Some(match (heard.pid, heard.signal) {
             (None, _) => Err(io::Error::other("the sandbox helper ended before the command")),
-            // The leader was killed: by rab's last signal.
+            // The keeper and the helper were killed: by rab's last signal.
             (Some(_), signal) => Ok(ExitStatus::from_raw(signal.unwrap_or(libc::SIGKILL))),
         })
     }

@@ -612,8 +612,13 @@ fn a_helper_made_ready_beforehand_confines_as_one_started_for_the_command() {
     let script = vec![
         bash("echo first"),
         bash("echo second"),
-        bash("sleep 307 >/dev/null 2>&1 & touch /dev/shm/left-behind; echo started").slow(30),
-        bash("ls /dev/shm; ps -e -o comm= | tr '\\n' ' '").slow(30),
+        bash(
+            "sleep 307 >/dev/null 2>&1 & touch /dev/shm/left-behind; ipcmk -Q >/dev/null; \
+             echo started",
+        )
+        .slow(30),
+        bash("ls /dev/shm; ps -e -o comm= | tr '\\n' ' '; echo queues=$(ipcs -q | grep -c 0x)")
+            .slow(30),
         bash(
             "echo '[core]' > .git/config; echo $?; cat /proc/1/cmdline | tr '\\0' ' '; echo; \
              cat /proc/1/environ; cat /proc/1/fd/1; kill -9 1; echo mine=$$",
@@ -635,8 +640,9 @@ fn a_helper_made_ready_beforehand_confines_as_one_started_for_the_command() {
     let r = results(&llm)[1..].to_vec();
     assert!(r[1].contains("started"), "{}", r[1]);
     // Nothing the second command left reaches the third: not its process, not its
-    // shared memory.
+    // shared memory, not its message queue.
     assert!(!r[2].contains("left-behind") && !r[2].contains("sleep"), "{}", r[2]);
+    assert!(r[2].contains("queues=0"), "{}", r[2]);
     // Protected paths are read-only as ever. The namespace's first process is the
     // keeper (a copy of the helper), not the program; the program cannot read its
     // environment or its descriptors (one is rab's socket to the helper).
@@ -653,6 +659,45 @@ fn a_helper_made_ready_beforehand_confines_as_one_started_for_the_command() {
     }
     assert_eq!(processes_with(&workspace), Vec::<String>::new());
     assert_eq!(processes_with("sleep 307"), Vec::<String>::new());
+}
+
+#[test]
+fn commands_at_once_through_a_ready_helper_run_at_once() {
+    if !has_namespaces() {
+        return;
+    }
+    let home = Home::new();
+    let dir = project(&home);
+    // Each waits (at most 10 s) for the other to have started: run one after the other,
+    // the first would give up.
+    let waits_for = |mine: &str, theirs: &str| {
+        json!({"command": format!(
+            "touch .{mine}; i=0; while [ ! -e .{theirs} ] && [ $i -lt 200 ]; do sleep 0.05; \
+             i=$((i+1)); done; [ -e .{theirs} ] && echo {mine}-met || echo {mine}-alone"
+        )})
+    };
+    let script = vec![
+        bash("echo first"),
+        bash("echo second"),
+        Turn::tool_call("bash", waits_for("a", "b"))
+            .and_tool_call("bash", waits_for("b", "a"))
+            .slow(30),
+        Turn::text("ok"),
+    ];
+    let llm = FakeLlm::start();
+    llm.script(script);
+    let out = rab_in(&home, &dir, &llm)
+        .env("RAB_LOG", "rab_tools::sandbox=debug")
+        .args(["-p", "--yolo", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let log = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap();
+    let ready = log.matches("started through a ready sandbox helper").count();
+    assert_eq!(ready, 2, "both calls start through the ready helper:\n{log}");
+    let r = results(&llm);
+    assert!(r.iter().any(|t| t.contains("a-met")), "{r:?}");
+    assert!(r.iter().any(|t| t.contains("b-met")), "{r:?}");
 }
 
 #[test]
@@ -692,6 +737,63 @@ fn a_command_through_a_ready_helper_is_killed_at_its_timeout_and_passes_its_exit
     assert!(r[4].contains("made") && r[4].contains(".mcp.json was removed"), "{}", r[4]);
     assert!(r[4].contains("exit code 137"), "{}", r[4]);
     assert!(!dir.join(".mcp.json").exists());
+}
+
+/// The parent of process `pid`, from `/proc/PID/stat` (after the command's name).
+fn parent_of(pid: &str) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1).map(str::to_owned)
+}
+
+#[test]
+fn a_keeper_killed_while_its_command_runs_is_finished_for_by_the_helper() {
+    if !has_namespaces() {
+        return;
+    }
+    let home = Home::new();
+    let dir = project(&home);
+    let script = vec![
+        bash("echo first"),
+        bash("echo second"),
+        bash("touch .mcp.json; sleep 311; echo never").slow(30),
+        Turn::text("ok"),
+    ];
+    let llm = FakeLlm::start();
+    llm.script(script);
+    let child = rab_in(&home, &dir, &llm)
+        .env("RAB_LOG", "rab_tools::sandbox=debug")
+        .args(["-p", "--yolo", "go"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The command's `sleep`, its shell, and the shell's parent: the keeper.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let keeper = loop {
+        let sleep = std::fs::read_dir("/proc").unwrap().flatten().find_map(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            cmdline.starts_with(b"sleep\x00311").then(|| e.file_name().into_string().ok())?
+        });
+        if let Some(keeper) = sleep.as_deref().and_then(parent_of).as_deref().and_then(parent_of) {
+            break keeper;
+        }
+        assert!(std::time::Instant::now() < deadline, "the command never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let cmdline = std::fs::read(format!("/proc/{keeper}/cmdline")).unwrap();
+    assert!(String::from_utf8_lossy(&cmdline).contains("__sandbox"), "{keeper}");
+    let killed = std::process::Command::new("kill").args(["-9", &keeper]).status().unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let log = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap();
+    assert_eq!(log.matches("started through a ready sandbox helper").count(), 1, "{log}");
+    // The namespace ended with its keeper; the helper put the protected path back and
+    // told rab how the command ended.
+    let r = results(&llm);
+    assert!(r[2].contains("exit code 137") && !r[2].contains("never"), "{}", r[2]);
+    assert!(!dir.join(".mcp.json").exists());
+    assert_eq!(processes_with("sleep 311"), Vec::<String>::new());
 }
 
 #[test]
