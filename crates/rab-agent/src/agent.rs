@@ -194,23 +194,14 @@ impl Agent {
     /// The specs the next request carries (stubs for deferred tools).
     pub fn request_specs(&self) -> Vec<ToolSpec> {
         let usable = self.usable_specs();
-        match &self.view {
-            Some(view) => view.specs(&usable),
-            None => usable,
-        }
+        spec_refs(usable, self.view.as_deref()).into_iter().cloned().collect()
     }
 
     /// The tools the current model can be offered now: a provider-side tool (web
     /// search) only where its provider runs one that keeps to the rules, a tool of a
     /// state (`exit_plan_mode`) only in that state.
-    pub(crate) fn usable_specs(&self) -> Vec<ToolSpec> {
-        let model = &self.config.model;
-        self.specs
-            .iter()
-            .zip(&self.tools)
-            .filter(|(s, t)| t.offered() && rab_ai::search_unavailable(model, s).is_none())
-            .map(|(s, _)| s.clone())
-            .collect()
+    pub(crate) fn usable_specs(&self) -> Vec<&ToolSpec> {
+        usable_specs(&self.specs, &self.tools, &self.config.model)
     }
 
     /// Dollars spent so far by this agent.
@@ -672,6 +663,33 @@ fn continue_text(max_tokens: u64) -> String {
         "{CONTINUE_PREFIX} ({max_tokens} tokens). Continue exactly where it stopped, without \
          repeating what you already wrote.]"
     )
+}
+
+/// The specs of `tools` the `model` can be offered now (see [`Agent::usable_specs`]);
+/// a free function so that a caller can hold them while it changes other fields.
+pub(crate) fn usable_specs<'a>(
+    specs: &'a [ToolSpec],
+    tools: &[Arc<dyn AgentTool>],
+    model: &rab_ai::Model,
+) -> Vec<&'a ToolSpec> {
+    specs
+        .iter()
+        .zip(tools)
+        .filter(|(s, t)| t.offered() && rab_ai::search_unavailable(model, s).is_none())
+        .map(|(s, _)| s)
+        .collect()
+}
+
+/// The usable specs a request offers in full: deferred ones left out (see
+/// [`ToolView::specs`]).
+pub(crate) fn spec_refs<'a>(
+    usable: Vec<&'a ToolSpec>,
+    view: Option<&ToolView>,
+) -> Vec<&'a ToolSpec> {
+    match view {
+        Some(view) => view.specs(&usable),
+        None => usable,
+    }
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! first request small however many tools are installed (50 MCP tools cost about their
 //! names), and `tool_search`'s spec the same all conversation long.
 
+use std::borrow::Borrow;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
@@ -127,21 +128,26 @@ impl ToolView {
 
     /// The specs for the next request: deferred tools left out; `tool_search` left
     /// out too while nothing is deferred.
-    pub fn specs(&self, full: &[ToolSpec]) -> Vec<ToolSpec> {
+    /// (Specs or references to them: the agent compares borrowed ones every turn.)
+    pub fn specs<S: Borrow<ToolSpec> + Clone>(&self, full: &[S]) -> Vec<S> {
         let Ok(state) = self.state.lock() else { return full.to_vec() };
         if !self.active(&state, full.len()) {
-            return full.iter().filter(|s| s.name != TOOL_SEARCH).cloned().collect();
+            return full.iter().filter(|s| (*s).borrow().name != TOOL_SEARCH).cloned().collect();
         }
-        full.iter().filter(|s| !state.is_deferred(&s.name)).cloned().collect()
+        full.iter().filter(|s| !state.is_deferred(&(*s).borrow().name)).cloned().collect()
     }
 
     /// The names of the tools left out of [`ToolView::specs`], in order.
-    pub fn deferred(&self, full: &[ToolSpec]) -> Vec<String> {
+    pub fn deferred<S: Borrow<ToolSpec>>(&self, full: &[S]) -> Vec<String> {
         let Ok(state) = self.state.lock() else { return Vec::new() };
         if !self.active(&state, full.len()) {
             return Vec::new();
         }
-        full.iter().filter(|s| state.is_deferred(&s.name)).map(|s| s.name.clone()).collect()
+        full.iter()
+            .map(Borrow::borrow)
+            .filter(|s| state.is_deferred(&s.name))
+            .map(|s| s.name.clone())
+            .collect()
     }
 
     /// Bytes the view saves before any tool is expanded (without counting

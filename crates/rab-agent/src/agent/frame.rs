@@ -65,7 +65,7 @@ impl Frame {
     /// and pending instructions. `None` when nothing changed.
     pub fn changes(
         &mut self,
-        wanted: &[ToolSpec],
+        wanted: &[&ToolSpec],
         deferred: Vec<String>,
         messages: &[Message],
     ) -> Option<SystemMessage> {
@@ -75,8 +75,11 @@ impl Frame {
         };
         let declared = self.tools.as_deref().unwrap_or_default();
         let now = rab_ai::tools_in_effect(declared, messages);
-        change.tools_added =
-            wanted.iter().filter(|w| !now.iter().any(|n| same_tool(w, n))).cloned().collect();
+        change.tools_added = wanted
+            .iter()
+            .filter(|w| !now.iter().any(|n| same_tool(w, n)))
+            .map(|w| (*w).clone())
+            .collect();
         change.tools_removed = now
             .iter()
             .filter(|n| !wanted.iter().any(|w| w.name == n.name))
@@ -160,7 +163,10 @@ impl Agent {
             let in_effect = rab_ai::tools_in_effect(declared, &self.messages);
             view.expand(in_effect.iter().map(|t| t.name.as_str()));
         }
-        let (wanted, deferred) = (self.request_specs(), self.deferred());
+        // Borrowed, not copied: this runs before every request.
+        let deferred = self.deferred();
+        let usable = super::usable_specs(&self.specs, &self.tools, &self.config.model);
+        let wanted = super::spec_refs(usable, self.view.as_deref());
         match self.frame.changes(&wanted, deferred, &self.messages) {
             Some(change) => self.push(Message::System(change), sink),
             None => Ok(()),
