@@ -600,6 +600,28 @@ fn processes_with(needle: &str) -> Vec<String> {
     found
 }
 
+/// Starts `rab -p` on `script` in `dir`, logging what the sandbox's ready helpers do,
+/// with its output piped.
+fn start_served(home: &Home, dir: &Path, script: Vec<Turn>) -> (FakeLlm, std::process::Child) {
+    let llm = FakeLlm::start();
+    llm.script(script);
+    let child = rab_in(home, dir, &llm)
+        .env("RAB_LOG", "rab_tools::sandbox=debug")
+        .args(["-p", "--yolo", "go"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    (llm, child)
+}
+
+/// rab's log, and how many commands it says started through a ready helper.
+fn served_log(home: &Home) -> (String, usize) {
+    let log = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap_or_default();
+    let served = log.matches("started through a ready sandbox helper").count();
+    (log, served)
+}
+
 #[test]
 fn a_helper_made_ready_beforehand_confines_as_one_started_for_the_command() {
     if !has_namespaces() {
@@ -626,16 +648,10 @@ fn a_helper_made_ready_beforehand_confines_as_one_started_for_the_command() {
         .slow(30),
         Turn::text("ok"),
     ];
-    let llm = FakeLlm::start();
-    llm.script(script);
-    let out = rab_in(&home, &dir, &llm)
-        .env("RAB_LOG", "rab_tools::sandbox=debug")
-        .args(["-p", "--yolo", "go"])
-        .output()
-        .unwrap();
+    let (llm, child) = start_served(&home, &dir, script);
+    let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let log = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap();
-    let ready = log.matches("started through a ready sandbox helper").count();
+    let (log, ready) = served_log(&home);
     assert_eq!(ready, 3, "calls 3 to 5 start through a ready helper:\n{log}");
     let r = results(&llm)[1..].to_vec();
     assert!(r[1].contains("started"), "{}", r[1]);
@@ -684,16 +700,10 @@ fn commands_at_once_through_a_ready_helper_run_at_once() {
             .slow(30),
         Turn::text("ok"),
     ];
-    let llm = FakeLlm::start();
-    llm.script(script);
-    let out = rab_in(&home, &dir, &llm)
-        .env("RAB_LOG", "rab_tools::sandbox=debug")
-        .args(["-p", "--yolo", "go"])
-        .output()
-        .unwrap();
+    let (llm, child) = start_served(&home, &dir, script);
+    let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let log = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap();
-    let ready = log.matches("started through a ready sandbox helper").count();
+    let (log, ready) = served_log(&home);
     assert_eq!(ready, 2, "both calls start through the ready helper:\n{log}");
     let r = results(&llm);
     assert!(r.iter().any(|t| t.contains("a-met")), "{r:?}");
@@ -717,18 +727,13 @@ fn a_command_through_a_ready_helper_is_killed_at_its_timeout_and_passes_its_exit
         bash("touch .mcp.json; echo made; kill -9 0").slow(30),
         Turn::text("ok"),
     ];
-    let llm = FakeLlm::start();
-    llm.script(script);
     let started = std::time::Instant::now();
-    let out = rab_in(&home, &dir, &llm)
-        .env("RAB_LOG", "rab_tools::sandbox=debug")
-        .args(["-p", "--yolo", "go"])
-        .output()
-        .unwrap();
+    let (llm, child) = start_served(&home, &dir, script);
+    let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
-    let log = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap();
-    assert_eq!(log.matches("started through a ready sandbox helper").count(), 3, "{log}");
+    let (log, ready) = served_log(&home);
+    assert_eq!(ready, 3, "{log}");
     let r = results(&llm);
     assert!(r[2].contains("exit code 3") && r[2].contains("out\nerr"), "{}", r[2]);
     assert!(r[3].contains("timed out after 1s") && !r[3].contains("never"), "{}", r[3]);
@@ -758,15 +763,7 @@ fn a_keeper_killed_while_its_command_runs_is_finished_for_by_the_helper() {
         bash("touch .mcp.json; sleep 311; echo never").slow(30),
         Turn::text("ok"),
     ];
-    let llm = FakeLlm::start();
-    llm.script(script);
-    let child = rab_in(&home, &dir, &llm)
-        .env("RAB_LOG", "rab_tools::sandbox=debug")
-        .args(["-p", "--yolo", "go"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (llm, child) = start_served(&home, &dir, script);
     // The command's `sleep`, its shell, and the shell's parent: the keeper.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     let keeper = loop {
@@ -786,8 +783,8 @@ fn a_keeper_killed_while_its_command_runs_is_finished_for_by_the_helper() {
     assert!(killed.success());
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let log = std::fs::read_to_string(home.dir.path().join("rab/logs/rab.log")).unwrap();
-    assert_eq!(log.matches("started through a ready sandbox helper").count(), 1, "{log}");
+    let (log, ready) = served_log(&home);
+    assert_eq!(ready, 1, "{log}");
     // The namespace ended with its keeper; the helper put the protected path back and
     // told rab how the command ended.
     let r = results(&llm);
@@ -813,15 +810,7 @@ fn a_ready_helper_is_not_used_once_a_file_it_mounted_was_replaced() {
         bash("cat .git/config").slow(150),
         Turn::text("ok"),
     ];
-    let llm = FakeLlm::start();
-    llm.script(script);
-    let child = rab_in(&home, &dir, &llm)
-        .env("RAB_LOG", "rab_tools::sandbox=debug")
-        .args(["-p", "--yolo", "go"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (llm, child) = start_served(&home, &dir, script);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while llm.requests().len() < 3 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(5));
