@@ -66,6 +66,9 @@ pub struct Agent {
     /// What changes each request's messages, in order.
     transforms: Vec<Arc<dyn ContextTransform>>,
     messages: Vec<Message>,
+    /// What the provider kept of the last request, valid while `messages` only grows:
+    /// a new one whenever they are replaced.
+    memo: rab_ai::RequestMemo,
     queues: Queues,
     compactor: Option<Arc<dyn Compactor>>,
     /// Progressive tool view: which tools go with full schemas.
@@ -117,6 +120,7 @@ impl Agent {
             hooks: Vec::new(),
             transforms: Vec::new(),
             messages: Vec::new(),
+            memo: rab_ai::RequestMemo::new(),
             queues: Queues::default(),
             compactor: None,
             view: None,
@@ -276,6 +280,7 @@ impl Agent {
     /// Replaces the conversation (resuming a session).
     pub fn set_messages(&mut self, messages: Vec<Message>) {
         self.messages = messages;
+        self.memo = rab_ai::RequestMemo::new();
     }
 
     /// The tool specs sent with every request.
@@ -505,6 +510,7 @@ impl Agent {
                 })?;
                 self.record_spend(&done.usage, crate::ledger::Reservation::none());
                 let old = std::mem::replace(&mut self.messages, done.messages);
+                self.memo = rab_ai::RequestMemo::new();
                 self.frame.carry_notes(&old, &self.messages);
                 Ok(true)
             }
@@ -535,6 +541,8 @@ impl Agent {
             system_prompt: std::mem::take(&mut self.system_prompt),
             messages: transformed.unwrap_or_else(|| std::mem::take(&mut self.messages)),
             tools: self.frame.tools.take().unwrap_or_default(),
+            // A transformed history is another one each time.
+            memo: lent.then(|| self.memo.clone()),
         };
         let stream_cancel = cancel.child_token();
         // Under a spending limit, the reservation's output limit is a hard cap (an

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::anthropic_history::{
-    Block, EPHEMERAL, Msg, TOOL_CHANGES_BETA, Tool, messages, start_fingerprint, tools,
-    uses_tool_changes, write_messages,
+    Block, EPHEMERAL, Memo, MemoKey, Shape, TOOL_CHANGES_BETA, Tool, Unwritten, Writer,
+    breakpoint_targets, messages_from, start_fingerprint, tools, uses_tool_changes, write_messages,
 };
 use crate::assemble::Builder;
 use crate::model::{Model, ThinkingFormat};
@@ -101,20 +101,6 @@ struct Head<'a> {
     tools: Vec<Tool<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     system: Vec<Block<'a>>,
-}
-
-/// Where the cache breakpoints go: the last message and the user-role message before
-/// it. The latter was the last message of the previous request, so the previous
-/// request's bytes up to and including it (breakpoint marker too) recur unchanged, and
-/// its cache entry is read back. With the system prompt's breakpoint that makes three
-/// of the four Anthropic allows. System messages take no marker; the turn before them
-/// does. A backward scan: it stops at the second target.
-fn breakpoint_targets(messages: &[Msg<'_>]) -> Vec<usize> {
-    let mut turns = messages.iter().enumerate().rev().filter(|(_, m)| m.role != "system");
-    let Some((last, _)) = turns.next() else { return Vec::new() };
-    let mut targets = vec![last];
-    targets.extend(turns.find(|(_, m)| m.role == "user").map(|(i, _)| i));
-    targets
 }
 
 /// Thinking budget per level for models that take `budget_tokens`.
@@ -229,17 +215,40 @@ impl Wire for AnthropicWire {
             vec![Block::Text { text: &context.system_prompt, cache_control: None }]
         };
         let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
-        let mut messages =
-            messages(context, model, tool_changes, &declared, config.effort_messages);
-        if messages.iter().any(|m| m.output_config.is_some()) {
+        // What the conversation's last request kept, when it fits this one.
+        let mut memo = context.memo.as_ref().map(|m| m.lock());
+        let key = || MemoKey {
+            model: model.clone(),
+            tool_changes,
+            declared: declared.iter().map(|d| (*d).to_owned()).collect(),
+            efforts: config.effort_messages,
+        };
+        let fits = |m: &Memo| {
+            m.fits_model(model, tool_changes, &declared, config.effort_messages)
+                && m.source() <= context.messages.len()
+        };
+        let kept: Option<&Memo> = memo.as_deref().and_then(Option::as_ref).filter(|m| fits(m));
+        let from = kept.map_or(0, Memo::source);
+        let used_memo = kept.is_some();
+        let build = |from| {
+            messages_from(context, model, tool_changes, &declared, config.effort_messages, from)
+        };
+        let mut messages = build(from);
+        let shapes: Vec<Shape> = kept
+            .map(|m| m.shapes().collect::<Vec<_>>())
+            .unwrap_or_default()
+            .into_iter()
+            .chain(messages.iter().map(Shape::of))
+            .collect();
+        if shapes.iter().any(|s| s.effort) {
             config.betas.push(EFFORT_BETA);
         }
         let drops_blocks = config.betas.contains(&BINDING_BETA);
         let binds = model.compat.preserved_thinking;
         let reply_may_think = config.thinking.as_ref().is_some_and(|t| t["type"] != "disabled");
-        let marks = breakpoint_targets(&messages);
+        let marks = breakpoint_targets(&shapes);
         // The fingerprint covers the system prompt without its breakpoint marker.
-        let fingerprint = start_fingerprint(&tools, &system, &messages, binds, reply_may_think);
+        let fingerprint = start_fingerprint(&tools, &system, &shapes, binds, reply_may_think);
         for block in &mut system {
             if let Some(slot) = block.cache_slot() {
                 *slot = Some(EPHEMERAL);
@@ -260,14 +269,53 @@ impl Wire for AnthropicWire {
             thinking: config.thinking,
             output_config: config.output_config,
         };
-        let mut body = serde_json::to_vec(&head).map_err(|e| e.to_string())?;
+        let hint = kept.map_or(0, |m| m.len());
+        let mut body = Vec::with_capacity(hint + hint / 8 + 128);
+        serde_json::to_writer(&mut body, &head).map_err(|e| e.to_string())?;
         // `{…}` becomes `{…,"messages":[…]}`.
         body.pop();
         body.extend_from_slice(b",\"messages\":[");
-        let prefix_hash =
-            write_messages(&mut body, fingerprint, &mut messages, &marks, binds, drops_blocks)
-                .map_err(|e| e.to_string())?;
+        let start = body.len();
+        let mut writer = Writer::new(fingerprint.clone(), &marks, binds, drops_blocks);
+        let keep = memo.is_some();
+        let written = match write_messages(&mut body, &mut writer, kept, &mut messages, keep) {
+            Err(Unwritten::Stale) => {
+                // Written whole, as without a memo; the memo starts again from this one.
+                tracing::debug!("request memo is stale: writing the history whole");
+                body.truncate(start);
+                messages = build(0);
+                writer = Writer::new(fingerprint, &marks, binds, drops_blocks);
+                if let Some(slot) = memo.as_deref_mut() {
+                    *slot = None;
+                }
+                write_messages(&mut body, &mut writer, None, &mut messages, keep)
+            }
+            other => other,
+        }
+        .map_err(|e| match e {
+            Unwritten::Json(e) => e.to_string(),
+            Unwritten::Stale => "request memo is stale".to_owned(),
+        })?;
+        if let Some(slot) = memo.as_deref_mut() {
+            let kept_now = slot.as_ref().is_some_and(fits);
+            let m = if kept_now { slot.as_mut() } else { Some(slot.insert(Memo::new(key()))) };
+            if let Some(m) = m {
+                m.extend(&body, &messages, &written, &shapes, &marks);
+            }
+        }
+        drop(memo);
+        let prefix_hash = writer.finish();
         body.extend_from_slice(b"]}");
+        if cfg!(debug_assertions) && !cfg!(test) && used_memo {
+            // Debug builds (every test of another crate) check that the memo changed
+            // nothing; this crate's tests compare on their own.
+            let whole = Context { memo: None, ..context.clone() };
+            let again = self.build(model, &whole, options)?;
+            debug_assert!(
+                again.body[..] == body[..] && again.prefix_hash == prefix_hash,
+                "the request written with a memo differs from the one built whole"
+            );
+        }
         let mut headers = vec![
             ("content-type", "application/json".to_owned()),
             ("accept", "text/event-stream".to_owned()),

@@ -38,6 +38,9 @@ pub(crate) struct Msg<'a> {
     /// beta `mid-conversation-output-config-2026-07-01`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output_config: Option<Value>,
+    /// The index in the context's messages of the message this one began with.
+    #[serde(skip)]
+    pub source: usize,
 }
 
 /// A tool as `tools` declares it: one of rab's (name, description, schema) or one the
@@ -335,13 +338,14 @@ fn assistant_block(b: &AssistantBlock, is_ours: bool) -> Option<Block<'_>> {
     }
 }
 
-fn push_user<'a>(out: &mut Vec<Msg<'a>>, content: Vec<Block<'a>>) {
+fn push_user<'a>(out: &mut Vec<Msg<'a>>, content: Vec<Block<'a>>, source: usize) {
     out.push(Msg {
         role: "user",
         content,
         prefix_hash: None,
         offers: Vec::new(),
         output_config: None,
+        source,
     });
 }
 
@@ -377,7 +381,7 @@ fn system_blocks<'a>(
 
 /// Models without system messages read an update as text at the end of the user turn
 /// it follows (Anthropic's documented fallback).
-fn push_as_text<'a>(out: &mut Vec<Msg<'a>>, content: Vec<Block<'a>>) {
+fn push_as_text<'a>(out: &mut Vec<Msg<'a>>, content: Vec<Block<'a>>, source: usize) {
     for block in content {
         let Block::OwnedText { text, .. } = block else { continue };
         let block = Block::OwnedText {
@@ -386,7 +390,7 @@ fn push_as_text<'a>(out: &mut Vec<Msg<'a>>, content: Vec<Block<'a>>) {
         };
         match out.last_mut() {
             Some(last) if last.role == "user" => last.content.push(block),
-            _ => push_user(out, vec![block]),
+            _ => push_user(out, vec![block], source),
         }
     }
 }
@@ -403,7 +407,7 @@ fn flush_system<'a>(
         if after_user {
             out.push(m);
         } else {
-            push_as_text(out, m.content);
+            push_as_text(out, m.content, m.source);
         }
     }
     // The effort-only message follows the update it came with (both placed as system
@@ -415,6 +419,7 @@ fn flush_system<'a>(
             prefix_hash: None,
             offers: Vec::new(),
             output_config: Some(serde_json::json!({ "effort": effort })),
+            source: out.last().map_or(0, |m| m.source),
         });
     }
 }
@@ -425,22 +430,28 @@ fn flush_system<'a>(
 /// past the user turns after it instead of sitting between two of them, which the API
 /// refuses. With `efforts` (per-message effort), a changed thinking level is an
 /// effort-only system message after the update it came with.
-pub(crate) fn messages<'a>(
+///
+/// From `context.messages[from..]`, as they follow an assistant message (where nothing
+/// is pending: every earlier update was placed before it), when `from` is not 0.
+pub(crate) fn messages_from<'a>(
     context: &'a Context,
     model: &'a Model,
     tool_changes: bool,
     declared: &[&str],
     efforts: bool,
+    from: usize,
 ) -> Vec<Msg<'a>> {
-    let mut out: Vec<Msg<'a>> = Vec::with_capacity(context.messages.len());
+    let rest = context.messages.get(from..).unwrap_or_default();
+    let mut out: Vec<Msg<'a>> = Vec::with_capacity(rest.len());
     let mut pending: Option<Msg<'a>> = None;
     let mut effort: Option<&'a str> = None;
-    for message in &context.messages {
+    for (source, message) in rest.iter().enumerate() {
+        let source = from + source;
         match message {
             Message::User(u) => {
                 let content = user_blocks(&u.content);
                 if !content.is_empty() {
-                    push_user(&mut out, content);
+                    push_user(&mut out, content, source);
                 }
             }
             Message::Assistant(a) => {
@@ -453,6 +464,7 @@ pub(crate) fn messages<'a>(
                         prefix_hash: a.prefix_hash.as_deref(),
                         offers: Vec::new(),
                         output_config: None,
+                        source,
                     });
                 }
             }
@@ -475,7 +487,7 @@ pub(crate) fn messages<'a>(
                     {
                         last.content.push(block);
                     }
-                    _ => push_user(&mut out, vec![block]),
+                    _ => push_user(&mut out, vec![block], source),
                 }
             }
             Message::System(s) => {
@@ -488,7 +500,7 @@ pub(crate) fn messages<'a>(
                     continue;
                 }
                 if !model.compat.system_messages {
-                    push_as_text(&mut out, content);
+                    push_as_text(&mut out, content, source);
                     continue;
                 }
                 match &mut pending {
@@ -503,6 +515,7 @@ pub(crate) fn messages<'a>(
                             prefix_hash: None,
                             offers,
                             output_config: None,
+                            source,
                         })
                     }
                 }
@@ -513,209 +526,25 @@ pub(crate) fn messages<'a>(
     out
 }
 
-/// A 64-bit hash of what is written to it, eight bytes at a time (the request is hashed
-/// on every turn, so speed matters; it only has to tell one conversation's prefixes
-/// apart). Stable across runs, platforms and versions: it is stored on the tape.
-struct Fingerprint {
-    state: u64,
-    tail: [u8; 8],
-    tail_len: usize,
-    len: u64,
-    /// One value's JSON, hashed in one go (serde writes in many small pieces).
-    buf: Vec<u8>,
-}
-
-const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
-
-impl std::io::Write for Fingerprint {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.len += buf.len() as u64;
-        let mut rest = buf;
-        if self.tail_len > 0 {
-            let take = (8 - self.tail_len).min(rest.len());
-            self.tail[self.tail_len..self.tail_len + take].copy_from_slice(&rest[..take]);
-            self.tail_len += take;
-            rest = &rest[take..];
-            if self.tail_len < 8 {
-                return Ok(buf.len());
-            }
-            self.mix(u64::from_le_bytes(self.tail));
-            self.tail_len = 0;
-        }
-        let mut words = rest.chunks_exact(8);
-        for w in &mut words {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(w);
-            self.mix(u64::from_le_bytes(word));
-        }
-        let left = words.remainder();
-        self.tail[..left.len()].copy_from_slice(left);
-        self.tail_len = left.len();
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Fingerprint {
-    fn new() -> Self {
-        Fingerprint {
-            state: 0x243f_6a88_85a3_08d3,
-            tail: [0; 8],
-            tail_len: 0,
-            len: 0,
-            buf: Vec::new(),
-        }
-    }
-
-    fn mix(&mut self, word: u64) {
-        self.state = (self.state ^ word).wrapping_mul(MIX).rotate_left(31);
-    }
-
-    /// Hashes serialised bytes and the newline [`Fingerprint::add`] puts after them.
-    fn hash_line(&mut self, bytes: &[u8]) {
-        let _ = std::io::Write::write(self, bytes);
-        let _ = std::io::Write::write(self, b"\n");
-    }
-
-    fn add(&mut self, value: &impl Serialize) {
-        let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        // Writing to memory cannot fail, and serialising these types cannot either.
-        let _ = serde_json::to_writer(&mut buf, value);
-        buf.push(b'\n');
-        let _ = std::io::Write::write(self, &buf);
-        self.buf = buf;
-    }
-
-    /// The hash of everything written so far (what follows is not affected).
-    fn hex(&self) -> String {
-        let mut tail = [0u8; 8];
-        tail[..self.tail_len].copy_from_slice(&self.tail[..self.tail_len]);
-        let mut h = (self.state ^ u64::from_le_bytes(tail)).wrapping_mul(MIX);
-        h ^= self.len;
-        h = (h ^ (h >> 32)).wrapping_mul(MIX);
-        format!("{:016x}", h ^ (h >> 29))
-    }
-}
-
-/// The fingerprint in progress, and how far it must go.
-pub(crate) struct Hashing {
-    fp: Fingerprint,
-    /// Messages to hash: up to the last reply with thinking (to check it), or all.
-    upto: usize,
-    /// Whether the whole request's fingerprint is wanted (the reply may think).
-    finish: bool,
-}
-
-/// Starts the prefix fingerprint over the declared tools and the system prompt (without
-/// its breakpoint marker), or returns `None` when nothing needs it. The fingerprint
-/// costs hashing the whole history, so it only goes as far as needed: up to the last
-/// reply with thinking (to check it, for models whose thinking is bound to its prefix,
-/// `binds`), and to the end only when this request's reply may think.
-pub(crate) fn start_fingerprint(
-    tools: &[Tool<'_>],
-    system: &[Block<'_>],
-    messages: &[Msg<'_>],
-    binds: bool,
-    reply_may_think: bool,
-) -> Option<Hashing> {
-    let is_thinking_reply =
-        |m: &Msg<'_>| m.role == "assistant" && m.content.iter().any(Block::is_thinking);
-    let upto = if reply_may_think {
-        messages.len()
-    } else if binds {
-        messages.iter().rposition(is_thinking_reply)? + 1
-    } else {
-        return None;
-    };
-    let mut fp = Fingerprint::new();
-    let declared: Vec<&Tool<'_>> = tools.iter().filter(|t| !t.defer_loading).collect();
-    fp.add(&declared);
-    fp.add(&system);
-    Some(Hashing { fp, upto, finish: reply_may_think })
-}
-
-/// Writes `messages` as a JSON array's elements into `out`, hashing each message's
-/// bytes as written, and returns the fingerprint of the whole request for its reply
-/// (when [`start_fingerprint`] asked for it). On the way, leaves out the thinking of
-/// replies whose prefix changed (and, once one is left out, of every later reply); only
-/// for models whose thinking is bound to its prefix (`binds`), others need their
-/// thinking back as it was (a tool round must start with its thinking). A reply that
-/// recorded no fingerprint (from before rab kept them) keeps its thinking only when
-/// `keep_unknown` (the request asks the API to drop blocks that do not match rather
-/// than fail). The messages at `marks` get a cache breakpoint marker, which is not part
-/// of the prefix.
-pub(crate) fn write_messages(
-    out: &mut Vec<u8>,
-    mut hashing: Option<Hashing>,
-    messages: &mut [Msg<'_>],
-    marks: &[usize],
-    binds: bool,
-    keep_unknown: bool,
-) -> Result<Option<String>, serde_json::Error> {
-    let mut is_broken = false;
-    for (i, m) in messages.iter_mut().enumerate() {
-        let mut fp = hashing.as_mut().filter(|h| i < h.upto).map(|h| &mut h.fp);
-        if let Some(fp) = fp.as_deref()
-            && binds
-            && m.role == "assistant"
-            && m.content.iter().any(Block::is_thinking)
-        {
-            // A reply whose fingerprint matches was written after anything left out
-            // before it, so its thinking holds; one without a fingerprint cannot tell.
-            let holds = match m.prefix_hash {
-                Some(h) => h == fp.hex(),
-                None => keep_unknown && !is_broken,
-            };
-            if !holds {
-                is_broken = true;
-                m.content.retain(|b| !b.is_thinking());
-                tracing::debug!("thinking left out: the conversation before it changed");
-            }
-        }
-        if i > 0 {
-            out.push(b',');
-        }
-        let start = out.len();
-        let marked = marks.contains(&i);
-        if marked {
-            if let Some(fp) = fp.as_deref_mut() {
-                fp.add(m);
-            }
-            if let Some(slot) = m.content.iter_mut().rev().find_map(Block::cache_slot) {
-                *slot = Some(EPHEMERAL);
-            }
-        }
-        serde_json::to_writer(&mut *out, m)?;
-        if let Some(fp) = fp {
-            if !marked {
-                fp.hash_line(&out[start..]);
-            }
-            for t in &m.offers {
-                fp.add(t);
-            }
-        }
-    }
-    Ok(hashing.filter(|h| h.finish).map(|h| h.fp.hex()))
-}
-
-/// [`start_fingerprint`] and [`write_messages`] without the body: leaves out thinking
-/// as a request would and returns its fingerprint.
+/// [`messages_from`] from the first message.
 #[cfg(test)]
-pub(crate) fn bind_thinking(
-    tools: &[Tool<'_>],
-    system: &[Block<'_>],
-    messages: &mut [Msg<'_>],
-    binds: bool,
-    keep_unknown: bool,
-    reply_may_think: bool,
-) -> Option<String> {
-    let hashing = start_fingerprint(tools, system, messages, binds, reply_may_think);
-    write_messages(&mut Vec::new(), hashing, messages, &[], binds, keep_unknown).ok().flatten()
+pub(crate) fn messages<'a>(
+    context: &'a Context,
+    model: &'a Model,
+    tool_changes: bool,
+    declared: &[&str],
+    efforts: bool,
+) -> Vec<Msg<'a>> {
+    messages_from(context, model, tool_changes, declared, efforts, 0)
 }
+
+mod write;
+
+#[cfg(test)]
+pub(crate) use write::bind_thinking;
+pub(crate) use write::{
+    Memo, MemoKey, Shape, Unwritten, Writer, breakpoint_targets, start_fingerprint, write_messages,
+};
 
 #[cfg(test)]
 mod tests;

@@ -16,7 +16,7 @@
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let registry = Registry::builtin();
 //! let model = registry.resolve(&ModelQuery { model: Some("claude-sonnet-5-5"), ..Default::default() })?.model;
-//! let context = Context { system_prompt: "Be brief.".into(), messages: vec![Message::user("hi")], tools: vec![] };
+//! let context = Context { system_prompt: "Be brief.".into(), messages: vec![Message::user("hi")], tools: vec![], memo: None };
 //! let options = StreamOptions { api_key: Some("sk-…".into()), ..Default::default() };
 //! let mut events = Client::new().stream(&model, &context, &options, Default::default());
 //! while let Some(event) = events.next().await {
@@ -72,8 +72,8 @@ pub use provider::{EventStream, KeySource, Provider, StreamOptions, max_tokens};
 pub use retry::{RetryPolicy, Timeouts};
 pub use tls::http_client_builder;
 pub use types::{
-    AssistantBlock, AssistantMessage, Citation, Content, Context, Message, SUMMARY_PREFIX,
-    SearchResult, ServerTool, StopReason, SystemMessage, ThinkingLevel, ToolCall,
+    AssistantBlock, AssistantMessage, Citation, Content, Context, Message, RequestMemo,
+    SUMMARY_PREFIX, SearchResult, ServerTool, StopReason, SystemMessage, ThinkingLevel, ToolCall,
     ToolResultMessage, ToolSpec, Usage, UserMessage, WebSearch, search_note, tools_in_effect,
 };
 pub use web_search::{search_unavailable, supports_domains};

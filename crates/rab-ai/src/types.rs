@@ -495,6 +495,48 @@ pub struct Context {
     /// Tools the conversation began with; [`Message::System`] entries add and withdraw
     /// tools later ([`Context::current_tools`] applies them).
     pub tools: Vec<ToolSpec>,
+    /// What the wire kept of this conversation's last request, to write the history it
+    /// shared with this one from bytes ([`RequestMemo`]); `None` builds it whole.
+    pub memo: Option<RequestMemo>,
+}
+
+/// What a wire keeps between requests of one conversation: the bytes of the messages no
+/// later request writes differently, so each request builds and serialises only what
+/// came since (a long conversation's history is otherwise rebuilt on every turn). The
+/// owner of the conversation makes one, passes it with each request, and makes a new
+/// one whenever it changes or removes a message it sent before (the wire relies on
+/// that: with the same memo, the messages it covers are taken as unchanged). Anything
+/// else a message's bytes depend on (model, tools, settings) is checked.
+#[derive(Clone, Default)]
+pub struct RequestMemo(std::sync::Arc<std::sync::Mutex<Option<crate::anthropic_history::Memo>>>);
+
+impl RequestMemo {
+    /// An empty memo, for a new conversation or one whose messages changed.
+    pub fn new() -> RequestMemo {
+        RequestMemo::default()
+    }
+
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, Option<crate::anthropic_history::Memo>> {
+        // A poisoned memo is emptied: it is only a shortcut.
+        self.0.lock().unwrap_or_else(|p| {
+            let mut guard = p.into_inner();
+            *guard = None;
+            guard
+        })
+    }
+}
+
+impl std::fmt::Debug for RequestMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RequestMemo")
+    }
+}
+
+/// Two contexts are equal whatever they remember.
+impl PartialEq for RequestMemo {
+    fn eq(&self, _: &RequestMemo) -> bool {
+        true
+    }
 }
 
 impl Context {

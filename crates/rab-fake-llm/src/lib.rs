@@ -97,6 +97,10 @@ pub(crate) struct State {
     /// HTTP faults of the next turn already answered.
     pub faults_served: usize,
     pub requests: Vec<RecordedRequest>,
+    /// Requests received so far (also those not kept).
+    pub served: usize,
+    /// Requests are answered but not kept ([`FakeLlm::forget_requests`]).
+    pub forgets: bool,
     /// Where request arrivals and response ends are logged, if anywhere.
     pub timings: Option<Arc<TimingLog>>,
     /// The fake OpenAI sign-in server.
@@ -268,6 +272,14 @@ impl FakeLlm {
     /// Refresh grants served so far.
     pub fn refreshes(&self) -> u32 {
         self.lock().oauth.refreshes
+    }
+
+    /// Keeps no request from now on ([`FakeLlm::requests`] stays as it is): the binary
+    /// has no way to read them, and a long benchmark run would otherwise hold every
+    /// body twice (raw and parsed), hundreds of MB that cost the machine it shares with
+    /// the client being measured.
+    pub fn forget_requests(&self) {
+        self.lock().forgets = true;
     }
 
     /// Every request received so far, in order.

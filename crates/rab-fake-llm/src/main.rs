@@ -45,6 +45,8 @@ fn main() {
         eprintln!("{e}");
         std::process::exit(1);
     });
+    // Nothing can read the requests of a server run as a program.
+    server.forget_requests();
     if let Some(path) = timings {
         let file = std::fs::File::create(&path).unwrap_or_else(|e| {
             eprintln!("rab-fake-llm: cannot create {path}: {e}");

@@ -246,7 +246,7 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
         && transcript.tools.is_empty()
     {
         let turn = Turn::text(summary.clone());
-        let frames = render_reply(wire, &turn, state.requests.len() + 1, &reply);
+        let frames = render_reply(wire, &turn, state.served + 1, &reply);
         return Answer::Stream { wire, turn: Box::new(turn), frames };
     }
     if state.script.repeat && state.next_turn >= state.script.turns.len() {
@@ -256,7 +256,7 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
     let Some(mut turn) = state.script.turns.get(n).cloned() else {
         let message = format!(
             "fake-llm: the script has no turn left for request #{} ({} turns scripted)",
-            state.requests.len() + 1,
+            state.served + 1,
             state.script.turns.len()
         );
         return reject(400, &message);
@@ -350,14 +350,17 @@ async fn handle(
             // The tools offered: how many, and the bytes of the body's `tools` field.
             let tool_bytes = record.body.get("tools").map_or(0, |t| t.to_string().len());
             let line = serde_json::json!({
-                "n": st.requests.len() + 1, "status": record.status, "bytes": record.raw.len(),
+                "n": st.served + 1, "status": record.status, "bytes": record.raw.len(),
                 "tools": record.transcript().tools.len(), "toolBytes": tool_bytes,
             });
             let mut file = log.lock().unwrap_or_else(|p| p.into_inner());
             let _ = writeln!(file, "{line}");
         }
-        st.requests.push(record);
-        let index = st.requests.len() - 1;
+        let index = st.served;
+        st.served += 1;
+        if !st.forgets {
+            st.requests.push(record);
+        }
         let timing = st.timings.clone().map(|log| (log, index));
         if let Some((log, index)) = &timing {
             log.event("req", *index, arrived);

@@ -41,6 +41,7 @@ pub fn conversation(api: Api, turns: usize) -> Context {
         system_prompt: "You are rab. ".repeat(400),
         messages: vec![Message::user("work through the repository")],
         tools,
+        memo: None,
     };
     let m = model(api);
     let opts = StreamOptions { thinking: ThinkingLevel::High, ..Default::default() };

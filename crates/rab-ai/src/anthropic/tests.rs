@@ -82,7 +82,7 @@ fn budget_thinking_stays_below_max_tokens() {
 /// computed over the unmarked messages.
 #[test]
 fn one_pass_body_and_fingerprint_match_serialising_twice() {
-    use crate::anthropic_history::bind_thinking;
+    use crate::anthropic_history::{Shape, bind_thinking, messages};
     let mut model =
         Model::custom("claude-haiku-4-5", "anthropic", Api::AnthropicMessages, "http://h");
     model.reasoning = true;
@@ -103,8 +103,9 @@ fn one_pass_body_and_fingerprint_match_serialising_twice() {
         let system = vec![Block::Text { text: &ctx.system_prompt, cache_control: None }];
         let declared: Vec<&str> = tools.iter().map(|t| t.name).collect();
         let mut msgs = messages(&ctx, &model, changes, &declared, false);
+        let shapes: Vec<Shape> = msgs.iter().map(Shape::of).collect();
         let want = bind_thinking(&tools, &system, &mut msgs, true, false, true);
-        for i in breakpoint_targets(&msgs) {
+        for i in breakpoint_targets(&shapes) {
             if let Some(slot) = msgs[i].content.iter_mut().rev().find_map(Block::cache_slot) {
                 *slot = Some(EPHEMERAL);
             }

@@ -78,6 +78,7 @@ fn thinking_goes_back_while_its_prefix_holds_and_not_after_a_change() {
         system_prompt: "Be brief.".into(),
         messages: vec![Message::user("one")],
         tools: vec![spec("read")],
+        memo: None,
     };
     let h1 = fingerprint(&ctx, &m);
     ctx.messages.push(reply("first", Some(h1)));
@@ -146,6 +147,7 @@ fn after_a_drop_legacy_replies_lose_thinking_too() {
             Message::user("three"),
         ],
         tools: vec![],
+        memo: None,
     };
     assert_eq!(thinking_kept(&sent(&ctx, &m)), [false, false]);
     if let Message::Assistant(a) = &mut ctx.messages[1] {
@@ -257,6 +259,7 @@ fn a_reply_written_after_a_gap_keeps_its_thinking() {
         system_prompt: "S".into(),
         messages: vec![Message::user("one"), reply("a", Some("0000000000000000".into()))],
         tools: vec![],
+        memo: None,
     };
     ctx.messages.push(Message::user("two"));
     // The next reply was written with the first one's thinking already left out.
@@ -272,8 +275,12 @@ fn thinking_that_is_not_bound_goes_back_as_it_was() {
     // start with its thinking: a changed tools list leaves it as it was.
     let mut m = model("claude-haiku-4-5", false, false);
     m.compat.preserved_thinking = false;
-    let mut ctx =
-        Context { system_prompt: "S".into(), messages: vec![Message::user("one")], tools: vec![] };
+    let mut ctx = Context {
+        system_prompt: "S".into(),
+        messages: vec![Message::user("one")],
+        tools: vec![],
+        memo: None,
+    };
     let h = fingerprint(&ctx, &m);
     ctx.messages.push(reply("a", Some(h)));
     ctx.messages.push(Message::System(SystemMessage {

@@ -32,6 +32,7 @@ pub fn context(prompt: &str) -> Context {
         system_prompt: "You are a test.".into(),
         messages: vec![Message::user(prompt)],
         tools: vec![],
+        memo: None,
     }
 }
 

@@ -52,6 +52,7 @@ async fn round_trip(provider: &str, env: &str) {
         system_prompt: "You are a careful assistant. Use the add tool for arithmetic.".into(),
         messages: vec![Message::user("What is 1234 + 4321? Call the add tool, then answer.")],
         tools: vec![add],
+        memo: None,
     };
     let first = run(&model, &ctx, &opts).await.message().clone();
     let call = first.tool_calls().next().cloned().unwrap_or_else(|| {

@@ -112,6 +112,7 @@ async fn sent_body(api: Api, model_id: &str) -> (Value, rab_fake_llm::RecordedRe
             grammar: None,
             server: None,
         }],
+        memo: None,
     };
     let mut opts = options();
     opts.thinking = ThinkingLevel::High;
@@ -180,6 +181,7 @@ async fn thinking_goes_back_to_other_models_of_its_provider_only() {
         system_prompt: String::new(),
         messages: history(Api::AnthropicMessages, "claude-sonnet-5-5"),
         tools: vec![],
+        memo: None,
     };
     run(&model, &context, &options()).await.message();
     let body = &llm.requests()[0].body;

@@ -218,7 +218,7 @@ impl ModelCompactor {
         let context = Context {
             system_prompt: SUMMARY_SYSTEM.to_owned(),
             messages: vec![Message::user(prompt)],
-            tools: Vec::new(),
+            ..Context::default()
         };
         let mut opts = options.clone();
         opts.thinking = ThinkingLevel::Off;

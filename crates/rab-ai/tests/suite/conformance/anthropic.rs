@@ -41,6 +41,7 @@ async fn conformance_anthropic_thinking_survives_appends_and_updates_and_is_left
         system_prompt: "You are rab.\n\nCurrent date: 2026-11-24".into(),
         messages: vec![Message::user("read a")],
         tools: vec![read_tool()],
+        memo: None,
     };
     let first = reply(&m, &ctx, ThinkingLevel::High).await;
     assert!(first.prefix_hash.is_some(), "the reply records its prefix");
@@ -185,6 +186,7 @@ async fn changed_efforts(id: &str) {
         system_prompt: "You are rab.".into(),
         messages: vec![Message::user("a")],
         tools: vec![read_tool()],
+        memo: None,
     };
     let mut level = ThinkingLevel::High;
     for (next, prompt) in

@@ -142,6 +142,7 @@ async fn check_request(name: &str, f: &Fixture) {
         system_prompt: ctx.system.clone(),
         messages: ctx.messages.clone(),
         tools: ctx.tools.clone(),
+        memo: None,
     };
     let mut opts = options();
     opts.thinking = f.thinking.as_deref().map_or(ThinkingLevel::Off, |t| {

@@ -14,6 +14,7 @@ fn start(prompt: &str) -> Context {
         system_prompt: "S".into(),
         messages: vec![Message::user(prompt)],
         tools: vec![read_tool()],
+        memo: None,
     }
 }
 
