@@ -18,9 +18,21 @@ Reports, per run, the median overhead over turns 41-60 ("turn 50") and over the 
 turns ("turn 400"; medians, as a stray scheduling delay would skew a mean), their
 difference, and the history size the last request carried;
 then the medians over the runs.
+
+The server answers without reading the requests (`--lean`): checking a long history
+costs it milliseconds per request on the same two cores, which slowed rab's next turn by
+up to 0.5 ms (a remote provider does not share rab's machine); RAB_BENCH_CHECKED=1 has
+it check every request as the tests do.
+
+RAB_BENCH_PAIRED=1 measures the same two windows side by side instead, for a machine
+whose speed changes over minutes (a VM): one run of TURNS-60 turns saves its session
+once; then each of the RUNS pairs is a fresh 60-turn run (its turns 41-60) and a
+60-turn run that continues a copy of that session (its last 20 turns are turns
+TURNS-20 to TURNS of a conversation), one right after the other.
 """
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -36,9 +48,12 @@ runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 thinking = os.environ.get("RAB_BENCH_THINKING")
 
 
-def one_run(work, n):
-    script = [{"toolCalls": [{"name": "bash", "arguments": {"command": f"echo turn {i}"}}]}
-              for i in range(turns)]
+def one_run(work, n, turns=turns, session=None, start=0):
+    """Runs `turns` turns (call ids and commands numbered from `start`), in `session`
+    when given; returns the gaps and the session file's size."""
+    script = [{"toolCalls": [{"name": "bash", "id": f"toolu_{i}",
+                              "arguments": {"command": f"echo turn {i}"}}]}
+              for i in range(start, start + turns)]
     if thinking:
         for i, turn in enumerate(script):
             turn["thinking"] = f"Turn {i}: run the next echo, then look at its output."
@@ -51,7 +66,8 @@ def one_run(work, n):
     with open(script_path, "w") as f:
         json.dump({"turns": script}, f)
     log = os.path.join(work, f"timings{n}.log")
-    server = subprocess.Popen([fake, "--script", script_path, "--timings", log],
+    lean = [] if os.environ.get("RAB_BENCH_CHECKED") else ["--lean"]
+    server = subprocess.Popen([fake, "--script", script_path, "--timings", log, *lean],
                               stdout=subprocess.PIPE, text=True)
     url = server.stdout.readline().strip()
     project = os.path.join(work, f"p{n}")
@@ -64,6 +80,8 @@ def one_run(work, n):
         env["RAB_SANDBOX_NAMESPACES"] = os.environ["RAB_SANDBOX_NAMESPACES"]
     try:
         extra = ["--thinking", thinking] if thinking else []
+        if session:
+            extra += ["--session", session]
         if os.environ.get("RAB_BENCH_SANDBOX"):
             extra += ["--sandbox", os.environ["RAB_BENCH_SANDBOX"]]
         out = subprocess.run([rab, "-p", "--yolo", "--provider", "anthropic", "--max-turns",
@@ -81,10 +99,37 @@ def one_run(work, n):
     gaps = [(req[i + 1] - end[i]) / 1000 for i in range(turns) if i in end and i + 1 in req]
     if len(gaps) < turns:
         sys.exit(f"expected {turns} gaps, got {len(gaps)} (retries or missing log lines)")
+    if session:
+        return gaps, os.path.getsize(session)
     sessions = os.path.join(work, "home", "sessions")
     tape = max((os.path.join(d, f) for d, _, fs in os.walk(sessions) for f in fs),
                key=os.path.getmtime)
     return gaps, os.path.getsize(tape)
+
+
+def paired():
+    work = tempfile.mkdtemp(prefix="rab-turns-bench-")
+    window = 60
+    saved = os.path.join(work, "long.jsonl")
+    one_run(work, "long", turns - window, session=saved)
+    early, late, diffs = [], [], []
+    print(f"{turns} turns, paired: a fresh run's turns 41-60 and turns {turns - 19}-{turns} "
+          f"of a continued one, one right after the other (ms)")
+    print(f"{'pair':<5} {'turn 50':>9} {'turn ' + str(turns):>10} {'diff':>8} {'tape KB':>9}")
+    for n in range(runs):
+        gaps, _ = one_run(work, f"e{n}", window)
+        copy = os.path.join(work, f"late{n}.jsonl")
+        shutil.copyfile(saved, copy)
+        late_gaps, tape = one_run(work, f"l{n}", window, session=copy, start=turns - window)
+        e = statistics.median(gaps[40:60])
+        l = statistics.median(late_gaps[-20:])
+        early.append(e)
+        late.append(l)
+        diffs.append(l - e)
+        print(f"{n + 1:<5} {e:>9.3f} {l:>10.3f} {l - e:>+8.3f} {tape / 1024:>9.0f}")
+    print(f"{'median':<5} {statistics.median(early):>9.3f} {statistics.median(late):>10.3f} "
+          f"{statistics.median(diffs):>+8.3f}")
+    subprocess.run(["rm", "-rf", work])
 
 
 def main():
@@ -105,4 +150,7 @@ def main():
     subprocess.run(["rm", "-rf", work])
 
 
-main()
+if os.environ.get("RAB_BENCH_PAIRED"):
+    paired()
+else:
+    main()

@@ -101,6 +101,8 @@ pub(crate) struct State {
     pub served: usize,
     /// Requests are answered but not kept ([`FakeLlm::forget_requests`]).
     pub forgets: bool,
+    /// Requests are answered without being read ([`FakeLlm::answer_unread`]).
+    pub lean: bool,
     /// Where request arrivals and response ends are logged, if anywhere.
     pub timings: Option<Arc<TimingLog>>,
     /// The fake OpenAI sign-in server.
@@ -280,6 +282,17 @@ impl FakeLlm {
     /// the client being measured.
     pub fn forget_requests(&self) {
         self.lock().forgets = true;
+    }
+
+    /// Answers every request from the script without reading its body: no parsing,
+    /// no checks of the history, no binding fingerprints (`--lean`). For timing a
+    /// client alone: checking a long history costs the server milliseconds per
+    /// request on the machine the client runs on, which a real provider does not.
+    /// Requests are not kept, and a request log would count nothing.
+    pub fn answer_unread(&self) {
+        let mut state = self.lock();
+        state.lean = true;
+        state.forgets = true;
     }
 
     /// Every request received so far, in order.

@@ -201,11 +201,17 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
     if !streams {
         return reject(400, "fake-llm answers streaming requests only (set stream: true)");
     }
-    let transcript = match parse(wire, &req.body) {
-        Ok(t) => t,
-        Err(e) => return reject(400, &e),
+    // A lean server answers without reading the history (timing the client alone).
+    let transcript = match state.lean {
+        true => Default::default(),
+        false => match parse(wire, &req.body) {
+            Ok(t) => t,
+            Err(e) => return reject(400, &e),
+        },
     };
-    if let Err(e) = validate(wire, &transcript) {
+    if !state.lean
+        && let Err(e) = validate(wire, &transcript)
+    {
         return reject(400, &e);
     }
     if let Some(model) = requested_model(wire, req)
@@ -237,7 +243,8 @@ fn decide(state: &mut State, wire: Option<Wire>, req: &mut RecordedRequest) -> A
             return reject(400, &message);
         }
     }
-    let reply = match check(wire, req) {
+    let checked = if state.lean { Ok(Default::default()) } else { check(wire, req) };
+    let reply = match checked {
         Ok(reply) => reply,
         Err(e) => return reject(400, &e),
     };
@@ -327,7 +334,12 @@ async fn handle(
         Ok(b) => b.to_bytes().to_vec(),
         Err(_) => Vec::new(),
     };
-    let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
+    let lean = state.lock().unwrap_or_else(|p| p.into_inner()).lean;
+    let body: Value = match lean {
+        // Only what answering needs: the history is not read.
+        true => serde_json::json!({"stream": true}),
+        false => serde_json::from_slice(&raw).unwrap_or(Value::Null),
+    };
     let wire = Wire::from_path(&path);
     let mut record = RecordedRequest {
         wire,
@@ -511,5 +523,38 @@ mod tests {
         assert_eq!((events[1].0.as_str(), events[1].1), ("end", 0));
         assert!(events[1].2 >= events[0].2, "{text}");
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// Posts `body` to `server` as an Anthropic request; the raw HTTP answer.
+    fn post(server: &FakeLlm, body: &str) -> String {
+        let addr = server.url().trim_start_matches("http://").to_owned();
+        let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+        write!(
+            conn,
+            "POST /v1/messages HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
+             x-api-key: k\r\nanthropic-version: 2023-06-01\r\nconnection: close\r\n\
+             content-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).unwrap();
+        answer
+    }
+
+    /// A lean server answers from its script whatever the history (the checking one
+    /// refuses a tool result that answers no call), and keeps nothing.
+    #[test]
+    fn a_lean_server_answers_without_reading_the_request() {
+        let body = r#"{"model":"claude-x","max_tokens":64,"stream":true,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"nowhere","content":"x"}]}]}"#;
+        let script = || Script { turns: vec![Turn::text("hello there")], ..Script::default() };
+        let checking = FakeLlm::try_start(script(), "127.0.0.1:0").unwrap();
+        let refused = post(&checking, body);
+        assert!(refused.starts_with("HTTP/1.1 400"), "{refused}");
+        let lean = FakeLlm::try_start(script(), "127.0.0.1:0").unwrap();
+        lean.answer_unread();
+        let answer = post(&lean, body);
+        assert!(answer.starts_with("HTTP/1.1 200") && answer.contains("message_stop"), "{answer}");
+        assert!(lean.requests().is_empty());
     }
 }
