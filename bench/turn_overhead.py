@@ -107,20 +107,35 @@ def one_run(work, n, turns=turns, session=None, start=0):
     return gaps, os.path.getsize(tape)
 
 
-def paired():
-    work = tempfile.mkdtemp(prefix="rab-turns-bench-")
+def paired(work, n):
+    """Pair `n`: a fresh run's gaps and the gaps of a run that continues a copy of the
+    long session (made once, before the first pair)."""
     window = 60
     saved = os.path.join(work, "long.jsonl")
-    one_run(work, "long", turns - window, session=saved)
+    if n == 0:
+        one_run(work, "long", turns - window, session=saved)
+    gaps, _ = one_run(work, f"e{n}", window)
+    copy = os.path.join(work, f"late{n}.jsonl")
+    shutil.copyfile(saved, copy)
+    late_gaps, tape = one_run(work, f"l{n}", window, session=copy, start=turns - window)
+    return gaps, late_gaps, tape
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="rab-turns-bench-")
     early, late, diffs = [], [], []
-    print(f"{turns} turns, paired: a fresh run's turns 41-60 and turns {turns - 19}-{turns} "
-          f"of a continued one, one right after the other (ms)")
-    print(f"{'pair':<5} {'turn 50':>9} {'turn ' + str(turns):>10} {'diff':>8} {'tape KB':>9}")
+    if is_paired:
+        print(f"{turns} turns, paired: a fresh run's turns 41-60 and turns {turns - 19}-{turns} "
+              f"of a continued one, one right after the other (ms)")
+    else:
+        print(f"{turns} turns, one `bash echo` each; overhead = answer end -> next request (ms)")
+    print(f"{'run':<5} {'turn 50':>9} {'turn ' + str(turns):>10} {'diff':>8} {'tape KB':>9}")
     for n in range(runs):
-        gaps, _ = one_run(work, f"e{n}", window)
-        copy = os.path.join(work, f"late{n}.jsonl")
-        shutil.copyfile(saved, copy)
-        late_gaps, tape = one_run(work, f"l{n}", window, session=copy, start=turns - window)
+        if is_paired:
+            gaps, late_gaps, tape = paired(work, n)
+        else:
+            gaps, tape = one_run(work, n)
+            late_gaps = gaps
         e = statistics.median(gaps[40:60])
         l = statistics.median(late_gaps[-20:])
         early.append(e)
@@ -132,25 +147,5 @@ def paired():
     subprocess.run(["rm", "-rf", work])
 
 
-def main():
-    work = tempfile.mkdtemp(prefix="rab-turns-bench-")
-    early, late, diffs = [], [], []
-    print(f"{turns} turns, one `bash echo` each; overhead = answer end -> next request (ms)")
-    print(f"{'run':<5} {'turn 50':>9} {'turn ' + str(turns):>10} {'diff':>8} {'tape KB':>9}")
-    for n in range(runs):
-        gaps, tape = one_run(work, n)
-        e = statistics.median(gaps[40:60])
-        l = statistics.median(gaps[-20:])
-        early.append(e)
-        late.append(l)
-        diffs.append(l - e)
-        print(f"{n + 1:<5} {e:>9.3f} {l:>10.3f} {l - e:>+8.3f} {tape / 1024:>9.0f}")
-    print(f"{'median':<5} {statistics.median(early):>9.3f} {statistics.median(late):>10.3f} "
-          f"{statistics.median(diffs):>+8.3f}")
-    subprocess.run(["rm", "-rf", work])
-
-
-if os.environ.get("RAB_BENCH_PAIRED"):
-    paired()
-else:
-    main()
+is_paired = bool(os.environ.get("RAB_BENCH_PAIRED"))
+main()

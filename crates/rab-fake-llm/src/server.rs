@@ -497,18 +497,7 @@ mod tests {
         let log = dir.join("timings.log");
         server.log_timings(std::fs::File::create(&log).unwrap());
         let body = r#"{"model":"claude-x","max_tokens":64,"stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
-        let addr = server.url().trim_start_matches("http://").to_owned();
-        let mut conn = std::net::TcpStream::connect(&addr).unwrap();
-        write!(
-            conn,
-            "POST /v1/messages HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\n\
-             x-api-key: k\r\nanthropic-version: 2023-06-01\r\nconnection: close\r\n\
-             content-length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut answer = String::new();
-        conn.read_to_string(&mut answer).unwrap();
+        let answer = post(&server, body);
         assert!(answer.contains("message_stop"), "{answer}");
         let text = std::fs::read_to_string(&log).unwrap();
         let events: Vec<(String, u64, u128)> = text

@@ -81,6 +81,16 @@ fn both(model: &Model, ctx: &Context, opts: &StreamOptions) -> (Value, Option<St
     (body, with.prefix_hash)
 }
 
+/// A conversation that remembers its requests in `memo`.
+fn start(memo: &RequestMemo) -> Context {
+    Context {
+        system_prompt: "Be brief.".into(),
+        messages: vec![Message::user("start")],
+        tools: vec![spec("bash")],
+        memo: Some(memo.clone()),
+    }
+}
+
 fn kept(memo: &RequestMemo) -> usize {
     memo.lock().as_ref().map_or(0, |m| m.kept.len())
 }
@@ -93,12 +103,7 @@ fn kept(memo: &RequestMemo) -> usize {
 fn a_memo_writes_the_request_the_whole_history_would() {
     let model = model();
     let memo = RequestMemo::new();
-    let mut ctx = Context {
-        system_prompt: "Be brief.".into(),
-        messages: vec![Message::user("start")],
-        tools: vec![spec("bash")],
-        memo: Some(memo.clone()),
-    };
+    let mut ctx = start(&memo);
     let mut opts = StreamOptions { thinking: ThinkingLevel::High, ..Default::default() };
     for turn in 0..12 {
         let (body, hash) = both(&model, &ctx, &opts);
@@ -149,12 +154,7 @@ fn a_memo_writes_the_request_the_whole_history_would() {
 fn a_memo_gives_way_to_changes_outside_the_messages() {
     let model = model();
     let memo = RequestMemo::new();
-    let mut ctx = Context {
-        system_prompt: "Be brief.".into(),
-        messages: vec![Message::user("start")],
-        tools: vec![spec("bash")],
-        memo: Some(memo.clone()),
-    };
+    let mut ctx = start(&memo);
     let opts = StreamOptions { thinking: ThinkingLevel::High, ..Default::default() };
     let mut hash = None;
     for turn in 0..6 {
