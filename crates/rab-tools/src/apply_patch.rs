@@ -253,8 +253,17 @@ fn plan(ws: &Workspace, input: &str) -> Result<Vec<Change>, ToolError> {
                         Some(h) => locate_header(&text, from + 1, h).unwrap_or(usize::MAX),
                         None => usize::MAX,
                     };
-                    let replaced = replace_chunk(&text, (from, to), chunk, Hints::for_path(&path))
+                    let hints = Hints::for_path(&path);
+                    let mut replaced = replace_chunk(&text, (from, to), chunk, hints)
                         .map_err(|miss| failed(miss_text(&miss, &shown, n + 1, chunks.len())))?;
+                    if hints.prose && chunk.new.iter().any(|l| l.contains('|')) {
+                        let (padded, changed) = crate::edit_table::repad_text(&text, replaced.text);
+                        replaced.text = padded;
+                        if changed {
+                            let note = "padded the table rows to the table's columns".to_owned();
+                            replaced.notes.push(note);
+                        }
+                    }
                     text = replaced.text;
                     cursor = replaced.next_line;
                     let file_notes = notes.entry(path.clone()).or_default();
@@ -454,6 +463,10 @@ fn miss_text(miss: &Miss, shown: &str, n: usize, count: usize) -> String {
              are ignored, and rab cannot tell which of the file's characters to keep: {why}. \
              The file has:\n{}\nCopy the ' ' and '-' lines exactly from these lines",
             region.first_line, region.last_line, region.numbered
+        ),
+        Miss::Partial { numbered, .. } => format!(
+            "{which}: its lines occur in {shown} only inside longer words or numbers:\n\
+             {numbered}\nCopy those lines exactly from the file"
         ),
     }
 }

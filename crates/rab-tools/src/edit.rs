@@ -1,5 +1,7 @@
-//! The `edit` tool: one or more replacements in a file, applied in order to the content
-//! in memory and written once, atomically, so either every edit lands or none does.
+//! The `edit` tool: one or more replacements in a file, each located in the content as
+//! the model read it and applied together in memory (in order, each on the result of the
+//! one before, only when that fails), then written once, atomically, so either every
+//! edit lands or none does.
 //! Matching (exact, then tolerant, then the closest candidate for the error) lives in
 //! `edit_match.rs`. A CRLF file is edited as LF and written back as CRLF, a BOM is
 //! kept, and a missing final newline stays missing.
@@ -16,7 +18,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::json;
 
 use crate::Workspace;
-use crate::edit_match::{self, MatchKind, Miss};
+use crate::edit_match::{self, MatchKind, Miss, Splice};
 use crate::handle::FileHandle;
 use crate::read::missing_file_message;
 use crate::text_diff;
@@ -41,7 +43,7 @@ pub struct Args {
     /// The file to change.
     #[schemars(description = "")]
     pub path: String,
-    /// The replacements, applied in order.
+    /// The replacements, each matched in the file as read.
     #[serde(deserialize_with = "array_or_json_string")]
     #[schemars(description = "")]
     pub edits: Vec<Replacement>,
@@ -91,7 +93,7 @@ impl Tool for Edit {
 
     fn description(&self) -> String {
         "Replace text in a file: each old_text must match exactly once (add nearby lines to \
-         make it unique) unless replace_all. Edits apply in order, all or none."
+         make it unique) unless replace_all. Edits match the file as read; all or none."
             .to_owned()
     }
 
@@ -194,7 +196,12 @@ fn handle_for(ws: &Workspace, path: &Path) -> Result<FileHandle, ToolError> {
         .map_err(|e| ToolError::Model(format!("cannot open {}: {e}", ws.display(path))))
 }
 
-/// The edits applied to `content`, the text of `path`.
+/// The edits applied to `content`, the text of `path`. Each edit is located in the
+/// file as the model read it, all are checked, and then they are applied together: an
+/// edit the model sent twice lands once, two edits that change the same text are
+/// refused, and an edit whose text became ambiguous only through another edit still
+/// lands. Only when that fails are the edits applied in turn, each to the result of the
+/// one before (a later edit may quote what an earlier one wrote).
 fn apply_to(
     content: &str,
     path: &Path,
@@ -202,10 +209,38 @@ fn apply_to(
     edits: &[Replacement],
 ) -> Result<Applied, ToolError> {
     let (encoding, original) = Encoding::decode(content);
-    let mut text = original.clone();
-    let mut notes = Vec::new();
     let hints = edit_match::Hints::for_path(path);
-    for (i, e) in edits.iter().enumerate() {
+    let prepared: Vec<Prepared> = edits.iter().map(|e| Prepared::new(e, encoding)).collect();
+    let (text, notes) = match as_read(&original, &prepared, hints, &shown) {
+        Ok(done) => done,
+        // Two edits that change the same text disagree on what the file becomes; and
+        // the first edit sees the same text in turn as as read, so it would fail alike.
+        Err(first) if first.overlap || first.at == 0 => {
+            return Err(ToolError::Model(first.message));
+        }
+        Err(first) => match in_turn(&original, &prepared, hints, &shown) {
+            Ok(done) => done,
+            // The failure of the pass that got further says more.
+            Err(second) if second.at > first.at => return Err(ToolError::Model(second.message)),
+            Err(_) => return Err(ToolError::Model(first.message)),
+        },
+    };
+    if text == original {
+        return Err(ToolError::Model(format!("the edits leave {shown} unchanged")));
+    }
+    let diff = text_diff::unified(&original, &text, &shown, 3);
+    Ok(Applied { shown, diff, on_disk: encoding.encode(&text), notes })
+}
+
+/// An edit's texts as matched: LF endings, the file's BOM not doubled.
+struct Prepared {
+    old: String,
+    new: String,
+    replace_all: bool,
+}
+
+impl Prepared {
+    fn new(e: &Replacement, encoding: Encoding) -> Self {
         let mut old = e.old_text.replace("\r\n", "\n");
         let mut new = e.new_text.replace("\r\n", "\n");
         // The file's BOM is its own, not text: a model that copied it is not doubled.
@@ -215,19 +250,127 @@ fn apply_to(
         } else if encoding.has_bom() {
             new = new.trim_start_matches('\u{feff}').to_owned();
         }
-        let replace_all = e.replace_all.unwrap_or(false);
-        let applied = edit_match::apply_with(&text, &old, &new, replace_all, hints)
-            .map_err(|miss| ToolError::Model(miss_message(&miss, &shown, i, edits.len())))?;
-        if applied.kind == MatchKind::Tolerant || !applied.notes.is_empty() {
-            notes.push((i + 1, applied.notes));
+        Self { old, new, replace_all: e.replace_all.unwrap_or(false) }
+    }
+
+    fn apply(&self, text: &str, hints: edit_match::Hints) -> Result<edit_match::Applied, Miss> {
+        edit_match::apply_with(text, &self.old, &self.new, self.replace_all, hints)
+    }
+
+    /// Whether `other` is the same edit.
+    fn same(&self, other: &Self) -> bool {
+        self.old == other.old && self.new == other.new && self.replace_all == other.replace_all
+    }
+}
+
+/// Why a pass failed: the edit it failed at and the message.
+struct Failed {
+    at: usize,
+    message: String,
+    /// Two edits change the same text.
+    overlap: bool,
+}
+
+/// Notes per edit that needed them: its number and what was tolerated.
+type Notes = Vec<(usize, Vec<String>)>;
+
+fn note_for(notes: &mut Notes, i: usize, applied: &edit_match::Applied) {
+    if applied.kind == MatchKind::Tolerant || !applied.notes.is_empty() {
+        notes.push((i + 1, applied.notes.clone()));
+    }
+}
+
+/// Every edit located in `original`, checked against the others, and applied together.
+fn as_read(
+    original: &str,
+    edits: &[Prepared],
+    hints: edit_match::Hints,
+    shown: &str,
+) -> Result<(String, Notes), Failed> {
+    let count = edits.len();
+    let mut notes = Notes::new();
+    let mut all: Vec<(usize, Splice)> = Vec::new();
+    for (i, e) in edits.iter().enumerate() {
+        let applied = e.apply(original, hints).map_err(|miss| Failed {
+            at: i,
+            message: miss_message(&miss, shown, i, count, false),
+            overlap: false,
+        })?;
+        note_for(&mut notes, i, &applied);
+        all.extend(applied.splices.into_iter().map(|s| (i, s)));
+    }
+    all.sort_by_key(|(i, s)| (s.range.start, s.range.end, *i));
+    let mut kept: Vec<(usize, Splice)> = Vec::with_capacity(all.len());
+    let mut repeated: Vec<(usize, usize)> = Vec::new();
+    for (i, s) in all {
+        match kept.last() {
+            Some((j, prev)) if *prev == s => {
+                if !repeated.iter().any(|r| r.0 == i) {
+                    repeated.push((i, *j));
+                }
+            }
+            Some((j, prev)) if s.range.start < prev.range.end => {
+                let lines = |r: &std::ops::Range<usize>| {
+                    let first = original[..r.start].matches('\n').count() + 1;
+                    let last = first
+                        + original[r.start..r.end].trim_end_matches('\n').matches('\n').count();
+                    if first == last {
+                        format!("line {first}")
+                    } else {
+                        format!("lines {first}-{last}")
+                    }
+                };
+                let (a, b) = ((*j).min(i), (*j).max(i));
+                return Err(Failed {
+                    at: b,
+                    message: format!(
+                        "edits {} and {} overlap in {shown} ({} and {} of the file as you read \
+                         it): each edit must change its own text. Combine them into one edit. No \
+                         edits were applied.",
+                        a + 1,
+                        b + 1,
+                        lines(&prev.range),
+                        lines(&s.range)
+                    ),
+                    overlap: true,
+                });
+            }
+            _ => kept.push((i, s)),
         }
-        text = applied.text;
     }
-    if text == original {
-        return Err(ToolError::Model(format!("the edits leave {shown} unchanged")));
+    for (i, j) in repeated {
+        notes.push((i + 1, vec![format!("the same change as edit {}: applied once", j + 1)]));
     }
-    let diff = text_diff::unified(&original, &text, &shown, 3);
-    Ok(Applied { shown, diff, on_disk: encoding.encode(&text), notes })
+    notes.sort_by_key(|(i, _)| *i);
+    let splices: Vec<Splice> = kept.into_iter().map(|(_, s)| s).collect();
+    Ok((edit_match::splice(original, &splices), notes))
+}
+
+/// The edits applied in turn, each to the result of the one before; an edit that
+/// repeats an earlier one is not applied again.
+fn in_turn(
+    original: &str,
+    edits: &[Prepared],
+    hints: edit_match::Hints,
+    shown: &str,
+) -> Result<(String, Notes), Failed> {
+    let count = edits.len();
+    let mut text = original.to_owned();
+    let mut notes = Notes::new();
+    for (i, e) in edits.iter().enumerate() {
+        if let Some(j) = edits[..i].iter().position(|earlier| earlier.same(e)) {
+            notes.push((i + 1, vec![format!("the same change as edit {}: applied once", j + 1)]));
+            continue;
+        }
+        let applied = e.apply(&text, hints).map_err(|miss| Failed {
+            at: i,
+            message: miss_message(&miss, shown, i, count, i > 0),
+            overlap: false,
+        })?;
+        note_for(&mut notes, i, &applied);
+        text = edit_match::splice(&text, &applied.splices);
+    }
+    Ok((text, notes))
 }
 
 /// The text `edit` would write after applying `edits` to `content`, the text of the
@@ -370,9 +513,17 @@ fn label(i: usize, count: usize) -> String {
     if count > 1 { format!("edit {} of {count}: ", i + 1) } else { String::new() }
 }
 
-pub(crate) fn miss_message(miss: &Miss, shown: &str, i: usize, count: usize) -> String {
+/// The message for edit `i` of `count` that missed; `after`: it was matched against the
+/// result of the edits before it.
+pub(crate) fn miss_message(
+    miss: &Miss,
+    shown: &str,
+    i: usize,
+    count: usize,
+    after: bool,
+) -> String {
     let label = label(i, count);
-    let after = if i > 0 { " (line numbers are after the earlier edits)" } else { "" };
+    let after = if after { " (line numbers are after the earlier edits)" } else { "" };
     let none = if count > 1 { " No edits were applied." } else { "" };
     match miss {
         Miss::Ambiguous { lines } => {
@@ -412,6 +563,17 @@ pub(crate) fn miss_message(miss: &Miss, shown: &str, i: usize, count: usize) -> 
             "{label}old_text not found in {shown}, and nothing similar is there; read the file \
              to see its current content.{none}"
         ),
+        Miss::Partial { lines, numbered } => {
+            let which = if lines.len() == 1 { "line" } else { "lines" };
+            let list: Vec<String> = lines.iter().take(10).map(usize::to_string).collect();
+            format!(
+                "{label}old_text occurs in {shown} only inside longer words or numbers ({which} \
+                 {}){after}, so it is not the text you meant (a stale or clipped copy?). The \
+                 file has:\n{numbered}\nCopy old_text exactly from these lines, whole words \
+                 and numbers included.{none}",
+                list.join(", ")
+            )
+        }
     }
 }
 

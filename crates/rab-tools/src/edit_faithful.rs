@@ -225,8 +225,11 @@ impl Emit<'_, '_> {
                             // A changed spelling kept where its neighbours changed is
                             // spelled for where it is now (a no-break space before `!`
                             // that now stands between two words).
+                            // (Not a run of alignment spaces: that stays as wide as it
+                            // is, whatever now stands beside it.)
                             let moved = g.file.is_some_and(|f| Some(f) != g.model)
-                                && ctx().around != g.around;
+                                && ctx().around != g.around
+                                && !g.file_raw.chars().all(|c| c == ' ' || c == '\t');
                             if moved {
                                 *seen.entry((line, group)).or_default() += 1;
                                 let text = self.style.convert(t, &ctx(), diffs)?;

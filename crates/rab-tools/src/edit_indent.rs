@@ -140,7 +140,12 @@ impl IndentMap {
         let cols = columns(indent);
         let pick = |seen: &[(usize, String)]| -> Result<String, String> {
             let depth = columns(&seen[0].1);
-            if seen.iter().any(|(_, f)| columns(f) != depth) {
+            // A file that mixes tabs and spaces (a Makefile's continuation lines beside
+            // its recipes, an old C file) gives one level of the model's several
+            // spellings, which count differently; that is not a disagreement on depth.
+            let mixed = seen.iter().any(|(_, f)| f.contains('\t'))
+                && seen.iter().any(|(_, f)| !f.contains('\t'));
+            if !mixed && seen.iter().any(|(_, f)| columns(f) != depth) {
                 return Err(format!(
                     "lines you indented alike ({cols} columns) are at different depths in the file"
                 ));

@@ -1,4 +1,4 @@
-//! How `edit` finds the text to replace, in three steps:
+//! How `edit` finds the text to replace, in five steps:
 //!
 //! 1. **Exact**: `old_text` as a substring; it must occur once (or `replace_all`).
 //! 2. **Tolerant**, on a miss: line by line, comparing lines with indentation, trailing
@@ -9,8 +9,14 @@
 //! 3. **Forms**, on a miss: `old_text` as the model may have garbled it — line numbers
 //!    pasted from `read`, a final newline on both texts, over- or under-escaped — tried
 //!    in turn (`edit_forms`); one that matches is used, with a note saying so.
-//! 4. **Closest**, on a last miss: the window of lines most similar to `old_text`, so
+//! 4. **Views**, on a miss: the file with one encoding undone (entities, escapes, emoji
+//!    joiners, alignment runs, table-cell padding; `edit_views`), matched as in 1–2 and
+//!    written back in the file's encoding.
+//! 5. **Closest**, on a last miss: the window of lines most similar to `old_text`, so
 //!    the error can show the model what the file really says there.
+//!
+//! An exact occurrence only inside longer words or numbers is refused with its lines,
+//! and a Markdown table row the edit writes is padded to its table (`edit_table`).
 //!
 //! Content here is LF-only; `edit` converts CRLF files before and after.
 
@@ -22,6 +28,7 @@ use crate::edit_faithful::{Differences, rewrite};
 use crate::edit_indent::detect_style;
 use crate::edit_tokens::has_invisible;
 pub(crate) use crate::edit_tokens::normalize;
+use crate::edit_views::{Decoder, View, reencode};
 
 /// How an edit matched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,11 +39,34 @@ pub(crate) enum MatchKind {
     Tolerant,
 }
 
+/// One replaced range of the content and what goes there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Splice {
+    /// Bytes of the content replaced.
+    pub range: std::ops::Range<usize>,
+    /// Their replacement.
+    pub text: String,
+}
+
+/// `content` with `splices` (sorted, not overlapping) applied.
+pub(crate) fn splice(content: &str, splices: &[Splice]) -> String {
+    let grown: usize = splices.iter().map(|s| s.text.len()).sum();
+    let mut out = String::with_capacity(content.len() + grown);
+    let mut copied = 0;
+    for s in splices {
+        out.push_str(&content[copied..s.range.start]);
+        out.push_str(&s.text);
+        copied = s.range.end;
+    }
+    out.push_str(&content[copied..]);
+    out
+}
+
 /// A successfully applied edit.
 #[derive(Debug, PartialEq)]
 pub(crate) struct Applied {
-    /// The whole new content.
-    pub text: String,
+    /// The ranges of the content replaced, in order, and their new text.
+    pub splices: Vec<Splice>,
     /// Places replaced.
     pub count: usize,
     /// How the match was found.
@@ -56,6 +86,9 @@ pub(crate) enum Miss {
     /// `old_text` matched tolerantly, but which of the file's bytes to keep is unclear:
     /// the region as it is, and why.
     Unclear { region: Candidate, why: String },
+    /// `old_text` occurs only inside longer words or numbers (`TIMEOUT = 3` in
+    /// `TIMEOUT = 30`): the lines where it does, as they are.
+    Partial { lines: Vec<usize>, numbered: String },
 }
 
 /// The region of the file most like `old_text`.
@@ -146,14 +179,21 @@ pub(crate) fn apply_with(
         if added_newline {
             applied.notes.insert(0, "kept the newline old_text ends with".to_owned());
         }
+        if hints.prose
+            && let [only] = applied.splices.as_mut_slice()
+            && crate::edit_table::repad(content, only)
+        {
+            applied.notes.push("padded the table rows to the table's columns".to_owned());
+        }
         applied
     };
-    let miss = match apply_as_given(content, old, new, replace_all, hints, false) {
+    let miss = match apply_as_given(content, old, new, replace_all, hints, false, true) {
         Err(miss @ Miss::NotFound { .. }) => miss,
         other => return other.map(note),
     };
     for form in crate::edit_forms::forms(old, new, hints.python) {
-        match apply_as_given(content, &form.old, &form.new, replace_all, hints, form.whole_lines) {
+        let (o, n) = (&form.old, &form.new);
+        match apply_as_given(content, o, n, replace_all, hints, form.whole_lines, false) {
             Ok(mut applied) => {
                 applied.notes.insert(0, form.note);
                 return Ok(note(applied));
@@ -162,7 +202,65 @@ pub(crate) fn apply_with(
             Err(other) => return Err(other),
         }
     }
+    for decoder in Decoder::ALL {
+        if !decoder.worth_trying(content, old) {
+            continue;
+        }
+        if let Some(result) = through_view(decoder, content, old, new, replace_all, hints) {
+            return result.map(note);
+        }
+    }
     Err(miss)
+}
+
+/// The edit matched in `content` seen through `decoder` (`edit_views`), written back
+/// in the file's encoding; `None` when it matches nothing there either.
+fn through_view(
+    decoder: Decoder,
+    content: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+    hints: Hints,
+) -> Option<Result<Applied, Miss>> {
+    // A view keeps its offsets in 32 bits.
+    if content.len() >= u32::MAX as usize || old.len() + new.len() >= u32::MAX as usize {
+        return None;
+    }
+    let old_v = View::of(decoder, old);
+    if old_v.text.trim().is_empty() {
+        return None;
+    }
+    // No view changes a word: one the file lacks means no match, without a view of a
+    // big file (the longest words first, they are the rarest).
+    let mut words: Vec<&str> = old_v
+        .text
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.len() >= 3)
+        .collect();
+    words.sort_unstable_by_key(|w| std::cmp::Reverse(w.len()));
+    words.dedup();
+    if words.iter().take(8).any(|w| !content.contains(w)) {
+        return None;
+    }
+    let view = View::of(decoder, content);
+    if view.text.len() == content.len() && old_v.text == old && view.text == content {
+        return None;
+    }
+    let new_v = View::of(decoder, new);
+    match apply_as_given(&view.text, &old_v.text, &new_v.text, replace_all, hints, false, false) {
+        Err(Miss::NotFound { .. }) => None,
+        Err(other) => Some(Err(other)),
+        Ok(mut applied) => {
+            for s in &mut applied.splices {
+                let raw_new = (s.text == new_v.text).then_some(&new_v);
+                s.text = reencode(decoder, content, &view, s.range.clone(), &s.text, raw_new, new);
+                s.range = view.source(s.range.start)..view.source(s.range.end);
+            }
+            applied.notes.insert(0, decoder.note().to_owned());
+            Some(Ok(applied))
+        }
+    }
 }
 
 /// How an exact occurrence sits in its line.
@@ -201,7 +299,8 @@ fn fit(content: &str, at: usize, old: &str, whole_lines: bool) -> Fit {
 }
 
 /// Exact, then tolerant. An occurrence inside the line's indentation does not count; one
-/// inside an identifier counts only when nothing else matches, tolerantly included.
+/// only inside longer words or numbers is refused. `closest`: a miss looks for the
+/// closest region.
 fn apply_as_given(
     content: &str,
     old: &str,
@@ -209,6 +308,7 @@ fn apply_as_given(
     replace_all: bool,
     hints: Hints,
     whole_lines: bool,
+    closest: bool,
 ) -> Result<Applied, Miss> {
     let starts = exact_starts(content, old);
     let fits: Vec<(usize, Fit)> =
@@ -220,10 +320,16 @@ fn apply_as_given(
     let chosen = if !clean.is_empty() {
         clean
     } else {
-        let tolerant = apply_tolerant(content, old, new, replace_all, hints);
+        let tolerant = apply_tolerant(content, old, new, replace_all, hints, closest);
         match (tolerant, in_word.is_empty()) {
             (t, true) => return t,
-            (Err(Miss::NotFound { .. }), false) => in_word,
+            // Only inside longer words or numbers: a stale or clipped copy, not the text
+            // the model meant. Writing there would damage the token.
+            (Err(Miss::NotFound { .. }), false) if in_word.len() > 1 && !replace_all => {
+                let lines = in_word.iter().map(|&s| line_of(content, s)).collect();
+                return Err(Miss::Ambiguous { lines });
+            }
+            (Err(Miss::NotFound { .. }), false) => return Err(partial(content, &in_word)),
             (Ok(_) | Err(Miss::Ambiguous { .. }), false) => {
                 let mut lines: Vec<usize> = in_word.iter().map(|&s| line_of(content, s)).collect();
                 lines.extend(tolerant_starts(content, old).iter().map(|s| s + 1));
@@ -238,20 +344,84 @@ fn apply_as_given(
         let lines = chosen.iter().map(|&s| line_of(content, s)).collect();
         return Err(Miss::Ambiguous { lines });
     }
-    let mut text = String::with_capacity(content.len() + new.len());
+    // One line sent without its indentation and replaced by several: the added lines
+    // belong at the line's indentation, not at column 0. The tolerant pass re-indents
+    // whole lines in the file's style; a match that ends inside the line gives the
+    // added lines its indentation as it is. (The later lines of a longer old_text
+    // matched with their real indentation, so new_text's are as typed; and new lines
+    // that all start with the line's indentation are taken as already indented.)
+    let first_indent = chosen.first().map_or("", |&s| indent_before(content, s));
+    let unindented = new.contains('\n')
+        && !old.trim_end_matches('\n').contains('\n')
+        && !old.starts_with([' ', '\t'])
+        && !first_indent.is_empty()
+        && new.split('\n').skip(1).any(|l| !l.is_empty() && !l.starts_with(first_indent));
+    if unindented {
+        let whole = chosen.iter().all(|&s| {
+            let end = s + old.len();
+            old.ends_with('\n') || end == content.len() || content[end..].starts_with('\n')
+        });
+        if whole
+            && let Ok(mut applied) = apply_tolerant(content, old, new, replace_all, hints, false)
+        {
+            applied.kind = MatchKind::Exact;
+            applied.notes.push("indented your new lines as the line you sent".to_owned());
+            return Ok(applied);
+        }
+    }
+    let mut splices = Vec::with_capacity(chosen.len());
     let mut copied = 0;
-    let mut count = 0;
+    let mut notes = Vec::new();
     for s in chosen {
         if s < copied {
             continue; // overlaps the previous replacement
         }
-        text.push_str(&content[copied..s]);
-        text.push_str(new);
+        let indent = indent_before(content, s);
+        let text = if unindented && !indent.is_empty() {
+            if notes.is_empty() {
+                notes.push("indented your new lines as the line you sent".to_owned());
+            }
+            indent_following(new, indent)
+        } else {
+            new.to_owned()
+        };
+        splices.push(Splice { range: s..s + old.len(), text });
         copied = s + old.len();
-        count += 1;
     }
-    text.push_str(&content[copied..]);
-    Ok(Applied { text, count, kind: MatchKind::Exact, notes: Vec::new() })
+    let count = splices.len();
+    Ok(Applied { splices, count, kind: MatchKind::Exact, notes })
+}
+
+/// The line's text before byte `at`, when it is all whitespace (else empty).
+fn indent_before(content: &str, at: usize) -> &str {
+    let start = content[..at].rfind('\n').map_or(0, |i| i + 1);
+    let before = &content[start..at];
+    if before.chars().all(|c| c == ' ' || c == '\t') { before } else { "" }
+}
+
+/// `text` with `indent` before every line after the first that has content.
+fn indent_following(text: &str, indent: &str) -> String {
+    let mut out = String::with_capacity(text.len() + indent.len() * 4);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+            if !line.is_empty() {
+                out.push_str(indent);
+            }
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// The refusal for `old_text` found only inside longer tokens at `starts`.
+fn partial(content: &str, starts: &[usize]) -> Miss {
+    let mut lines: Vec<usize> = starts.iter().map(|&s| line_of(content, s)).collect();
+    lines.dedup();
+    let raw: Vec<&str> = content.split('\n').collect();
+    let numbered =
+        lines.iter().take(5).map(|&l| numbered(&raw, l - 1, 1)).collect::<Vec<_>>().join("\n");
+    Miss::Partial { lines, numbered }
 }
 
 /// The first lines (0-based) of the runs `old` matches tolerantly, overlapping ones too.
@@ -320,6 +490,7 @@ fn apply_tolerant(
     new: &str,
     replace_all: bool,
     hints: Hints,
+    closest: bool,
 ) -> Result<Applied, Miss> {
     let spans = spans(content);
     let raw: Vec<&str> = spans.iter().map(|s| &content[s.start..s.end]).collect();
@@ -331,6 +502,11 @@ fn apply_tolerant(
     }
     let regions = find_regions(&raw, &norm_old, 0);
     if regions.is_empty() {
+        // Only the match as given shows the closest region: a form or a view that also
+        // misses would search the whole file again for the same answer.
+        if !closest {
+            return Err(Miss::NotFound { closest: None });
+        }
         let norm_file: Vec<String> = raw.iter().map(|l| normalize(l)).collect();
         return Err(Miss::NotFound { closest: closest_in(&raw, &norm_file, &norm_old) });
     }
@@ -346,8 +522,7 @@ fn apply_tolerant(
     }
     let file_style = detect_style(raw.iter().copied());
     let m = norm_old.len();
-    let mut text = String::with_capacity(content.len());
-    let mut copied = 0;
+    let mut splices = Vec::with_capacity(regions.len());
     let mut seen = Differences::default();
     for &s in &regions {
         let (first, last) = (spans[s], spans[s + m - 1]);
@@ -390,13 +565,10 @@ fn apply_tolerant(
             }
         }
         merge(&mut seen, diffs);
-        text.push_str(&content[copied..range.start]);
-        text.push_str(&replacement);
-        copied = range.end;
+        splices.push(Splice { range, text: replacement });
     }
-    text.push_str(&content[copied..]);
     Ok(Applied {
-        text,
+        splices,
         count: regions.len(),
         kind: MatchKind::Tolerant,
         notes: describe_differences(&seen),

@@ -211,3 +211,60 @@ async fn edits_sent_as_a_json_string_are_accepted() {
     let msg = edit_err(dir.path(), json!({"path": "a.txt", "edits": [{"old_text": "bye"}]})).await;
     assert_eq!(msg, "invalid arguments for edit: missing field `new_text`");
 }
+
+#[tokio::test]
+async fn edits_are_located_in_the_file_as_read() {
+    let dir = tempfile::tempdir().unwrap();
+    // The same edit twice lands once, and says so.
+    let path = file(dir.path(), "Cargo.toml", "[dependencies]\nserde = \"1\"\n");
+    let add =
+        json!({"old_text": "[dependencies]\n", "new_text": "[dependencies]\ntokio = \"1\"\n"});
+    let out = edit(dir.path(), json!({"path": "Cargo.toml", "edits": [add, add]})).await.unwrap();
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        "[dependencies]\ntokio = \"1\"\nserde = \"1\"\n"
+    );
+    let rab_ai::Content::Text { text } = &out.content[0] else { panic!() };
+    assert!(text.contains("edit 2: the same change as edit 1: applied once"), "{text}");
+    // Two edits that swap values: each finds the text the model read.
+    let path = file(dir.path(), "v.py", "a = \"x\"\nb = \"y\"\n");
+    let swap = json!({"path": "v.py", "edits": [
+        {"old_text": "\"x\"", "new_text": "\"y\""},
+        {"old_text": "\"y\"", "new_text": "\"x\""},
+    ]});
+    edit(dir.path(), swap).await.unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "a = \"y\"\nb = \"x\"\n");
+    // Two edits of the same line are refused, naming both and the lines.
+    let path = file(dir.path(), "x.py", "a = 1\nb = 2\nc = 3\n");
+    let overlap = json!({"path": "x.py", "edits": [
+        {"old_text": "a = 1\nb = 2", "new_text": "a = 10\nb = 2"},
+        {"old_text": "b = 2\nc = 3", "new_text": "b = 20\nc = 3"},
+    ]});
+    let err = edit_err(dir.path(), overlap).await;
+    assert!(err.starts_with("edits 1 and 2 overlap in x.py (lines 1-2 and lines 2-3"), "{err}");
+    assert!(err.contains("No edits were applied"), "{err}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), "a = 1\nb = 2\nc = 3\n");
+}
+
+#[tokio::test]
+async fn a_match_inside_a_longer_number_is_refused_with_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(dir.path(), "c.py", "RETRIES = 5\nTIMEOUT = 30\n");
+    let err = edit_err(dir.path(), one("c.py", "TIMEOUT = 3", "TIMEOUT = 5")).await;
+    assert!(err.contains("only inside longer words or numbers (line 2)"), "{err}");
+    assert!(err.contains("2\tTIMEOUT = 30"), "{err}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), "RETRIES = 5\nTIMEOUT = 30\n");
+}
+
+#[tokio::test]
+async fn html_entities_and_json_escapes_are_seen_through_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(dir.path(), "a.html", "<p>Tom &amp; Jerry</p>\n");
+    let out = edit(dir.path(), one("a.html", "Tom & Jerry", "Tom & Jerry & Spike")).await.unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "<p>Tom &amp; Jerry &amp; Spike</p>\n");
+    let rab_ai::Content::Text { text } = &out.content[0] else { panic!() };
+    assert!(text.contains("HTML entities"), "{text}");
+    let path = file(dir.path(), "r.json", "{\"re\": \"\\\\d+\"}\n");
+    edit(dir.path(), one("r.json", "\"re\": \"\\d+\"", "\"re\": \"\\d+\\s\"")).await.unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "{\"re\": \"\\\\d+\\\\s\"}\n");
+}

@@ -2,21 +2,40 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 
+/// An applied edit as the whole new text.
+#[derive(Debug, PartialEq)]
+struct Done {
+    text: String,
+    count: usize,
+    kind: MatchKind,
+    notes: Vec<String>,
+}
+
+/// `apply`, with the splices applied to `content`.
+fn done(content: &str, old: &str, new: &str, replace_all: bool) -> Result<Done, Miss> {
+    apply(content, old, new, replace_all).map(|a| Done {
+        text: splice(content, &a.splices),
+        count: a.count,
+        kind: a.kind,
+        notes: a.notes,
+    })
+}
+
 /// The edit applied, its notes left out.
-fn ok(content: &str, old: &str, new: &str) -> Applied {
-    quiet(apply(content, old, new, false).unwrap())
+fn ok(content: &str, old: &str, new: &str) -> Done {
+    quiet(done(content, old, new, false).unwrap())
 }
 
-fn quiet(applied: Applied) -> Applied {
-    Applied { notes: Vec::new(), ..applied }
+fn quiet(applied: Done) -> Done {
+    Done { notes: Vec::new(), ..applied }
 }
 
-fn exact(text: &str, count: usize) -> Applied {
-    Applied { text: text.to_owned(), count, kind: MatchKind::Exact, notes: Vec::new() }
+fn exact(text: &str, count: usize) -> Done {
+    Done { text: text.to_owned(), count, kind: MatchKind::Exact, notes: Vec::new() }
 }
 
-fn tolerant(text: &str, count: usize) -> Applied {
-    Applied { text: text.to_owned(), count, kind: MatchKind::Tolerant, notes: Vec::new() }
+fn tolerant(text: &str, count: usize) -> Done {
+    Done { text: text.to_owned(), count, kind: MatchKind::Tolerant, notes: Vec::new() }
 }
 
 #[test]
@@ -43,7 +62,7 @@ fn overlapping_occurrences_are_ambiguous() {
 
 #[test]
 fn replace_all_replaces_every_exact_occurrence() {
-    assert_eq!(quiet(apply("a.b a.b\na.b", "a.b", "c", true).unwrap()), exact("c c\nc", 3));
+    assert_eq!(quiet(done("a.b a.b\na.b", "a.b", "c", true).unwrap()), exact("c c\nc", 3));
 }
 
 #[test]
@@ -107,7 +126,7 @@ fn tolerant_ambiguity_is_reported_and_replace_all_takes_every_region() {
     let content = "if a {\n\tb()\n}\nif a {\n\tb()\n}\n";
     let old = "if a {\n    b()\n}";
     assert_eq!(apply(content, old, "x", false), Err(Miss::Ambiguous { lines: vec![1, 4] }));
-    assert_eq!(quiet(apply(content, old, "x", true).unwrap()), tolerant("x\nx\n", 2));
+    assert_eq!(quiet(done(content, old, "x", true).unwrap()), tolerant("x\nx\n", 2));
 }
 
 #[test]
@@ -126,7 +145,7 @@ fn tolerant_replacement_keeps_the_missing_final_newline() {
 #[test]
 fn pasted_read_line_numbers_are_ignored() {
     let content = "one\ntwo\nthree\n";
-    let applied = apply(content, "2\ttwo\n3\tthree", "2\tTWO\n3\tthree", false).unwrap();
+    let applied = done(content, "2\ttwo\n3\tthree", "2\tTWO\n3\tthree", false).unwrap();
     assert_eq!(applied.notes, ["removed the line numbers copied from read output"]);
     assert_eq!(quiet(applied), exact("one\nTWO\nthree\n", 1));
 }
@@ -213,4 +232,33 @@ fn crlf_regions_of_a_mixed_file_stay_crlf() {
     let content = "a\r\nb\r\nc\nd\n";
     assert_eq!(ok(content, "a\nb", "A\nB\nX"), tolerant("A\r\nB\r\nX\r\nc\nd\n", 1));
     assert_eq!(ok(content, "c", "C"), exact("a\r\nb\r\nC\nd\n", 1));
+}
+
+#[test]
+fn a_line_sent_without_its_indentation_gives_its_indentation_to_added_lines() {
+    let content = "def f():\n\tif a:\n\t\treturn 1\n";
+    // Relative to the line: the file's tabs, nested as typed.
+    assert_eq!(
+        ok(content, "return 1", "if b:\n    return 2\nreturn 1").text,
+        "def f():\n\tif a:\n\t\tif b:\n\t\t\treturn 2\n\t\treturn 1\n"
+    );
+    // New lines already at the line's indentation are written as typed.
+    assert_eq!(
+        ok(content, "return 1", "log()\n\t\treturn 1").text,
+        "def f():\n\tif a:\n\t\tlog()\n\t\treturn 1\n"
+    );
+    // Several lines whose later lines matched with their indentation: as typed.
+    let content = "    a = 1\n    b = 2\n";
+    assert_eq!(ok(content, "a = 1\n    b = 2", "a = 1\n    b = 3").text, "    a = 1\n    b = 3\n");
+}
+
+#[test]
+fn a_match_only_inside_longer_tokens_is_refused() {
+    let Err(Miss::Partial { lines, numbered }) = apply("X = 30\nY = 1\n", "X = 3", "X = 5", false)
+    else {
+        panic!("expected a partial-match refusal");
+    };
+    assert_eq!((lines, numbered.as_str()), (vec![1], "1\tX = 30"));
+    // Beside a whole-word match, the partial one does not count.
+    assert_eq!(ok("X = 30\nX = 3\n", "X = 3", "X = 5").text, "X = 30\nX = 5\n");
 }
