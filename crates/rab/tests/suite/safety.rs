@@ -678,7 +678,17 @@ fn issue_34_a_read_denied_file_is_never_read_by_edit_or_apply_patch_nor_through_
             json!({"path": ".env", "edits": [{"old_text": "DB_HOST=nope", "new_text": "X"}]}),
         )
         .and_tool_call("read", json!({"path": "notes-copy.txt"}))
-        .and_tool_call("grep", json!({"pattern": "DB_", "path": "."})),
+        .and_tool_call("grep", json!({"pattern": "DB_", "path": "."}))
+        // A match only inside a longer word, whose refusal quotes the lines it is in,
+        // and one through a view (escapes) that quotes nothing if it misses.
+        .and_tool_call(
+            "edit",
+            json!({"path": ".env", "edits": [{"old_text": "DB_PASSWORD=corr", "new_text": "X"}]}),
+        )
+        .and_tool_call(
+            "edit",
+            json!({"path": ".env", "edits": [{"old_text": "DB_HOST=db\\x", "new_text": "X"}]}),
+        ),
         Turn::text("ok"),
     ]);
     let out = run(&home, &llm, &dir, &["--permission-mode", "accept-edits", "go"]);
@@ -689,6 +699,8 @@ fn issue_34_a_read_denied_file_is_never_read_by_edit_or_apply_patch_nor_through_
     }
     assert!(results[0].1.contains("read deny rule"), "{results:?}");
     assert!(results[2].1.contains("another name"), "{results:?}");
+    assert!(results[4].1.contains("read deny rule"), "{results:?}");
+    assert!(results[5].1.contains("read deny rule"), "{results:?}");
     assert_eq!(std::fs::read_to_string(dir.join(".env")).unwrap(), secret, "nothing changed");
     // apply_patch, for models that edit with it.
     std::fs::write(
