@@ -54,9 +54,10 @@ pub(crate) fn splice(content: &str, splices: &[Splice]) -> String {
     let mut out = String::with_capacity(content.len() + grown);
     let mut copied = 0;
     for s in splices {
-        out.push_str(&content[copied..s.range.start]);
+        debug_assert!(s.range.start >= copied, "overlapping splices");
+        out.push_str(&content[copied..s.range.start.max(copied)]);
         out.push_str(&s.text);
-        copied = s.range.end;
+        copied = s.range.end.max(copied);
     }
     out.push_str(&content[copied..]);
     out
@@ -250,12 +251,38 @@ fn through_view(
     let new_v = View::of(decoder, new);
     match apply_as_given(&view.text, &old_v.text, &new_v.text, replace_all, hints, false, false) {
         Err(Miss::NotFound { .. }) => None,
+        // A view keeps every line where it is: the lines quoted are the file's own.
+        Err(Miss::Partial { lines, .. }) => {
+            let starts: Vec<usize> = lines.iter().map(|&l| line_start(content, l)).collect();
+            Some(Err(partial(content, &starts)))
+        }
+        Err(Miss::Unclear { mut region, why }) => {
+            let raw: Vec<&str> = content.split('\n').collect();
+            let m = region.last_line + 1 - region.first_line;
+            region.numbered = numbered(&raw, region.first_line - 1, m);
+            Some(Err(Miss::Unclear { region, why }))
+        }
         Err(other) => Some(Err(other)),
         Ok(mut applied) => {
             for s in &mut applied.splices {
                 let raw_new = (s.text == new_v.text).then_some(&new_v);
-                s.text = reencode(decoder, content, &view, s.range.clone(), &s.text, raw_new, new);
-                s.range = view.source(s.range.start)..view.source(s.range.end);
+                let range = view.source(s.range.start)..view.source(s.range.end);
+                match reencode(decoder, content, &view, s.range.clone(), &s.text, raw_new, new) {
+                    Ok(text) => s.text = text,
+                    Err(why) => {
+                        let raw: Vec<&str> = content.split('\n').collect();
+                        let (first, last) =
+                            (line_of(content, range.start), line_of(content, range.end));
+                        let region = Candidate {
+                            first_line: first,
+                            last_line: last,
+                            similarity: 1.0,
+                            numbered: numbered(&raw, first - 1, last + 1 - first),
+                        };
+                        return Some(Err(Miss::Unclear { region, why }));
+                    }
+                }
+                s.range = range;
             }
             applied.notes.insert(0, decoder.note().to_owned());
             Some(Ok(applied))
@@ -292,10 +319,20 @@ fn fit(content: &str, at: usize, old: &str, whole_lines: bool) -> Fit {
     {
         return Fit::InIndent;
     }
-    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let word =
+        |c: Option<char>| c.is_some_and(|c| (c.is_alphanumeric() || c == '_') && !spaceless(c));
     let starts_inside = word(before.chars().last()) && word(old.chars().next());
     let ends_inside = word(content[end..].chars().next()) && word(old.chars().last());
     if starts_inside || ends_inside { Fit::InWord } else { Fit::Clean }
+}
+
+/// Whether `c` belongs to a script written without spaces between words (Han, kana,
+/// Thai, Lao, Khmer, Myanmar): there a fragment of a run of letters is a word of its own.
+fn spaceless(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF | 0x1000..=0x109F | 0x1780..=0x17FF | 0x3040..=0x30FF
+        | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xFF66..=0xFF9F
+        | 0x20000..=0x3FFFF)
 }
 
 /// Exact, then tolerant. An occurrence inside the line's indentation does not count; one
@@ -351,18 +388,44 @@ fn apply_as_given(
     // matched with their real indentation, so new_text's are as typed; and new lines
     // that all start with the line's indentation are taken as already indented.)
     let first_indent = chosen.first().map_or("", |&s| indent_before(content, s));
-    let unindented = new.contains('\n')
+    let added: Vec<&str> = new.split('\n').skip(1).filter(|l| !l.trim().is_empty()).collect();
+    let candidate = !added.is_empty()
         && !old.trim_end_matches('\n').contains('\n')
         && !old.starts_with([' ', '\t'])
         && !first_indent.is_empty()
-        && new.split('\n').skip(1).any(|l| !l.is_empty() && !l.starts_with(first_indent));
+        && !added.iter().all(|l| l.starts_with(first_indent));
+    // Indented from column 0 only when an added line is at column 0; lines indented
+    // some but less than the line could be either (a dedented `else:`, or nesting
+    // typed from column 0), and guessing would break the block.
+    let unindented = candidate && added.iter().any(|l| !l.starts_with([' ', '\t']));
+    if candidate && !unindented {
+        let at = chosen[0];
+        let line = line_of(content, at);
+        let raw: Vec<&str> = content.split('\n').collect();
+        return Err(Miss::Unclear {
+            region: Candidate {
+                first_line: line,
+                last_line: line,
+                similarity: 1.0,
+                numbered: numbered(&raw, line - 1, 1),
+            },
+            why: format!(
+                "old_text starts after the line's indentation ({} columns), and the added \
+                 lines of new_text are indented neither from column 0 nor from the line",
+                crate::edit_tokens::columns(first_indent)
+            ),
+        });
+    }
     if unindented {
         let whole = chosen.iter().all(|&s| {
             let end = s + old.len();
             old.ends_with('\n') || end == content.len() || content[end..].starts_with('\n')
         });
+        // The tolerant pass takes whole lines only: with replace_all it must have found
+        // every occurrence, or each is indented here.
         if whole
             && let Ok(mut applied) = apply_tolerant(content, old, new, replace_all, hints, false)
+            && applied.count == chosen.len()
         {
             applied.kind = MatchKind::Exact;
             applied.notes.push("indented your new lines as the line you sent".to_owned());
@@ -452,6 +515,14 @@ fn exact_starts(content: &str, old: &str) -> Vec<usize> {
     starts
 }
 
+/// The byte where 1-based line `line` starts.
+fn line_start(content: &str, line: usize) -> usize {
+    if line <= 1 {
+        return 0;
+    }
+    content.match_indices('\n').nth(line - 2).map_or(content.len(), |(i, _)| i + 1)
+}
+
 fn line_of(content: &str, byte: usize) -> usize {
     content[..byte].matches('\n').count() + 1
 }
@@ -522,7 +593,7 @@ fn apply_tolerant(
     }
     let file_style = detect_style(raw.iter().copied());
     let m = norm_old.len();
-    let mut splices = Vec::with_capacity(regions.len());
+    let mut splices: Vec<Splice> = Vec::with_capacity(regions.len());
     let mut seen = Differences::default();
     for &s in &regions {
         let (first, last) = (spans[s], spans[s + m - 1]);
@@ -533,9 +604,11 @@ fn apply_tolerant(
             if last.next > last.end {
                 range.end = last.next;
             } else if s > 0 {
-                // The whole line ending before, `\r` included.
+                // The whole line ending before, `\r` included, unless the region before
+                // (replace_all) already took it.
                 let before = spans[s - 1].end;
                 range.start = if content[..before].ends_with('\r') { before - 1 } else { before };
+                range.start = range.start.max(splices.last().map_or(0, |p| p.range.end));
             }
         }
         // In a file with mixed endings, a region of CRLF lines stays CRLF.

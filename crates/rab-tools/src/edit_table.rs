@@ -52,9 +52,20 @@ fn is_rule(cell: &str) -> bool {
 /// stand in. Returns whether it changed anything.
 pub(crate) fn repad(content: &str, splice: &mut Splice) -> bool {
     let begin = content[..splice.range.start].rfind('\n').map_or(0, |i| i + 1);
-    let end =
-        content[splice.range.end..].find('\n').map_or(content.len(), |i| splice.range.end + i);
+    // A range that ends a line (its newline included) ends there; else at its line's end.
+    let ends_line = splice.range.end > splice.range.start
+        && content[..splice.range.end].ends_with('\n')
+        && splice.text.ends_with('\n');
+    let end = if ends_line {
+        splice.range.end - 1
+    } else {
+        content[splice.range.end..].find('\n').map_or(content.len(), |i| splice.range.end + i)
+    };
     if !splice.text.contains('|') && !content[begin..end].contains('|') {
+        return false;
+    }
+    // A new delimiter row: the model is laying the table out itself.
+    if splice.text.split('\n').any(|l| row(l).is_some_and(|r| r.cells.iter().all(|c| is_rule(c)))) {
         return false;
     }
     // The rows around the replaced lines (and the replaced lines themselves).
@@ -80,18 +91,28 @@ pub(crate) fn repad(content: &str, splice: &mut Splice) -> bool {
     {
         return false;
     }
-    // Right-aligned columns, from the delimiter row.
-    let right: Vec<bool> = table
+    // Each column's alignment, from the delimiter row.
+    let align: Vec<Align> = table
         .iter()
         .filter_map(|l| row(l))
         .find(|r| r.cells.iter().all(|c| is_rule(c)))
         .map(|r| {
-            r.cells.iter().map(|c| c.trim().ends_with(':') && !c.trim().starts_with(':')).collect()
+            r.cells
+                .iter()
+                .map(|c| match (c.trim().starts_with(':'), c.trim().ends_with(':')) {
+                    (true, true) => Align::Center,
+                    (false, true) => Align::Right,
+                    _ => Align::Left,
+                })
+                .collect()
         })
-        .unwrap_or_else(|| vec![false; cols.len()]);
+        .unwrap_or_else(|| vec![Align::Left; cols.len()]);
     let prefix = &content[begin..splice.range.start];
-    let suffix = &content[splice.range.end..end];
-    let whole = format!("{prefix}{}{suffix}", splice.text);
+    let (text, suffix) = match ends_line {
+        true => (&splice.text[..splice.text.len() - 1], ""),
+        false => (splice.text.as_str(), &content[splice.range.end..end]),
+    };
+    let whole = format!("{prefix}{text}{suffix}");
     let mut changed = false;
     let lines: Vec<String> = whole
         .split('\n')
@@ -101,7 +122,7 @@ pub(crate) fn repad(content: &str, splice: &mut Splice) -> bool {
                     && !wide(line)
                     && !r.cells.iter().all(|c| is_rule(c)) =>
             {
-                match padded(&r, &cols, &right) {
+                match padded(&r, &cols, &align) {
                     Some(p) if p != line => {
                         changed = true;
                         p
@@ -115,7 +136,10 @@ pub(crate) fn repad(content: &str, splice: &mut Splice) -> bool {
     if !changed {
         return false;
     }
-    let joined = lines.join("\n");
+    let mut joined = lines.join("\n");
+    if ends_line {
+        joined.push('\n');
+    }
     // Back to the splice's own range: the prefix and suffix are unchanged text of the
     // file's lines, so the splice grows to whole lines.
     splice.range = begin..end;
@@ -154,21 +178,30 @@ pub(crate) fn repad_text(before: &str, after: String) -> (String, bool) {
     }
 }
 
+/// How a column aligns its cells.
+#[derive(Clone, Copy)]
+enum Align {
+    Left,
+    Right,
+    Center,
+}
+
 /// `r` with each cell padded to `cols`, or `None` when a cell does not fit.
-fn padded(r: &Row<'_>, cols: &[usize], right: &[bool]) -> Option<String> {
+fn padded(r: &Row<'_>, cols: &[usize], align: &[Align]) -> Option<String> {
     let mut out = format!("{}|", r.lead);
-    for ((cell, &width), &right) in r.cells.iter().zip(cols).zip(right) {
+    for ((cell, &width), &align) in r.cells.iter().zip(cols).zip(align) {
         let text = cell.trim();
         let len = text.chars().count();
         if len + 2 > width {
             return None;
         }
-        let pad = " ".repeat(width - len - 2);
-        if right {
-            out.push_str(&format!(" {pad}{text} |"));
-        } else {
-            out.push_str(&format!(" {text}{pad} |"));
-        }
+        let free = width - len - 2;
+        let before = match align {
+            Align::Left => 0,
+            Align::Right => free,
+            Align::Center => free / 2,
+        };
+        out.push_str(&format!(" {}{text}{} |", " ".repeat(before), " ".repeat(free - before)));
     }
     out.push_str(r.tail);
     Some(out)
@@ -197,6 +230,19 @@ mod tests {
             pad(t, "| x   |  1 |", "| x   |  1 |\n| long-name | 2 |"),
             "| a   | bb |\n|-----|---:|\n| x   |  1 |\n| long-name | 2 |\n"
         );
+        // An edit that ends with its row's newline grows over no other row.
+        let t2 = "| a | b |\n|---|:-:|\n| x | 1 |\n| y | 2 |\n";
+        let at = t2.find("| x | 1 |\n").unwrap();
+        let mut s = Splice { range: at..at + 10, text: "| x | 22222 |\n".to_owned() };
+        assert!(!repad(t2, &mut s));
+        assert_eq!(s.range, at..at + 10);
+        // Centered columns stay centered; a new delimiter row is the model's layout.
+        let t3 = "| a | bbbbb |\n|---|:-----:|\n| x |   1   |\n";
+        assert_eq!(
+            pad(t3, "| x |   1   |", "| x |   1   |\n| y | 22 |"),
+            "| a | bbbbb |\n|---|:-----:|\n| x |   1   |\n| y |  22   |\n"
+        );
+        assert_eq!(pad(t3, "|---|:-----:|", "|-|:-:|"), "| a | bbbbb |\n|-|:-:|\n| x |   1   |\n");
         // A table that is not aligned is left alone.
         let ragged = "| a | b |\n|---|---|\n| xx | 1 |\n";
         assert_eq!(

@@ -70,9 +70,7 @@ impl Decoder {
             Decoder::Spacing => {
                 "matched ignoring the width of spaces inside lines; kept the file's"
             }
-            Decoder::Cells => {
-                "matched ignoring the padding of table cells; padded the rows to the table"
-            }
+            Decoder::Cells => "matched ignoring the padding of table cells; kept the file's",
         }
     }
 
@@ -154,12 +152,15 @@ impl View {
                 }
                 Decoder::Cells if in_row && (c == ' ' || c == '\t') => {
                     let len = run(&source[at..]);
-                    // (Not the row's indentation.)
-                    let beside = view.text.ends_with('|')
-                        || (!line_start && source[at + len..].starts_with('|'));
-                    if beside {
+                    if !line_start && source[at + len..].starts_with('|') {
+                        // The padding before a `|` is the `|`'s, so a changed cell
+                        // keeps it: the run and the `|` read as one `|`.
+                        (len + 1, Some('|'))
+                    } else if view.text.ends_with('|') {
+                        // The padding after a `|` is the `|`'s too.
                         (len, None)
                     } else {
+                        // Spaces inside a cell, or the row's indentation.
                         view.push_raw(&source[at..at + len], at);
                         at += len;
                         continue;
@@ -213,8 +214,13 @@ fn entity(text: &str) -> Option<(usize, char)> {
     let name = &text[1..end];
     let c = if let Some(num) = name.strip_prefix('#') {
         let n = match num.strip_prefix(['x', 'X']) {
-            Some(hex) => u32::from_str_radix(hex, 16).ok()?,
-            None => num.parse().ok()?,
+            Some(hex) if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                u32::from_str_radix(hex, 16).ok()?
+            }
+            None if !num.is_empty() && num.bytes().all(|b| b.is_ascii_digit()) => {
+                num.parse().ok()?
+            }
+            _ => return None,
         };
         char::from_u32(n)?
     } else {
@@ -225,8 +231,10 @@ fn entity(text: &str) -> Option<(usize, char)> {
 
 /// The file's bytes for the replacement `decoded` of view range `range` of `file` (the
 /// source of `view`): what the replacement keeps of the region is written with the
-/// file's bytes; what it adds takes `raw_new` (the model's own bytes for it, when the
-/// replacement is the model's text as decoded) or is encoded as the region encodes it.
+/// file's bytes; what it adds takes the model's own bytes (`raw_new`, the view of the
+/// model's `new_text`, when the replacement is that text as decoded), with each
+/// character it typed plainly encoded as the region encodes it. An error says why the
+/// encoding of an added character is unclear.
 pub(crate) fn reencode(
     decoder: Decoder,
     file: &str,
@@ -235,10 +243,10 @@ pub(crate) fn reencode(
     decoded: &str,
     raw_new: Option<&View>,
     new_source: &str,
-) -> String {
+) -> Result<String, String> {
     let region = &view.text[range.clone()];
     let table =
-        if decoder.encodes() { encoding_table(file, view, range.clone()) } else { Vec::new() };
+        if decoder.encodes() { Table::of(file, view, range.clone()) } else { Table::default() };
     let old_at: Vec<usize> = region.char_indices().map(|(i, _)| i).chain([region.len()]).collect();
     let new_at: Vec<usize> =
         decoded.char_indices().map(|(i, _)| i).chain([decoded.len()]).collect();
@@ -257,44 +265,100 @@ pub(crate) fn reencode(
             | DiffOp::Replace { new_index, new_len, .. } => {
                 let (a, b) = (new_at[new_index], new_at[new_index + new_len]);
                 match raw_new {
+                    // Dropped characters (joiners, padding): the model's bytes as typed.
                     Some(v) if !decoder.encodes() => {
                         out.push_str(&new_source[v.source(a)..v.source(b)]);
                     }
-                    _ => encode(&decoded[a..b], &table, &mut out),
+                    Some(v) => {
+                        for (i, c) in decoded[a..b].char_indices() {
+                            let at = a + i;
+                            let typed = &new_source[v.source(at)..v.source(at + c.len_utf8())];
+                            if typed.chars().eq([c]) {
+                                table.encode(decoder, c, &decoded[at..], &mut out)?;
+                            } else {
+                                // The model wrote the encoded form itself.
+                                out.push_str(typed);
+                            }
+                        }
+                    }
+                    None => {
+                        for (i, c) in decoded[a..b].char_indices() {
+                            table.encode(decoder, c, &decoded[a + i..], &mut out)?;
+                        }
+                    }
                 }
             }
         }
     }
-    out
+    Ok(out)
 }
 
-/// For each character the region writes only encoded: how it writes it.
-fn encoding_table(file: &str, view: &View, range: std::ops::Range<usize>) -> Vec<(char, String)> {
-    let mut encoded: Vec<(char, String)> = Vec::new();
-    let mut raw: Vec<char> = Vec::new();
-    let region = &view.text[range.clone()];
-    for (i, c) in region.char_indices() {
-        let at = range.start + i;
-        let from = view.source(at);
-        let to = view.source(at + c.len_utf8());
-        let bytes = &file[from..to];
-        let mut utf8 = [0u8; 4];
-        if bytes == c.encode_utf8(&mut utf8) {
-            raw.push(c);
-        } else if !encoded.iter().any(|(e, _)| *e == c) {
-            encoded.push((c, bytes.to_owned()));
+/// How the region writes the characters it writes encoded.
+#[derive(Default)]
+struct Table {
+    /// Characters written only encoded, and how.
+    encoded: Vec<(char, String)>,
+    /// Characters written both raw and encoded.
+    both: Vec<char>,
+    /// Inside a tag the model typed (`<code>`): written as typed.
+    in_tag: std::cell::Cell<bool>,
+}
+
+impl Table {
+    fn of(file: &str, view: &View, range: std::ops::Range<usize>) -> Self {
+        let mut encoded: Vec<(char, String)> = Vec::new();
+        let mut raw: Vec<char> = Vec::new();
+        let region = &view.text[range.clone()];
+        for (i, c) in region.char_indices() {
+            let at = range.start + i;
+            let bytes = &file[view.source(at)..view.source(at + c.len_utf8())];
+            if bytes.chars().eq([c]) {
+                if !raw.contains(&c) {
+                    raw.push(c);
+                }
+            } else if !encoded.iter().any(|(e, _)| *e == c) {
+                encoded.push((c, bytes.to_owned()));
+            }
         }
+        let both = encoded.iter().filter(|(c, _)| raw.contains(c)).map(|(c, _)| *c).collect();
+        encoded.retain(|(c, _)| !raw.contains(c));
+        Table { encoded, both, in_tag: std::cell::Cell::new(false) }
     }
-    encoded.retain(|(c, _)| !raw.contains(c));
-    encoded
-}
 
-fn encode(text: &str, table: &[(char, String)], out: &mut String) {
-    for c in text.chars() {
-        match table.iter().find(|(e, _)| *e == c) {
+    /// Writes `c` (at the start of `rest`) as the region would.
+    fn encode(
+        &self,
+        decoder: Decoder,
+        c: char,
+        rest: &str,
+        out: &mut String,
+    ) -> Result<(), String> {
+        // A tag the model typed is markup, whatever the region escapes.
+        if decoder == Decoder::Entities {
+            let starts_tag = c == '<'
+                && rest[1..].starts_with(|n: char| n.is_ascii_alphabetic() || n == '/' || n == '!');
+            if starts_tag {
+                self.in_tag.set(true);
+            }
+            if self.in_tag.get() {
+                if c == '>' {
+                    self.in_tag.set(false);
+                }
+                out.push(c);
+                return Ok(());
+            }
+        }
+        if self.both.contains(&c) {
+            return Err(format!(
+                "the region writes {c:?} both as is and escaped, so rab cannot tell how to write \
+                 the {c:?} you added; type it as the file should have it"
+            ));
+        }
+        match self.encoded.iter().find(|(e, _)| *e == c) {
             Some((_, as_file)) => out.push_str(as_file),
             None => out.push(c),
         }
+        Ok(())
     }
 }
 
@@ -323,25 +387,51 @@ mod tests {
         assert_eq!((v.source(2), v.source(3), v.source(v.text.len())), (2, 7, 9));
     }
 
+    /// `new` written into all of `file` through `decoder`, as the model typed it.
+    fn through(decoder: Decoder, file: &str, new: &str) -> Result<String, String> {
+        let view = View::of(decoder, file);
+        let new_v = View::of(decoder, new);
+        reencode(decoder, file, &view, 0..view.text.len(), &new_v.text, Some(&new_v), new)
+    }
+
     #[test]
     fn kept_text_keeps_the_files_bytes_and_added_text_is_encoded_like_the_region() {
-        let file = "a &amp; b";
-        let view = View::of(Decoder::Entities, file);
-        let out =
-            reencode(Decoder::Entities, file, &view, 0..view.text.len(), "a & b & c", None, "");
-        assert_eq!(out, "a &amp; b &amp; c");
-        // A character the region also writes raw is left as typed.
-        let file = "<b>x &lt; y</b>";
-        let view = View::of(Decoder::Entities, file);
-        let out = reencode(
-            Decoder::Entities,
-            file,
-            &view,
-            0..view.text.len(),
-            "<b>x < y < z</b>",
-            None,
-            "",
+        assert_eq!(
+            through(Decoder::Entities, "a &amp; b", "a & b & c").as_deref(),
+            Ok("a &amp; b &amp; c")
         );
-        assert_eq!(out, "<b>x &lt; y < z</b>");
+        // An entity the model typed stays; a tag it typed is markup.
+        assert_eq!(
+            through(Decoder::Entities, "Tom &amp; Jerry", "Tom & Jerry &lt;3").as_deref(),
+            Ok("Tom &amp; Jerry &lt;3")
+        );
+        assert_eq!(
+            through(Decoder::Entities, "Use a &lt; b here.", "Use <code>a < b</code> here.")
+                .as_deref(),
+            Ok("Use <code>a &lt; b</code> here.")
+        );
+        // A character the region writes both ways is refused, unless typed encoded.
+        let json = r#""say \"hi\" to all""#;
+        let err = through(Decoder::Escapes, json, r#""say "hi" and "bye" to all""#).unwrap_err();
+        assert!(err.contains("both as is and escaped"), "{err}");
+        assert_eq!(
+            through(Decoder::Escapes, json, r#""say "hi" and \"bye\" to all""#).as_deref(),
+            Ok(r#""say \"hi\" and \"bye\" to all""#)
+        );
+        // Joiners the model typed in new text are its own.
+        assert_eq!(
+            through(
+                Decoder::Joiners,
+                "a \u{2764}\u{fe0f}",
+                "a \u{2764} \u{1f468}\u{200d}\u{1f469}"
+            )
+            .as_deref(),
+            Ok("a \u{2764}\u{fe0f} \u{1f468}\u{200d}\u{1f469}")
+        );
+        // A changed cell keeps the padding on both sides of its `|`.
+        assert_eq!(
+            through(Decoder::Cells, "| Edit    | \u{2713}      |", "|Edit|\u{2717}|").as_deref(),
+            Ok("| Edit    | \u{2717}      |")
+        );
     }
 }

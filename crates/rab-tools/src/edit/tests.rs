@@ -268,3 +268,16 @@ async fn html_entities_and_json_escapes_are_seen_through_and_kept() {
     edit(dir.path(), one("r.json", "\"re\": \"\\d+\"", "\"re\": \"\\d+\\s\"")).await.unwrap();
     assert_eq!(fs::read_to_string(&path).unwrap(), "{\"re\": \"\\\\d+\\\\s\"}\n");
 }
+
+#[tokio::test]
+async fn a_later_edit_that_misses_after_a_replace_all_deletion_is_refused_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(dir.path(), "x.txt", "x\nx");
+    let args = json!({"path": "x.txt", "edits": [
+        {"old_text": "  x", "new_text": "", "replace_all": true},
+        {"old_text": "nope", "new_text": "y"},
+    ]});
+    let err = edit_err(dir.path(), args).await;
+    assert!(err.starts_with("edit 2 of 2: old_text not found"), "{err}");
+    assert_eq!(fs::read_to_string(&path).unwrap(), "x\nx");
+}

@@ -262,3 +262,23 @@ fn a_match_only_inside_longer_tokens_is_refused() {
     // Beside a whole-word match, the partial one does not count.
     assert_eq!(ok("X = 30\nX = 3\n", "X = 3", "X = 5").text, "X = 30\nX = 5\n");
 }
+
+#[test]
+fn added_lines_indented_neither_from_column_0_nor_from_the_line_are_refused() {
+    // `else:` dedented on purpose: re-indenting it would break the block.
+    let content = "    if a:\n        do()\n";
+    let miss = apply(content, "do()", "do()\n    else:\n        other()", false).unwrap_err();
+    let Miss::Unclear { region, why } = miss else { panic!("{miss:?}") };
+    assert_eq!((region.first_line, region.numbered.as_str()), (2, "2\t        do()"));
+    assert!(why.contains("neither from column 0 nor from the line"), "{why}");
+}
+
+#[test]
+fn replace_all_deleting_adjacent_last_lines_takes_each_newline_once() {
+    assert_eq!(quiet(done("x\nx", "  x", "", true).unwrap()).text, "");
+}
+
+#[test]
+fn a_fragment_of_a_line_in_a_script_without_spaces_is_a_word_of_its_own() {
+    assert_eq!(ok("今日は晴れです。\n", "晴れ", "雨").text, "今日は雨です。\n");
+}
