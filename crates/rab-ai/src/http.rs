@@ -115,6 +115,12 @@ impl Provider for Client {
     }
 }
 
+/// A duration in seconds as a person writes it: `3 s`, `1.5 s`.
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 { format!("{s:.0} s") } else { format!("{s:.1} s") }
+}
+
 /// Fails with a clear message when a header value cannot be sent (the HTTP client
 /// would report only "builder error: failed to parse header value").
 fn check_headers(request: HttpRequest, model: &Model) -> Result<HttpRequest, String> {
@@ -436,9 +442,11 @@ impl Job {
                         } else {
                             ("no data", "timeouts.idleSecs")
                         };
+                        // The limit, not the time measured: a busy machine may wake
+                        // this late, and the limit is what the user can change.
                         return Err(Failure::Error(self.stream_error(&format!(
-                            "{what} from {host} for {} s (the limit is {key} in settings)",
-                            waited.as_secs()
+                            "{what} from {host} for {} (the limit is {key} in settings)",
+                            seconds(limit)
                         ))));
                     }
                     if self.tx.send(StreamEvent::Waiting { waited, first }).await.is_err() {

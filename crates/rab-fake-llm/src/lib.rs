@@ -109,6 +109,8 @@ pub(crate) struct State {
     pub oauth: oauth::OauthState,
     /// Where each request's size and answer are logged, if anywhere.
     pub request_log: Option<Arc<Mutex<std::fs::File>>>,
+    /// Lets a held answer go ([`FakeLlm::release`]).
+    pub release: Arc<tokio::sync::Notify>,
 }
 
 /// A log of when each request arrived and its streamed answer ended, one line per event
@@ -293,6 +295,12 @@ impl FakeLlm {
         let mut state = self.lock();
         state.lean = true;
         state.forgets = true;
+    }
+
+    /// Lets the answer of a [`Turn::held`] turn go: the one waiting now, or else the
+    /// next one that will.
+    pub fn release(&self) {
+        self.lock().release.notify_one();
     }
 
     /// Every request received so far, in order.

@@ -79,6 +79,10 @@ pub struct Turn {
     pub stall_after: Option<usize>,
     /// Accept the request and never answer it (no headers), until the client gives up.
     pub hang: bool,
+    /// Send the answer's events only once the test calls [`crate::FakeLlm::release`]
+    /// (the headers go out at once): a test does what it must before the client acts
+    /// on the answer, however busy the machine, instead of racing a delay.
+    pub held: bool,
     /// A web search the provider runs before the answer, whose text then cites the
     /// first page found; played only for a request that offers the provider's search.
     pub search: Option<ScriptedSearch>,
@@ -254,6 +258,12 @@ impl Turn {
     /// Accepts the request and never answers it.
     pub fn hang(mut self) -> Self {
         self.hang = true;
+        self
+    }
+
+    /// Holds the answer's events until [`crate::FakeLlm::release`] (see [`Turn::held`]).
+    pub fn held(mut self) -> Self {
+        self.held = true;
         self
     }
 

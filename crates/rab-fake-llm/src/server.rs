@@ -351,7 +351,7 @@ async fn handle(
         status: 200,
         transformations: Vec::new(),
     };
-    let (answer, timing) = {
+    let (answer, timing, release) = {
         let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
         let answer = decide(&mut st, wire, &mut record);
         if let Answer::Error { status, .. } | Answer::Page { status, .. } = &answer {
@@ -374,10 +374,11 @@ async fn handle(
             st.requests.push(record);
         }
         let timing = st.timings.clone().map(|log| (log, index));
+        let release = st.release.clone();
         if let Some((log, index)) = &timing {
             log.event("req", *index, arrived);
         }
-        (answer, timing)
+        (answer, timing, release)
     };
     Ok(match answer {
         Answer::Error { status: 0, .. } => {
@@ -406,7 +407,7 @@ async fn handle(
             res
         }
         Answer::Page { status, content_type, body } => full(status, &content_type, body),
-        Answer::Stream { wire, turn, frames } => stream(wire, *turn, frames, timing),
+        Answer::Stream { wire, turn, frames } => stream(wire, *turn, frames, timing, release),
     })
 }
 
@@ -430,9 +431,13 @@ fn stream(
     turn: Turn,
     frames: Vec<Frame>,
     timing: Option<(Arc<TimingLog>, usize)>,
+    release: Arc<tokio::sync::Notify>,
 ) -> Response<ResBody> {
     let (tx, rx) = mpsc::channel(16);
     tokio::spawn(async move {
+        if turn.held {
+            release.notified().await;
+        }
         let delay = turn.chunk_delay_ms.map(Duration::from_millis);
         for (sent, f) in frames.into_iter().enumerate() {
             if turn.disconnect_after == Some(sent) {

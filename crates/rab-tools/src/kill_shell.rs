@@ -162,7 +162,8 @@ mod tests {
             kill(&f, &id).await,
             format!("killed {id} (sleep 30 & echo $! > bg.pid; sleep 30)")
         );
-        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+        // The shell sleeps 30 s: well under that is quick, whatever else the machine does.
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
         assert!(dies_soon(pid).await, "sleep {pid} survived");
         assert_eq!(status(&f, &id).await, "status: killed");
         assert_eq!(kill(&f, &id).await, format!("{id} was already killed; nothing to do"));

@@ -42,7 +42,8 @@ impl Extension for Hello {
             if call.arguments["name"] != "patience" {
                 return HookDecision::Continue;
             }
-            // Waits for the interrupt, and leaves a mark that it saw it.
+            // Waits for the interrupt (saying so), and leaves a mark that it saw it.
+            let _ = std::fs::write("hook-is-waiting", "");
             tokio::select! {
                 () = cancel.cancelled() => {
                     let _ = std::fs::write("hook-saw-the-interrupt", "");

@@ -247,38 +247,43 @@ async fn issue_13_an_html_page_instead_of_a_stream_says_so() {
 /// Silence is bounded: a server that never answers, and one that stalls after some
 /// events, each end the attempt with a message that says how long nothing came, and
 /// the waits are reported while they last; the retry then succeeds.
+///
+/// The limits are seconds long, so that a machine busy with other work cannot make a
+/// healthy stream look silent, and the eight cases run at once to keep the test short.
 #[tokio::test]
 async fn a_silent_server_is_given_up_on_with_a_clear_message_and_retried() {
+    let case = |api: rab_ai::Api, what: &'static str, turn: Turn| async move {
+        let llm = FakeLlm::start();
+        llm.script([turn, Turn::text("after the silence")]);
+        let mut opts = options();
+        opts.timeouts = rab_ai::Timeouts {
+            first_byte: Duration::from_secs(3),
+            idle: Duration::from_secs(3),
+            notice: Duration::from_millis(500),
+            ..rab_ai::Timeouts::default()
+        };
+        let out = run(&model(api, &llm), &context("hi"), &opts).await;
+        assert_eq!(out.message().text(), "after the silence", "{api}: {what}");
+        let waits = out.count(|e| matches!(e, StreamEvent::Waiting { .. }));
+        assert!(waits >= 2, "{api}: {what}: the wait was reported ({waits})");
+        let message = out
+            .events
+            .iter()
+            .find_map(|e| match e {
+                StreamEvent::Retry { error, .. } => Some(error.to_string()),
+                _ => None,
+            })
+            .unwrap();
+        assert!(message.contains(&format!("{what} from 127.0.0.1")), "{api}: {message}");
+        assert!(message.contains("for 3 s") && message.contains("timeouts."), "{message}");
+    };
+    let mut cases = Vec::new();
     for api in APIS {
-        for (what, turn) in [
-            ("no response", Turn::text("never").hang()),
-            ("no data", Turn::text("a stream that will stall in the middle").stall_after(4)),
-        ] {
-            let llm = FakeLlm::start();
-            llm.script([turn, Turn::text("after the silence")]);
-            let mut opts = options();
-            opts.timeouts = rab_ai::Timeouts {
-                first_byte: Duration::from_millis(1500),
-                idle: Duration::from_millis(1500),
-                notice: Duration::from_millis(500),
-                ..rab_ai::Timeouts::default()
-            };
-            let out = run(&model(api, &llm), &context("hi"), &opts).await;
-            assert_eq!(out.message().text(), "after the silence", "{api}: {what}");
-            let waits = out.count(|e| matches!(e, StreamEvent::Waiting { .. }));
-            assert!(waits >= 2, "{api}: {what}: the wait was reported ({waits})");
-            let message = out
-                .events
-                .iter()
-                .find_map(|e| match e {
-                    StreamEvent::Retry { error, .. } => Some(error.to_string()),
-                    _ => None,
-                })
-                .unwrap();
-            assert!(message.contains(&format!("{what} from 127.0.0.1")), "{api}: {message}");
-            assert!(message.contains("for 1 s") && message.contains("timeouts."), "{message}");
-        }
+        cases.push(case(api, "no response", Turn::text("never").hang()));
+        let stalls = Turn::text("a stream that will stall in the middle").stall_after(4);
+        cases.push(case(api, "no data", stalls));
     }
+    futures_util::future::join_all(cases).await;
 }
 
 #[tokio::test]
@@ -295,9 +300,11 @@ async fn a_connection_closed_before_any_byte_is_retried() {
 async fn retries_stop_once_their_time_budget_is_spent() {
     for api in APIS {
         let llm = FakeLlm::start();
-        llm.script([Turn::text("late").after_fault(503, Some(1)).after_fault(503, Some(1))]);
+        // The first retry waits 1 s and the second would wait 30 s, against a budget of
+        // 20 s: whatever a busy machine adds to each attempt, only the second is past it.
+        llm.script([Turn::text("late").after_fault(503, Some(1)).after_fault(503, Some(30))]);
         let mut opts = options();
-        opts.retry.budget = Duration::from_millis(1500);
+        opts.retry.budget = Duration::from_secs(20);
         let out = run(&model(api, &llm), &context("hi"), &opts).await;
         assert!(matches!(out.error(), Error::Http { status: 503, .. }), "{api}");
         assert_eq!(llm.requests().len(), 2, "{api}: the second retry would end past the budget");

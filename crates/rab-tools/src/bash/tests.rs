@@ -133,8 +133,9 @@ async fn cancel_kills_the_group_and_returns_promptly() {
     let pid = tokio::task::spawn_blocking(move || read_pid(fifo)).await.unwrap();
     let started = Instant::now();
     cancel.cancel();
-    let result = tokio::time::timeout(Duration::from_secs(5), call).await.unwrap().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    // The command sleeps 30 s: well under that is prompt, whatever else the machine does.
+    let result = tokio::time::timeout(Duration::from_secs(20), call).await.unwrap().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     assert_eq!(model_error(result), format!("{ABORTED}; killed the process group\npartial"));
     assert!(dies_soon(pid), "sleep {pid} survived");
 }

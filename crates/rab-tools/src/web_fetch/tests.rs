@@ -184,6 +184,7 @@ async fn cancel_ends_a_fetch_that_gets_no_answer() {
     let started = Instant::now();
     cancel.cancel();
     let result = call.await.unwrap();
-    assert!(started.elapsed() < std::time::Duration::from_secs(2), "{:?}", started.elapsed());
+    // Far below a hang, far above a busy machine's delays.
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
     assert_eq!(result, Err(ToolError::Model(ABORTED.to_owned())));
 }

@@ -223,7 +223,9 @@ fn five_thousand_line_paste_is_fast() {
     let took = start.elapsed();
     assert_eq!(out, big);
     assert_eq!(plain(&lines)[1], "[paste #1 +5000 lines]");
-    assert!(took < Duration::from_millis(200), "{took:?}");
+    // Guards against per-character work, not a benchmark (bench/ times the editor):
+    // loose enough for a busy machine.
+    assert!(took < Duration::from_secs(5), "{took:?}");
     // Plain large inserts (set_text, history) are one splice, not per-char work.
     let start = Instant::now();
     e.insert_str(&big);
@@ -231,7 +233,7 @@ fn five_thousand_line_paste_is_fast() {
     let (lines, cur) = e.render(80, &theme());
     assert_eq!(lines.len(), 10);
     assert_eq!(cur.row, 8);
-    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
 }
 
 #[test]

@@ -215,7 +215,8 @@ fn large_documents_render_quickly() {
     let start = std::time::Instant::now();
     let lines = render(&doc, 100);
     assert!(lines.len() > 2000);
-    assert!(start.elapsed() < std::time::Duration::from_secs(2), "{:?}", start.elapsed());
+    // A guard against quadratic work, not a benchmark: loose enough for a busy machine.
+    assert!(start.elapsed() < std::time::Duration::from_secs(10), "{:?}", start.elapsed());
 }
 
 #[test]

@@ -805,9 +805,9 @@ fn a_ready_helper_is_not_used_once_a_file_it_mounted_was_replaced() {
     let script = vec![
         bash("echo first"),
         bash("echo second"),
-        // Slow enough for the file to be replaced (as `git config` does: a new file
+        // Held until the file has been replaced (as `git config` does: a new file
         // renamed over the old) after the next helper is ready, before the call.
-        bash("cat .git/config").slow(150),
+        bash("cat .git/config").held(),
         Turn::text("ok"),
     ];
     let (llm, child) = start_served(&home, &dir, script);
@@ -820,6 +820,7 @@ fn a_ready_helper_is_not_used_once_a_file_it_mounted_was_replaced() {
     let replaced = dir.join(".git/config.lock");
     std::fs::write(&replaced, "[user]\n\tname = after\n").unwrap();
     std::fs::rename(&replaced, &config).unwrap();
+    llm.release();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = results(&llm);

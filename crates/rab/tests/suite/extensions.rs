@@ -309,11 +309,12 @@ fn an_extension_hook_sees_the_interrupt_through_its_cancellation_token() {
         .spawn()
         .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while llm.requests().is_empty() && std::time::Instant::now() < deadline {
+    // The hook says when it waits: interrupted before, it would not be there to see it.
+    let waiting = home.dir.path().join("hook-is-waiting");
+    while !waiting.exists() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // The call is in the hook by now (nothing else stands between the reply and it).
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(waiting.exists(), "the hook never started waiting: {:?}", llm.requests().len());
     let _ = Command::new("kill").args(["-INT", &child.id().to_string()]).status();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));

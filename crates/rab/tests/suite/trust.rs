@@ -124,6 +124,15 @@ fn envs(home: &Home, llm: &FakeLlm) -> Vec<(String, String)> {
 
 const T: Duration = Duration::from_secs(20);
 
+/// Whether `path` exists within [`T`] (polled: what makes it runs in the background).
+fn appears(path: &Path) -> bool {
+    let deadline = std::time::Instant::now() + T;
+    while !path.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    path.exists()
+}
+
 #[test]
 fn issue_14_the_ui_asks_once_and_a_refusal_runs_nothing() {
     let home = Home::new();
@@ -157,17 +166,17 @@ fn issue_14_the_ui_asks_once_and_a_refusal_runs_nothing() {
     pty.wait_for("the trust question", T, |s| s.contains("Trust this folder?"));
     pty.send("y\r");
     pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
+    // The server starts in the background: waited for, not slept on.
+    assert!(appears(&other.join("hook-ran")) && appears(&other.join("server-ran")));
     pty.send("/quit\r");
     pty.wait_exit(T);
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(other.join("hook-ran").exists() && other.join("server-ran").exists());
     std::fs::remove_file(other.join("hook-ran")).unwrap();
     let mut pty = Pty::spawn(&other, &["--provider", "anthropic"], &envs(&home, &llm), 100, 30);
     pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
     assert!(!pty.history().contains("Trust this folder?"), "asked again");
+    assert!(appears(&other.join("hook-ran")), "trusted: the hook runs again");
     pty.send("/quit\r");
     pty.wait_exit(T);
-    assert!(other.join("hook-ran").exists(), "trusted: the hook runs again");
 }
 
 #[test]

@@ -178,7 +178,8 @@ fn pasting_five_thousand_lines_stays_responsive() {
     pty.wait_for("the paste marker", T, |s| s.contains("[paste #1 +5000 lines]"));
     pty.send(" typed after");
     pty.wait_for("typing after the paste", T, |s| s.contains("typed after"));
-    assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
+    // A guard against per-line work, not a benchmark: loose enough for a busy machine.
+    assert!(start.elapsed() < Duration::from_secs(15), "took {:?}", start.elapsed());
     pty.send("\r");
     pty.wait_for("the answer", T, |s| s.contains("received"));
     let sent = llm.requests()[0].last_user_text().unwrap();
