@@ -399,6 +399,7 @@ fn spawn(
         state: state_of(&session, false),
         session: Some(session),
         running: None,
+        held: Vec::new(),
         init: None,
         busy: None,
         pending: HashMap::new(),
@@ -438,6 +439,9 @@ struct Actor {
     /// Each service's state last reported.
     reported: Vec<crate::ServiceStatus>,
     running: Option<Running>,
+    /// Steering and follow-up messages sent while a session operation (not a run) had
+    /// the session: they start a run when it ends.
+    held: Vec<Message>,
     /// An `/init` run: its submission and the permission mode to return to.
     init: Option<(u64, crate::permissions::PermissionMode)>,
     /// The conversation as the events told it (the session is away during a run).
@@ -515,10 +519,9 @@ impl Actor {
                             self.close_questions();
                             self.emit(Event::RunEnded { submission: r.submission, stop: stop.clone() });
                             self.init_ended(r.submission, &stop);
-                            // Messages queued too late for the run go in a run of their own.
-                            if stop == StopCause::Done && !leftover.is_empty() {
-                                let _ = self.start_messages(r.submission, leftover, false);
-                            }
+                            // Messages queued too late for the run (or sent after an
+                            // error or an abort ended it) go in a run of their own.
+                            self.deliver(r.submission, leftover);
                         }
                         Err(e) => {
                             let stop = StopCause::Error { message: format!("the run failed: {e}") };
@@ -533,7 +536,11 @@ impl Actor {
                     }
                     let Some(b) = self.busy.take() else { continue };
                     match joined {
-                        Ok((session, result)) => self.op_ended(b.submission, session, result),
+                        Ok((session, result)) => {
+                            self.op_ended(b.submission, session, result);
+                            let held = std::mem::take(&mut self.held);
+                            self.deliver(b.submission, held);
+                        }
                         Err(e) => {
                             self.done(b.submission, Err(format!("the operation failed: {e}")));
                             return None;
@@ -628,6 +635,27 @@ impl Actor {
         }
     }
 
+    /// Starts a run of messages that were queued for a run that has ended; a run that
+    /// cannot start says why they were not sent rather than dropping them silently.
+    fn deliver(&mut self, submission: u64, messages: Vec<Message>) {
+        if messages.is_empty() {
+            return;
+        }
+        let texts: Vec<String> = messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::User(u) => Some(rab_ai::Content::join_text(&u.content)),
+                Message::Assistant(_) | Message::ToolResult(_) | Message::System(_) => None,
+            })
+            .collect();
+        if let Err(why) = self.start_messages(submission, messages, false) {
+            self.emit(Event::Warning(format!(
+                "queued messages were not sent ({why}); send them again: {}",
+                texts.join(" / ")
+            )));
+        }
+    }
+
     /// Starts a run of `text` (and `images`) for `submission`; refused while one runs.
     fn start_run(
         &mut self,
@@ -684,8 +712,19 @@ impl Actor {
             Op::Fork => self.fork(id),
             Op::Reload => self.reload(id, None),
             Op::StoreKey { provider, key } => self.store_key(id, &provider, &key),
-            Op::Steer { .. } | Op::FollowUp { .. } if self.running.is_none() => {
-                self.done(id, Err("nothing is running: send a prompt".into()));
+            // Nothing runs: the message starts a run, or waits for the session
+            // operation going on (a compaction) and starts one when it ends. Never lost.
+            Op::Steer { text, images } | Op::FollowUp { text, images }
+                if self.running.is_none() =>
+            {
+                let result = match self.busy {
+                    Some(_) => {
+                        self.held.push(user_message(text, images));
+                        Ok(())
+                    }
+                    None => self.start_prompt(id, text, images),
+                };
+                self.done(id, result);
             }
             Op::Steer { text, images } => {
                 if let Some(r) = &self.running {
@@ -708,6 +747,7 @@ impl Actor {
                 if let Some(b) = &self.busy {
                     b.cancel.cancel();
                 }
+                self.held.clear();
                 self.done(id, Ok(()));
             }
             Op::Answer { id: question, approval } => match self.pending.remove(&question) {

@@ -246,3 +246,81 @@ async fn work_on_the_session_waits_for_no_run_and_a_shell_line_stops_when_asked(
     assert!(matches!(&ended, Some((true, _))), "{ended:?}");
     assert!(started.elapsed() < Duration::from_secs(10), "stopped, not waited out");
 }
+
+/// What was found: a follow-up sent as a run ended was lost (queued after the agent's
+/// last look at its queue, or refused with "nothing is running" a moment later). Raced
+/// here thousands of times at every point of a run: each steering or follow-up message
+/// must reach the conversation, in the run going on or in one of its own.
+#[tokio::test]
+async fn a_message_queued_at_any_moment_of_a_run_reaches_the_conversation() {
+    use rab_agent::AgentEvent;
+    let script =
+        rab_fake_llm::Script { turns: vec![Turn::text("ok")], repeat: true, ..Default::default() };
+    let llm = FakeLlm::try_start(script, "127.0.0.1:0").unwrap();
+    llm.forget_requests();
+    let mut rng = fastrand::Rng::with_seed(53);
+    let (rounds, per_runtime) = (2000, 100);
+    let mut delivered = 0;
+    for block in 0..rounds / per_runtime {
+        // A new session now and then keeps each request's history short.
+        let dir = tempfile::tempdir().unwrap();
+        let mut rt = runtime(&llm, dir.path());
+        for i in 0..per_runtime {
+            let n = block * per_runtime + i;
+            let prompt = rt.submit(Op::Prompt { text: format!("prompt {n}"), images: Vec::new() });
+            // Sent after a random number of the run's events: before it starts, while
+            // it streams, as it ends, or after it has ended.
+            let wait = rng.usize(0..14);
+            let mut seen = Vec::new();
+            while seen.len() < wait {
+                let event = tokio::time::timeout(Duration::from_secs(20), rt.events.recv())
+                    .await
+                    .unwrap_or_else(|_| panic!("round {n}: the runtime answers; saw {seen:?}"))
+                    .unwrap();
+                if let Event::Done { submission, result: Err(why) } = &event
+                    && *submission == prompt
+                {
+                    panic!("round {n}: the prompt was refused: {why}");
+                }
+                let ended =
+                    matches!(event, Event::RunEnded { submission, .. } if submission == prompt);
+                seen.push(event);
+                if ended {
+                    break;
+                }
+            }
+            let text = format!("queued {n}");
+            let op = if n % 2 == 0 {
+                Op::FollowUp { text: text.clone(), images: Vec::new() }
+            } else {
+                Op::Steer { text: text.clone(), images: Vec::new() }
+            };
+            let queued = rt.submit(op);
+            // Until the queued message has been in a user message and its run ended.
+            let (mut arrived, mut answered) = (false, false);
+            while !(arrived && answered) {
+                let event = tokio::time::timeout(Duration::from_secs(20), rt.events.recv())
+                    .await
+                    .unwrap_or_else(|_| {
+                        panic!("round {n} (sent after {wait} events): \"{text}\" was lost")
+                    })
+                    .unwrap();
+                match &event {
+                    Event::Agent(AgentEvent::MessageEnd { message: rab_ai::Message::User(u) })
+                        if rab_ai::Content::join_text(&u.content).contains(&text) =>
+                    {
+                        arrived = true;
+                    }
+                    Event::RunEnded { .. } if arrived => answered = true,
+                    Event::Done { submission, result: Err(why) } if *submission == queued => {
+                        panic!("round {n}: \"{text}\" was refused: {why}")
+                    }
+                    _ => {}
+                }
+                seen.push(event);
+            }
+            delivered += 1;
+        }
+    }
+    assert_eq!(delivered, rounds);
+}

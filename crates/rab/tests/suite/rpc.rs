@@ -46,13 +46,34 @@ fn bad_lines_get_an_error_and_rab_keeps_serving() {
     rpc.send(r#"{"type": "prompt"}"#);
     let r = rpc.response("prompt");
     assert!(r["error"].as_str().unwrap().contains("missing field `message`"), "{r}");
-    rpc.send(r#"{"type": "steer", "message": "x"}"#);
-    assert!(rpc.response("steer")["error"].as_str().unwrap().starts_with("nothing is running"));
     rpc.send(r#"{"type": "answer", "questionId": 9, "decision": "allow"}"#);
     assert_eq!(rpc.response("answer")["error"], "no open question 9");
     rpc.send(r#"{"type": "get_state"}"#);
     assert_eq!(rpc.response("get_state")["success"], true);
     assert!(llm.requests().is_empty());
+    rpc.end();
+}
+
+/// What was found: a follow-up that arrived just after a run ended was refused
+/// ("nothing is running: send a prompt"), where pi queues it. With nothing running, a
+/// follow-up or a steering message starts a run of its own.
+#[test]
+fn issue_53_a_follow_up_or_steer_with_nothing_running_starts_a_run() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("first answer"), Turn::text("second answer"), Turn::text("third")]);
+    let mut rpc = Rpc::start(&home, &llm, &[]);
+    rpc.send(r#"{"type": "prompt", "message": "first"}"#);
+    rpc.event("agent_end");
+    rpc.send(r#"{"type": "follow_up", "message": "a late follow-up"}"#);
+    assert_eq!(rpc.response("follow_up")["success"], true);
+    rpc.event("agent_end");
+    rpc.send(r#"{"type": "steer", "message": "a late steer"}"#);
+    assert_eq!(rpc.response("steer")["success"], true);
+    rpc.event("agent_end");
+    let sent: Vec<String> =
+        llm.requests().iter().map(|r| r.last_user_text().unwrap_or_default()).collect();
+    assert_eq!(sent, ["first", "a late follow-up", "a late steer"]);
     rpc.end();
 }
 
