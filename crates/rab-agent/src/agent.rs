@@ -213,6 +213,12 @@ impl Agent {
         self.spent
     }
 
+    /// Sets what this agent had spent before it was made (a resumed or reloaded
+    /// session's earlier requests), without counting it in the ledger again.
+    pub fn restore_spent(&mut self, dollars: f64) {
+        self.spent = dollars;
+    }
+
     /// Counts dollars spent on this agent's behalf outside its runs (a handoff's
     /// summary) against the budget.
     pub fn add_spent(&mut self, dollars: f64) {

@@ -229,6 +229,15 @@ impl Ledger {
         }
     }
 
+    /// Sets what the session's agents have spent (a resumed or reloaded session: its
+    /// earlier requests), so the limit applies to the session's whole spending.
+    /// Requests under way keep their reservations.
+    pub fn set_spent(&self, main: Spending, sub: Spending) {
+        let mut b = self.book();
+        b.main = main;
+        b.sub = sub;
+    }
+
     /// Records a response, releasing what its request reserved.
     pub fn record(&self, is_sub: bool, usage: &Usage, cost: f64, mut reservation: Reservation) {
         {

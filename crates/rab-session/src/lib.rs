@@ -31,4 +31,4 @@ pub use checkpoints::{CheckpointError, CheckpointStore, content_hash};
 pub use entry::{Entry, EntryBody, FORMAT_VERSION, Header};
 pub use id::{entry_id, session_id};
 pub use store::{SessionInfo, list_sessions, most_recent, session_dir};
-pub use tape::{EntryKind, Error, INTERRUPTED_RESULT, Tape, TapeSink, Warning};
+pub use tape::{EntryKind, Error, INTERRUPTED_RESULT, Spent, Tape, TapeSink, Warning};

@@ -786,9 +786,11 @@ fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
 mod claim;
 mod ids;
 mod sink;
+mod spending;
 
 pub(crate) use claim::lock;
 pub use sink::TapeSink;
+pub use spending::Spent;
 
 #[cfg(test)]
 mod props;

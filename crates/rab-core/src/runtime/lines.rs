@@ -619,7 +619,12 @@ impl Actor {
             } else {
                 fresh.new_tape()
             };
-            let (session, _) = fresh.session(tape).map_err(|e| e.message)?;
+            let (mut session, _) = fresh.session(tape).map_err(|e| e.message)?;
+            // The session goes on: what it spent (summaries and sub-agents included)
+            // stays counted against its budget and in `/cost`.
+            if let Some(old) = self.session.as_ref() {
+                session.take_spending_of(old);
+            }
             fresh.approver.install(self.approver.clone());
             for w in &fresh.warnings {
                 self.emit(Event::Warning(w.clone()));

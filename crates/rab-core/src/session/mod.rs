@@ -4,6 +4,7 @@
 
 pub(crate) mod compaction;
 pub(crate) mod ops;
+mod spending;
 
 use std::sync::Arc;
 

@@ -478,9 +478,18 @@ impl Setup {
         };
         let provider: Arc<dyn rab_ai::Provider> = Arc::new(Client::new());
         let (tools, view) = self.session_tools(&provider, &config);
+        // What the tape records as spent counts toward the budget and `/cost` (read
+        // before the session takes the conversation and frees the loaded text).
+        let spent = tape.spending();
         let (mut session, resumed) =
             AgentSession::new(provider, config, self.system_prompt.clone(), tools, tape)
                 .map_err(|e| SetupError::usage(e.to_string()))?;
+        if !spent.is_empty() {
+            let models = self.registry.models();
+            session.restore_spending(&spent, |provider, id| {
+                models.iter().find(|m| m.provider == provider && m.id == id).map(|m| m.cost.clone())
+            });
+        }
         if let Some(view) = view {
             session.set_tool_view(view);
         }

@@ -149,3 +149,84 @@ fn a_run_with_refused_calls_lists_them_and_exits_5() {
         (Some("success"), Some(0))
     );
 }
+
+/// A reply that bills 1,000 input and 20,000 output tokens.
+fn costly() -> Turn {
+    Turn::text("a long answer").with_usage(ScriptedUsage {
+        input: 1_000,
+        output: 20_000,
+        ..Default::default()
+    })
+}
+
+/// What one [`costly`] reply costs the default Anthropic model, measured in a home of
+/// its own (so the tests do not hard-code the catalog's prices).
+fn cost_of_one_reply() -> f64 {
+    let home = Home::new();
+    let dir = project(&home);
+    let llm = FakeLlm::start();
+    llm.script([costly()]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .current_dir(&dir)
+        .args(["-p", "--output-format", "json", "one"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    result(&out)["costUsd"].as_f64().unwrap()
+}
+
+/// What was found: a resumed session's `/cost` and footer started at $0, and so did its
+/// budget. The spent total belongs to the session: with a limit just above what the
+/// first run spent, the resumed run cannot send a request whose output would pass it
+/// (it could if the session counted from $0), and `/cost` still shows the first request.
+#[test]
+fn issue_53_a_resumed_session_keeps_its_spent_total_and_budget() {
+    let one = cost_of_one_reply();
+    let home = Home::new();
+    let dir = project(&home);
+    let llm = FakeLlm::start();
+    llm.script([costly(), costly()]);
+    let run = |args: &[&str]| {
+        home.rab_for("anthropic-messages", &llm, Some("k"))
+            .current_dir(&dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let first = run(&["-p", "--output-format", "json", "one"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let limit = format!("{:.4}", one + 0.001);
+    let second = run(&["-c", "-p", "--max-budget-usd", &limit, "--output-format", "json", "two"]);
+    assert_eq!(second.status.code(), Some(4), "{}\n{}", stdout(&second), stderr(&second));
+    assert_eq!(result(&second)["status"], "error_budget");
+    assert_eq!(llm.requests().len(), 1, "the resumed run sent nothing");
+    let cost = run(&["-c", "-p", "/cost"]);
+    let text = stdout(&cost);
+    assert!(text.contains(&format!("${one:.4} over 1 requests")), "{text}");
+}
+
+/// What was found: `/reload` (also run when `/settings` closes) reset the spent total,
+/// so a run the budget had refused went ahead after it.
+#[test]
+fn issue_53_a_reload_keeps_the_spent_total_and_budget() {
+    let one = cost_of_one_reply();
+    let home = Home::new();
+    let dir = project(&home);
+    let llm = FakeLlm::start();
+    llm.script([costly(), costly()]);
+    let limit = format!("{:.4}", one + 0.001);
+    let mut rpc = super::harness::Rpc::start_in(&home, &llm, &dir, &["--max-budget-usd", &limit]);
+    rpc.send(r#"{"type": "prompt", "message": "one"}"#);
+    rpc.event("agent_end");
+    rpc.send(r#"{"type": "prompt", "message": "/reload"}"#);
+    assert_eq!(rpc.response("prompt")["success"], true);
+    rpc.send(r#"{"type": "prompt", "message": "two"}"#);
+    rpc.event("agent_end");
+    assert_eq!(llm.requests().len(), 1, "the budget still holds after the reload");
+    rpc.send(r#"{"type": "get_session_stats"}"#);
+    let stats = rpc.response("get_session_stats");
+    let cost = stats["data"]["cost"].as_f64().unwrap_or(-1.0);
+    assert!((cost - one).abs() < 1e-6, "{stats}");
+    rpc.end();
+}
