@@ -41,6 +41,7 @@ pub use safety::{
     HookCommand, HookGroup, HookSettings, PermissionSettings, SafetyLayer, SandboxSettings, Scope,
     SecretSettings, add_allow_rule, set_setting,
 };
+pub use setting_check::hint as did_you_mean;
 pub use settings::{
     ChannelSettings, CompactionSettings, CompactionStrategy, LoadedSettings, LoopSettings,
     QueueMode, RetrySettings, Settings, TelegramSettings, TimeoutSettings, claude_settings_file,

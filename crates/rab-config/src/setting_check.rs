@@ -176,8 +176,9 @@ fn unknown_field(message: &str) -> Option<(String, Vec<String>)> {
     Some((field.to_owned(), expected))
 }
 
-/// `; did you mean "x"?` for the known key nearest to `key`, if one is near.
-fn hint<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> String {
+/// `; did you mean "x"?` for the known key nearest to `key`, if one is near (else
+/// nothing): for any name the user may have mistyped (a key, a tool in a rule).
+pub fn hint<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> String {
     match known.min_by_key(|k| edit_distance(key, k)) {
         Some(c) if edit_distance(key, c) <= key.len().max(3) / 2 => {
             format!("; did you mean \"{c}\"?")

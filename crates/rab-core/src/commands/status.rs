@@ -115,6 +115,14 @@ pub(super) fn permissions(args: &str, launch: &Launch) -> Outcome {
     };
     let changed: Vec<(&str, Vec<String>)> = match verb {
         "allow" | "ask" | "deny" => {
+            // Read back as rab will read it at the next start: a rule it cannot read is
+            // refused here rather than written where it would stop rab from starting.
+            if let Err(why) = launch.gate.check_rule(rule) {
+                return Outcome::Error(format!(
+                    "{rule} is not a rule rab can use: {why}; nothing was written (see \
+                     docs/permissions.md)"
+                ));
+            }
             let mut list = rules(verb);
             if list.iter().any(|r| r == rule) {
                 return Outcome::Info(format!(

@@ -204,6 +204,15 @@ impl Gate {
         }
     }
 
+    /// Checks a permission rule as the settings loader will read it (`/permissions
+    /// allow RULE` checks before it writes).
+    pub fn check_rule(&self, rule: &str) -> Result<(), String> {
+        match self.policy.read() {
+            Ok(p) => p.check_rule(rule),
+            Err(_) => Err("the permission rules are unavailable".into()),
+        }
+    }
+
     /// Allows `rules` (permission rules such as `bash(git *)`) without asking until
     /// the next call; an empty list ends the grant. For a prompt command's or skill's
     /// `allowed-tools` while the model answers it.

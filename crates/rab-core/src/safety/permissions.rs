@@ -166,6 +166,13 @@ impl Policy {
         &self.tools
     }
 
+    /// Checks `rule` as the settings loader will read it: `Err` says what is wrong
+    /// (with the tool meant, when a name is near one), before a command writes it.
+    pub fn check_rule(&self, rule: &str) -> Result<(), String> {
+        let cx = PolicyContext { tools: &self.tools, root: &self.root, home: self.home.as_deref() };
+        parse_rule(rule, &cx).map(|_| ())
+    }
+
     /// Parses every layer's rules and the command line's (`--allowed-tools`,
     /// `--disallowed-tools`); the first bad rule is the error.
     pub fn load(
@@ -211,7 +218,22 @@ impl Policy {
                     continue;
                 }
                 let before = out.len();
-                parse_rules(rules, &source, list, cx, out)?;
+                // A tool rab does not have (Claude Code's `NotebookEdit`, a typo) in
+                // the user's own settings is a warning, not a refusal to start; a
+                // malformed rule is still an error, and so is an unknown tool in a
+                // project's file (a project's deny rule must not silently vanish).
+                let own =
+                    matches!(layer.scope, rab_config::Scope::Global | rab_config::Scope::Answers);
+                let mut known = Vec::with_capacity(rules.len());
+                for text in rules {
+                    match parse_rule(text, cx) {
+                        Err(e) if own && e.starts_with(UNKNOWN_TOOL) => policy.skipped.push(
+                            format!("{source}: permissions.{list}: rule \"{text}\" skipped: {e}"),
+                        ),
+                        _ => known.push(text.clone()),
+                    }
+                }
+                parse_rules(&known, &source, list, cx, out)?;
                 if layer.scope == rab_config::Scope::Global && list == "allow" {
                     policy.user_settings = Some(layer.source.clone());
                     policy.user_paths.extend(out[before..].iter().filter_map(
@@ -309,7 +331,8 @@ impl Policy {
         (offered, of(&self.allow), blocked)
     }
 
-    /// Rules of Claude Code's project settings that were skipped, one line each.
+    /// Rules that were skipped (Claude Code's that rab cannot apply, and rules naming a
+    /// tool rab does not have), one line each.
     pub fn skipped(&self) -> &[String] {
         &self.skipped
     }
@@ -666,6 +689,9 @@ fn parse_rules(
     Ok(())
 }
 
+/// How [`parse_rule`]'s error for a tool rab does not have begins.
+const UNKNOWN_TOOL: &str = "unknown tool";
+
 fn parse_rule(text: &str, cx: &PolicyContext<'_>) -> Result<Rule, String> {
     let t = text.trim();
     let (name, pattern) = match t.find('(') {
@@ -704,7 +730,9 @@ fn parse_rule(text: &str, cx: &PolicyContext<'_>) -> Result<Rule, String> {
         return Ok(Rule { tool, pattern: Pattern::Any, text: t.to_owned() });
     }
     let Some(canonical) = cx.tools.canonical(name) else {
-        return Err(format!("unknown tool '{name}' (known: {})", cx.tools.names().join(", ")));
+        let names = cx.tools.names();
+        let hint = rab_config::did_you_mean(name, names.iter().copied());
+        return Err(format!("{UNKNOWN_TOOL} '{name}'{hint} (known: {})", names.join(", ")));
     };
     let pattern = match pattern {
         None => Pattern::Any,

@@ -144,6 +144,40 @@ fn an_unknown_tool_in_a_rule_fails_at_load_naming_the_file_and_the_rule() {
     }
 }
 
+/// What was found: `/permissions allow Bogus(x)` wrote a rule that stopped rab from
+/// starting until the file was fixed by hand. The rule is read back as the loader reads
+/// it before anything is written (with the tool meant, when a name is near one); and a
+/// tool rab does not have in the user's own settings (Claude Code's `NotebookEdit`,
+/// `Agent`) is a warning at start, not a refusal.
+#[test]
+fn issue_53_a_rule_rab_cannot_read_is_never_written_and_an_unknown_tool_only_warns() {
+    let home = Home::new();
+    let dir = project(&home);
+    let llm = FakeLlm::start();
+    let user = home.dir.path().join("rab/agent/settings.json");
+    let out = run(&home, &llm, &dir, &["/permissions allow Bogus(x)"]);
+    let err = stderr(&out);
+    assert!(err.contains("Bogus(x) is not a rule rab can use: unknown tool 'Bogus'"), "{err}");
+    assert!(err.contains("nothing was written"), "{err}");
+    let out = run(&home, &llm, &dir, &["/permissions deny bsh(rm *)"]);
+    assert!(stderr(&out).contains("did you mean \"bash\"?"), "{}", stderr(&out));
+    let written = std::fs::read_to_string(&user).unwrap_or_default();
+    assert!(!written.contains("Bogus") && !written.contains("bsh"), "{written}");
+    let out = run(&home, &llm, &dir, &["/permissions allow bash(cargo test:*)"]);
+    assert!(stdout(&out).contains("bash(cargo test:*): added"), "{}", stderr(&out));
+    // Claude Code's tools in the user's own settings: a warning, and rab starts.
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    let settings = json!({"permissions": {"allow": ["NotebookEdit", "bash(cargo test:*)"], "deny": ["Agent(x)"]}});
+    std::fs::write(&user, settings.to_string()).unwrap();
+    llm.script([Turn::text("started")]);
+    let out = run(&home, &llm, &dir, &["hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "started\n");
+    let err = stderr(&out);
+    assert!(err.contains("rule \"NotebookEdit\" skipped: unknown tool 'NotebookEdit'"), "{err}");
+    assert!(err.contains("rule \"Agent(x)\" skipped"), "{err}");
+}
+
 #[test]
 fn a_pre_tool_use_hook_blocks_with_exit_2_and_another_rewrites_the_input() {
     let home = Home::new();

@@ -149,11 +149,43 @@ fn domain_rules_see_the_host_the_fetch_reaches() {
     assert!(matches!(check("not a url"), Verdict::Ask(_)));
 }
 
+/// What was found: a tool name rab does not have (Claude Code's `NotebookEdit`, a
+/// typo) in the user's settings stopped rab from starting. It is a warning that names
+/// the file, the rule and the tool meant; a malformed rule, and an unknown tool typed
+/// on the command line, are still errors.
+#[test]
+fn issue_53_an_unknown_tool_in_settings_is_a_warning_and_a_malformed_rule_an_error() {
+    let p = policy(&["bsh(ls)", "NotebookEdit", "read"], &[], &["Agent"]).unwrap();
+    let skipped = p.skipped().join("\n");
+    assert!(
+        skipped.contains(
+            "/home/u/.rab/agent/settings.json: permissions.allow: rule \"bsh(ls)\" skipped: \
+             unknown tool 'bsh'; did you mean \"bash\"?"
+        ),
+        "{skipped}"
+    );
+    assert!(skipped.contains("rule \"NotebookEdit\" skipped"), "{skipped}");
+    assert!(skipped.contains("permissions.deny: rule \"Agent\" skipped"), "{skipped}");
+    assert_eq!(p.skipped().len(), 3, "{skipped}");
+    assert_eq!(p.check(Default, "read", ReadOnly, &json!({"path": "a"})), Verdict::Allow);
+    assert_eq!(
+        p.check_rule("Bogus(x)").unwrap_err().split(" (known").next(),
+        Some("unknown tool 'Bogus'")
+    );
+    assert!(p.check_rule("bash(cargo test:*)").is_ok());
+    assert!(p.check_rule("bash(ls").is_err());
+    let known = known();
+    let cx =
+        PolicyContext { tools: &known, root: Path::new("/p"), home: Some(Path::new("/home/u")) };
+    let err = Policy::load(&[], &["bsh(ls)".into()], &[], &cx).unwrap_err().to_string();
+    assert!(err.contains("--allowed-tools") && err.contains("unknown tool 'bsh'"), "{err}");
+}
+
 #[test]
 fn unknown_or_malformed_rules_fail_with_the_file_and_the_rule() {
-    let err = policy(&["bsh(ls)"], &[], &[]).unwrap_err().to_string();
+    let err = policy(&["bash(ls"], &[], &[]).unwrap_err().to_string();
     assert!(err.starts_with("/home/u/.rab/agent/settings.json: permissions.allow:"), "{err}");
-    assert!(err.contains("unknown tool 'bsh'") && err.contains("\"bsh(ls)\""), "{err}");
+    assert!(err.contains("\"bash(ls\""), "{err}");
     for bad in [
         "bash(ls",
         "bash()",
