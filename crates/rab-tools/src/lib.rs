@@ -81,6 +81,7 @@ pub mod write;
 
 pub use sandbox::{Sandbox, SandboxMode};
 pub use shells::Shells;
+pub use text_diff::unified as unified_diff;
 pub use workspace::{ReadFilter, Redact, Workspace, hidden_note, normalize};
 
 use std::path::Path;

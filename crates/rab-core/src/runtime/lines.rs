@@ -93,24 +93,54 @@ impl Actor {
         setup.gate.mode().set(before);
         let answer = self.session.as_ref().and_then(crate::commands::last_answer);
         let proposal = answer.as_deref().and_then(crate::init::proposal);
-        let (Some(content), StopCause::Done) = (proposal, stop) else {
-            self.emit(Event::Info { submission: id, text: "/init: nothing written".into() });
-            return;
+        let content = match (proposal, stop) {
+            (Some(content), StopCause::Done) => content,
+            (None, StopCause::Done) => {
+                let text = "/init: the answer is not an AGENTS.md (no ```markdown block, and it \
+                            does not begin with a heading); nothing written. Run /init again, \
+                            or ask for the file in a ```markdown block.";
+                self.emit(Event::Info { submission: id, text: text.into() });
+                return;
+            }
+            _ => {
+                self.emit(Event::Info { submission: id, text: "/init: nothing written".into() });
+                return;
+            }
         };
-        let path = setup.cwd.join("AGENTS.md");
-        let exists = path.exists();
+        // An existing file is merged, never replaced: the sections the proposal
+        // dropped stay, and the question shows the change as a diff.
+        let (content, preview, reason) = match crate::init::existing(&setup.cwd) {
+            Some(old) => {
+                let (merged, kept) = crate::init::merge(&old, &content);
+                if merged == old {
+                    let text = "/init: the proposal is the AGENTS.md you have; nothing written";
+                    self.emit(Event::Info { submission: id, text: text.into() });
+                    return;
+                }
+                let diff = rab_tools::unified_diff(&old, &merged, "AGENTS.md", 3);
+                let (added, removed) = diff_counts(&diff);
+                let mut reason =
+                    format!("/init proposes changes to your AGENTS.md (+{added} −{removed} lines)");
+                if !kept.is_empty() {
+                    reason
+                        .push_str(&format!("; kept the sections it dropped: {}", kept.join(", ")));
+                }
+                (merged, diff, reason)
+            }
+            None => {
+                let reason =
+                    format!("/init proposes this AGENTS.md ({} lines)", content.lines().count());
+                (content.clone(), content, reason)
+            }
+        };
         let request = crate::ApprovalRequest {
             kind: crate::ApprovalKind::Permission,
             tool: "write".into(),
             call_id: format!("init-{id}"),
             level: rab_agent::ToolLevel::Edit,
             arguments: serde_json::json!({"path": "AGENTS.md", "content": content}),
-            preview: Some(content.clone()),
-            reason: format!(
-                "/init proposes this {}AGENTS.md ({} lines)",
-                if exists { "new " } else { "" },
-                content.lines().count()
-            ),
+            preview: Some(preview),
+            reason,
             rule: "write(AGENTS.md)".into(),
         };
         let (approver, tx, cwd) = (self.approver.clone(), self.inner.clone(), setup.cwd.clone());
@@ -670,4 +700,12 @@ impl Actor {
         });
         self.done(id, result);
     }
+}
+
+/// Lines added and removed in a unified diff.
+fn diff_counts(diff: &str) -> (usize, usize) {
+    let count = |sign: char, header: &str| {
+        diff.lines().filter(|l| l.starts_with(sign) && !l.starts_with(header)).count()
+    };
+    (count('+', "+++"), count('-', "---"))
 }

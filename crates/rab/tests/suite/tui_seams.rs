@@ -233,6 +233,45 @@ fn issue_36_init_explores_read_only_and_writes_agents_md_only_when_allowed() {
     pty.wait_exit(T);
 }
 
+/// What was found: `/init` on an existing AGENTS.md showed "this new AGENTS.md" with
+/// no diff and overwrote the user's notes, and a reply that was not a file would have
+/// been taken as one. Now the question shows a diff, the sections the proposal
+/// dropped are kept, and a reply that is not the file writes nothing.
+#[test]
+fn issue_53_init_on_an_existing_agents_md_shows_a_diff_and_keeps_the_users_notes() {
+    let home = Home::new();
+    let repo = home.dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let mine = "# Build\n\nmake\n\n## Team notes\n\nAsk Ada before touching the parser.\n";
+    std::fs::write(repo.join("AGENTS.md"), mine).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::text("```markdown\n# Build\n\ncargo build --locked\n```"),
+        Turn::text("Done! I updated AGENTS.md with the build commands."),
+    ]);
+    let mut pty = start_with(&home, &llm, &repo, 100, 40, &[]);
+    pty.send("/init\r");
+    pty.wait_for("the diff to approve", T, |s| {
+        s.contains("Allow write?")
+            && s.contains("/init proposes changes to your AGENTS.md")
+            && s.contains("kept the sections it dropped: ## Team notes")
+            && s.contains("+cargo build --locked")
+            && s.contains("-make")
+    });
+    pty.send("\r"); // Yes, this time
+    pty.wait_for("the file written", T, |s| s.contains("/init wrote"));
+    let written = std::fs::read_to_string(repo.join("AGENTS.md")).unwrap();
+    assert_eq!(
+        written,
+        "# Build\n\ncargo build --locked\n\n## Team notes\n\nAsk Ada before touching the parser.\n"
+    );
+    pty.send("/init\r");
+    pty.wait_for("the refusal", T, |s| s.contains("/init: the answer is not an AGENTS.md"));
+    assert_eq!(std::fs::read_to_string(repo.join("AGENTS.md")).unwrap(), written);
+    pty.send("/quit\r");
+    pty.wait_exit(T);
+}
+
 /// The pi-tui niceties: prompt marks (OSC 133) around each message and its answer, so
 /// terminals can jump from prompt to prompt; the header's key hints, expanded to every
 /// key by the first Ctrl+O (before any tool output there is nothing else to expand).
