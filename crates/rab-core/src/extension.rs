@@ -412,8 +412,10 @@ impl PromptRequest {
 }
 
 /// Which tools of the extensions' sources (MCP servers, plugins) a session offers: the
-/// same choice as for the fixed tools (`--no-tools`, `--tools`, `excludeTools`).
-pub type ToolFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+/// same choice as for the fixed tools (`--no-tools`, `--tools`, `excludeTools`). It is
+/// given a tool's name and the other name rules know it by (a plugin's tool:
+/// `plugin__NAME__TOOL`).
+pub type ToolFilter = Arc<dyn Fn(&str, Option<&str>) -> bool + Send + Sync>;
 
 /// The extensions of a run, collected in order.
 #[derive(Default)]
@@ -437,7 +439,11 @@ impl ToolSource for Filtered {
     }
 
     fn tools(&self) -> Vec<Arc<dyn AgentTool>> {
-        self.source.tools().into_iter().filter(|t| (self.filter)(&t.name())).collect()
+        self.source
+            .tools()
+            .into_iter()
+            .filter(|t| (self.filter)(&t.name(), t.rule_alias().as_deref()))
+            .collect()
     }
 }
 

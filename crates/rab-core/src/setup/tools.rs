@@ -101,8 +101,10 @@ pub fn tools(
         }
     }
     let check = |list: &[String], what: &str| -> Result<(), SetupError> {
-        // MCP tools arrive after start-up: their names cannot be checked here.
-        match list.iter().find(|n| !names.contains(n) && !n.starts_with("mcp__")) {
+        // MCP servers' and plugins' tools arrive after start-up: they are named by their
+        // server or plugin (`mcp__SERVER__TOOL`, `plugin__NAME__TOOL`, or all of one).
+        let later = |n: &str| n.starts_with("mcp__") || n.starts_with("plugin__");
+        match list.iter().find(|n| !names.contains(n) && !later(n)) {
             Some(bad) => Err(SetupError::usage(format!(
                 "{what}: unknown tool '{bad}'; available tools: {}",
                 names.join(", ")
@@ -132,16 +134,23 @@ pub fn source_filter(cli: &ToolChoice, settings: &Settings) -> crate::extension:
     let none = cli.no_tools;
     let only = cli.only.clone().or_else(|| settings.tools.clone());
     let exclude = settings.exclude_tools.clone();
-    // `mcp__SERVER` names every tool of that server, as in permission rules.
-    let names = |list: &[String], name: &str| {
+    // `mcp__SERVER` names every tool of that server and `plugin__NAME` every tool of
+    // that plugin, as in permission rules; a plugin's tool is also named by its own
+    // name or as `plugin__NAME__TOOL`.
+    let one = |list: &[String], name: &str| {
         list.iter().any(|n| {
             n == name
-                || (n.starts_with("mcp__")
+                || ((n.starts_with("mcp__") || n.starts_with("plugin__"))
                     && name.strip_prefix(n.as_str()).is_some_and(|rest| rest.starts_with("__")))
         })
     };
-    Arc::new(move |name: &str| {
-        !none && only.as_ref().is_none_or(|o| names(o, name)) && !names(&exclude, name)
+    let names = move |list: &[String], name: &str, alias: Option<&str>| {
+        one(list, name) || alias.is_some_and(|a| one(list, a))
+    };
+    Arc::new(move |name: &str, alias: Option<&str>| {
+        !none
+            && only.as_ref().is_none_or(|o| names(o, name, alias))
+            && !names(&exclude, name, alias)
     })
 }
 

@@ -482,6 +482,42 @@ fn issue_38_no_tools_and_a_tools_list_hold_for_a_plugins_tools() {
     assert!(offered(&llm, 2).iter().any(|n| n == "echo"), "{:?}", offered(&llm, 2));
 }
 
+/// What was found: a plugin's tools could not be named in `--tools` or `excludeTools`
+/// ("unknown tool", exit 2). They are named as in permission rules: `plugin__NAME`
+/// for all of a plugin's tools, `plugin__NAME__TOOL` for one.
+#[test]
+fn issue_53_a_plugins_tools_are_named_in_tools_and_exclude_tools() {
+    let home = Home::new();
+    install(&home, "echo.wasm", &component(true));
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("a"), Turn::text("b"), Turn::text("c")]);
+    let run = |args: &[&str]| {
+        let out = home
+            .rab_for("anthropic-messages", &llm, Some("k"))
+            .arg("-p")
+            .args(args)
+            .arg("hi")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    };
+    run(&["--tools", "read,plugin__test-plugin"]);
+    run(&["--tools", "plugin__test-plugin__echo"]);
+    let settings = home.dir.path().join("rab/agent/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, r#"{"excludeTools": ["plugin__test-plugin__echo"]}"#).unwrap();
+    run(&[]);
+    let listed = |i| {
+        let mut names = offered(&llm, i);
+        names.retain(|n| n != "tool_search");
+        names
+    };
+    assert_eq!(listed(0), ["read", "echo"]);
+    assert_eq!(listed(1), ["echo"]);
+    assert!(!listed(2).iter().any(|n| n == "echo"), "{:?}", listed(2));
+    assert!(listed(2).iter().any(|n| n == "read"), "{:?}", listed(2));
+}
+
 /// `rab` copied into a folder of its own, beside a `rab-plugins` that records each
 /// start (and the environment it got) in `marks` before running the real helper; `None`
 /// leaves the helper out.
