@@ -134,6 +134,15 @@ pub fn target(
         model = settings.default_model.clone();
     } else if model.is_none() && provider == settings.default_provider {
         model = settings.default_model.clone();
+    } else if model.is_none()
+        && let (Some(p), Some(m)) = (&provider, &settings.default_model)
+    {
+        // Only `--provider`: the settings' (or the profile's) model when it is one of
+        // that provider's, else the provider's own default.
+        let query = ModelQuery { provider: Some(p), model: Some(m), api, base_url: None };
+        if registry.resolve(&query).is_ok_and(|r| r.is_known && r.provider.name == *p) {
+            model = Some(m.clone());
+        }
     }
     if provider.is_none() && model.is_none() {
         // No choice made: the first provider with a key, as listed in `rab --help`.

@@ -314,6 +314,7 @@ fn profiles_overlay_the_settings_and_are_chosen_by_flag_or_command() {
         Turn::text("c"),
         Turn::text("d"),
         Turn::text("e"),
+        Turn::text("f"),
     ]);
     // No --provider: the settings choose the model.
     let base = || {
@@ -338,6 +339,10 @@ fn profiles_overlay_the_settings_and_are_chosen_by_flag_or_command() {
         .collect();
     assert_eq!(tools, ["read"], "the global part's tools, less the project part's exclusion");
     assert_eq!(reqs[2].model(), "claude-sonnet-5-5", "the command line wins");
+    // Issue 53: only --provider given: the settings' model of that provider is used.
+    let out = rab(&["-p", "--provider", "anthropic", "--profile", "fast", "hi"]);
+    assert_eq!(stdout(&out), "d\n", "{}", stderr(&out));
+    assert_eq!(llm.requests()[3].model(), "claude-haiku-5-5", "the profile's model");
 
     let out = rab(&["-p", "--profile", "nope", "hi"]);
     assert_eq!(out.status.code(), Some(2));
@@ -356,8 +361,8 @@ fn profiles_overlay_the_settings_and_are_chosen_by_flag_or_command() {
     assert!(text.contains("  review\n* fast"), "{text}");
     assert!(text.contains("No profile:"), "{text}");
     let reqs = llm.requests();
-    assert_eq!(reqs[3].model(), "claude-haiku-5-5", "after /profile fast");
-    assert_eq!(reqs[4].model(), "claude-haiku-4-5", "after /profile none");
+    assert_eq!(reqs[4].model(), "claude-haiku-5-5", "after /profile fast");
+    assert_eq!(reqs[5].model(), "claude-haiku-4-5", "after /profile none");
 }
 
 /// `rab` for `llm` with a `pwsh` on PATH that stands for PowerShell 7: it prints the
