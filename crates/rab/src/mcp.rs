@@ -223,11 +223,15 @@ impl rab_core::Approver for HeadlessNote {
         _cancel: &'a tokio_util::sync::CancellationToken,
     ) -> rab_agent::BoxFuture<'a, rab_core::Approval> {
         if request.kind == rab_core::ApprovalKind::Permission {
+            let how = match &request.advice {
+                Some(advice) => advice.clone(),
+                None => format!("allow it with --allowed-tools '{}' or --yolo", request.rule),
+            };
             eprintln!(
-                "rab: denied {} ({}); allow it with --allowed-tools '{}' or --yolo",
+                "rab: denied {} ({}); {}",
                 crate::term::safe(&request.tool),
                 crate::term::safe(&request.reason),
-                crate::term::safe(&request.rule)
+                crate::term::safe(&how)
             );
         }
         Box::pin(async { rab_core::Approval::Unavailable })

@@ -89,11 +89,17 @@ pub async fn run(
             }
             Event::ApprovalRequested { id, request } => {
                 if request.kind == rab_core::ApprovalKind::Permission {
+                    let how = match &request.advice {
+                        Some(advice) => advice.clone(),
+                        None => {
+                            format!("allow it with --allowed-tools '{}' or --yolo", request.rule)
+                        }
+                    };
                     eprintln!(
-                        "rab: denied {} ({}); allow it with --allowed-tools '{}' or --yolo",
+                        "rab: denied {} ({}); {}",
                         crate::term::safe(&request.tool),
                         crate::term::safe(&request.reason),
-                        crate::term::safe(&request.rule)
+                        crate::term::safe(&how)
                     );
                 }
                 handle.submit(Op::Answer { id, approval: rab_core::Approval::Unavailable });

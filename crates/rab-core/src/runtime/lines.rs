@@ -142,6 +142,7 @@ impl Actor {
             preview: Some(preview),
             reason,
             rule: "write(AGENTS.md)".into(),
+            advice: None,
         };
         let (approver, tx, cwd) = (self.approver.clone(), self.inner.clone(), setup.cwd.clone());
         tokio::spawn(async move {

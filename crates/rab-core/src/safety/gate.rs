@@ -55,6 +55,9 @@ pub struct ApprovalRequest {
     pub reason: String,
     /// The rule "always" would add to the project settings.
     pub rule: String,
+    /// The one way to allow such a call without a question, where `rule` cannot (a
+    /// write to a protected path: a rule in the user's own settings).
+    pub advice: Option<String>,
 }
 
 /// The user's answer.
@@ -429,6 +432,7 @@ impl Gate {
             preview: tool.preview(args),
             reason: reason.clone(),
             rule: rule.clone(),
+            advice: protected.clone(),
         };
         if self.hooks.has(HookEvent::Notification) {
             let hooks = self.hooks.clone();

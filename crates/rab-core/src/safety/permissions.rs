@@ -447,7 +447,14 @@ impl Policy {
             let lexical = self.resolve(p);
             let real = rab_tools::sandbox::real_path(&lexical);
             if let Some(reason) = self.protected.check(&lexical, &real) {
-                let rule_tool = if self.tools.is_path_tool(tool) { "edit" } else { tool };
+                // A tool that writes through `path` without being a path tool (`config
+                // set`) is allowed by the edit rule that covers it.
+                let rule_tool = if self.tools.is_path_tool(tool) || self.tools.covers("edit", tool)
+                {
+                    "edit"
+                } else {
+                    tool
+                };
                 let advice = self.protected.how_to_allow(rule_tool, &lexical);
                 return Verdict::Protected { reason, advice };
             }

@@ -61,6 +61,7 @@ impl Tool for AskUser {
             preview: Some(args.question.clone()),
             reason: "the agent has a question".into(),
             rule: String::new(),
+            advice: None,
         };
         match self.0.approve(request, &cx.cancel).await {
             Approval::Answer(text) => Ok(ToolOutput::text(format!("The user answered: {text}"))),

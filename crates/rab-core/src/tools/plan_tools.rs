@@ -108,6 +108,7 @@ impl Tool for ExitPlanMode {
             preview: Some(args.plan.clone()),
             reason: "approve the plan to start".into(),
             rule: String::new(),
+            advice: None,
         };
         let next = match self.approver.approve(request, &cx.cancel).await {
             Approval::Once => {

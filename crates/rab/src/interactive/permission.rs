@@ -179,6 +179,7 @@ mod tests {
             preview: None,
             reason: "why".into(),
             rule: "rule".into(),
+            advice: None,
         }
     }
 

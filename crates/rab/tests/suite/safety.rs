@@ -749,3 +749,34 @@ fn issue_34_a_read_denied_file_is_never_read_by_edit_or_apply_patch_nor_through_
     assert!(results[0].1.contains("read deny rule"), "{results:?}");
     assert!(!results[0].1.contains("db.internal"), "{results:?}");
 }
+
+/// What was found: a headless `config set` was refused with advice that could not work:
+/// stderr said `--allowed-tools ''`, and the model was told to add `config(PATH)`, a
+/// rule rab cannot read. Both now name the rule that works, and with it in the user's
+/// own settings the same call runs headless.
+#[test]
+fn issue_53_config_set_headless_names_a_rule_that_works_and_runs_with_it() {
+    let home = Home::new();
+    let dir = project(&home);
+    let llm = FakeLlm::start();
+    let set =
+        || Turn::tool_call("config", json!({"action": "set", "key": "theme", "value": "light"}));
+    llm.script([set(), Turn::text("refused"), set(), Turn::text("set")]);
+    let global = home.dir.path().join("rab/agent/settings.json");
+    let rule = format!("edit({})", global.display());
+    let out = run(&home, &llm, &dir, &["go"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains(&format!("add the rule \"{rule}\" to permissions.allow")), "{err}");
+    assert!(!err.contains("--allowed-tools ''"), "{err}");
+    let result = llm.requests()[1].tool_results()[0].1.clone();
+    assert!(result.contains(&format!("add the rule \"{rule}\"")), "{result}");
+    std::fs::create_dir_all(global.parent().unwrap()).unwrap();
+    std::fs::write(&global, json!({"permissions": {"allow": [rule]}}).to_string()).unwrap();
+    let out = run(&home, &llm, &dir, &["go"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "set\n");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&global).unwrap()).unwrap();
+    assert_eq!(saved["theme"], "light", "{saved}");
+}
