@@ -143,12 +143,26 @@ pub fn build_system_prompt(src: &PromptSources) -> String {
     out
 }
 
+/// `prompt` without the local time of day on its `Current date:` line.
+fn without_time(prompt: &str) -> String {
+    prompt
+        .split('\n')
+        .map(|line| match line.strip_prefix("Current date: ") {
+            // `YYYY-MM-DD`, then ` HH:MM UTC±hh:mm`.
+            Some(rest) if rest.len() > 10 && rest.is_char_boundary(10) => &line[..24],
+            _ => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// What to tell the model when the system prompt rebuilt now (`new`: a new date,
 /// edited AGENTS.md, other skills) differs from the one its conversation began with
 /// (`old`), which rab keeps sending unchanged: the paragraphs that are new or changed,
 /// and those that no longer apply. `None` when nothing changed.
 pub fn prompt_update(old: &str, new: &str) -> Option<String> {
-    if old == new {
+    // The time of day alone is no news: a resume on the same day says nothing.
+    if old == new || without_time(old) == without_time(new) {
         return None;
     }
     let old_parts: Vec<&str> = old.split("\n\n").collect();
@@ -192,6 +206,19 @@ pub fn prompt_update(old: &str, new: &str) -> Option<String> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_new_time_of_day_alone_is_no_update_but_a_new_date_is() {
+        let at = |when: &str| {
+            format!("Be brief.\n\nCurrent date: {when}\nCurrent working directory: /p")
+        };
+        let morning = at("2026-12-07 09:00 UTC+01:00");
+        let evening = at("2026-12-07 19:30 UTC+01:00");
+        assert_eq!(prompt_update(&morning, &evening), None);
+        let next = at("2026-12-08 09:00 UTC+01:00");
+        let update = prompt_update(&morning, &next).unwrap();
+        assert!(update.contains("Current date: 2026-12-08 09:00"), "{update}");
+    }
 
     #[test]
     fn an_update_names_what_changed_in_the_prompt() {

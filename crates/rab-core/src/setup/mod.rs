@@ -598,11 +598,23 @@ impl Setup {
 
 /// The date the system prompt gives the model: `RAB_TODAY` (`YYYY-MM-DD`, for
 /// reproducible runs), else today's.
+/// The local date and time of day for the system prompt (`2026-12-07 14:05 UTC+01:00`,
+/// always as long: the request bytes do not change with the day), as the CrabClaw
+/// design has it; `RAB_TODAY=YYYY-MM-DD` pins the date alone (tests, reproducible
+/// prompts).
 fn today(env: &rab_config::Env) -> String {
     match env.get("RAB_TODAY").filter(|d| is_date(d)) {
         Some(date) => date.to_owned(),
-        None => rab_session::time::date(rab_session::time::now_millis()),
+        None => local_now(&chrono::Local::now()),
     }
+}
+
+/// [`today`]'s text for a moment in some time zone.
+fn local_now<Tz: chrono::TimeZone>(now: &chrono::DateTime<Tz>) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    now.format("%Y-%m-%d %H:%M UTC%:z").to_string()
 }
 
 fn is_date(s: &str) -> bool {
@@ -616,4 +628,21 @@ fn is_date(s: &str) -> bool {
 /// `n` seconds, at least one (a zero limit would fail every request at once).
 fn secs(n: u64) -> std::time::Duration {
     std::time::Duration::from_secs(n.max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    /// Issue 53, row 12: the prompt carries the local time of day with the date, in
+    /// the user's zone.
+    #[test]
+    fn the_prompt_has_the_local_date_weekday_and_time() {
+        let zone = chrono::FixedOffset::east_opt(3600).unwrap();
+        let now = zone.with_ymd_and_hms(2026, 12, 7, 0, 5, 0).unwrap();
+        assert_eq!(super::local_now(&now), "2026-12-07 00:05 UTC+01:00");
+        // The same instant in UTC is the day before: the user's date is the one shown.
+        let utc = now.with_timezone(&chrono::Utc);
+        assert_eq!(super::local_now(&utc), "2026-12-06 23:05 UTC+00:00");
+    }
 }
