@@ -38,6 +38,44 @@ fn the_man_page_is_roff_with_every_option() {
     for word in ["\\-\\-max\\-turns", "\\-\\-output\\-format", "completions", "sessions"] {
         assert!(page.contains(word), "man page lacks {word}");
     }
+    // Issue 53: the name said once, the sections a man page has, examples verbatim.
+    assert!(page.contains("rab \\- a fast, light, safe terminal coding agent\n"), "{page}");
+    assert!(!page.contains("rab \\- rab:"), "{page}");
+    for section in [".SH \"EXIT STATUS\"", ".SH \"ENVIRONMENT\"", ".SH \"FILES\"", ".SH EXAMPLES"] {
+        assert!(page.contains(section), "man page lacks {section}");
+    }
+    assert!(page.contains(".TP\n\\fB4\\fR\nthe next request would have taken spending"), "{page}");
+    assert!(
+        page.contains("\\fBRAB_HOME\\fR") && page.contains("\\fB~/.rab/agent/settings.json\\fR")
+    );
+    let examples = page.split(".SH EXAMPLES\n").nth(1).unwrap();
+    assert!(examples.starts_with(".nf\n  rab  "), "{examples}");
+    assert!(examples.contains("git diff | rab \\-p \"review this\""), "{examples}");
+    assert!(!page.contains(".SH EXTRA"), "the examples are not also a paragraph");
+}
+
+/// Issue 53: completions offer the values of --permission-mode, --sandbox and --model,
+/// while rab itself still takes Claude Code's spellings.
+#[test]
+fn completions_offer_modes_sandboxes_and_models() {
+    let home = Home::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = home.rab().args(["completions", shell]).output().unwrap();
+        let script = stdout(&out);
+        for value in ["accept-edits", "workspace-write", "claude-opus-5-5"] {
+            assert!(script.contains(value), "{shell}: no {value}");
+        }
+    }
+    let help = stdout(&home.rab().arg("--help").output().unwrap());
+    assert!(!help.contains("claude-opus-5-5"), "--help does not list every model");
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("ok")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--permission-mode", "acceptEdits", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "ok\n", "{}", stderr(&out));
 }
 
 #[test]
