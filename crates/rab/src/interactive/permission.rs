@@ -15,6 +15,11 @@ pub struct PermissionView {
     reason: String,
 }
 
+/// The key that confirms the selected option (a number key answers through it).
+fn confirm_key() -> KeyEvent {
+    KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)
+}
+
 /// Lines of the preview shown before it is cut.
 const PREVIEW_LINES: usize = 30;
 
@@ -99,6 +104,20 @@ impl PermissionView {
                 _ => Approval::Deny(Some(self.reason.trim().to_owned()).filter(|r| !r.is_empty())),
             });
         }
+        // A number chooses its option, as in Claude Code (`1` is yes, this time): the
+        // last option (a refusal with a reason, an answer of one's own) is moved to,
+        // for typing. Once a reason is being typed, digits are part of it.
+        if let KeyCode::Char(c @ '1'..='9') = key.code
+            && self.reason.is_empty()
+            && !key.modifiers.contains(KeyModifiers::CONTROL)
+            && let Some(n) = c.to_digit(10).map(|n| n as usize - 1).filter(|n| *n <= last)
+        {
+            self.selected = n;
+            if n < last {
+                return self.key(&confirm_key(), bindings);
+            }
+            return None;
+        }
         match key.code {
             KeyCode::Up => self.selected = self.selected.saturating_sub(1),
             KeyCode::Down => self.selected = (self.selected + 1).min(last),
@@ -149,16 +168,16 @@ impl PermissionView {
         }
         for (i, option) in self.options().iter().enumerate() {
             let line = if i == self.selected {
-                theme.fg(Role::Accent, &format!("❯ {option}"))
+                theme.fg(Role::Accent, &format!("❯ {}. {option}", i + 1))
             } else {
-                format!("  {option}")
+                format!("  {}. {option}", i + 1)
             };
             out.push(line);
         }
         out.push(theme.dim(if self.is_question() {
-            "↑↓ move · Enter answer · type your own answer · Esc decline"
+            "1-9 or ↑↓ Enter answer · type your own answer · Esc decline"
         } else {
-            "↑↓ move · Enter choose · type a reason to refuse · Esc deny"
+            "1-9 or ↑↓ Enter choose · type a reason to refuse · Esc deny"
         }));
         out.into_iter().map(|l| ansi::truncate(&l, width, "…")).collect()
     }
@@ -207,5 +226,37 @@ mod tests {
         let mut view = PermissionView::new(request(ApprovalKind::Permission));
         assert_eq!(view.options()[1], "Yes, always allow rule in this project");
         assert_eq!(view.key(&enter(), &keys), Some(Approval::Once));
+    }
+
+    fn char_key(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+    }
+
+    /// What was found: pressing `1` on "Allow edit?" started typing a refusal reason
+    /// ("No: 1"), so a Claude Code user's yes became a no. Numbers choose the options;
+    /// in a reason being typed, they are part of it.
+    #[test]
+    fn issue_53_number_keys_choose_the_options() {
+        let keys = Keybindings::default();
+        let permission = || PermissionView::new(request(ApprovalKind::Permission));
+        assert_eq!(permission().key(&char_key('1'), &keys), Some(Approval::Once));
+        assert_eq!(permission().key(&char_key('2'), &keys), Some(Approval::Always));
+        let mut view = permission();
+        assert_eq!(view.key(&char_key('3'), &keys), None, "the refusal waits for a reason");
+        for c in "use 8080".chars() {
+            assert_eq!(view.key(&char_key(c), &keys), None);
+        }
+        assert_eq!(view.key(&enter(), &keys), Some(Approval::Deny(Some("use 8080".into()))));
+        assert_eq!(permission().key(&char_key('9'), &keys), None, "no ninth option");
+        let q = ApprovalKind::Question {
+            question: "Which?".into(),
+            options: vec!["a".into(), "b".into()],
+        };
+        assert_eq!(
+            PermissionView::new(request(q)).key(&char_key('2'), &keys),
+            Some(Approval::Answer("b".into()))
+        );
+        let plan = || PermissionView::new(request(ApprovalKind::Plan { plan: "p".into() }));
+        assert!(plan().key(&char_key('1'), &keys).is_some());
     }
 }
