@@ -548,6 +548,16 @@ impl Policy {
             "bash" => {
                 let scan = text("command").map(shell_scan::scan);
                 match scan.as_ref().and_then(|s| s.commands.first()) {
+                    // A command that deletes, overwrites or kills is allowed for good
+                    // only exactly as it is (`bash(rm -rf build)`, never `bash(rm -rf:*)`),
+                    // and not at all when a glob in it would widen the rule.
+                    Some(first) if destroys(&first.written) => {
+                        if first.written.contains(['*', '?', '[']) {
+                            String::new()
+                        } else {
+                            format!("bash({})", first.written)
+                        }
+                    }
                     Some(first) => {
                         // The command word and what follows it, never a bare prefix of
                         // the word (`bash(ls -la:*)`, not `bash(ls*)`, which is `lsof` too).
@@ -664,6 +674,42 @@ impl Rule {
     /// Whether the rule names commands of `tool` (a bash rule with a pattern, or bash).
     fn covers_commands(&self, tool: &str, tools: &ToolCatalog) -> bool {
         tool == "bash" && self.applies(tool, tools)
+    }
+}
+
+/// Whether a command (its words as written) deletes, overwrites, kills or runs as
+/// another user: such a command gets no prefix rule from "always".
+fn destroys(written: &str) -> bool {
+    let mut words = written.split(' ');
+    let word = words.next().unwrap_or_default();
+    let word = word.rsplit('/').next().unwrap_or(word);
+    let rest: Vec<&str> = words.collect();
+    match word {
+        "rm" | "rmdir" | "unlink" | "shred" | "dd" | "truncate" | "mv" | "chmod" | "chown"
+        | "chgrp" | "kill" | "pkill" | "killall" | "sudo" | "su" | "doas" | "reboot"
+        | "shutdown" | "halt" | "poweroff" | "crontab" => true,
+        w if w.starts_with("mkfs") => true,
+        "find" => rest.iter().any(|a| matches!(*a, "-delete" | "-exec" | "-execdir" | "-ok")),
+        "git" => rest.first().is_some_and(|sub| {
+            matches!(
+                *sub,
+                "push"
+                    | "reset"
+                    | "clean"
+                    | "rm"
+                    | "rebase"
+                    | "checkout"
+                    | "restore"
+                    | "branch"
+                    | "filter-branch"
+                    | "filter-repo"
+                    | "gc"
+                    | "prune"
+                    | "stash"
+                    | "tag"
+            )
+        }),
+        _ => false,
     }
 }
 

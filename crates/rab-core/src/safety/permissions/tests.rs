@@ -238,6 +238,20 @@ fn always_rules_are_suggested_narrowly() {
     assert_eq!(p.suggest_rule("bash", &json!({"command": "ls -la"})), "bash(ls -la:*)");
     assert_eq!(p.suggest_rule("bash", &json!({"command": "ls"})), "bash(ls:*)");
     assert_eq!(p.suggest_rule("bash", &json!({"command": "FOO=1 make"})), "bash(make:*)");
+    // Issue 53: a command that deletes or overwrites gets no prefix rule: the command as
+    // it is, or none when a glob would widen it.
+    let suggest = |cmd: &str| p.suggest_rule("bash", &json!({"command": cmd}));
+    assert_eq!(suggest("rm -rf build"), "bash(rm -rf build)");
+    assert_eq!(suggest("/bin/rm -rf build"), "bash(/bin/rm -rf build)");
+    assert_eq!(suggest("rm -rf build/*"), "");
+    assert_eq!(suggest("git push --force origin main"), "bash(git push --force origin main)");
+    assert_eq!(suggest("find . -name '*.o' -delete"), "");
+    assert_eq!(suggest("git log --oneline"), "bash(git log:*)");
+    let exact = policy(&["bash(rm -rf build)"], &[], &[]).unwrap();
+    let run = |cmd: &str| exact.check(Default, "bash", Execute, &json!({"command": cmd}));
+    assert_eq!(run("rm -rf build"), Verdict::Allow);
+    assert!(matches!(run("rm -rf build2"), Verdict::Ask(_)));
+    assert!(matches!(run("rm -rf build /"), Verdict::Ask(_)));
     let mut p = p;
     p.add_allow("bash(ls -la:*)").unwrap();
     let check = |c: &str| p.check(Default, "bash", Execute, &json!({"command": c}));
