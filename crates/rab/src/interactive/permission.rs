@@ -22,6 +22,8 @@ fn confirm_key() -> KeyEvent {
 
 /// Lines of the preview shown before it is cut.
 const PREVIEW_LINES: usize = 30;
+/// Rows a long preview line may wrap to before the rest is left out.
+const WRAPPED_ROWS: usize = 6;
 
 impl PermissionView {
     /// A view of `request`.
@@ -155,16 +157,29 @@ impl PermissionView {
             (None, None) => serde_json::to_string_pretty(&r.arguments).unwrap_or_default(),
         };
         let lines: Vec<&str> = body.lines().collect();
+        // Long lines are wrapped, not cut: the end of a changed line is often what matters
+        // (a flag at the end of a command, the value of an assignment).
+        let mut shown = 0;
         for line in lines.iter().take(PREVIEW_LINES) {
-            let styled = match line.chars().next() {
-                Some('+') if !line.starts_with("+++") => theme.fg(Role::DiffAdd, line),
-                Some('-') if !line.starts_with("---") => theme.fg(Role::DiffRemove, line),
-                _ => (*line).to_owned(),
+            let role = match line.chars().next() {
+                Some('+') if !line.starts_with("+++") => Some(Role::DiffAdd),
+                Some('-') if !line.starts_with("---") => Some(Role::DiffRemove),
+                _ => None,
             };
-            out.push(format!("  {styled}"));
+            let rows = rab_tui::wrap::wrap(line, width.saturating_sub(2).max(10));
+            let total = rows.len();
+            for (i, row) in rows.into_iter().take(WRAPPED_ROWS).enumerate() {
+                let row = if i + 1 == WRAPPED_ROWS && total > WRAPPED_ROWS {
+                    format!("{row}…")
+                } else {
+                    row
+                };
+                out.push(format!("  {}", role.map_or_else(|| row.clone(), |r| theme.fg(r, &row))));
+            }
+            shown += 1;
         }
-        if lines.len() > PREVIEW_LINES {
-            out.push(theme.dim(&format!("  … {} more lines", lines.len() - PREVIEW_LINES)));
+        if lines.len() > shown {
+            out.push(theme.dim(&format!("  … {} more lines", lines.len() - shown)));
         }
         for (i, option) in self.options().iter().enumerate() {
             let line = if i == self.selected {
@@ -230,6 +245,24 @@ mod tests {
 
     fn char_key(c: char) -> KeyEvent {
         KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)
+    }
+
+    /// What was found: a long diff line in the question was cut at the screen's edge,
+    /// hiding what changed at its end. It wraps.
+    #[test]
+    fn issue_53_long_preview_lines_wrap_instead_of_being_cut() {
+        let mut r = request(ApprovalKind::Permission);
+        let long = format!("+let url = \"{}/the-end\";", "x".repeat(60));
+        r.preview = Some(format!("--- a/f.rs\n+++ b/f.rs\n{long}\n"));
+        let theme = Theme::builtin("dark", rab_tui::ColorDepth::TrueColor).unwrap();
+        let lines: Vec<String> = PermissionView::new(r)
+            .render(40, &theme)
+            .iter()
+            .map(|l| rab_tui::ansi::strip(l))
+            .collect();
+        let joined = lines.join("\n");
+        assert!(joined.contains("the-end\";"), "{joined}");
+        assert!(lines.iter().all(|l| rab_tui::ansi::width(l) <= 40), "{joined}");
     }
 
     /// What was found: pressing `1` on "Allow edit?" started typing a refusal reason
