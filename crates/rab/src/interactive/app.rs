@@ -669,11 +669,20 @@ impl App {
         }
     }
 
+    /// A permission question about `call_id` waits for the user: its line says so
+    /// instead of counting the wait as the tool's time.
+    pub fn asking(&mut self, call_id: &str) {
+        if let Some(v) = self.tools.iter_mut().find(|v| v.call.id == call_id) {
+            v.waiting = true;
+        }
+    }
+
     /// A permission question about `call_id` was answered: the call's timer starts
     /// now, so the time shown is the tool's, not the wait for the user.
     pub fn answered(&mut self, call_id: &str) {
         if let Some(v) = self.tools.iter_mut().find(|v| v.call.id == call_id) {
             v.started = Instant::now();
+            v.waiting = false;
         }
     }
 

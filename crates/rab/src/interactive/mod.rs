@@ -359,6 +359,7 @@ impl Ui {
             E::ApprovalRequested { id, request } => {
                 let note = self.outside.notify(&format!("rab is waiting: allow {}?", request.tool));
                 self.tell_terminal(&note);
+                self.app.asking(&request.call_id);
                 self.asks.push_back((id, request));
                 self.next_question();
             }

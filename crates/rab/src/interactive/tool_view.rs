@@ -42,6 +42,8 @@ pub struct ToolView {
     pub result: Option<(ToolResultMessage, Option<Value>, u64)>,
     /// When it started.
     pub started: Instant,
+    /// A question about it waits for the user: its time is not the tool's.
+    pub waiting: bool,
     /// Draw images inline (set when the view is committed; the live region, redrawn
     /// every frame, shows a placeholder).
     pub show_images: bool,
@@ -70,6 +72,7 @@ impl ToolView {
             output: String::new(),
             result: None,
             started: Instant::now(),
+            waiting: false,
             show_images: false,
         }
     }
@@ -115,7 +118,12 @@ impl ToolView {
                 for line in tail.into_iter().rev() {
                     out.push(gutter(ansi::truncate(&theme.dim(line), inner, "…")));
                 }
-                out.push(gutter(theme.dim(&format!("running {elapsed:.1}s"))));
+                let state = if self.waiting {
+                    "waiting for your answer".to_owned()
+                } else {
+                    format!("running {elapsed:.1}s")
+                };
+                out.push(gutter(theme.dim(&state)));
             }
             Some((result, details, ms)) => {
                 let own = self
