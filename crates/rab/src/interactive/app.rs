@@ -600,7 +600,9 @@ impl App {
             }
             AgentEvent::ToolCall { call } => {
                 let tool = self.tool_named(&call.name);
-                self.tools.push(ToolView::new(call, tool));
+                let mut view = ToolView::new(call, tool);
+                view.relative_to(&self.launch.cwd);
+                self.tools.push(view);
             }
             AgentEvent::ToolUpdate { call_id, chunk } => {
                 if let Some(v) = self.tools.iter_mut().find(|v| v.call.id == call_id) {

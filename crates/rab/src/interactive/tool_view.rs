@@ -77,6 +77,40 @@ impl ToolView {
         }
     }
 
+    /// Shows paths under `cwd` (the workspace) relative to it in the call's line: a
+    /// model that writes `/home/me/project/src/main.rs` is shown `src/main.rs`.
+    pub fn relative_to(&mut self, cwd: &std::path::Path) {
+        let root = cwd.display().to_string();
+        if root.len() <= 1 {
+            return;
+        }
+        let prefix = format!("{}/", root.trim_end_matches('/'));
+        // Only where a path starts (not inside a longer one: `/x/home/me/proj/…`).
+        let strip = |s: &String| {
+            let mut out = String::with_capacity(s.len());
+            let mut rest = s.as_str();
+            while let Some(at) = rest.find(&prefix) {
+                let before = rest[..at].chars().last().or_else(|| out.chars().last());
+                out.push_str(&rest[..at]);
+                let starts = before.is_none_or(|c| {
+                    c.is_whitespace() || matches!(c, '"' | '\'' | '(' | '=' | ':' | ',')
+                });
+                if !starts {
+                    out.push_str(&prefix);
+                }
+                rest = &rest[at + prefix.len()..];
+            }
+            out.push_str(rest);
+            out
+        };
+        self.summary = self.summary.as_ref().map(strip);
+        if let Some(lines) = &mut self.call_lines {
+            for line in lines.iter_mut() {
+                *line = strip(line);
+            }
+        }
+    }
+
     fn header(&self, theme: &Theme) -> String {
         let c = &self.call;
         let (marker_role, marker) = match &self.result {
@@ -276,6 +310,27 @@ mod tests {
     use super::*;
     use rab_agent::{BoxFuture, ToolContext, ToolError, ToolOutput};
     use rab_tui::ColorDepth;
+
+    /// Issue 53: paths in the workspace are shown relative to it.
+    #[test]
+    fn paths_under_the_workspace_are_shown_relative_to_it() {
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "x".into(),
+            arguments: serde_json::json!({}),
+            invalid_arguments: None,
+            item_id: None,
+            signature: None,
+        };
+        let mut view = ToolView::new(call, None);
+        view.summary =
+            Some("/home/me/proj/src/main.rs:1-20 and /home/me/projx/a /x/home/me/proj/b".into());
+        view.relative_to(std::path::Path::new("/home/me/proj"));
+        assert_eq!(
+            view.summary.as_deref(),
+            Some("src/main.rs:1-20 and /home/me/projx/a /x/home/me/proj/b")
+        );
+    }
 
     /// A hostile tool (a plugin or MCP server could be one): its label and drawings carry
     /// terminal escapes (set the title, move the cursor).
