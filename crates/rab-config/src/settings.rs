@@ -337,8 +337,11 @@ pub fn load_settings_with_profile(
     if let Some(layer) = crate::answers_layer(&answers, &crate::canonical_dir(project))? {
         loaded.safety.push(layer);
     }
-    let claude = claude_settings_file(project);
-    if let Some(map) = read_settings(&claude)? {
+    // Claude Code's project settings, shared and then local (its own order: the local
+    // file's rules, deny rules too, apply as well).
+    let claude_local = claude_settings_file(project).with_file_name("settings.local.json");
+    for claude in [claude_settings_file(project), claude_local] {
+        let Some(map) = read_settings(&claude)? else { continue };
         // Only what rab shares with Claude Code; its other keys are Claude Code's own.
         let mut map: Map<String, Value> =
             map.into_iter().filter(|(k, _)| k == "permissions" || k == "hooks").collect();
@@ -610,6 +613,22 @@ mod tests {
         let trusted = load_settings(&g, &p, &Env::default(), true).unwrap();
         assert_eq!(trusted.settings.permissions.allow, ["Bash(npm test:*)"]);
         assert_eq!(trusted.safety.iter().map(|l| l.scope).collect::<Vec<_>>(), [Scope::Claude]);
+        // Issue 53: Claude Code's local file is read too, its deny rules even untrusted.
+        std::fs::write(
+            p.join(".claude/settings.local.json"),
+            r#"{"permissions": {"allow": ["Bash(make:*)"], "deny": ["Bash(git push:*)"]}}"#,
+        )
+        .unwrap();
+        let untrusted = load_settings(&g, &p, &Env::default(), false).unwrap();
+        let deny: Vec<&str> =
+            untrusted.safety.iter().flat_map(|l| &l.permissions.deny).map(String::as_str).collect();
+        assert!(deny.contains(&"Bash(git push:*)") && deny.contains(&"Read(./.env)"), "{deny:?}");
+        assert!(untrusted.safety.iter().all(|l| l.permissions.allow.is_empty()));
+        let trusted = load_settings(&g, &p, &Env::default(), true).unwrap();
+        let allow: Vec<&str> =
+            trusted.safety.iter().flat_map(|l| &l.permissions.allow).map(String::as_str).collect();
+        assert_eq!(allow, ["Bash(npm test:*)", "Bash(make:*)"]);
+        assert!(trusted.files.iter().any(|f| f.ends_with(".claude/settings.local.json")));
     }
 
     #[test]
