@@ -152,6 +152,53 @@ fn report(cli: &Cli, env: &Env, paths: &Paths, cwd: &Path) -> (String, u8) {
             None
         }
     };
+    out.push_str(&claude_home(env));
     out.push_str(&crate::doctor_sandbox::report(cli, env, paths, cwd, settings.as_ref()));
     (out, code)
+}
+
+/// What of a Claude Code user's own files (`~/.claude`, `~/.claude.json`) rab reads,
+/// and what it does not (with where the same thing goes in rab). Empty without them.
+fn claude_home(env: &Env) -> String {
+    let Some(home) = env.get("HOME").map(Path::new) else { return String::new() };
+    let dir = home.join(".claude");
+    let config = home.join(".claude.json");
+    if !dir.is_dir() && !config.is_file() {
+        return String::new();
+    }
+    let count = |sub: &str| std::fs::read_dir(dir.join(sub)).map_or(0, |d| d.flatten().count());
+    let mut read = Vec::new();
+    let mut not_read = Vec::new();
+    for (sub, what) in [("skills", "skills"), ("commands", "prompt commands")] {
+        let n = count(sub);
+        if n > 0 {
+            read.push(format!("{what} (~/.claude/{sub}: {n})"));
+        }
+    }
+    if dir.join("projects").is_dir() {
+        read.push("sessions, when you run `rab sessions import claude`".to_owned());
+    }
+    let exists = |p: &str| dir.join(p).exists();
+    if exists("settings.json") {
+        not_read.push(
+            "settings.json (its permissions, hooks and env: put them in ~/.rab/agent/settings.json)"
+                .to_owned(),
+        );
+    }
+    if exists("CLAUDE.md") {
+        not_read.push("CLAUDE.md (put what applies in ~/.rab/AGENTS.md)".to_owned());
+    }
+    if count("agents") > 0 {
+        not_read.push("agents/ (put them in ~/.rab/agents)".to_owned());
+    }
+    if exists("output-styles") {
+        not_read.push("output-styles/".to_owned());
+    }
+    if config.is_file() {
+        not_read.push("~/.claude.json (its MCP servers: put them in ~/.rab/mcp.json)".to_owned());
+    }
+    let mut out = String::from("Claude Code's own files (~/.claude):\n");
+    let list = |v: &[String]| if v.is_empty() { "nothing".to_owned() } else { v.join("; ") };
+    out.push_str(&format!("  read: {}\n  not read: {}\n", list(&read), list(&not_read)));
+    out
 }

@@ -201,6 +201,36 @@ fn doctor_names_the_sandbox_the_trust_state_and_the_settings_in_effect() {
     assert!(stdout(&out).contains(".rab/settings.json:1:"), "{}", stdout(&out));
 }
 
+/// Issue 53: `rab doctor` says what of a Claude Code user's own files rab reads, and
+/// where what it does not read goes in rab.
+#[test]
+fn doctor_says_what_of_claude_codes_own_files_is_read() {
+    let home = Home::new();
+    let claude = home.dir.path().join(".claude");
+    std::fs::create_dir_all(claude.join("skills/tidy")).unwrap();
+    std::fs::create_dir_all(claude.join("commands")).unwrap();
+    std::fs::write(claude.join("commands/review.md"), "Review.").unwrap();
+    std::fs::write(claude.join("settings.json"), "{}").unwrap();
+    std::fs::write(claude.join("CLAUDE.md"), "mine").unwrap();
+    std::fs::write(home.dir.path().join(".claude.json"), "{}").unwrap();
+    let out = home.rab().current_dir(home.dir.path()).arg("doctor").output().unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("Claude Code's own files (~/.claude):"), "{text}");
+    assert!(
+        text.contains(
+            "read: skills (~/.claude/skills: 1); prompt commands (~/.claude/commands: 1)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("not read: settings.json (its permissions, hooks and env"), "{text}");
+    assert!(text.contains("CLAUDE.md (put what applies in ~/.rab/AGENTS.md)"), "{text}");
+    assert!(text.contains("~/.claude.json (its MCP servers"), "{text}");
+    std::fs::remove_dir_all(&claude).unwrap();
+    std::fs::remove_file(home.dir.path().join(".claude.json")).unwrap();
+    let out = home.rab().current_dir(home.dir.path()).arg("doctor").output().unwrap();
+    assert!(!stdout(&out).contains("Claude Code's own files"), "{}", stdout(&out));
+}
+
 #[test]
 fn issue_34_an_untrusted_project_cannot_bring_back_an_excluded_tool_or_raise_limits() {
     let home = Home::new();
