@@ -147,8 +147,9 @@ pub struct Cli {
     #[arg(long)]
     pub fork: bool,
 
-    /// Use this session file (created if missing).
-    #[arg(long, value_name = "PATH")]
+    /// Use this session: a file (created if missing), or the id (or a unique start of
+    /// it) of a saved session, as `rab sessions list` shows.
+    #[arg(long, value_name = "PATH|ID")]
     pub session: Option<PathBuf>,
 
     /// Do not save the session.
@@ -184,10 +185,17 @@ pub struct Cli {
     #[arg(long)]
     pub repl: bool,
 
-    /// Pick a session of this directory to resume (in the terminal UI; print mode takes
-    /// -c or --session instead).
-    #[arg(short = 'r', long, conflicts_with_all = ["print", "continue_session", "session"])]
-    pub resume: bool,
+    /// Resume a session: by its id (or a unique start of it), in any mode, as Claude
+    /// Code's `--resume ID`; without an id, pick one of this directory's (terminal UI).
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "ID",
+        num_args = 0..=1,
+        default_missing_value = "",
+        conflicts_with_all = ["continue_session", "session"]
+    )]
+    pub resume: Option<String>,
 }
 
 /// Modes chosen by `--mode`.
@@ -500,6 +508,16 @@ pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
     out
 }
 
+/// Whether `path` reads as a session's id (or the start of one) rather than a file: one
+/// plain name, without a folder or the `.jsonl` a session file has.
+fn is_session_id(path: &std::path::Path) -> bool {
+    let text = path.to_string_lossy();
+    !text.is_empty()
+        && !text.contains(['/', '\\'])
+        && !text.ends_with(".jsonl")
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 /// A free value whose usual choices are offered to shell completion, while rab checks
 /// what was given itself (so Claude Code's `acceptEdits` still passes, and a mistake gets
 /// rab's own message). The choices are only made when a completion script is.
@@ -767,13 +785,30 @@ impl Cli {
     }
 
     /// Which tape the session records to.
-    pub fn tape(&self) -> rab_core::setup::TapeChoice {
-        rab_core::setup::TapeChoice {
+    /// The session chosen: `--session` and `--resume` given an id are looked up among
+    /// the saved sessions under `sessions_root` (a `--session` value that is not a file
+    /// and names no session is an error, not a new file named like it in the project).
+    pub fn tape(
+        &self,
+        sessions_root: &std::path::Path,
+    ) -> Result<rab_core::setup::TapeChoice, String> {
+        let by_id = |key: &str| crate::sessions::find(sessions_root, key);
+        let session = match (&self.session, self.resume.as_deref()) {
+            (_, Some(id)) if !id.is_empty() => Some(by_id(id)?),
+            (Some(path), _) if !path.exists() && is_session_id(path) => {
+                let key = path.to_string_lossy();
+                Some(by_id(&key).map_err(|e| {
+                    format!("{e}; to start a new session file, give a path (./{key}.jsonl)")
+                })?)
+            }
+            (session, _) => session.clone(),
+        };
+        Ok(rab_core::setup::TapeChoice {
             no_session: self.no_session,
             continue_session: self.continue_session,
-            session: self.session.clone(),
+            session,
             fork: self.fork,
-        }
+        })
     }
 }
 

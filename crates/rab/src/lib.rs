@@ -297,6 +297,13 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             Some(cli.prompt.join(" ")).filter(|p| !p.trim().is_empty())
         }
     };
+    if mode != Mode::Tui && cli.resume.as_deref() == Some("") {
+        return fail(
+            EXIT_USAGE,
+            "--resume without an id picks a session in the terminal UI; here give its id \
+             (`rab sessions list` shows them): rab -p -r ID, or -c for this folder's last one",
+        );
+    }
     let trusted = match decide_trust(&cli, &env, &paths, &cwd, mode) {
         Ok(t) => t,
         Err(message) => return fail(EXIT_USAGE, &message),
@@ -324,7 +331,11 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
     for w in &launch.warnings {
         eprintln!("rab: warning: {}", term::safe(w));
     }
-    let (tape, warnings) = match launch.tape(&cli.tape()) {
+    let choice = match cli.tape(&launch.paths.sessions_dir()) {
+        Ok(c) => c,
+        Err(message) => return fail(EXIT_USAGE, &message),
+    };
+    let (tape, warnings) = match launch.tape(&choice) {
         Ok(t) => t,
         Err(e) => return fail(e.code, &e.message),
     };
@@ -364,7 +375,10 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
                 print::run(Arc::new(launch), session, input, opts).await
             }
             Mode::Repl => repl::run(launch, session, prompt).await,
-            Mode::Tui => interactive::run(launch, session, prompt, cli.resume).await,
+            Mode::Tui => {
+                let pick = cli.resume.as_deref() == Some("");
+                interactive::run(launch, session, prompt, pick).await
+            }
             Mode::Rpc => rpc::run(launch, session).await,
         }
     })

@@ -134,7 +134,7 @@ fn impossible_and_conflicting_options_are_usage_errors() {
         (&["-p", "--max-budget-usd", "lots", "hi"], "US dollars"),
         (&["-p", "--yolo", "--permission-mode", "plan", "hi"], "cannot be used with"),
         (&["-p", "--no-tools", "--tools", "read", "hi"], "cannot be used with"),
-        (&["-r", "-p", "hi"], "cannot be used with"),
+        (&["-r", "-p", "hi"], "--resume without an id picks a session in the terminal UI"),
         (&["-r", "-c"], "cannot be used with"),
     ];
     for (args, says) in cases {

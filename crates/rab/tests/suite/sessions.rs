@@ -248,3 +248,39 @@ fn a_session_open_in_another_process_is_refused_and_can_be_forked() {
     assert!(std::fs::read_to_string(&file).unwrap().lines().count() > lines_before);
     rpc.end();
 }
+
+/// Issue 53: a session is resumed by its id as in Claude Code (`-r ID`, `--resume ID`,
+/// headless too), from any folder; `--session` given an id looks it up, and an id that
+/// names no session is an error, never a file of that name made in the project.
+#[test]
+fn a_session_is_resumed_by_its_id_and_session_takes_an_id() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("one"), Turn::text("two"), Turn::text("three")]);
+    let first = home.dir.path().join("first");
+    assert_eq!(stdout(&prompt_in(&home, &llm, &first, "remember the word kiwi")), "one\n");
+    let (path, _) = session_files(&home).remove(0);
+    let (tape, _) = Tape::open(&path).unwrap();
+    let id = tape.id().to_owned();
+    let elsewhere = home.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let run = |args: &[&str]| {
+        home.rab_for("anthropic-messages", &llm, Some("k"))
+            .current_dir(&elsewhere)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["-p", "-r", &id[..8], "which word?"]);
+    assert_eq!(stdout(&out), "two\n", "{}", stderr(&out));
+    let sent = llm.requests()[1].transcript();
+    assert!(format!("{sent:?}").contains("kiwi"), "the resumed conversation was sent");
+    let out = run(&["-p", "--session", &id, "and again?"]);
+    assert_eq!(stdout(&out), "three\n", "{}", stderr(&out));
+    assert_eq!(session_files(&home).len(), 1, "both went on in the same session");
+    let out = run(&["-p", "--session", "nosuch", "hi"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no session matches 'nosuch'"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("give a path (./nosuch.jsonl)"), "{}", stderr(&out));
+    assert!(!elsewhere.join("nosuch").exists(), "no file named like the id");
+}
