@@ -320,6 +320,8 @@ pub enum Action {
     ExpandTools,
     /// Open the model selector.
     ModelSelector,
+    /// Clear the screen (the conversation goes on; `/clear` starts a new one).
+    ClearScreen,
     /// Switch to the next model in the cycle list.
     CycleModel,
     /// Switch to the previous model in the cycle list.
@@ -342,7 +344,7 @@ pub enum Action {
 
 impl Action {
     /// Every action, in display order.
-    pub const ALL: [Action; 38] = [
+    pub const ALL: [Action; 39] = [
         Action::Submit,
         Action::Newline,
         Action::Interrupt,
@@ -372,6 +374,7 @@ impl Action {
         Action::ToggleThinking,
         Action::ExpandTools,
         Action::ModelSelector,
+        Action::ClearScreen,
         Action::CycleModel,
         Action::CycleModelBackward,
         Action::CyclePermissionMode,
@@ -417,6 +420,7 @@ impl Action {
             Action::ToggleThinking => ("toggle_thinking", &["ctrl+t"]),
             Action::ExpandTools => ("expand_tools", &["ctrl+o"]),
             Action::ModelSelector => ("model_selector", &["ctrl+l"]),
+            Action::ClearScreen => ("clear_screen", &["alt+l"]),
             Action::CycleModel => ("cycle_model", &["ctrl+p"]),
             Action::CycleModelBackward => ("cycle_model_backward", &["ctrl+shift+p"]),
             Action::CyclePermissionMode => ("cycle_permission_mode", &["shift+tab"]),

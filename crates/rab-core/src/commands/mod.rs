@@ -103,7 +103,7 @@ pub const BUILTINS: [(&str, &str); 33] = [
     ("resume", "Resume an earlier session of this directory"),
     ("hotkeys", "Show keyboard shortcuts"),
     ("settings", "Show the settings in effect"),
-    ("clear", "Clear the screen (the session continues)"),
+    ("clear", "Start a new conversation, as /new (Alt+L clears the screen)"),
     ("cost", "Show tokens and cost of this session, per request"),
     ("compact", "Summarise older messages now: /compact [focus]"),
     ("tree", "Show the session's branches; /tree N [summary] continues from message N"),
@@ -256,7 +256,8 @@ fn execute(
         "help" => Outcome::Info(help(extensions)),
         "quit" | "exit" => Outcome::Quit,
         "new" => Outcome::NewSession,
-        "clear" => Outcome::Clear,
+        // As in Claude Code: a new conversation. The screen alone: a key (Alt+L).
+        "clear" => Outcome::NewSession,
         "hotkeys" => Outcome::Hotkeys,
         "memory" => memory(args, launch),
         "cron" => cron(args, launch),

@@ -324,3 +324,23 @@ async fn a_message_queued_at_any_moment_of_a_run_reaches_the_conversation() {
     }
     assert_eq!(delivered, rounds);
 }
+
+/// Issue 53: `/clear` starts a new conversation, as in Claude Code (the screen alone is
+/// cleared with a key of its own).
+#[tokio::test]
+async fn clear_starts_a_new_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("ok")]);
+    let mut rt = runtime(&llm, dir.path());
+    let id = rt.submit(Op::Line { text: "remember this".into() });
+    until_done(&mut rt, id).await;
+    let id = rt.submit(Op::Line { text: "/clear".into() });
+    let events = until_done(&mut rt, id).await;
+    assert!(events.iter().any(|e| matches!(e, Event::SessionReplaced { .. })), "{events:?}");
+    let id = rt.submit(Op::GetMessages);
+    let events = until_done(&mut rt, id).await;
+    let empty =
+        events.iter().any(|e| matches!(e, Event::Messages { messages, .. } if messages.is_empty()));
+    assert!(empty, "{events:?}");
+}

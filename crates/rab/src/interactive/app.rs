@@ -37,6 +37,8 @@ pub enum Effect {
     Interrupt,
     /// Open the model selector.
     PickModel,
+    /// Clear the screen.
+    ClearScreen,
     /// Switch to the next model.
     CycleModel,
     /// Switch to the previous model.
@@ -447,6 +449,9 @@ impl App {
         }
         if is(Action::ModelSelector) {
             return Effect::PickModel;
+        }
+        if is(Action::ClearScreen) {
+            return Effect::ClearScreen;
         }
         if is(Action::CycleModel) {
             return Effect::CycleModel;

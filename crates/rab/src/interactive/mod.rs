@@ -606,6 +606,7 @@ impl Ui {
                 }
             }
             Effect::PickModel => self.open_models(),
+            Effect::ClearScreen => self.show(rt::View::Clear),
             Effect::CycleModel => self.cycle_model(true),
             Effect::CycleModelBackward => self.cycle_model(false),
             // Done by the loop, which must stop reading the terminal first.
@@ -736,7 +737,7 @@ fn header_hints(b: &Keybindings) -> String {
 
 fn hotkeys(b: &Keybindings) -> Vec<String> {
     use rab_tui::keys::Action;
-    let rows: [(&str, Action); 14] = [
+    let rows: [(&str, Action); 15] = [
         ("Send (queue while the agent works)", Action::Submit),
         ("New line", Action::Newline),
         ("Follow-up while the agent works", Action::FollowUp),
@@ -745,6 +746,7 @@ fn hotkeys(b: &Keybindings) -> Vec<String> {
         ("Show or hide thinking", Action::ToggleThinking),
         ("Expand tool output", Action::ExpandTools),
         ("Pick a model", Action::ModelSelector),
+        ("Clear the screen (/clear: a new conversation)", Action::ClearScreen),
         ("Next model", Action::CycleModel),
         ("Complete /command or @file", Action::Autocomplete),
         ("History", Action::HistoryPrev),
