@@ -250,6 +250,8 @@ pub enum Command {
     /// The Telegram bot alone; the token from TELEGRAM_BOT_TOKEN or auth.json; session
     /// options may follow (`rab telegram --model NAME`). See docs/telegram.md.
     Telegram,
+    /// How to update rab, for the way it was installed.
+    Update,
     /// Trust a folder (default: this one) and the folders under it: its hooks, MCP
     /// servers, allow rules and other widening settings apply from now on.
     Trust {

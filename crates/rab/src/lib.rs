@@ -192,6 +192,10 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         Some(cli::Command::Trust { dir }) => {
             return trust::command(&env, &paths, &cwd, dir.as_deref(), true);
         }
+        Some(cli::Command::Update) => {
+            outln!("{}", update_advice(std::env::current_exe().ok().as_deref(), &env));
+            return EXIT_OK;
+        }
         Some(cli::Command::Untrust { dir }) => {
             return trust::command(&env, &paths, &cwd, dir.as_deref(), false);
         }
@@ -467,6 +471,99 @@ fn mode(cli: &cli::Cli, env: &Env) -> Mode {
     Mode::Tui
 }
 
+/// A lone word like `upgrade`: asked about on a terminal (the default is not to send
+/// it), a usage error elsewhere, whatever the permission mode. `None`: send it.
+fn command_word(cli: &cli::Cli, word: &str) -> Option<u8> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let hint = match word.to_lowercase().as_str() {
+        "update" | "upgrade" | "install" | "uninstall" => "`rab update` says how to update",
+        "version" => "`rab --version` prints the version",
+        "help" => "`rab --help` lists the options and subcommands",
+        "login" | "logout" => "type /login in rab to store a key",
+        _ => "`rab --help` lists what rab does",
+    };
+    let interactive = !cli.print
+        && cli.mode.is_none()
+        && std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal();
+    if !interactive {
+        return Some(fail(
+            EXIT_USAGE,
+            &format!(
+                "'{word}' reads as a command, not a request for the model ({hint}); to send it \
+                 as a prompt, say more: rab -p \"{word} the dependencies\""
+            ),
+        ));
+    }
+    eprint!("rab: '{word}' reads as a command ({hint}). Send it to the model as a prompt? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    match answer.trim() {
+        "y" | "Y" | "yes" => None,
+        _ => Some(EXIT_USAGE),
+    }
+}
+
+/// How to update the rab at `exe`, for the way it was installed (Homebrew, the shell
+/// installer or cargo, a build from source).
+fn update_advice(exe: Option<&std::path::Path>, env: &Env) -> String {
+    let version = env!("CARGO_PKG_VERSION");
+    let path = exe.map(|p| p.display().to_string()).unwrap_or_default();
+    let installer = "curl --proto '=https' --tlsv1.2 -LsSf \
+                     https://github.com/rab-agent/rab/releases/latest/download/rab-installer.sh | sh";
+    let how = if path.contains("/Cellar/")
+        || path.contains("/homebrew/")
+        || path.contains("/linuxbrew/")
+    {
+        "brew upgrade rab".to_owned()
+    } else if path.contains("/target/release/") || path.contains("/target/debug/") {
+        "a build from source: git pull, then cargo build --release (or cargo install --path \
+         crates/rab)"
+            .to_owned()
+    } else {
+        let cargo_bin = env.get("CARGO_HOME").map_or_else(
+            || env.get("HOME").map(|h| format!("{h}/.cargo/bin")).unwrap_or_default(),
+            |c| format!("{c}/bin"),
+        );
+        if !cargo_bin.is_empty() && path.starts_with(&cargo_bin) {
+            format!(
+                "run the installer again: {installer}\n  (or: cargo binstall --git https://github.com/rab-agent/rab rab)"
+            )
+        } else {
+            format!(
+                "run the installer again (RAB_INSTALL_DIR=DIR for where it is now): {installer}"
+            )
+        }
+    };
+    format!(
+        "rab {version} ({path})\nTo update: {how}\nReleases and what changed: \
+         https://github.com/rab-agent/rab/releases"
+    )
+}
+
+/// Single words that read as a command to rab rather than a request to the model
+/// (`rab upgrade`, `rab version`): never sent as a prompt without a question.
+const COMMAND_WORDS: &[&str] = &[
+    "update",
+    "upgrade",
+    "install",
+    "uninstall",
+    "version",
+    "help",
+    "login",
+    "logout",
+    "config",
+    "configure",
+    "init",
+    "status",
+    "setup",
+    "reset",
+    "clear",
+    "exit",
+    "quit",
+];
+
 /// `rab sesions list`: a first word one edit away from a subcommand, in a short prompt
 /// typed as separate words, is a mistake more often than a prompt. On a terminal rab
 /// asks; elsewhere it is a usage error (exit 2) naming the subcommand and how to send
@@ -478,6 +575,9 @@ fn mistyped_subcommand(cli: &cli::Cli) -> Option<u8> {
         return None;
     }
     let names = cli::subcommand_names();
+    if cli.prompt.len() == 1 && COMMAND_WORDS.contains(&first.to_lowercase().as_str()) {
+        return command_word(cli, first);
+    }
     let near = input::near_subcommand(first, &names)?;
     let rest: Vec<&str> = cli.prompt[1..].iter().map(String::as_str).collect();
     let suggestion =

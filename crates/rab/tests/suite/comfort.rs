@@ -89,6 +89,37 @@ fn help_has_examples_for_the_common_jobs() {
     }
 }
 
+/// Issue 53: `rab update` says how to update, and a lone word that reads as a command
+/// (`upgrade`, `version`, `help`) is never sent to the model as a prompt without a
+/// question, even with --yolo; with more words it is a prompt as ever.
+#[test]
+fn rab_update_says_how_and_a_command_word_is_not_a_prompt() {
+    let home = Home::new();
+    let out = home.rab().arg("update").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with(&format!("rab {}", env!("CARGO_PKG_VERSION"))), "{text}");
+    assert!(text.contains("To update: a build from source"), "{text}");
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("asked")]);
+    for word in ["upgrade", "version", "help", "Update"] {
+        let out = home
+            .rab_for("anthropic-messages", &llm, Some("k"))
+            .args(["--yolo", "-p", word])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{word}: {}", stderr(&out));
+        assert!(stderr(&out).contains(&format!("'{word}' reads as a command")), "{}", stderr(&out));
+    }
+    assert!(llm.requests().is_empty(), "nothing was sent");
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["--yolo", "-p", "update the changelog"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "asked\n", "{}", stderr(&out));
+}
+
 #[test]
 fn a_mistyped_subcommand_is_not_sent_to_the_model() {
     let home = Home::new();
