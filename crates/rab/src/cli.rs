@@ -334,6 +334,56 @@ pub enum McpCommand {
     /// Serve rab's built-in tools over stdio (MCP), under this directory's permission
     /// rules and sandbox. A call that would need a question is refused.
     Serve(ServeArgs),
+    /// Add a server: `rab mcp add NAME -- COMMAND [ARGS…]`, or `rab mcp add --transport
+    /// http NAME URL`.
+    Add(McpAddArgs),
+    /// The servers configured here, with the file each comes from.
+    List,
+    /// One server's configuration.
+    Get {
+        /// The server.
+        name: String,
+    },
+    /// Remove a server from the file that defines it.
+    Remove {
+        /// The server.
+        name: String,
+        /// Which file, when both define it.
+        #[arg(short, long, value_enum)]
+        scope: Option<McpScope>,
+    },
+}
+
+/// Which MCP configuration file `rab mcp add` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum McpScope {
+    /// `~/.rab/mcp.json`: yours, in every folder.
+    User,
+    /// The project's `.mcp.json`, shared with Claude Code and the team (it starts once
+    /// the folder is trusted).
+    Project,
+}
+
+/// Options of `rab mcp add`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct McpAddArgs {
+    /// Which file: user (~/.rab/mcp.json) or project (.mcp.json).
+    #[arg(short, long, value_enum, default_value = "user")]
+    pub scope: McpScope,
+    /// stdio (a program), http or sse (a URL).
+    #[arg(short, long, default_value = "stdio")]
+    pub transport: String,
+    /// KEY=VALUE for the server's environment (repeatable).
+    #[arg(short, long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// "Name: value" header for an http server (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    pub header: Vec<String>,
+    /// The server's name (its tools are mcp__NAME__TOOL).
+    pub name: String,
+    /// The command and its arguments, or the URL.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub target: Vec<String>,
 }
 
 /// Options of `rab mcp serve` (the session options do not apply to it).

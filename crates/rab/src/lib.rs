@@ -42,6 +42,7 @@ mod interactive;
 mod logging;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod mcp_files;
 mod plugin_cmd;
 #[cfg(feature = "plugins")]
 mod plugins;
@@ -238,6 +239,18 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             return channels::serve(&cli, env, paths, cwd, extensions, false);
         }
         Some(cli::RunMode::Rpc) | None => {}
+    }
+    if let Some(cli::Command::Mcp { action }) = &cli.command {
+        let home = paths.home();
+        match action {
+            cli::McpCommand::Serve(_) => {}
+            cli::McpCommand::Add(args) => return mcp_files::add(args, &cwd, home),
+            cli::McpCommand::List => return mcp_files::list(&cwd, home),
+            cli::McpCommand::Get { name } => return mcp_files::get(name, &cwd, home),
+            cli::McpCommand::Remove { name, scope } => {
+                return mcp_files::remove(name, *scope, &cwd, home);
+            }
+        }
     }
     if let Some(cli::Command::Mcp { action: cli::McpCommand::Serve(args) }) = &cli.command {
         #[cfg(feature = "mcp")]

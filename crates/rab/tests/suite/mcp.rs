@@ -370,3 +370,75 @@ fn issue_38_no_tools_and_a_tools_list_hold_for_a_servers_tools() {
     rab_p(&home, &llm, &["hi"]);
     assert!(offered(&llm, 3).contains(&"mcp__test__add".to_owned()));
 }
+
+/// Issue 53: `rab mcp add|list|get|remove` edit the configuration files as Claude
+/// Code's `claude mcp` does, and a server added so starts in the next session.
+#[test]
+fn rab_mcp_add_list_get_and_remove_edit_the_config_files() {
+    let home = Home::new();
+    let proj = home.dir.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let mcp = |args: &[&str]| home.rab().current_dir(&proj).arg("mcp").args(args).output().unwrap();
+    let server = rab_mcp::test_support::test_server_path();
+    let server = server.to_str().unwrap();
+    let out = mcp(&["add", "-e", "TOKEN=abc", "test", "--", server, "--flag"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let user = home.dir.path().join("rab/mcp.json");
+    assert!(stdout(&out).contains(&format!("Added MCP server test to {}", user.display())));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+    assert_eq!(
+        saved["mcpServers"]["test"],
+        json!({"command": server, "args": ["--flag"], "env": {"TOKEN": "abc"}})
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&user).unwrap().permissions().mode() & 0o777, 0o600);
+    let out = mcp(&[
+        "add",
+        "--scope",
+        "project",
+        "-t",
+        "http",
+        "-H",
+        "Authorization: Bearer x",
+        "docs",
+        "https://example.com/mcp",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shared: Value =
+        serde_json::from_str(&std::fs::read_to_string(proj.join(".mcp.json")).unwrap()).unwrap();
+    assert_eq!(
+        shared["mcpServers"]["docs"],
+        json!({"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}})
+    );
+    let out = mcp(&["add", "test", "--", "other"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("already has a server \"test\""), "{}", stderr(&out));
+    let out = mcp(&["add", "bad__name", "--", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    let listed = stdout(&mcp(&["list"]));
+    assert!(listed.contains("docs: http: https://example.com/mcp [project:"), "{listed}");
+    assert!(listed.contains(&format!("test: stdio: {server} --flag [user:")), "{listed}");
+    let got = stdout(&mcp(&["get", "test"]));
+    assert!(got.contains("\"TOKEN\": \"abc\""), "{got}");
+    // The added server starts in a session.
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("ok")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .current_dir(home.dir.path())
+        .args(["-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "ok\n", "{}", stderr(&out));
+    assert!(
+        offered(&llm, 0).iter().any(|n| n.starts_with("mcp__test__")),
+        "{:?}",
+        offered(&llm, 0)
+    );
+    let out = mcp(&["remove", "test"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+    assert_eq!(saved["mcpServers"], json!({}));
+    let out = mcp(&["get", "test"]);
+    assert_eq!(out.status.code(), Some(2));
+}
