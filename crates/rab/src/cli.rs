@@ -542,14 +542,28 @@ fn parse_budget(s: &str) -> Result<f64, String> {
     }
 }
 
+/// The names of rab's (shown) subcommands, for "did you mean". Written out rather than
+/// read from clap: building the command line's whole description a second time on
+/// every short prompt cost more than the rest of the check (a test keeps them equal).
+pub const SUBCOMMANDS: [&str; 13] = [
+    "sessions",
+    "mcp",
+    "plugin",
+    "serve",
+    "telegram",
+    "update",
+    "trust",
+    "untrust",
+    "doctor",
+    "completions",
+    "man",
+    "login",
+    "acp",
+];
+
 /// The names of rab's subcommands (for "did you mean").
 pub fn subcommand_names() -> Vec<String> {
-    use clap::CommandFactory;
-    Cli::command()
-        .get_subcommands()
-        .filter(|c| !c.is_hide_set())
-        .map(|c| c.get_name().to_owned())
-        .collect()
+    SUBCOMMANDS.iter().map(|s| (*s).to_owned()).collect()
 }
 
 /// The completion script for `shell`, as `rab completions SHELL` prints it.
@@ -887,5 +901,17 @@ mod tests {
         assert_eq!(parse(&["rab", "--model", "m1", "--", "acp"]).prompt, vec!["acp".to_owned()]);
         assert_eq!(parse(&["rab", "acp", "please"]).mode, Some(RunMode::Acp));
         assert_eq!(parse(&["rab", "explain", "acp"]).mode, None);
+    }
+
+    /// The written-out subcommand names are clap's, every one shown and no more.
+    #[test]
+    fn subcommands_match_the_command_line() {
+        use clap::CommandFactory;
+        let from_clap: Vec<String> = Cli::command()
+            .get_subcommands()
+            .filter(|c| !c.is_hide_set())
+            .map(|c| c.get_name().to_owned())
+            .collect();
+        assert_eq!(from_clap, subcommand_names());
     }
 }
