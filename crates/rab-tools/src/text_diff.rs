@@ -12,7 +12,7 @@ pub(crate) const MAX_DIFF_LINES: usize = 200;
 const MAX_DIFF_BYTES: usize = 16 * 1024;
 
 /// A unified diff from `old` to `new` with `context` lines around each change, headed
-/// `--- a/{path}` / `+++ b/{path}`, cut after [`MAX_DIFF_LINES`] lines or 16 KB with a
+/// `--- a/{path}` / `+++ b/{path}`, cut after 200 lines or 16 KB with a
 /// note of how much was left out. Empty when the texts are equal.
 pub fn unified(old: &str, new: &str, path: &str, context: usize) -> String {
     let diff = TextDiff::configure().timeout(Duration::from_millis(500)).diff_lines(old, new);
