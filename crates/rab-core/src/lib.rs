@@ -62,6 +62,6 @@ pub use prompt::{
     ContextFile, DEFAULT_SYSTEM_PROMPT, INSTRUCTION_FILES, PromptSources, build_system_prompt,
     context_files, prompt_update,
 };
-pub use session::{AgentSession, Resumed, Totals, TurnCost};
+pub use session::{AgentSession, LISTED_REQUESTS, Resumed, Totals, TurnCost};
 pub use session_ops::TreeItem;
 pub use tool_catalog::ToolCatalog;

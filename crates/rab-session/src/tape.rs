@@ -131,6 +131,9 @@ struct Slot {
     raw: Range<usize>,
     /// Boxed: most slots of a long tape are never parsed, and an `Entry` is large.
     entry: OnceLock<Option<Box<Entry>>>,
+    /// Its parent was dropped by a fold (`fold.rs`): `parent` is then the nearest
+    /// ancestor kept.
+    is_cut: bool,
 }
 
 /// A session: header, entries and the current leaf; backed by a file unless ephemeral.
@@ -146,6 +149,12 @@ pub struct Tape {
     file: Option<Box<dyn TapeSink>>,
     /// The file exists and holds the header (false until the first append).
     is_started: bool,
+    /// Lines go to a sink set by the host, not to `path`: never folded.
+    has_sink: bool,
+    /// What folds dropped from memory (`None`: nothing was).
+    gone: Option<Box<fold::Gone>>,
+    /// A folded tape's whole history, read back from the file when first needed.
+    whole: OnceLock<Option<Box<Tape>>>,
 }
 
 /// The fields every line has: enough to place an entry in the tree.
@@ -213,6 +222,9 @@ impl Tape {
             leaf: None,
             file: None,
             is_started: false,
+            has_sink: false,
+            gone: None,
+            whole: OnceLock::new(),
         }
     }
 
@@ -265,7 +277,7 @@ impl Tape {
                 Ok((id, parent_id, kind)) => match EntryKind::parse(&kind) {
                     Some(kind) if !id.is_empty() => {
                         let entry = OnceLock::new();
-                        slots.push(Slot { id, parent: None, kind, raw, entry });
+                        slots.push(Slot { id, parent: None, kind, raw, entry, is_cut: false });
                         let n = slots.len() - 1;
                         index.insert(&slots[n].id, n, |i| &slots[i].id);
                         parents.push(parent_id);
@@ -299,6 +311,9 @@ impl Tape {
             leaf,
             file: None,
             is_started: true,
+            has_sink: false,
+            gone: None,
+            whole: OnceLock::new(),
         };
         Ok((tape, warnings))
     }
@@ -335,7 +350,7 @@ impl Tape {
 
     /// Number of entries.
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.slots.len() + self.gone_count()
     }
 
     /// Whether there are no entries.
@@ -371,22 +386,29 @@ impl Tape {
     /// All readable entries in file order (parses every body: for tools and tests,
     /// not for loading).
     pub fn entries(&self) -> Vec<&Entry> {
-        (0..self.slots.len()).filter_map(|i| self.get(i)).collect()
+        let t = self.whole();
+        (0..t.slots.len()).filter_map(|i| t.get(i)).collect()
     }
 
     /// Every entry of one kind, oldest first, on all branches. Only those are read:
     /// entries dropped from memory stay dropped (`entries` would read the whole
     /// history back into memory).
     pub fn entries_of(&self, kind: EntryKind) -> Vec<&Entry> {
-        (0..self.slots.len())
-            .filter(|&i| self.slots[i].kind == kind)
-            .filter_map(|i| self.get(i))
-            .collect()
+        // A fold keeps every entry of the kinds that carry state.
+        let t = if fold::is_state(kind) { self } else { self.whole() };
+        (0..t.slots.len()).filter(|&i| t.slots[i].kind == kind).filter_map(|i| t.get(i)).collect()
     }
 
     /// An entry by id.
     pub fn entry(&self, id: &str) -> Option<&Entry> {
-        self.find(id).and_then(|i| self.get(i))
+        match self.find(id) {
+            Some(i) => self.get(i),
+            None if self.is_gone(id) => {
+                let t = self.whole();
+                t.find(id).and_then(|i| t.get(i))
+            }
+            None => None,
+        }
     }
 
     /// The current leaf (the parent of the next entry).
@@ -396,10 +418,21 @@ impl Tape {
 
     /// Makes `id` the leaf, so the next entry starts a branch there (`None`: a new root).
     pub fn branch_from(&mut self, id: Option<&str>) -> Result<(), Error> {
-        self.leaf = match id {
-            Some(id) => Some(self.find(id).ok_or_else(|| Error::UnknownEntry(id.to_owned()))?),
-            None => None,
+        self.whole = OnceLock::new();
+        let Some(id) = id else {
+            self.leaf = None;
+            return Ok(());
         };
+        // Its conversation may reach behind a fold's cut: then the whole history comes
+        // back into memory first.
+        let behind_cut = match self.find(id) {
+            Some(i) => !self.is_whole_at(i),
+            None => self.is_gone(id),
+        };
+        if behind_cut {
+            self.unfold()?;
+        }
+        self.leaf = Some(self.find(id).ok_or_else(|| Error::UnknownEntry(id.to_owned()))?);
         Ok(())
     }
 
@@ -412,7 +445,7 @@ impl Tape {
     /// entries brought from elsewhere (an imported session keeps its own times).
     pub fn append_at(&mut self, body: EntryBody, millis: u64) -> Result<&Entry, Error> {
         let mut id = entry_id();
-        while self.find(&id).is_some() {
+        while self.find(&id).is_some() || self.is_gone(&id) {
             id = entry_id();
         }
         let parent_id = self.leaf.map(|i| self.slots[i].id.clone());
@@ -438,12 +471,23 @@ impl Tape {
             kind,
             raw: raw.unwrap_or(0..0),
             entry: OnceLock::from(Some(Box::new(entry))),
+            is_cut: false,
         };
         self.slots.push(slot);
         let n = self.slots.len() - 1;
         let slots = &self.slots;
         self.index.insert(&slots[n].id, n, |i| &slots[i].id);
         self.leaf = Some(self.slots.len() - 1);
+        self.whole = OnceLock::new();
+        if kind == EntryKind::Compaction && !self.has_sink {
+            // A compaction keeping entries a fold dropped: they come back first.
+            if !self.is_whole_at(n)
+                && let Err(e) = self.unfold()
+            {
+                tracing::warn!("cannot read the session's earlier entries back: {e}");
+            }
+            self.fold();
+        }
         self.get(self.slots.len() - 1)
             .ok_or_else(|| Error::Encode("the entry just written".to_owned()))
     }
@@ -504,6 +548,7 @@ impl Tape {
     /// sessions elsewhere. The header goes first if the tape has not been started.
     pub fn set_sink(&mut self, sink: Box<dyn TapeSink>) {
         self.file = Some(sink);
+        self.has_sink = true;
     }
 
     /// Slot indices from the root to the leaf.
@@ -523,7 +568,8 @@ impl Tape {
 
     /// The entries from the root to the leaf.
     pub fn active_branch(&self) -> Vec<&Entry> {
-        self.branch().into_iter().filter_map(|i| self.get(i)).collect()
+        let t = self.whole();
+        t.branch().into_iter().filter_map(|i| t.get(i)).collect()
     }
 
     /// The last entry of `kind` on the active branch.
@@ -540,7 +586,12 @@ impl Tape {
                 break;
             }
         }
-        None
+        // A fold keeps every entry that carries state; a message may be behind its cut.
+        if fold::is_state(kind) || self.gone.is_none() {
+            return None;
+        }
+        let whole = self.whole();
+        if std::ptr::eq(whole, self) { None } else { whole.last_on_branch(kind) }
     }
 
     /// The conversation on the active branch, as sent to the model. After a
@@ -784,6 +835,7 @@ fn ends_with_newline(path: &Path) -> std::io::Result<bool> {
 }
 
 mod claim;
+mod fold;
 mod ids;
 mod sink;
 mod spending;

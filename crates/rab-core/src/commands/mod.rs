@@ -549,11 +549,16 @@ fn cost_info(session: &AgentSession) -> String {
             t.cost + sub.cost
         ));
     }
-    for (i, turn) in session.turn_costs().iter().enumerate() {
+    let listed = session.turn_costs();
+    let earlier = (t.turns as usize).saturating_sub(listed.len());
+    if earlier > 0 {
+        out.push_str(&format!("\n  ({earlier} earlier requests not listed)"));
+    }
+    for (i, turn) in listed.iter().enumerate() {
         let u = &turn.usage;
         out.push_str(&format!(
             "\n  {:>3}. in {} (cache read {}, write {}), out {}: ${:.4}",
-            i + 1,
+            earlier + i + 1,
             u.total_input(),
             u.cache_read,
             u.cache_write,

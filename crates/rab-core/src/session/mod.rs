@@ -72,6 +72,11 @@ pub struct TurnCost {
     pub is_summary: bool,
 }
 
+/// How many requests the per-request list keeps at least: a long-lived session drops
+/// the oldest half when it holds twice as many, so its memory stays flat (the totals
+/// keep counting them).
+pub const LISTED_REQUESTS: usize = 1000;
+
 /// Adds one request's usage to the totals and the per-request list.
 pub(crate) fn add_request(
     totals: &mut Totals,
@@ -89,6 +94,9 @@ pub(crate) fn add_request(
     let cost = price.of(usage);
     totals.cost += cost;
     totals.turns += 1;
+    if turns.len() >= 2 * LISTED_REQUESTS {
+        turns.drain(..LISTED_REQUESTS);
+    }
     turns.push(TurnCost { usage: *usage, cost, is_summary });
 }
 
@@ -283,7 +291,9 @@ impl AgentSession {
         self.gate.as_ref()
     }
 
-    /// Usage and cost of each model request so far.
+    /// Usage and cost of the model requests so far, the latest [`LISTED_REQUESTS`] at
+    /// least (`totals().turns` counts them all; the first listed is request number
+    /// `totals().turns - turn_costs().len() + 1`).
     pub fn turn_costs(&self) -> &[TurnCost] {
         &self.turns
     }

@@ -268,3 +268,20 @@ async fn a_full_disk_stops_the_run_before_a_call_that_was_not_recorded_runs() {
         assert_eq!(sent, usize::from(fail_from >= 5), "{fail_from}: {sent} requests");
     }
 }
+
+/// A long-lived session's per-request list stops growing; the totals still count and
+/// price every request.
+#[test]
+fn the_per_request_list_is_bounded_and_the_totals_are_not() {
+    let mut totals = Totals::default();
+    let mut turns = Vec::new();
+    let price = rab_ai::ModelCost { input: 1.0, ..rab_ai::ModelCost::default() };
+    let usage = rab_ai::Usage { input: 1_000_000, ..rab_ai::Usage::default() };
+    for _ in 0..5 * LISTED_REQUESTS + 3 {
+        add_request(&mut totals, &mut turns, &usage, &price, false);
+        assert!(turns.len() <= 2 * LISTED_REQUESTS);
+    }
+    assert_eq!(totals.turns as usize, 5 * LISTED_REQUESTS + 3);
+    assert!(turns.len() >= LISTED_REQUESTS);
+    assert!((totals.cost - (5 * LISTED_REQUESTS + 3) as f64).abs() < 1e-6, "{}", totals.cost);
+}

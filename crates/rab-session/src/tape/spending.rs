@@ -53,7 +53,8 @@ impl Tape {
     /// usage only and not kept.
     pub fn spending(&self) -> Vec<Spent> {
         let mut out = Vec::new();
-        for slot in self.slots.iter().filter(|s| s.kind == EntryKind::Message) {
+        let tape = self.whole();
+        for slot in tape.slots.iter().filter(|s| s.kind == EntryKind::Message) {
             let (role, provider, model, usage, sub) = match slot.entry.get() {
                 Some(Some(entry)) => match &entry.body {
                     EntryBody::Message { message: Message::Assistant(a), .. } => {
@@ -72,7 +73,7 @@ impl Tape {
                     _ => continue,
                 },
                 _ => {
-                    let Some(text) = self.source.line(&slot.raw) else { continue };
+                    let Some(text) = tape.source.line(&slot.raw) else { continue };
                     let Ok(line) = serde_json::from_str::<Line>(&text) else { continue };
                     let Some(m) = line.message else { continue };
                     let sub = line.details.and_then(|d| d.spent_usd);
