@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs one prompt headless for the GitHub Action (action.yml) and writes its outputs:
 # result, cost-usd, exit-code, session-id, result-file. Inputs arrive as INPUT_*.
+# The result file is in Claude Code's schema unless output-schema is rab; the outputs
+# are read from either.
 # Multi-value inputs (allowed-tools, disallowed-tools, args) are one item per line and
 # are never split on spaces or expanded as globs: `bash(cargo test:*)` arrives whole.
 #
@@ -33,7 +35,12 @@ case "${INPUT_TRUST:-auto}" in
   *) echo "rab: trust must be auto, always or never, not '${INPUT_TRUST}'" >&2; exit 2 ;;
 esac
 
-args=(-p --output-format json --permission-mode "${INPUT_PERMISSION_MODE:-accept-edits}")
+case "${INPUT_OUTPUT_SCHEMA:-claude}" in
+  claude|rab) ;;
+  *) echo "rab: output-schema must be claude or rab, not '${INPUT_OUTPUT_SCHEMA}'" >&2; exit 2 ;;
+esac
+args=(-p --output-format json --output-compat "${INPUT_OUTPUT_SCHEMA:-claude}"
+  --permission-mode "${INPUT_PERMISSION_MODE:-accept-edits}")
 [ -n "${INPUT_MODEL:-}" ] && args+=(--model "$INPUT_MODEL")
 [ -n "${INPUT_PROVIDER:-}" ] && args+=(--provider "$INPUT_PROVIDER")
 [ -n "${INPUT_MAX_TURNS:-}" ] && args+=(--max-turns "$INPUT_MAX_TURNS")
@@ -82,12 +89,16 @@ if ! { [ -s "$result_file" ] && jq -e '.type == "result"' "$result_file" > /dev/
       sessionId: null, costUsd: 0}' > "$result_file"
   fi
 fi
-result="$(jq -r 'if (.result // "") != "" then .result else (.error // "") end' "$result_file")"
+# Either schema: rab's (result, error, costUsd + subAgents.costUsd, sessionId) or
+# Claude Code's (result, errors, total_cost_usd, session_id).
+result="$(jq -r 'if (.result // "") != "" then .result
+  else (.error // ((.errors // []) | join("; "))) end' "$result_file")"
 if [ -z "$result" ]; then
   result="(rab exited with $code and gave no answer)"
 fi
-cost="$(jq -r '(((.costUsd // 0) + (.subAgents.costUsd // 0)) * 10000 | round) / 10000' "$result_file")"
-session="$(jq -r '.sessionId // ""' "$result_file")"
+cost="$(jq -r '((.total_cost_usd // ((.costUsd // 0) + (.subAgents.costUsd // 0))) * 10000
+  | round) / 10000' "$result_file")"
+session="$(jq -r '.sessionId // .session_id // ""' "$result_file")"
 out="${GITHUB_OUTPUT:-/dev/stdout}"
 delimiter="rab_$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 {

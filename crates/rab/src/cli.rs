@@ -46,6 +46,11 @@ pub struct Cli {
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub output_format: OutputFormat,
 
+    /// The schema of `--output-format json|stream-json`: rab's own (docs/stream-json.md),
+    /// or `claude`: Claude Code's, so scripts written for `claude -p` read it unchanged.
+    #[arg(long, value_enum, value_name = "SCHEMA", default_value_t = OutputCompat::Rab)]
+    pub output_compat: OutputCompat,
+
     /// Provider: anthropic, openai, google, openrouter, deepseek, groq, xai, mistral,
     /// ollama, llamacpp, lmstudio, vllm, opencode, opencode_go, or one from models.json.
     #[arg(long, value_name = "NAME")]
@@ -220,6 +225,15 @@ pub enum OutputFormat {
     Json,
     /// One JSON event per line while it runs.
     StreamJson,
+}
+
+/// Whose schema print mode's JSON follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputCompat {
+    /// rab's own (docs/stream-json.md).
+    Rab,
+    /// Claude Code's (`claude -p --output-format json|stream-json`).
+    Claude,
 }
 
 /// Subcommands.

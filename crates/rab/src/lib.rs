@@ -47,6 +47,7 @@ mod plugin_cmd;
 #[cfg(feature = "plugins")]
 mod plugins;
 mod print;
+mod print_claude;
 mod print_json;
 mod repl;
 mod rpc;
@@ -135,10 +136,11 @@ pub fn main_with(extensions: Vec<Arc<dyn rab_core::Extension>>) -> ExitCode {
                 && let Some(format) = print_json::format_in_raw_args(&raw)
             {
                 print_json::results_on_failure(format);
+                print_json::claude_schema(print_json::claude_in_raw_args(&raw));
                 let text = e.render().to_string();
                 let first = text.lines().next().unwrap_or_default();
                 let message = first.strip_prefix("error: ").unwrap_or(first);
-                outln!("{}", print_json::ResultLine::failure(EXIT_USAGE, message).to_line());
+                outln!("{}", print_json::failure_line(EXIT_USAGE, message));
             }
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
@@ -154,6 +156,7 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         && mode(&cli, &env) == Mode::Print
     {
         print_json::results_on_failure(cli.output_format);
+        print_json::claude_schema(cli.output_compat == cli::OutputCompat::Claude);
     }
     let paths = match Paths::from_env(&env) {
         Ok(p) => p,
@@ -645,7 +648,7 @@ fn write_stdout(bytes: &[u8]) -> u8 {
 pub(crate) fn fail(code: u8, message: &str) -> u8 {
     eprintln!("rab: {message}");
     if print_json::wants_results() {
-        outln!("{}", print_json::ResultLine::failure(code, message).to_line());
+        outln!("{}", print_json::failure_line(code, message));
     }
     code
 }

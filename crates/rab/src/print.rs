@@ -9,6 +9,7 @@ use std::time::Instant;
 use rab_agent::{AgentEvent, StopCause};
 use rab_ai::Message;
 use rab_core::AgentSession;
+use serde_json::Value;
 
 use crate::cli::OutputFormat;
 use crate::print_json::{InitLine, ResultLine};
@@ -25,9 +26,37 @@ pub struct PrintOptions {
     pub verbose: bool,
 }
 
+/// The result object of a run, in the schema asked for.
+fn result_line(
+    session: &AgentSession,
+    stop: Option<&StopCause>,
+    (code, message): (u8, Option<String>),
+    seen: &Seen,
+    duration_ms: u64,
+) -> String {
+    match &seen.claude {
+        Some(claude) => {
+            let end = crate::print_claude::Ending {
+                stop,
+                code,
+                message,
+                final_text: &seen.final_text,
+                duration_ms,
+                api_ms: claude.api_ms,
+                stop_reason: claude.stop_reason(),
+            };
+            crate::print_claude::result(Some(session), &end).to_string()
+        }
+        None => ResultLine::of_run(session, stop, (code, message), &seen.final_text, duration_ms)
+            .to_line(),
+    }
+}
+
 /// What the printer saw.
 #[derive(Default)]
 struct Seen {
+    /// Lines in Claude Code's schema (`--output-compat claude`).
+    claude: Option<crate::print_claude::Stream>,
     final_text: String,
     /// The last reply stopped at the output limit (and rab asks for the rest).
     cut_off: bool,
@@ -56,12 +85,16 @@ pub async fn run(
     use rab_core::runtime::{Event, Op};
     let started = Instant::now();
     let live = opts.format == OutputFormat::Text && session.agent().tool_specs().is_empty();
+    let claude = crate::print_json::is_claude() && opts.format != OutputFormat::Text;
     if opts.format == OutputFormat::StreamJson {
-        outln!(
-            "{}",
+        let init = if claude {
+            crate::print_claude::init(&session, &setup.cwd).to_string()
+        } else {
             serde_json::to_string(&InitLine::of(&session, &setup.cwd)).unwrap_or_default()
-        );
+        };
+        outln!("{init}");
     }
+    let session_id = session.tape().id().to_owned();
     let mut handle = rab_core::runtime::start_with(setup, session);
     let aborter = handle.aborter();
     watch_interrupts(aborter.clone());
@@ -70,7 +103,11 @@ pub async fn run(
         Input::Data(text) => (Op::Prompt { text, images: Vec::new() }, String::new()),
     };
     let mut submission = handle.submit(op);
-    let mut seen = Seen { ends_with_newline: true, ..Seen::default() };
+    let mut seen = Seen {
+        ends_with_newline: true,
+        claude: claude.then(|| crate::print_claude::Stream::new(&session_id)),
+        ..Seen::default()
+    };
     let mut out = std::io::stdout();
     let mut stop = None;
     let mut code = EXIT_OK;
@@ -171,14 +208,7 @@ pub async fn run(
         Some(stop) => finish(&session, &stop, &seen, &opts, duration_ms),
         None => {
             if opts.format != OutputFormat::Text {
-                let result = ResultLine::of_run(
-                    &session,
-                    None,
-                    (code, failure),
-                    &seen.final_text,
-                    duration_ms,
-                );
-                outln!("{}", result.to_line());
+                outln!("{}", result_line(&session, None, (code, failure), &seen, duration_ms));
             }
             code
         }
@@ -219,11 +249,19 @@ fn show(
     notice(event);
     match opts.format {
         OutputFormat::StreamJson => {
-            if let Ok(line) = serde_json::to_string(event) {
+            let lines = match seen.claude.as_mut() {
+                Some(claude) => claude.lines(event).iter().map(Value::to_string).collect(),
+                None => serde_json::to_string(event).into_iter().collect::<Vec<_>>(),
+            };
+            for line in lines {
                 seen.stdout_closed |= writeln!(out, "{line}").and_then(|()| out.flush()).is_err();
             }
         }
-        OutputFormat::Json => {}
+        OutputFormat::Json => {
+            if let Some(claude) = seen.claude.as_mut() {
+                claude.lines(event); // for the stop reason and the time spent waiting
+            }
+        }
         OutputFormat::Text => {
             if let (true, AgentEvent::TextDelta { delta }) = (live, event) {
                 let shown = crate::term::for_stdout(delta);
@@ -362,14 +400,8 @@ fn finish(
             }
         }
         OutputFormat::Json | OutputFormat::StreamJson => {
-            let result = ResultLine::of_run(
-                session,
-                Some(stop),
-                (code, message.clone()),
-                &seen.final_text,
-                duration_ms,
-            );
-            let _ = writeln!(out, "{}", result.to_line());
+            let line = result_line(session, Some(stop), (code, message.clone()), seen, duration_ms);
+            let _ = writeln!(out, "{line}");
         }
     }
     let _ = out.flush();

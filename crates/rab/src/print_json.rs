@@ -288,6 +288,47 @@ pub(crate) fn wants_results() -> bool {
     JSON_OUTPUT.get().is_some()
 }
 
+/// Set when JSON output follows Claude Code's schema (`--output-compat claude`).
+static CLAUDE: OnceLock<()> = OnceLock::new();
+
+/// JSON output from now on follows Claude Code's schema when `on`.
+pub(crate) fn claude_schema(on: bool) {
+    if on {
+        let _ = CLAUDE.set(());
+    }
+}
+
+/// Whether JSON output follows Claude Code's schema.
+pub(crate) fn is_claude() -> bool {
+    CLAUDE.get().is_some()
+}
+
+/// The result line of a run that failed before the model ran, in the schema asked for.
+pub(crate) fn failure_line(code: u8, message: &str) -> String {
+    if is_claude() {
+        let end = crate::print_claude::Ending {
+            stop: None,
+            code,
+            message: Some(message.to_owned()),
+            final_text: "",
+            duration_ms: 0,
+            api_ms: 0,
+            stop_reason: None,
+        };
+        crate::print_claude::result(None, &end).to_string()
+    } else {
+        ResultLine::failure(code, message).to_line()
+    }
+}
+
+/// Whether a command line that did not parse asks for Claude Code's schema.
+pub(crate) fn claude_in_raw_args(args: &[String]) -> bool {
+    args.iter().enumerate().any(|(i, a)| {
+        a == "--output-compat=claude"
+            || (a == "--output-compat" && args.get(i + 1).is_some_and(|v| v == "claude"))
+    })
+}
+
 /// The output format asked for on a command line that did not parse, if it can be read:
 /// `--output-format json`, `--output-format=stream-json`.
 pub(crate) fn format_in_raw_args(args: &[String]) -> Option<OutputFormat> {

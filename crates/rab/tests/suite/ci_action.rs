@@ -128,6 +128,23 @@ fn a_push_runs_trusted_and_writes_the_outputs() {
     // Trusted: the checkout's hook ran and its allow rule let bash run headless.
     assert!(dir.join("hook-ran").exists());
     assert!(dir.join("bash-ran").exists());
+    // The result file is in Claude Code's schema by default (issue 53), rab's on request.
+    let file = written.lines().find_map(|l| l.strip_prefix("result-file=")).unwrap().to_owned();
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(result["subtype"], "success", "{result}");
+    assert!(result["total_cost_usd"].as_f64().unwrap() > 0.0, "{result}");
+    llm.script(script());
+    let (out, written) =
+        run_action_with(&home, &llm, &dir, None, &[("INPUT_OUTPUT_SCHEMA", "rab")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(result["status"], "success", "{result}");
+    assert!(written.contains("All 12 tests pass."), "{written}");
+    let (out, _) = run_action_with(&home, &llm, &dir, None, &[("INPUT_OUTPUT_SCHEMA", "pi")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("output-schema must be claude or rab"), "{}", stderr(&out));
 }
 
 #[test]
@@ -160,9 +177,25 @@ fn the_answer_is_posted_as_a_pull_request_comment() {
         return;
     }
     let home = Home::new();
-    let result = home.dir.path().join("result.json");
+    // rab's schema, then Claude Code's (the action's default) for a stopped run.
     let answer = json!({"type": "result", "exitCode": 0, "result": "Looks good.\nOne nit.",
                         "costUsd": 0.25, "subAgents": {"costUsd": 0.05}});
+    let (head, text) = post_comment(&home, &answer, "0");
+    assert!(head.starts_with("POST /repos/owner/repo/issues/7/comments "), "{head}");
+    assert!(head.contains("Bearer ghs_token"), "{head}");
+    assert!(text.contains("Looks good.\nOne nit."), "{text}");
+    assert!(text.contains("exit 0 · $0.3</sub>"), "{text}");
+    let answer = json!({"type": "result", "subtype": "error_max_turns", "is_error": true,
+                        "total_cost_usd": 0.125, "errors": ["stopped after 5 turns"]});
+    let (_, text) = post_comment(&home, &answer, "3");
+    assert!(text.contains("rab stopped: stopped after 5 turns"), "{text}");
+    assert!(text.contains("exit 3 · $0.125</sub>"), "{text}");
+}
+
+/// Runs action/comment.sh on `answer` against a stand-in for the GitHub API; returns
+/// the request's head and the comment's text.
+fn post_comment(home: &Home, answer: &serde_json::Value, exit_code: &str) -> (String, String) {
+    let result = home.dir.path().join("result.json");
     std::fs::write(&result, answer.to_string()).unwrap();
     // A stand-in for the GitHub API: one request, answered 201.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -195,16 +228,13 @@ fn the_answer_is_posted_as_a_pull_request_comment() {
         .env("GITHUB_REPOSITORY", "owner/repo")
         .env("GITHUB_API_URL", &api)
         .env("RESULT_FILE", &result)
+        .env("EXIT_CODE", exit_code)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let (head, body) = server.join().unwrap();
-    assert!(head.starts_with("POST /repos/owner/repo/issues/7/comments "), "{head}");
-    assert!(head.contains("Bearer ghs_token"), "{head}");
     let body: serde_json::Value = serde_json::from_str(&body).unwrap();
-    let text = body["body"].as_str().unwrap();
-    assert!(text.contains("Looks good.\nOne nit."), "{text}");
-    assert!(text.contains("exit 0 · $0.3</sub>"), "{text}");
+    (head, body["body"].as_str().unwrap().to_owned())
 }
 
 #[test]

@@ -3,6 +3,7 @@ mod agent;
 mod binding;
 mod budget;
 mod ci_action;
+mod claude_output;
 mod comfort;
 mod containment;
 mod context;
