@@ -176,6 +176,11 @@ pub enum AgentEvent {
         /// What happened.
         message: String,
     },
+    /// Something the user must see that does not stop the run: a hook that failed.
+    Notice {
+        /// What happened, and why when known.
+        message: String,
+    },
     /// A turn (one response and its tool calls) ended.
     TurnEnd {
         /// The turn number.

@@ -54,6 +54,11 @@ pub struct HookCommand {
     pub command: String,
     /// Seconds before it is killed (default 60).
     pub timeout: Option<u64>,
+    /// From the user's own settings (not a project's): it runs as written, outside the
+    /// sandbox, as Claude Code runs hooks. Set by rab when the files are combined,
+    /// never read from a file.
+    #[serde(skip)]
+    pub is_own: bool,
 }
 
 /// Hooks sharing a matcher.

@@ -462,8 +462,14 @@ fn combine_layers(settings: &mut Settings, layers: &[SafetyLayer], warnings: &mu
         p.ask.extend(lp.ask.iter().cloned());
         p.deny.extend(lp.deny.iter().cloned());
         p.additional_directories.extend(lp.additional_directories.iter().cloned());
+        let is_own = layer.scope == Scope::Global;
         for (event, groups) in &layer.hooks {
-            hooks.entry(event.clone()).or_default().extend(groups.iter().cloned());
+            hooks.entry(event.clone()).or_default().extend(groups.iter().cloned().map(|mut g| {
+                for h in &mut g.hooks {
+                    h.is_own = is_own;
+                }
+                g
+            }));
         }
     }
     settings.permissions = p;
@@ -591,6 +597,25 @@ mod tests {
         assert_eq!(trusted.settings.permissions.allow, ["bash"]);
         assert_eq!(trusted.settings.hooks.len(), 1);
         assert!(trusted.ignored.is_empty());
+    }
+
+    /// Issue 53: only the user's own file's hooks run outside the sandbox; a project
+    /// cannot claim that by writing the flag into its file.
+    #[test]
+    fn only_the_users_own_hooks_are_marked_as_theirs() {
+        let hook = |cmd: &str, extra: &str| {
+            format!(
+                r#"{{"hooks": {{"Stop": [{{"hooks": [{{"type": "command", "command": "{cmd}"{extra}}}]}}]}}}}"#
+            )
+        };
+        let (_d, g, p) =
+            files(&hook("mine", ""), &hook("theirs", r#", "isOwn": true, "is_own": true"#));
+        let loaded = load_settings(&g, &p, &Env::default(), true).unwrap();
+        let stop: Vec<(&str, bool)> = loaded.settings.hooks["Stop"]
+            .iter()
+            .flat_map(|g| g.hooks.iter().map(|h| (h.command.as_str(), h.is_own)))
+            .collect();
+        assert_eq!(stop, [("mine", true), ("theirs", false)]);
     }
 
     #[test]

@@ -319,6 +319,7 @@ fn notice(event: &AgentEvent) {
         AgentEvent::CompactionFailed { message, .. } => {
             eprintln!("rab: compaction failed: {}", crate::term::safe(message))
         }
+        AgentEvent::Notice { message } => eprintln!("rab: {}", crate::term::safe(message)),
         _ => {}
     }
 }
@@ -358,6 +359,7 @@ fn verbose(event: &AgentEvent) {
         | AgentEvent::CompactionEnd { .. }
         | AgentEvent::CompactionFailed { .. }
         | AgentEvent::Error { .. }
+        | AgentEvent::Notice { .. }
         | AgentEvent::TurnEnd { .. }
         | AgentEvent::AgentEnd { .. } => {}
     }

@@ -17,16 +17,6 @@ use rab_ai::{AssistantBlock, Content, Message, Usage};
 use rab_core::AgentSession;
 use serde_json::{Map, Value, json};
 
-/// Claude Code's name for a rab permission mode.
-pub(crate) fn permission_mode(rab: &str) -> &'static str {
-    match rab {
-        "accept-edits" => "acceptEdits",
-        "plan" => "plan",
-        "yolo" => "bypassPermissions",
-        _ => "default",
-    }
-}
-
 /// A fresh UUID for a line's `uuid`.
 fn uuid() -> String {
     rab_session::session_id()
@@ -35,7 +25,7 @@ fn uuid() -> String {
 /// The `system`/`init` line that opens the stream.
 pub(crate) fn init(session: &AgentSession, cwd: &std::path::Path) -> Value {
     let model = &session.agent().config().model;
-    let mode = session.gate().map(|g| g.mode().get().as_str().to_owned());
+    let mode = session.gate().map_or("bypassPermissions", |g| g.mode().get().claude_name());
     json!({
         "type": "system",
         "subtype": "init",
@@ -44,7 +34,7 @@ pub(crate) fn init(session: &AgentSession, cwd: &std::path::Path) -> Value {
         "tools": session.agent().tool_specs().iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
         "mcp_servers": [],
         "model": model.id,
-        "permissionMode": permission_mode(mode.as_deref().unwrap_or("yolo")),
+        "permissionMode": mode,
         "slash_commands": [],
         "apiKeySource": "none",
         "claude_code_version": env!("CARGO_PKG_VERSION"),
@@ -294,14 +284,6 @@ pub(crate) fn result(session: Option<&AgentSession>, end: &Ending<'_>) -> Value 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn permission_modes_use_claude_codes_words() {
-        assert_eq!(permission_mode("accept-edits"), "acceptEdits");
-        assert_eq!(permission_mode("yolo"), "bypassPermissions");
-        assert_eq!(permission_mode("plan"), "plan");
-        assert_eq!(permission_mode("default"), "default");
-    }
 
     /// The keys the Python SDK's parser requires of a result (`data["x"]`).
     #[test]

@@ -393,6 +393,13 @@ impl Printer {
                 let what = if *first { "no response" } else { "no data" };
                 eprintln!("rab: waiting for the model: {what} for {seconds} s");
             }
+            AgentEvent::Notice { message } => {
+                if !*at_line_start {
+                    outln!();
+                    *at_line_start = true;
+                }
+                eprintln!("rab: {}", safe(message));
+            }
             AgentEvent::AgentStart
             | AgentEvent::TurnStart { .. }
             | AgentEvent::ThinkingDelta { .. }

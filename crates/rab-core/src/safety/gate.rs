@@ -286,7 +286,8 @@ impl Gate {
         let mut v = json!({
             "session_id": s.id,
             "transcript_path": s.transcript,
-            "permission_mode": self.mode.get().as_str(),
+            // Claude Code's words: hooks written for it test `== "acceptEdits"`.
+            "permission_mode": self.mode.get().claude_name(),
         });
         if let (Value::Object(map), Value::Object(more)) = (&mut v, extra) {
             map.extend(more);
@@ -309,7 +310,7 @@ impl Gate {
         let mut v = tool_event(
             &s.id,
             &s.transcript,
-            self.mode.get().as_str(),
+            self.mode.get().claude_name(),
             &call.name,
             claude,
             &call.id,

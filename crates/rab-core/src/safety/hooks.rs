@@ -3,7 +3,10 @@
 //! Exit 0 passes (stdout may be JSON with `decision`, `continue`, and
 //! `hookSpecificOutput.{permissionDecision, updatedInput, additionalContext}`); exit 2
 //! blocks with stderr as the reason; any other exit is a warning and the call goes on.
-//! Hooks run in the project root, through the sandbox, without the keys rab uses.
+//! Hooks run in the project root. The user's own hooks (their global settings) run as
+//! they wrote them, as Claude Code runs them; a project's hooks run through the sandbox,
+//! without the keys rab uses. Every failure is kept for the user to see
+//! ([`HookRunner::take_notices`]), with the reason when the sandbox caused it.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -79,6 +82,8 @@ struct Hook {
     matcher: Vec<String>,
     command: String,
     timeout: Duration,
+    /// A project's hook: it runs in the sandbox.
+    is_sandboxed: bool,
 }
 
 /// What the hooks of one event decided together.
@@ -106,6 +111,8 @@ pub struct HookRunner {
     hooks: Vec<Hook>,
     cwd: PathBuf,
     sandbox: Sandbox,
+    /// Failures not yet shown to the user.
+    notices: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl HookRunner {
@@ -144,11 +151,18 @@ impl HookRunner {
                         matcher: matcher.clone(),
                         command: h.command.clone(),
                         timeout: Duration::from_secs(h.timeout.unwrap_or(DEFAULT_TIMEOUT_SECS)),
+                        is_sandboxed: !h.is_own,
                     });
                 }
             }
         }
-        Ok(Self { hooks, cwd, sandbox })
+        Ok(Self { hooks, cwd, sandbox, notices: Default::default() })
+    }
+
+    /// The failures since the last call, for the user: a front end shows them
+    /// (`AgentEvent::Notice`), so a hook that fails is never silent.
+    pub fn take_notices(&self) -> Vec<String> {
+        self.notices.lock().map(|mut n| std::mem::take(&mut *n)).unwrap_or_default()
     }
 
     /// Whether any hook is configured for `event`.
@@ -182,7 +196,13 @@ impl HookRunner {
                 map.insert("tool_input".into(), updated.clone());
             }
             let result = self.run_one(hook, &input, cancel).await;
+            let before = out.warnings.len();
             apply(event, hook, result, &mut out);
+            if out.warnings.len() > before
+                && let Ok(mut notices) = self.notices.lock()
+            {
+                notices.extend(out.warnings[before..].iter().cloned());
+            }
             if out.block.is_some() || out.stop.is_some() {
                 break;
             }
@@ -191,7 +211,12 @@ impl HookRunner {
     }
 
     async fn run_one(&self, hook: &Hook, input: &Value, cancel: &CancellationToken) -> Ran {
-        let (program, args) = self.sandbox.wrap("sh", &["-c", &hook.command]);
+        let script = ["-c", hook.command.as_str()];
+        let (program, args) = if hook.is_sandboxed {
+            self.sandbox.wrap("sh", &script)
+        } else {
+            ("sh".into(), script.iter().map(|s| (*s).into()).collect())
+        };
         let mut cmd = CommandWrap::with_new(program, |c| {
             c.args(&args)
                 .current_dir(&self.cwd)
@@ -200,8 +225,10 @@ impl HookRunner {
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
-            for name in self.sandbox.scrubbed_env() {
-                c.env_remove(name);
+            if hook.is_sandboxed {
+                for name in self.sandbox.scrubbed_env() {
+                    c.env_remove(name);
+                }
             }
         });
         cmd.wrap(ProcessSession).wrap(KillOnDrop);
@@ -236,6 +263,13 @@ impl HookRunner {
         }
         // Dropping the child kills its whole session if it is still running.
     }
+}
+
+/// Whether a failed hook's stderr says the system refused it what the sandbox takes away.
+fn is_refused_by_sandbox(stderr: &str) -> bool {
+    ["Read-only file system", "Permission denied", "Operation not permitted"]
+        .iter()
+        .any(|m| stderr.contains(m))
 }
 
 /// Reads a pipe to its end, keeping the first [`MAX_OUTPUT`] bytes.
@@ -273,8 +307,15 @@ fn apply(event: HookEvent, hook: &Hook, ran: Ran, out: &mut HookOutcome) {
         other => {
             let code = other.map_or("a signal".to_owned(), |c| format!("exit code {c}"));
             let detail = stderr.trim();
+            let why = if hook.is_sandboxed && is_refused_by_sandbox(detail) {
+                " (hooks from this project run in the sandbox: they cannot write outside the \
+                 workspace or reach what it hides; move the hook to your own settings, \
+                 ~/.rab/agent/settings.json, to run it as written)"
+            } else {
+                ""
+            };
             out.warnings
-                .push(format!("{name} hook `{}` failed with {code}: {detail}", hook.command));
+                .push(format!("{name} hook `{}` failed with {code}: {detail}{why}", hook.command));
             return;
         }
     }
@@ -298,7 +339,13 @@ fn apply(event: HookEvent, hook: &Hook, ran: Ran, out: &mut HookOutcome) {
 /// targets; not part of the stable API.
 #[doc(hidden)]
 pub fn read_output(event: HookEvent, code: Option<i32>, stdout: &str, stderr: &str) -> HookOutcome {
-    let hook = Hook { event, matcher: Vec::new(), command: String::new(), timeout: Duration::ZERO };
+    let hook = Hook {
+        event,
+        matcher: Vec::new(),
+        command: String::new(),
+        timeout: Duration::ZERO,
+        is_sandboxed: false,
+    };
     let mut out = HookOutcome::default();
     apply(event, &hook, Ran::Exited(code, stdout.to_owned(), stderr.to_owned()), &mut out);
     out

@@ -58,6 +58,17 @@ impl PermissionMode {
         }
     }
 
+    /// Claude Code's name of the mode (`default`, `acceptEdits`, `plan`,
+    /// `bypassPermissions`): what its hooks and its JSON output's readers expect.
+    pub fn claude_name(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::AcceptEdits => "acceptEdits",
+            Self::Plan => "plan",
+            Self::Yolo => "bypassPermissions",
+        }
+    }
+
     /// The next mode for Shift+Tab: default → accept-edits → plan → default. `yolo` is
     /// only in the cycle when rab was started in it.
     pub fn next(self, has_yolo: bool) -> Self {

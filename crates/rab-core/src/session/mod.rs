@@ -264,6 +264,8 @@ impl AgentSession {
         let cancel = CancellationToken::new();
         let out = gate.hooks().run(HookEvent::SessionStart, None, input, &cancel).await;
         self.start_context.extend(out.context);
+        // Returned to the front end, which shows them: not told twice.
+        gate.hooks().take_notices();
         out.warnings
     }
 
@@ -555,6 +557,7 @@ impl AgentSession {
             is_end_held: false,
             checkpoints: self.checkpointer.clone().map(|c| (c, self.agent.tools().to_vec())),
             pending: Vec::new(),
+            hooks: self.gate.as_ref().map(|g| g.hooks().clone()),
         };
         (&mut self.agent, recorder)
     }
@@ -577,6 +580,15 @@ impl AgentSession {
     }
 
     fn broadcast(&mut self, event: &AgentEvent) {
+        // Hook failures of the run's last steps (Stop) come before its end.
+        if matches!(event, AgentEvent::AgentEnd { .. })
+            && let Some(gate) = &self.gate
+        {
+            for message in gate.hooks().take_notices() {
+                let notice = AgentEvent::Notice { message };
+                self.subscribers.retain(|s| s.send(notice.clone()).is_ok());
+            }
+        }
         self.subscribers.retain(|s| s.send(event.clone()).is_ok());
     }
 }
@@ -598,6 +610,8 @@ struct Recorder<'a> {
     is_end_held: bool,
     /// The checkpointer and the tools it asks which files a call writes.
     checkpoints: Option<CheckpointTools>,
+    /// The hooks, whose failures are told as [`AgentEvent::Notice`].
+    hooks: Option<Arc<crate::hooks::HookRunner>>,
     /// Checkpoints of calls whose results have not come yet.
     pending: Vec<crate::checkpoint::Checkpoint>,
 }
@@ -725,10 +739,17 @@ impl rab_agent::EventSink for Recorder<'_> {
             | AgentEvent::CompactionStart { .. }
             | AgentEvent::CompactionFailed { .. }
             | AgentEvent::Error { .. }
+            | AgentEvent::Notice { .. }
             | AgentEvent::TurnEnd { .. }
             | AgentEvent::AgentEnd { .. } => {}
         }
         self.subscribers.retain(|s| s.send(event.clone()).is_ok());
+        // A hook that failed while this step ran (PreToolUse, PostToolUse, Stop) is
+        // told right after it.
+        for message in self.hooks.iter().flat_map(|h| h.take_notices()) {
+            let notice = AgentEvent::Notice { message };
+            self.subscribers.retain(|s| s.send(notice.clone()).is_ok());
+        }
         Ok(())
     }
 }

@@ -87,6 +87,7 @@ impl Translator {
             AgentEvent::Fallback { from, to, message, .. } => vec![agent_text(&format!(
                 "\n\n(⤳ {from} failed ({message}); continuing on {to}, from the start)\n\n"
             ))],
+            AgentEvent::Notice { message } => vec![agent_text(&format!("\n\n(⚠ {message})\n\n"))],
             AgentEvent::AgentStart
             | AgentEvent::TurnStart { .. }
             | AgentEvent::MessageEnd { .. }

@@ -654,6 +654,7 @@ impl App {
                 }
             }
             AgentEvent::Error { message } => self.error(&message),
+            AgentEvent::Notice { message } => self.info(&format!("⚠ {message}")),
             AgentEvent::CompactionStart { tokens, .. } => {
                 self.info(&format!(
                     "Compacting the conversation (~{tokens} tokens) to fit the context window…"

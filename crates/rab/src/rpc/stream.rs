@@ -284,6 +284,7 @@ impl Stream {
             AgentEvent::WebSearch { .. }
             | AgentEvent::Fallback { .. }
             | AgentEvent::Waiting { .. }
+            | AgentEvent::Notice { .. }
             | AgentEvent::Error { .. } => {
                 if let AgentEvent::Fallback { to, cost, message, .. } = event {
                     self.fail_partial(message, &mut emit);

@@ -381,6 +381,7 @@ impl Chat {
                 self.say(&format!("⤳ {from} is out of capacity; continuing on {to}.")).await;
             }
             AgentEvent::CompactionEnd { .. } => self.say("🗜 The conversation was compacted.").await,
+            AgentEvent::Notice { message } => self.say(&format!("⚠ {message}")).await,
             // A long wait for the model: "typing…" stays up.
             AgentEvent::Waiting { .. } => {
                 let action = json!({"chat_id": self.id, "action": "typing"});

@@ -780,3 +780,47 @@ fn issue_53_config_set_headless_names_a_rule_that_works_and_runs_with_it() {
         serde_json::from_str(&std::fs::read_to_string(&global).unwrap()).unwrap();
     assert_eq!(saved["theme"], "light", "{saved}");
 }
+
+/// Issue 53: the user's own hooks run as written (outside the sandbox, as Claude Code
+/// runs them) and hear the mode in Claude Code's words; a project's hook stays in the
+/// sandbox, and its failure is shown on stderr with the reason.
+#[test]
+fn own_hooks_run_as_written_and_a_project_hooks_failure_says_why() {
+    let home = Home::new();
+    let dir = project(&home);
+    let outside = home.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let own = format!("cat > {}/own-input.json", outside.display());
+    std::fs::create_dir_all(home.dir.path().join("rab/agent")).unwrap();
+    std::fs::write(
+        home.dir.path().join("rab/agent/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": own}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let project_hook = format!("touch {}/project-hook-ran", outside.display());
+    std::fs::write(
+        dir.join(".rab/settings.json"),
+        json!({"hooks": {"PostToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": project_hook}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("read", json!({"path": "notes.txt"})), Turn::text("ok")]);
+    let out = run(
+        &home,
+        &llm,
+        &dir,
+        &["--permission-mode", "accept-edits", "--sandbox", "workspace-write", "go"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let input: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(outside.join("own-input.json")).unwrap())
+            .unwrap();
+    assert_eq!(input["permission_mode"], "acceptEdits", "{input}");
+    assert_eq!(input["tool_name"], "Read", "{input}");
+    assert!(!outside.join("project-hook-ran").exists(), "a project's hook stays in the sandbox");
+    let err = stderr(&out);
+    assert!(err.contains("PostToolUse hook"), "the failure is shown: {err}");
+    assert!(err.contains("hooks from this project run in the sandbox"), "{err}");
+}

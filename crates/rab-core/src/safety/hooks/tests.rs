@@ -13,6 +13,7 @@ fn runner(event: &str, matcher: &str, command: &str) -> (tempfile::TempDir, Hook
                 kind: "command".into(),
                 command: command.into(),
                 timeout: Some(5),
+                is_own: false,
             }],
         }],
     );
@@ -117,4 +118,23 @@ fn hook_input_names_tools_as_claude_code_does_with_rabs_name_alongside() {
     assert_eq!(v["tool_name"], "Edit");
     let v = pre("mcp__gh__x", serde_json::json!({}));
     assert_eq!(v["tool_name"], "mcp__gh__x");
+}
+
+/// Issue 53: a failing hook is never silent: its failure waits for the front end, once,
+/// with the reason when the sandbox refused it what a project's hook may not do.
+#[tokio::test]
+async fn a_failure_is_kept_for_the_user_with_the_sandbox_named_as_its_reason() {
+    let (_d, r) = runner("Stop", "", "echo 'touch: /etc/x: Read-only file system' >&2; exit 1");
+    let cancel = CancellationToken::new();
+    let out = r.run(HookEvent::Stop, None, json!({}), &cancel).await;
+    assert_eq!(out.warnings.len(), 1);
+    let notices = r.take_notices();
+    assert_eq!(notices, out.warnings);
+    assert!(notices[0].contains("Stop hook"), "{notices:?}");
+    assert!(notices[0].contains("hooks from this project run in the sandbox"), "{notices:?}");
+    assert!(r.take_notices().is_empty(), "told once");
+    let (_d, r) = runner("Stop", "", "echo 'no such thing' >&2; exit 1");
+    r.run(HookEvent::Stop, None, json!({}), &cancel).await;
+    let notices = r.take_notices();
+    assert!(notices[0].contains("no such thing") && !notices[0].contains("sandbox"), "{notices:?}");
 }
