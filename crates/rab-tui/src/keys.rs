@@ -310,6 +310,8 @@ pub enum Action {
     YankPop,
     /// Undo the last edit.
     Undo,
+    /// Suspend rab to the shell (`fg` brings it back), as Ctrl+Z does in a shell.
+    Suspend,
     /// Scroll or move a page up (lists, overlays).
     PageUp,
     /// Scroll or move a page down.
@@ -344,7 +346,7 @@ pub enum Action {
 
 impl Action {
     /// Every action, in display order.
-    pub const ALL: [Action; 39] = [
+    pub const ALL: [Action; 40] = [
         Action::Submit,
         Action::Newline,
         Action::Interrupt,
@@ -369,6 +371,7 @@ impl Action {
         Action::Yank,
         Action::YankPop,
         Action::Undo,
+        Action::Suspend,
         Action::PageUp,
         Action::PageDown,
         Action::ToggleThinking,
@@ -414,7 +417,10 @@ impl Action {
             Action::KillLineBackward => ("kill_line_backward", &["ctrl+u"]),
             Action::Yank => ("yank", &["ctrl+y"]),
             Action::YankPop => ("yank_pop", &["alt+y"]),
-            Action::Undo => ("undo", &["ctrl+z", "ctrl+_"]),
+            // Ctrl+Z suspends, as in a shell and in Claude Code; Ctrl+_ (Ctrl+/ in
+            // most terminals) undoes, as in readline and Emacs.
+            Action::Undo => ("undo", &["ctrl+_"]),
+            Action::Suspend => ("suspend", &["ctrl+z"]),
             Action::PageUp => ("page_up", &["pageup"]),
             Action::PageDown => ("page_down", &["pagedown"]),
             Action::ToggleThinking => ("toggle_thinking", &["ctrl+t"]),

@@ -95,7 +95,9 @@ fn defaults_cover_the_documented_keys() {
     assert!(is(Action::CyclePermissionMode, ev(KeyCode::BackTab, KeyModifiers::SHIFT)));
     assert!(is(Action::KillLine, ev(KeyCode::Char('k'), KeyModifiers::CONTROL)));
     assert!(is(Action::Yank, ev(KeyCode::Char('y'), KeyModifiers::CONTROL)));
-    assert!(is(Action::Undo, ev(KeyCode::Char('z'), KeyModifiers::CONTROL)));
+    // Ctrl+Z suspends, as in a shell and in Claude Code (issue 53); undo is Ctrl+_.
+    assert!(is(Action::Suspend, ev(KeyCode::Char('z'), KeyModifiers::CONTROL)));
+    assert!(!is(Action::Undo, ev(KeyCode::Char('z'), KeyModifiers::CONTROL)));
     // Legacy terminals send Ctrl+_ as 0x1f, which crossterm reports as Ctrl+7.
     assert!(is(Action::Undo, ev(KeyCode::Char('7'), KeyModifiers::CONTROL)));
     assert!(is(Action::Undo, ev(KeyCode::Char('_'), KeyModifiers::CONTROL)));

@@ -39,6 +39,8 @@ pub enum Effect {
     PickModel,
     /// Clear the screen.
     ClearScreen,
+    /// Stop rab until the shell's `fg` (Ctrl+Z).
+    Suspend,
     /// Switch to the next model.
     CycleModel,
     /// Switch to the previous model.
@@ -452,6 +454,9 @@ impl App {
         }
         if is(Action::ClearScreen) {
             return Effect::ClearScreen;
+        }
+        if is(Action::Suspend) {
+            return Effect::Suspend;
         }
         if is(Action::CycleModel) {
             return Effect::CycleModel;

@@ -23,6 +23,7 @@ mod settings_editor;
 mod settings_io;
 mod shell;
 mod stream_view;
+mod suspend;
 mod tool_view;
 
 use std::sync::Arc;
@@ -165,6 +166,8 @@ struct Ui {
     outside: outside::Outside,
     /// Ctrl+G was pressed: the loop hands the terminal to the external editor.
     external_edit: Option<external::Target>,
+    /// Ctrl+Z or a SIGTSTP: stop until `fg` (done by the loop, see [`Ui::suspend`]).
+    suspend: bool,
     /// Images pasted into the prompt, by the marker the editor shows for each.
     images: Vec<(String, rab_ai::Content)>,
     /// `/settings` saved something that takes a reload to apply.
@@ -200,6 +203,7 @@ impl Ui {
             queued: Vec::new(),
             outside,
             external_edit: None,
+            suspend: false,
             images: Vec::new(),
             settings_changed: false,
             quit: false,
@@ -295,6 +299,7 @@ impl Ui {
             }
         };
         let mut tick = tokio::time::interval(Duration::from_millis(80));
+        let mut stops = suspend::stop_signals();
         while !self.quit {
             self.draw();
             tokio::select! {
@@ -316,11 +321,17 @@ impl Ui {
                     }
                 },
                 _ = tick.tick(), if self.app.is_busy() => self.app.tick(),
+                () = suspend::next_stop(&mut stops) => self.suspend = true,
             }
             if let Some(target) = self.external_edit.take() {
                 // Nothing may read the terminal while the editor has it.
                 input.pause();
                 self.edit_externally(target);
+                input.resume();
+            }
+            if std::mem::take(&mut self.suspend) {
+                input.pause();
+                self.suspend();
                 input.resume();
             }
         }
@@ -611,6 +622,7 @@ impl Ui {
             Effect::CycleModelBackward => self.cycle_model(false),
             // Done by the loop, which must stop reading the terminal first.
             Effect::ExternalEditor => self.external_edit = Some(external::Target::Prompt),
+            Effect::Suspend => self.suspend = true,
             Effect::PasteImage => self.paste_clipboard_image(),
         }
     }
@@ -737,7 +749,7 @@ fn header_hints(b: &Keybindings) -> String {
 
 fn hotkeys(b: &Keybindings) -> Vec<String> {
     use rab_tui::keys::Action;
-    let rows: [(&str, Action); 15] = [
+    let rows: [(&str, Action); 16] = [
         ("Send (queue while the agent works)", Action::Submit),
         ("New line", Action::Newline),
         ("Follow-up while the agent works", Action::FollowUp),
@@ -753,6 +765,7 @@ fn hotkeys(b: &Keybindings) -> Vec<String> {
         ("Kill to end of line", Action::KillLine),
         ("Yank", Action::Yank),
         ("Undo", Action::Undo),
+        ("Suspend (fg to come back)", Action::Suspend),
     ];
     let mut out: Vec<String> = rows
         .iter()

@@ -99,6 +99,11 @@ impl Pty {
     }
 
     /// Sends keys (raw bytes: `\r` is Enter, `\x1b` Esc, `\x03` Ctrl+C).
+    /// The process id of the program in the terminal.
+    pub fn pid(&self) -> u32 {
+        self.child.process_id().expect("a running child")
+    }
+
     pub fn send(&mut self, keys: &str) {
         let mut w = self.writer.lock().unwrap();
         w.write_all(keys.as_bytes()).unwrap();

@@ -777,3 +777,61 @@ fn issue_35_a_web_search_shows_its_query_pages_and_the_sources_cited() {
     let answer_at = h.find("Rust 1.91 came out").unwrap();
     assert!(search_at < answer_at, "{h}");
 }
+
+/// The state letter of process `pid` (`T`: stopped).
+#[cfg(target_os = "linux")]
+fn process_state(pid: u32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next()).unwrap_or('?')
+}
+
+#[cfg(target_os = "linux")]
+fn wait_for_state(pid: u32, state: char) {
+    let start = std::time::Instant::now();
+    while process_state(pid) != state {
+        assert!(start.elapsed() < T, "rab's state is {}, not {state}", process_state(pid));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Issue 53: Ctrl+Z suspends as in a shell (the terminal handed back first), a SIGTSTP
+/// from outside does the same, and continuing brings the screen and the prompt back;
+/// undo is Ctrl+_.
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_z_suspends_and_continuing_brings_the_screen_back() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut pty =
+        Pty::spawn(home.dir.path(), &["--provider", "anthropic"], &envs(&home, &llm), 100, 30);
+    pty.wait_for("the editor", T, |s| s.contains("/help for commands"));
+    pty.send("kept prompt");
+    pty.wait_for_screen("the typed text", T, |s| s.contains("kept prompt"));
+    let pid = pty.pid();
+    let signal = |name: &str| {
+        let ok = std::process::Command::new("kill")
+            .args([&format!("-{name}"), &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    };
+    pty.send("\x1a");
+    wait_for_state(pid, 'T');
+    pty.wait_for_raw("the note", T, |s| s.contains("rab stopped; `fg` brings it back"));
+    let drawn = pty.raw().len();
+    signal("CONT");
+    pty.wait_for_raw("a fresh screen", T, |s| s.len() > drawn && s[drawn..].contains("\x1b[2J"));
+    pty.wait_for_screen("the prompt again", T, |s| s.contains("kept prompt"));
+    // From outside, as a shell's job control or `kill -TSTP` sends it.
+    signal("TSTP");
+    wait_for_state(pid, 'T');
+    signal("CONT");
+    pty.wait_for_screen("the prompt again", T, |s| s.contains("kept prompt"));
+    // Undo is Ctrl+_ now, and keys still reach rab.
+    pty.send(" more");
+    pty.wait_for_screen("the added text", T, |s| s.contains("kept prompt more"));
+    pty.send("\x1f");
+    pty.wait_for_screen("the undone text", T, |s| !s.contains("kept prompt more"));
+    pty.send("\x15/quit\r");
+    assert_eq!(pty.wait_exit(T), Some(0));
+}
