@@ -247,6 +247,13 @@ pub trait AgentTool: Send + Sync {
         let _ = arguments;
         None
     }
+    /// Why the call would fail without changing anything (an edit whose text is not in
+    /// the file), known before it runs: such a call is not put to the user, and the
+    /// model hears why instead. `None`: it may succeed.
+    fn doomed(&self, arguments: &Value) -> Option<String> {
+        let _ = arguments;
+        None
+    }
     /// A name for people (`Web search`), shown by front ends instead of the tool's
     /// name; the model always sees the name.
     fn label(&self) -> Option<String> {
@@ -316,6 +323,12 @@ pub trait Tool: Send + Sync + 'static {
     }
     /// What the call would do, shown when asking for permission.
     fn preview(&self, args: &Self::Args) -> Option<String> {
+        let _ = args;
+        None
+    }
+    /// Why the call would fail without changing anything, known before it runs (see
+    /// [`AgentTool::doomed`]).
+    fn doomed(&self, args: &Self::Args) -> Option<String> {
         let _ = args;
         None
     }
@@ -415,6 +428,11 @@ impl<T: Tool> AgentTool for T {
     fn preview(&self, arguments: &Value) -> Option<String> {
         let args: T::Args = serde_json::from_value(arguments.clone()).ok()?;
         Tool::preview(self, &args)
+    }
+
+    fn doomed(&self, arguments: &Value) -> Option<String> {
+        let args: T::Args = serde_json::from_value(arguments.clone()).ok()?;
+        Tool::doomed(self, &args)
     }
 
     fn label(&self) -> Option<String> {

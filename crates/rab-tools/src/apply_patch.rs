@@ -124,6 +124,10 @@ impl Tool for ApplyPatch {
         })
     }
 
+    fn doomed(&self, args: &Args) -> Option<String> {
+        plan(&self.ws, &args.input).err().map(|e| e.to_string())
+    }
+
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
         let ws = self.ws.clone();
         tokio::task::spawn_blocking(move || apply(&ws, &args.input))

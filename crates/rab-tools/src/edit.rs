@@ -110,6 +110,11 @@ impl Tool for Edit {
         })
     }
 
+    fn doomed(&self, args: &Args) -> Option<String> {
+        let path = self.ws.resolve(&args.path);
+        apply_edits(&self.ws, &path, &args.edits).err().map(|e| e.to_string())
+    }
+
     async fn run(&self, args: Args, _cx: ToolContext) -> Result<ToolOutput, ToolError> {
         let (path, file) = self.ws.resolve_handle(&args.path, crate::sandbox::Access::Write)?;
         let editor = self.ws.editor();

@@ -140,6 +140,8 @@ pub struct Gate {
     session: Mutex<SessionRef>,
     /// Calls refused so far, for the headless result.
     denials: Mutex<Denials>,
+    /// Calls refused because they would fail (not refusals by the user or the rules).
+    doomed: Mutex<std::collections::HashSet<String>>,
 }
 
 /// A tool call the gate refused.
@@ -184,6 +186,7 @@ impl Gate {
             answers,
             session: Mutex::new(SessionRef::default()),
             denials: Mutex::new(Denials::default()),
+            doomed: Mutex::default(),
         }
     }
 
@@ -390,6 +393,15 @@ impl Gate {
         match verdict {
             Verdict::Allow => rewritten(args),
             Verdict::Deny(why) => HookDecision::Block(format!("permission denied: {why}")),
+            // A call that would fail without changing anything is not put to the user
+            // and not counted as refused; nothing runs (the file may change before it
+            // would, so it is not run unasked either), and the model hears why.
+            Verdict::Ask(_) if let Some(why) = tool.doomed(&args) => {
+                if let Ok(mut doomed) = self.doomed.lock() {
+                    doomed.insert(call.id.clone());
+                }
+                HookDecision::Block(format!("{why} (not run: nothing was changed)"))
+            }
             Verdict::Ask(why) => match self.ask(call, tool, &args, why, None, cancel).await {
                 None => rewritten(args),
                 Some(refusal) => HookDecision::Block(refusal),
@@ -540,7 +552,10 @@ impl ToolHook for Gate {
     ) -> BoxFuture<'a, HookDecision> {
         Box::pin(async move {
             let decision = self.decide(call, tool, cancel).await;
-            if let HookDecision::Block(reason) = &decision {
+            let was_doomed = self.doomed.lock().is_ok_and(|mut d| d.remove(&call.id));
+            if let HookDecision::Block(reason) = &decision
+                && !was_doomed
+            {
                 self.record_denial(call, reason);
             }
             decision

@@ -824,3 +824,36 @@ fn own_hooks_run_as_written_and_a_project_hooks_failure_says_why() {
     assert!(err.contains("PostToolUse hook"), "the failure is shown: {err}");
     assert!(err.contains("hooks from this project run in the sandbox"), "{err}");
 }
+
+/// Issue 53: a call that would fail is not put to the user (here: headless, where a
+/// question is a refusal and exit 5); the model hears why, and nothing runs.
+#[test]
+fn an_edit_that_would_fail_is_not_put_to_the_user() {
+    let home = Home::new();
+    let dir = project(&home);
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call(
+            "edit",
+            json!({"path": "notes.txt", "edits": [{"old_text": "not in the file", "new_text": "x"}]}),
+        ),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["go"]);
+    assert_eq!(out.status.code(), Some(0), "not a refusal: {}", stderr(&out));
+    let result = &llm.requests()[1].tool_results()[0].1;
+    assert!(result.contains("not run: nothing was changed"), "{result}");
+    assert!(!result.contains("permission"), "{result}");
+    assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "alpha\n");
+    // One that would work is still asked (and refused headless).
+    llm.script([
+        Turn::tool_call(
+            "edit",
+            json!({"path": "notes.txt", "edits": [{"old_text": "alpha", "new_text": "beta"}]}),
+        ),
+        Turn::text("ok"),
+    ]);
+    let out = run(&home, &llm, &dir, &["go"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(dir.join("notes.txt")).unwrap(), "alpha\n");
+}
