@@ -111,6 +111,12 @@ impl Tool for Edit {
     }
 
     fn doomed(&self, args: &Args) -> Option<String> {
+        // An editor's buffer (ACP) may hold other text than the disk: only the run,
+        // which reads it, can tell.
+        let editor = self.ws.editor();
+        if editor.reader().is_some() || editor.writer().is_some() {
+            return None;
+        }
         let path = self.ws.resolve(&args.path);
         apply_edits(&self.ws, &path, &args.edits).err().map(|e| e.to_string())
     }

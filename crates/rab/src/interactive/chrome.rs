@@ -98,16 +98,39 @@ pub fn footer(info: &FooterInfo, width: usize, theme: &Theme) -> Vec<String> {
     }
     let cache = (info.cache_read * 100).checked_div(info.input).unwrap_or(0);
     let ctx = (info.context * 100).checked_div(info.window).unwrap_or(0);
-    let stats = format!(
-        "{} · thinking {} · ↑{} ↓{} · cache {cache}% · ${:.3} · ",
-        info.model,
-        info.thinking,
-        short(info.input),
-        short(info.output),
-        info.cost
-    );
-    // The context share warns as it nears the window (compaction runs at the reserve).
+    // The cost and the context share always stay; on a narrow terminal the cache share,
+    // the thinking level and the token counts go first, then the model's name is cut.
+    let money = format!("${:.3} · ", info.cost);
     let ctx_text = format!("ctx {ctx}%");
+    let parts = [
+        format!("thinking {} · ", info.thinking),
+        format!("↑{} ↓{} · ", short(info.input), short(info.output)),
+        format!("cache {cache}% · "),
+    ];
+    let room = width.saturating_sub(ansi::width(&money) + ansi::width(&ctx_text));
+    let mut kept = parts.len();
+    let line = |kept: usize| -> String {
+        let mut s = format!("{} · ", info.model);
+        for p in &parts[..kept] {
+            s.push_str(p);
+        }
+        s
+    };
+    while kept > 0 && ansi::width(&line(kept)) > room {
+        kept -= 1;
+    }
+    let mut stats = line(kept);
+    if ansi::width(&stats) > room {
+        // Only the model's name is left to cut.
+        let model = room.saturating_sub(3);
+        stats = if model == 0 {
+            String::new()
+        } else {
+            format!("{} · ", ansi::truncate(&info.model, model, "…"))
+        };
+    }
+    let stats = format!("{stats}{money}");
+    // The context share warns as it nears the window (compaction runs at the reserve).
     let ctx_text = match ctx {
         0..80 => theme.dim(&ctx_text),
         80..90 => theme.fg(rab_tui::Role::Warning, &ctx_text),
@@ -179,6 +202,32 @@ mod tests {
             "claude-sonnet-5-5 · thinking off · ↑12.3k ↓987 · cache 81% · $0.012 · ctx 25%"
         );
         assert!(footer(&info, 30, &theme).iter().all(|l| ansi::width(l) <= 30));
+    }
+
+    /// Issue 53: the cost and the context share stay on a narrow terminal.
+    #[test]
+    fn a_narrow_footer_keeps_the_cost_and_the_context() {
+        let theme = Theme::builtin("dark", ColorDepth::None).unwrap();
+        let info = FooterInfo {
+            cwd: "~/p".into(),
+            model: "claude-sonnet-5-5-with-a-long-name".into(),
+            thinking: "medium".into(),
+            input: 12_345,
+            output: 678,
+            cost: 0.125,
+            context: 50,
+            window: 100,
+            ..FooterInfo::default()
+        };
+        for width in [120, 60, 40, 30, 20] {
+            let lines = footer(&info, width, &theme);
+            assert!(lines.iter().all(|l| ansi::width(l) <= width), "{width}: {lines:?}");
+            assert!(
+                lines[1].contains("$0.125") && lines[1].contains("ctx 50%"),
+                "{width}: {lines:?}"
+            );
+        }
+        assert!(footer(&info, 120, &theme)[1].contains("cache 0%"), "all of it when it fits");
     }
 
     #[test]

@@ -255,8 +255,12 @@ impl Ui {
             self.state.model,
             self.state.provider
         );
-        self.app.commit.push(line);
-        self.app.commit.push(self.app.theme.dim(&header_hints(&self.app.bindings)));
+        // Wrapped at words here: the terminal would break them anywhere (40 columns).
+        let width = self.app.width;
+        let hints = self.app.theme.dim(&header_hints(&self.app.bindings));
+        for l in [line, hints] {
+            self.app.commit.extend(rab_tui::wrap::wrap(&l, width));
+        }
         let launch = &self.app.launch;
         let keyless = launch.target.api_key.is_none()
             && launch.registry.provider(&self.state.provider).is_some_and(|p| p.requires_key);

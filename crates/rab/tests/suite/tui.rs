@@ -835,3 +835,27 @@ fn ctrl_z_suspends_and_continuing_brings_the_screen_back() {
     pty.send("\x15/quit\r");
     assert_eq!(pty.wait_exit(T), Some(0));
 }
+
+/// Issue 53: at 40 columns the header still reads and the footer keeps the cost and
+/// the context share (the least useful parts go first).
+#[test]
+fn header_and_footer_survive_forty_columns() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("done")]);
+    let mut pty =
+        Pty::spawn(home.dir.path(), &["--provider", "anthropic"], &envs(&home, &llm), 40, 20);
+    pty.wait_for("the editor", T, |s| s.contains("all keys"));
+    pty.send("hi\r");
+    pty.wait_for("the answer", T, |s| s.contains("done"));
+    let screen = pty.screen();
+    assert!(screen.lines().all(|l| l.chars().count() <= 40), "{screen}");
+    // The header breaks between words, not inside them.
+    assert!(screen.contains("twice to quit") || screen.contains("twice to\nquit"), "{screen}");
+    assert!(!screen.contains("q\nuit") && !screen.contains("(anthropic\n)"), "{screen}");
+    let stats = screen.lines().rev().find(|l| l.contains("ctx")).unwrap_or_default().to_owned();
+    assert!(stats.contains('$') && stats.contains("ctx "), "cost and context stay: {screen}");
+    assert!(screen.contains("rab "), "{screen}");
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(T), Some(0));
+}
