@@ -659,7 +659,10 @@ impl App {
                 }
             }
             AgentEvent::Error { message } => self.error(&message),
-            AgentEvent::Notice { message } => self.info(&format!("⚠ {message}")),
+            // A hook's stderr: a project's hook may print escapes.
+            AgentEvent::Notice { message } => {
+                self.info(&format!("⚠ {}", crate::term::safe(&message)))
+            }
             AgentEvent::CompactionStart { tokens, .. } => {
                 self.info(&format!(
                     "Compacting the conversation (~{tokens} tokens) to fit the context window…"

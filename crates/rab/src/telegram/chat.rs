@@ -381,7 +381,10 @@ impl Chat {
                 self.say(&format!("⤳ {from} is out of capacity; continuing on {to}.")).await;
             }
             AgentEvent::CompactionEnd { .. } => self.say("🗜 The conversation was compacted.").await,
-            AgentEvent::Notice { message } => self.say(&format!("⚠ {message}")).await,
+            // A hook's stderr, into an HTML message.
+            AgentEvent::Notice { message } => {
+                self.say(&format!("⚠ {}", render::escape(&message))).await
+            }
             // A long wait for the model: "typing…" stays up.
             AgentEvent::Waiting { .. } => {
                 let action = json!({"chat_id": self.id, "action": "typing"});

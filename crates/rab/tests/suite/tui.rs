@@ -859,3 +859,29 @@ fn header_and_footer_survive_forty_columns() {
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(T), Some(0));
 }
+
+/// A failing hook's stderr is shown as a notice with its escapes made harmless: a hook
+/// cannot retitle the window or move the cursor through rab's screen.
+#[test]
+fn a_hook_failure_notice_is_shown_without_its_escapes() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    llm.script([Turn::tool_call("ls", json!({})), Turn::text("listed")]);
+    let hook = r"printf '\033]0;pwned-title\007hook broke' >&2; exit 1";
+    std::fs::create_dir_all(home.dir.path().join("rab/agent")).unwrap();
+    std::fs::write(
+        home.dir.path().join("rab/agent/settings.json"),
+        json!({"hooks": {"PostToolUse": [{"matcher": "", "hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let mut pty =
+        Pty::spawn(home.dir.path(), &["--provider", "anthropic"], &envs(&home, &llm), 100, 30);
+    pty.wait_for("the editor", T, |s| s.contains("all keys"));
+    pty.send("list\r");
+    pty.wait_for("the notice", T, |s| s.contains("hook broke"));
+    pty.wait_for("the answer", T, |s| s.contains("listed"));
+    assert!(!pty.raw().contains("\x1b]0;pwned-title"), "the hook's escape reached the terminal");
+    pty.send("/quit\r");
+    assert_eq!(pty.wait_exit(T), Some(0));
+}
