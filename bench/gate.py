@@ -7,7 +7,7 @@ Usage: bench/gate.py [--only exact|rss|callgrind] [--print]
             purpose, saying why in the commit) and fails nothing.
 Build first: cargo build --release -p rab -p rab-fake-llm (the gate measures the
 release binary, as users get it). The callgrind figures run the gungraun benches
-(`cargo bench -p rab-ai|rab-core|rab-tui --bench callgrind`): valgrind and
+(`cargo bench -p rab-ai -p rab-core -p rab-tui --bench callgrind`): valgrind and
 gungraun-runner 0.20.0 must be installed (.ci/run installs both).
 
 What is measured (every figure deterministic, or nearly so):
@@ -181,22 +181,26 @@ def callgrind_print_run(figures):
     figures["print_run_instructions"] = int(m.group(1))
 
 
+# One cargo invocation builds the three benches together (in parallel, their
+# dependencies once) and runs them one after another.
+BENCH_COMMAND = ["cargo", "bench", "-q", "-p", "rab-ai", "-p", "rab-core", "-p", "rab-tui",
+                 "--bench", "callgrind"]
+
+
 def callgrind_benches(figures):
-    for crate in ["rab-ai", "rab-core", "rab-tui"]:
-        out = subprocess.run(["cargo", "bench", "-q", "-p", crate, "--bench", "callgrind"],
-                             cwd=root, capture_output=True, text=True)
-        if out.returncode != 0:
-            sys.exit(f"gate: the {crate} callgrind bench failed:\n{out.stdout}\n{out.stderr}")
-        name = None
-        for line in out.stdout.splitlines():
-            head = re.match(r"^callgrind::(\w+)::(\w+) (\w+):", line)
-            if head:
-                name = f"{head.group(2)}.{head.group(3)}"
-                continue
-            count = re.match(r"^\s+Instructions:\s+(\d+)", line)
-            if count and name:
-                figures[f"instructions.{name}"] = int(count.group(1))
-                name = None
+    out = subprocess.run(BENCH_COMMAND, cwd=root, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"gate: the callgrind benches failed:\n{out.stdout}\n{out.stderr}")
+    name = None
+    for line in out.stdout.splitlines():
+        head = re.match(r"^callgrind::(\w+)::(\w+) (\w+):", line)
+        if head:
+            name = f"{head.group(2)}.{head.group(3)}"
+            continue
+        count = re.match(r"^\s+Instructions:\s+(\d+)", line)
+        if count and name:
+            figures[f"instructions.{name}"] = int(count.group(1))
+            name = None
 
 
 def load_budgets():
