@@ -224,7 +224,12 @@ impl Agent {
     pub fn add_spent(&mut self, dollars: f64) {
         self.spent += dollars;
         if let Some(spend) = &self.config.spend {
-            spend.record(&rab_ai::Usage::default(), dollars, crate::ledger::Reservation::none());
+            spend.record(
+                &self.config.model.id,
+                &rab_ai::Usage::default(),
+                dollars,
+                crate::ledger::Reservation::none(),
+            );
         }
     }
 

@@ -23,15 +23,24 @@ pub struct Spending {
 }
 
 impl Spending {
-    fn add(&mut self, usage: &Usage, cost: f64) {
-        self.usage.input += usage.input;
-        self.usage.output += usage.output;
-        self.usage.cache_read += usage.cache_read;
-        self.usage.cache_write += usage.cache_write;
-        self.usage.reasoning += usage.reasoning;
+    /// Counts one response (or dollars spent without one, with no tokens).
+    pub fn add(&mut self, usage: &Usage, cost: f64) {
+        self.usage.add(usage);
         self.cost += cost;
         // Dollars without tokens (a handoff's summary, priced elsewhere) are no request.
         self.requests += u32::from(usage.total() > 0);
+    }
+}
+
+/// Counts a response of `model` in a per-model list ([`Ledger::by_model`]'s).
+pub fn add_to_model(models: &mut Vec<(String, Spending)>, model: &str, usage: &Usage, cost: f64) {
+    match models.iter_mut().find(|(m, _)| m == model) {
+        Some((_, s)) => s.add(usage, cost),
+        None => {
+            let mut s = Spending::default();
+            s.add(usage, cost);
+            models.push((model.to_owned(), s));
+        }
     }
 }
 
@@ -39,6 +48,9 @@ impl Spending {
 struct Book {
     main: Spending,
     sub: Spending,
+    /// What each model spent, main and sub-agents together, in the order first used
+    /// (a handful of models at most).
+    models: Vec<(String, Spending)>,
     /// Worst cases of the requests under way.
     reserved: f64,
     /// How many requests are under way.
@@ -230,19 +242,40 @@ impl Ledger {
     }
 
     /// Sets what the session's agents have spent (a resumed or reloaded session: its
-    /// earlier requests), so the limit applies to the session's whole spending.
-    /// Requests under way keep their reservations.
-    pub fn set_spent(&self, main: Spending, sub: Spending) {
+    /// earlier requests), so the limit applies to the session's whole spending, and
+    /// what each model spent of it, as [`Ledger::by_model`] lists it. Requests under way
+    /// keep their reservations.
+    pub fn set_spent(&self, main: Spending, sub: Spending, models: Vec<(String, Spending)>) {
         let mut b = self.book();
         b.main = main;
         b.sub = sub;
+        b.models = models;
     }
 
-    /// Records a response, releasing what its request reserved.
-    pub fn record(&self, is_sub: bool, usage: &Usage, cost: f64, mut reservation: Reservation) {
+    /// What each model spent, main agent and sub-agents together, in the order first
+    /// used. A resumed session's earlier responses count to their models; what its
+    /// sub-agents spent before is not listed (the tape keeps only their dollars).
+    pub fn by_model(&self) -> Vec<(String, Spending)> {
+        self.book().models.clone()
+    }
+
+    /// Records a response of `model`, releasing what its request reserved.
+    pub fn record(
+        &self,
+        is_sub: bool,
+        model: &str,
+        usage: &Usage,
+        cost: f64,
+        mut reservation: Reservation,
+    ) {
         {
             let mut b = self.book();
-            if is_sub { b.sub.add(usage, cost) } else { b.main.add(usage, cost) }
+            if is_sub {
+                b.sub.add(usage, cost)
+            } else {
+                b.main.add(usage, cost)
+            }
+            add_to_model(&mut b.models, model, usage, cost);
         }
         reservation.release();
     }
@@ -284,9 +317,9 @@ impl Spend {
         self.ledger.reserve(need, cancel).await
     }
 
-    /// Records a response's cost, releasing `reservation`.
-    pub fn record(&self, usage: &Usage, cost: f64, reservation: Reservation) {
-        self.ledger.record(self.is_sub, usage, cost, reservation);
+    /// Records the cost of a response of `model`, releasing `reservation`.
+    pub fn record(&self, model: &str, usage: &Usage, cost: f64, reservation: Reservation) {
+        self.ledger.record(self.is_sub, model, usage, cost, reservation);
     }
 }
 

@@ -40,7 +40,7 @@ pub use compaction::{
 };
 pub use event::{AgentEvent, EventSink, StopCause};
 pub use hooks::{ContextTransform, HookDecision, ToolHook, unsendable};
-pub use ledger::{Ledger, Need, OverBudget, Refused, Reservation, Spend, Spending};
+pub use ledger::{Ledger, Need, OverBudget, Refused, Reservation, Spend, Spending, add_to_model};
 pub use queue::{DrainMode, Queues};
 pub use tool::{
     AgentTool, BoxFuture, ExecutionMode, RuleKind, Tool, ToolContext, ToolError, ToolFacts,

@@ -426,6 +426,17 @@ impl Usage {
     pub fn total(&self) -> u64 {
         self.total_input() + self.output
     }
+
+    /// Adds another response's usage to this one, field by field (sums of several
+    /// responses: a run's, a session's, a model's).
+    pub fn add(&mut self, other: &Usage) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.reasoning += other.reasoning;
+        self.web_searches += other.web_searches;
+    }
 }
 
 /// Why a response ended.

@@ -177,9 +177,17 @@ pub struct Cli {
     #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
     pub list_models: Option<String>,
 
-    /// Show thinking, tool activity and retries on stderr.
+    /// Show thinking, tool activity and retries on stderr. With `--output-compat claude`,
+    /// `--output-format json` prints every message and the result as one JSON array, as
+    /// Claude Code does.
     #[arg(long)]
     pub verbose: bool,
+
+    /// With `--output-format stream-json --output-compat claude`: each reply's stream as
+    /// `stream_event` lines too, as Claude Code's flag does (rab's own stream-json always
+    /// has its text and thinking deltas).
+    #[arg(long)]
+    pub include_partial_messages: bool,
 
     /// With `--mode acp`: run commands in the editor's terminal when it offers one. They
     /// then run outside rab's sandbox, with the editor's environment.

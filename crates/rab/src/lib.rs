@@ -158,6 +158,13 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         print_json::results_on_failure(cli.output_format);
         print_json::claude_schema(cli.output_compat == cli::OutputCompat::Claude);
     }
+    if cli.include_partial_messages && cli.output_format != cli::OutputFormat::StreamJson {
+        return fail(
+            EXIT_USAGE,
+            "--include-partial-messages needs -p --output-format stream-json (the only output \
+             that streams)",
+        );
+    }
     let paths = match Paths::from_env(&env) {
         Ok(p) => p,
         Err(e) => return fail(EXIT_USAGE, &e.to_string()),
@@ -379,7 +386,11 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
         }
         match mode {
             Mode::Print => {
-                let opts = print::PrintOptions { format: cli.output_format, verbose: cli.verbose };
+                let opts = print::PrintOptions {
+                    format: cli.output_format,
+                    verbose: cli.verbose,
+                    partial: cli.include_partial_messages,
+                };
                 let prompt = prompt.unwrap_or_default();
                 // One request: it should carry the MCP servers' tools.
                 #[cfg(feature = "mcp")]

@@ -22,8 +22,12 @@ use crate::{
 pub struct PrintOptions {
     /// Output format.
     pub format: OutputFormat,
-    /// Tool activity and thinking on stderr.
+    /// Tool activity and thinking on stderr; with `--output-compat claude`, `json` prints
+    /// every message and the result as one array, as Claude Code does.
     pub verbose: bool,
+    /// `--include-partial-messages`: with `--output-compat claude`, each reply's stream
+    /// as `stream_event` lines too (rab's own stream-json always has its deltas).
+    pub partial: bool,
 }
 
 /// The result object of a run, in the schema asked for.
@@ -45,7 +49,7 @@ fn result_line(
                 api_ms: claude.api_ms,
                 stop_reason: claude.stop_reason(),
             };
-            crate::print_claude::result(Some(session), &end).to_string()
+            claude.json_output(crate::print_claude::result(Some(session), &end)).to_string()
         }
         None => ResultLine::of_run(session, stop, (code, message), &seen.final_text, duration_ms)
             .to_line(),
@@ -86,6 +90,8 @@ pub async fn run(
     let started = Instant::now();
     let live = opts.format == OutputFormat::Text && session.agent().tool_specs().is_empty();
     let claude = crate::print_json::is_claude() && opts.format != OutputFormat::Text;
+    let session_id = session.tape().id().to_owned();
+    let mut claude_stream = claude.then(|| crate::print_claude::Stream::new(&session_id));
     if opts.format == OutputFormat::StreamJson {
         let init = if claude {
             crate::print_claude::init(&session, &setup.cwd).to_string()
@@ -93,8 +99,14 @@ pub async fn run(
             serde_json::to_string(&InitLine::of(&session, &setup.cwd)).unwrap_or_default()
         };
         outln!("{init}");
+        if opts.partial {
+            let model = session.agent().config().model.id.clone();
+            claude_stream = claude_stream.map(|s| s.with_partials(&model));
+        }
+    } else if opts.verbose {
+        let init = crate::print_claude::init(&session, &setup.cwd);
+        claude_stream = claude_stream.map(|s| s.keep_all(init));
     }
-    let session_id = session.tape().id().to_owned();
     let mut handle = rab_core::runtime::start_with(setup, session);
     let aborter = handle.aborter();
     watch_interrupts(aborter.clone());
@@ -103,11 +115,7 @@ pub async fn run(
         Input::Data(text) => (Op::Prompt { text, images: Vec::new() }, String::new()),
     };
     let mut submission = handle.submit(op);
-    let mut seen = Seen {
-        ends_with_newline: true,
-        claude: claude.then(|| crate::print_claude::Stream::new(&session_id)),
-        ..Seen::default()
-    };
+    let mut seen = Seen { ends_with_newline: true, claude: claude_stream, ..Seen::default() };
     let mut out = std::io::stdout();
     let mut stop = None;
     let mut code = EXIT_OK;

@@ -68,7 +68,8 @@ fn stop_reason(r: rab_ai::StopReason) -> Option<&'static str> {
 }
 
 /// The lines an event becomes in the stream: one `assistant` line per content block of
-/// a reply, one `user` line with the `tool_result` blocks of a tool's result.
+/// a reply, one `user` line with the `tool_result` blocks of a tool's result, and with
+/// `--include-partial-messages` the reply's stream as `stream_event` lines.
 pub(crate) struct Stream {
     session_id: String,
     /// The last reply's stop reason, for the result line.
@@ -76,6 +77,27 @@ pub(crate) struct Stream {
     /// Milliseconds spent waiting for the model (from each request to its reply).
     pub(crate) api_ms: u64,
     request_started: Option<std::time::Instant>,
+    /// `--output-format json --verbose`: every line so far, printed with the result as
+    /// one JSON array (as Claude Code does).
+    kept: Option<Vec<Value>>,
+    /// `--include-partial-messages`: the reply being streamed, if any.
+    partial: Option<Partial>,
+}
+
+/// A reply streamed as the Messages API's events (`stream_event` lines).
+#[derive(Default)]
+struct Partial {
+    /// The model the next `message_start` names.
+    model: String,
+    /// The id of the reply under way (`None`: no `message_start` sent yet).
+    message: Option<String>,
+    /// The index and kind (`text`, `thinking`) of the open content block.
+    block: Option<(usize, &'static str)>,
+    /// The index the next content block gets.
+    next: usize,
+    /// The id of the reply that just ended, for its `assistant` lines when the provider
+    /// gave it none.
+    ended: Option<String>,
 }
 
 impl Stream {
@@ -86,11 +108,159 @@ impl Stream {
             last_stop: None,
             api_ms: 0,
             request_started: None,
+            kept: None,
+            partial: None,
+        }
+    }
+
+    /// Keeps every line, for one JSON array at the end (`json --verbose`), starting
+    /// with `first`.
+    pub(crate) fn keep_all(mut self, first: Value) -> Self {
+        self.kept = Some(vec![first]);
+        self
+    }
+
+    /// Streams each reply as `stream_event` lines too (`--include-partial-messages`);
+    /// `model` is the model the replies come from.
+    pub(crate) fn with_partials(mut self, model: &str) -> Self {
+        self.partial = Some(Partial { model: model.to_owned(), ..Partial::default() });
+        self
+    }
+
+    /// The output of `json`: the result object, or with `--verbose` every line and the
+    /// result as one array.
+    pub(crate) fn json_output(&self, result: Value) -> Value {
+        match &self.kept {
+            Some(lines) => {
+                let mut all = lines.clone();
+                all.push(result);
+                Value::Array(all)
+            }
+            None => result,
         }
     }
 
     /// The lines for `event` (none for most events).
     pub(crate) fn lines(&mut self, event: &AgentEvent) -> Vec<Value> {
+        let mut lines = self.stream_events(event);
+        lines.extend(self.messages(event));
+        if let Some(kept) = &mut self.kept {
+            kept.extend(lines.iter().cloned());
+        }
+        lines
+    }
+
+    /// A `stream_event` line.
+    fn stream_event(&self, event: Value) -> Value {
+        json!({
+            "type": "stream_event",
+            "event": event,
+            "session_id": self.session_id,
+            "parent_tool_use_id": null,
+            "uuid": uuid(),
+        })
+    }
+
+    /// `--include-partial-messages`: the Messages API's stream events for `event`.
+    /// rab's providers stream text and thinking as they come; a reply's tool calls are
+    /// sent whole when the reply ends, each as one `input_json_delta`.
+    fn stream_events(&mut self, event: &AgentEvent) -> Vec<Value> {
+        let Some(p) = self.partial.as_mut() else { return Vec::new() };
+        let mut events = Vec::new();
+        let start_message = |p: &mut Partial, events: &mut Vec<Value>| {
+            if p.message.is_none() {
+                let id = format!("msg_{}", uuid());
+                events.push(json!({
+                    "type": "message_start",
+                    "message": {
+                        "id": id,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": p.model,
+                        "content": [],
+                        "stop_reason": null,
+                        "stop_sequence": null,
+                        "usage": usage(&Usage::default()),
+                    },
+                }));
+                p.message = Some(id);
+                p.block = None;
+                p.next = 0;
+            }
+        };
+        let close_block = |p: &mut Partial, events: &mut Vec<Value>| {
+            if let Some((index, _)) = p.block.take() {
+                events.push(json!({ "type": "content_block_stop", "index": index }));
+            }
+        };
+        match event {
+            AgentEvent::TextDelta { delta } | AgentEvent::ThinkingDelta { delta } => {
+                let kind =
+                    if matches!(event, AgentEvent::TextDelta { .. }) { "text" } else { "thinking" };
+                start_message(p, &mut events);
+                if p.block.is_none_or(|(_, k)| k != kind) {
+                    close_block(p, &mut events);
+                    let index = p.next;
+                    p.next += 1;
+                    p.block = Some((index, kind));
+                    let block = if kind == "text" {
+                        json!({ "type": "text", "text": "" })
+                    } else {
+                        json!({ "type": "thinking", "thinking": "", "signature": "" })
+                    };
+                    events.push(json!({
+                        "type": "content_block_start", "index": index, "content_block": block,
+                    }));
+                }
+                let index = p.block.map_or(0, |(i, _)| i);
+                let delta = if kind == "text" {
+                    json!({ "type": "text_delta", "text": delta })
+                } else {
+                    json!({ "type": "thinking_delta", "thinking": delta })
+                };
+                events
+                    .push(json!({ "type": "content_block_delta", "index": index, "delta": delta }));
+            }
+            AgentEvent::MessageEnd { message: Message::Assistant(a) } => {
+                start_message(p, &mut events);
+                close_block(p, &mut events);
+                for call in a.tool_calls() {
+                    let index = p.next;
+                    p.next += 1;
+                    events.push(json!({
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": { "type": "tool_use", "id": call.id, "name": call.name, "input": {} },
+                    }));
+                    events.push(json!({
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": { "type": "input_json_delta", "partial_json": call.arguments.to_string() },
+                    }));
+                    events.push(json!({ "type": "content_block_stop", "index": index }));
+                }
+                events.push(json!({
+                    "type": "message_delta",
+                    "delta": { "stop_reason": stop_reason(a.stop_reason), "stop_sequence": null },
+                    "usage": { "output_tokens": a.usage.output },
+                }));
+                events.push(json!({ "type": "message_stop" }));
+                p.ended = p.message.take();
+            }
+            // The partial reply is dropped: the next one starts with its own
+            // `message_start`.
+            AgentEvent::Retry { discarded: true, .. } => p.message = None,
+            AgentEvent::Fallback { to, .. } => {
+                p.message = None;
+                p.model = to.split_once('/').map_or(to.as_str(), |(_, m)| m).to_owned();
+            }
+            _ => {}
+        }
+        events.into_iter().map(|e| self.stream_event(e)).collect()
+    }
+
+    /// The `assistant` and `user` lines for `event`.
+    fn messages(&mut self, event: &AgentEvent) -> Vec<Value> {
         match event {
             AgentEvent::TurnStart { .. } => {
                 self.request_started = Some(std::time::Instant::now());
@@ -101,7 +271,11 @@ impl Stream {
                     self.api_ms += u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX);
                 }
                 self.last_stop = stop_reason(a.stop_reason);
-                let id = a.response_id.clone().unwrap_or_else(|| format!("msg_{}", uuid()));
+                let id = a
+                    .response_id
+                    .clone()
+                    .or_else(|| self.partial.as_mut().and_then(|p| p.ended.take()))
+                    .unwrap_or_else(|| format!("msg_{}", uuid()));
                 let blocks: Vec<Value> = a.content.iter().filter_map(block).collect();
                 let last = blocks.len();
                 blocks
@@ -188,6 +362,68 @@ fn block(b: &AssistantBlock) -> Option<Value> {
     })
 }
 
+/// `modelUsage`: what each model spent in the session, main agent and sub-agents
+/// together, as the session's ledger counted it. What the ledger cannot name a model
+/// for (a resumed session's earlier sub-agents: the tape keeps only their dollars) is
+/// counted to the current model, so the entries add up to `usage` and `total_cost_usd`.
+fn models_used(session: &AgentSession, total: &Usage, cost: f64) -> Map<String, Value> {
+    let current = &session.agent().config().model;
+    let mut models =
+        session.agent().config().spend.as_ref().map(|s| s.ledger().by_model()).unwrap_or_default();
+    let (mut counted, mut counted_cost) = (Usage::default(), 0.0);
+    for (_, s) in &models {
+        counted.add(&s.usage);
+        counted_cost += s.cost;
+    }
+    let rest = Usage {
+        input: total.input.saturating_sub(counted.input),
+        output: total.output.saturating_sub(counted.output),
+        cache_read: total.cache_read.saturating_sub(counted.cache_read),
+        cache_write: total.cache_write.saturating_sub(counted.cache_write),
+        reasoning: total.reasoning.saturating_sub(counted.reasoning),
+        web_searches: total.web_searches.saturating_sub(counted.web_searches),
+    };
+    let rest_cost = (cost - counted_cost).max(0.0);
+    if rest.total() > 0 || rest.web_searches > 0 || rest_cost > 1e-12 || models.is_empty() {
+        let at = models.iter().position(|(id, _)| *id == current.id).unwrap_or_else(|| {
+            models.push((current.id.clone(), rab_agent::Spending::default()));
+            models.len() - 1
+        });
+        let spent = &mut models[at].1;
+        spent.usage.add(&rest);
+        spent.cost += rest_cost;
+    }
+    // The limits of a model other than the current one (a fallback, a sub-agent's) come
+    // from the built-in table; 0 when it is not there.
+    let builtin = (models.len() > 1).then(rab_ai::Registry::builtin);
+    models
+        .into_iter()
+        .map(|(id, s)| {
+            let limits = if id == current.id {
+                Some((current.context_window, current.max_output))
+            } else {
+                builtin
+                    .as_ref()
+                    .and_then(|r| r.models().iter().find(|m| m.id == id))
+                    .map(|m| (m.context_window, m.max_output))
+            };
+            let (context_window, max_output) = limits.unwrap_or_default();
+            let u = &s.usage;
+            let entry = json!({
+                "inputTokens": u.input,
+                "outputTokens": u.output,
+                "cacheReadInputTokens": u.cache_read,
+                "cacheCreationInputTokens": u.cache_write,
+                "webSearchRequests": u.web_searches,
+                "costUSD": s.cost,
+                "contextWindow": context_window,
+                "maxOutputTokens": max_output,
+            });
+            (id, entry)
+        })
+        .collect()
+}
+
 /// How the run ended, for the result line.
 pub(crate) struct Ending<'a> {
     /// What stopped the model (`None`: the run ended before it ran).
@@ -224,37 +460,22 @@ pub(crate) fn result(session: Option<&AgentSession>, end: &Ending<'_>) -> Value 
         let totals = session.totals();
         let sub = session.sub_agents();
         total = totals.usage;
-        for (field, add) in [
-            (&mut total.input, sub.usage.input),
-            (&mut total.output, sub.usage.output),
-            (&mut total.cache_read, sub.usage.cache_read),
-            (&mut total.cache_write, sub.usage.cache_write),
-        ] {
-            *field += add;
-        }
+        total.add(&sub.usage);
         cost = totals.cost + sub.cost;
         turns = u64::from(totals.turns);
         session_id = session.tape().id().to_owned();
-        let model = &session.agent().config().model;
-        model_usage.insert(
-            model.id.clone(),
-            json!({
-                "inputTokens": total.input,
-                "outputTokens": total.output,
-                "cacheReadInputTokens": total.cache_read,
-                "cacheCreationInputTokens": total.cache_write,
-                "webSearchRequests": total.web_searches,
-                "costUSD": cost,
-                "contextWindow": model.context_window,
-                "maxOutputTokens": model.max_output,
-            }),
-        );
+        model_usage = models_used(session, &total, cost);
         denials = session
             .gate()
             .map(|g| g.denials().0)
             .unwrap_or_default()
             .into_iter()
-            .map(|d| json!({ "tool_name": d.tool, "tool_use_id": "", "tool_input": { "input": d.input } }))
+            .map(|d| {
+                // The call's arguments as the model wrote them, as Claude Code gives them;
+                // a large one (a `write` of a big file) in short.
+                let input = d.arguments.unwrap_or_else(|| json!({ "input": d.input }));
+                json!({ "tool_name": d.tool, "tool_use_id": d.call_id, "tool_input": input })
+            })
             .collect();
     }
     let mut out = Map::new();

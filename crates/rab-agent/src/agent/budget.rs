@@ -53,7 +53,7 @@ impl Agent {
         let cost = self.config.model.cost.of(usage);
         self.spent += cost;
         if let Some(spend) = &self.config.spend {
-            spend.record(usage, cost, reserved);
+            spend.record(&self.config.model.id, usage, cost, reserved);
         }
     }
 

@@ -154,7 +154,17 @@ pub struct Denial {
     pub input: String,
     /// Why: the rule, the mode, a hook, the user, or nobody to ask.
     pub reason: String,
+    /// The call's id (`permission_denials[].tool_use_id` of Claude Code's result).
+    #[serde(skip)]
+    pub call_id: String,
+    /// The call's arguments when they are small (up to [`DENIAL_ARGUMENTS`] bytes of
+    /// JSON; a `write` of a large file is kept as `input` only).
+    #[serde(skip)]
+    pub arguments: Option<Value>,
 }
+
+/// The largest arguments a kept refusal holds whole, in bytes of JSON.
+pub const DENIAL_ARGUMENTS: usize = 4096;
 
 /// The refusals kept (the first [`MAX_DENIALS`]) and how many there were.
 #[derive(Debug, Default)]
@@ -206,7 +216,14 @@ impl Gate {
         let mut d = self.denials.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         d.count += 1;
         if d.kept.len() < MAX_DENIALS {
-            d.kept.push(Denial { tool: call.name.clone(), input, reason: reason.to_owned() });
+            let small = serde_json::to_vec(a).is_ok_and(|j| j.len() <= DENIAL_ARGUMENTS);
+            d.kept.push(Denial {
+                tool: call.name.clone(),
+                input,
+                reason: reason.to_owned(),
+                call_id: call.id.clone(),
+                arguments: small.then(|| a.clone()),
+            });
         }
     }
 

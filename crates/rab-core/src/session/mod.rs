@@ -85,12 +85,7 @@ pub(crate) fn add_request(
     price: &rab_ai::ModelCost,
     is_summary: bool,
 ) {
-    let t = &mut totals.usage;
-    t.input += usage.input;
-    t.output += usage.output;
-    t.cache_read += usage.cache_read;
-    t.cache_write += usage.cache_write;
-    t.reasoning += usage.reasoning;
+    totals.usage.add(usage);
     let cost = price.of(usage);
     totals.cost += cost;
     totals.turns += 1;

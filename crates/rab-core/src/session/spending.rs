@@ -17,7 +17,8 @@ impl AgentSession {
         self.turns = old.turns.clone();
         self.agent.restore_spent(old.agent.spent());
         if let (Some(new), Some(was)) = (&self.agent.config().spend, &old.agent.config().spend) {
-            new.ledger().set_spent(was.ledger().main_agent(), was.ledger().sub_agents());
+            let l = was.ledger();
+            new.ledger().set_spent(l.main_agent(), l.sub_agents(), l.by_model());
         }
     }
 
@@ -31,28 +32,24 @@ impl AgentSession {
     ) {
         let current = self.agent.config().model.cost.clone();
         let (mut main, mut sub) = (Spending::default(), Spending::default());
+        let mut models: Vec<(String, Spending)> = Vec::new();
         for s in spent {
             match s {
                 Spent::Response { provider, model, usage } => {
                     let cost = price(provider, model).unwrap_or_else(|| current.clone());
                     add_request(&mut self.totals, &mut self.turns, usage, &cost, false);
                     let dollars = cost.of(usage);
-                    let u = &mut main.usage;
-                    u.input += usage.input;
-                    u.output += usage.output;
-                    u.cache_read += usage.cache_read;
-                    u.cache_write += usage.cache_write;
-                    u.reasoning += usage.reasoning;
-                    u.web_searches += usage.web_searches;
+                    main.usage.add(usage);
                     main.cost += dollars;
                     main.requests += 1;
+                    rab_agent::add_to_model(&mut models, model, usage, dollars);
                 }
                 Spent::SubAgent(dollars) => sub.cost += dollars,
             }
         }
         self.agent.restore_spent(main.cost);
         if let Some(spend) = &self.agent.config().spend {
-            spend.ledger().set_spent(main, sub);
+            spend.ledger().set_spent(main, sub, models);
         }
     }
 }

@@ -217,10 +217,7 @@ pub(super) fn session_stats(messages: &[Message], state: &rab_core::runtime::Sta
                 assistant += 1;
                 calls +=
                     a.content.iter().filter(|b| matches!(b, AssistantBlock::ToolCall(_))).count();
-                total.input += a.usage.input;
-                total.output += a.usage.output;
-                total.cache_read += a.usage.cache_read;
-                total.cache_write += a.usage.cache_write;
+                total.add(&a.usage);
             }
             Message::ToolResult(_) => results += 1,
             Message::System(_) => {}
