@@ -221,7 +221,9 @@ pub async fn run(
             code
         }
     };
-    session.session_end("exit").await;
+    for message in session.session_end("exit").await {
+        eprintln!("rab: {}", crate::term::safe(&message));
+    }
     code
 }
 

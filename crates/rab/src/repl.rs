@@ -71,7 +71,9 @@ pub async fn run(setup: Setup, session: AgentSession, first: Option<String>) -> 
         }
     }
     if let Some(session) = rt.finish().await {
-        session.session_end("exit").await;
+        for message in session.session_end("exit").await {
+            eprintln!("rab: {}", crate::term::safe(&message));
+        }
     }
     EXIT_OK
 }

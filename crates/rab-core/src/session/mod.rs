@@ -264,18 +264,25 @@ impl AgentSession {
         out.warnings
     }
 
-    /// Runs SessionEnd hooks (`reason`: `exit`, `clear`, `other`).
-    pub async fn session_end(&self, reason: &str) {
+    /// Runs SessionEnd hooks (`reason`: `exit`, `clear`, `other`). Returns their
+    /// warnings and failures (with the reason, as [`HookRunner::take_notices`] gives
+    /// them), for the front end to show as it exits.
+    ///
+    /// [`HookRunner::take_notices`]: crate::safety::hooks::HookRunner::take_notices
+    pub async fn session_end(&self, reason: &str) -> Vec<String> {
         self.emit(&crate::extension::Lifecycle::SessionEnd { reason });
         let Some(gate) = self.gate.as_ref().filter(|g| g.hooks().has(HookEvent::SessionEnd)) else {
-            return;
+            return Vec::new();
         };
         let input = gate.event_input(serde_json::json!({"reason": reason}));
         let cancel = CancellationToken::new();
         let out = gate.hooks().run(HookEvent::SessionEnd, None, input, &cancel).await;
-        for w in out.warnings {
+        let mut told = out.warnings;
+        told.extend(gate.hooks().take_notices());
+        for w in &told {
             tracing::warn!("{w}");
         }
+        told
     }
 
     /// Sends the tools through a progressive view.

@@ -105,7 +105,9 @@ pub fn run(cli: &Cli, env: Env, paths: Paths, extensions: Vec<Arc<dyn Extension>
                 let finished =
                     tokio::time::timeout(std::time::Duration::from_secs(3), handle.finish());
                 if let Ok(Some(session)) = finished.await {
-                    session.session_end("exit").await;
+                    // Logged (session_end does): stdout is the editor's, and it has
+                    // gone.
+                    let _ = session.session_end("exit").await;
                 }
             }
         }

@@ -349,12 +349,14 @@ impl Ui {
         if !kept.is_empty() {
             let _ = self.screen.frame(&kept, &[] as &[String], None);
         }
+        // SessionEnd hooks' failures, shown once the screen is the terminal's again.
+        let mut ended = Vec::new();
         if let Some(rt) = self.rt.take() {
             // A run going on is aborted; its results are recorded before the process goes.
             if let Ok(Some(session)) =
                 tokio::time::timeout(Duration::from_secs(3), rt.finish()).await
             {
-                session.session_end("exit").await;
+                ended = session.session_end("exit").await;
             }
         }
         let _ = self.screen.clear_live();
@@ -363,6 +365,9 @@ impl Ui {
         let term = self.screen.terminal_mut();
         let _ = term.write(b"\r\n");
         let _ = term.flush();
+        for message in ended {
+            eprintln!("rab: {}", crate::term::safe(&message));
+        }
     }
 
     /// What the runtime says, on screen.

@@ -825,6 +825,31 @@ fn own_hooks_run_as_written_and_a_project_hooks_failure_says_why() {
     assert!(err.contains("hooks from this project run in the sandbox"), "{err}");
 }
 
+/// Issue 53: a SessionEnd hook's failure is shown too (stderr, as the run ends), with
+/// the reason; it used to go to the log only.
+#[test]
+fn a_session_end_hooks_failure_is_shown_as_rab_exits() {
+    let home = Home::new();
+    let dir = project(&home);
+    let outside = home.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let hook = format!("touch {}/session-ended", outside.display());
+    std::fs::write(
+        dir.join(".rab/settings.json"),
+        json!({"hooks": {"SessionEnd": [{"hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+    )
+    .unwrap();
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("ok")]);
+    let out = run(&home, &llm, &dir, &["--sandbox", "workspace-write", "hi"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!outside.join("session-ended").exists(), "a project's hook stays in the sandbox");
+    let err = stderr(&out);
+    assert!(err.contains("SessionEnd hook"), "the failure is shown: {err}");
+    assert!(err.contains("hooks from this project run in the sandbox"), "{err}");
+}
+
 /// Issue 53: a call that would fail is not put to the user (here: headless, where a
 /// question is a refusal and exit 5); the model hears why, and nothing runs.
 #[test]
