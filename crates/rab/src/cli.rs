@@ -272,7 +272,8 @@ pub enum Command {
     /// The Telegram bot alone; the token from TELEGRAM_BOT_TOKEN or auth.json; session
     /// options may follow (`rab telegram --model NAME`). See docs/telegram.md.
     Telegram,
-    /// How to update rab, for the way it was installed.
+    /// How to update rab, for the way it was installed, and whether a newer release is
+    /// out (asked of GitHub; RAB_UPDATE_URL=off skips it).
     Update,
     /// Trust a folder (default: this one) and the folders under it: its hooks, MCP
     /// servers, allow rules and other widening settings apply from now on.
@@ -735,6 +736,10 @@ const ENVIRONMENT: &[(&str, &str)] = &[
     ),
     ("RAB_TODAY", "the date the system prompt gives (YYYY-MM-DD), for reproducible runs"),
     ("VISUAL, EDITOR", "the editor Ctrl+G opens the prompt in"),
+    (
+        "RAB_UPDATE_URL",
+        "where rab update asks for the latest release (GitHub's API by default; off: not at all)",
+    ),
     ("NO_COLOR", "no colours in the terminal UI"),
 ];
 

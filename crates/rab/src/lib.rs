@@ -55,6 +55,7 @@ mod sessions;
 mod telegram;
 mod term;
 mod trust;
+mod update;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -204,8 +205,7 @@ fn run(cli: cli::Cli, extensions: Vec<Arc<dyn rab_core::Extension>>) -> u8 {
             return trust::command(&env, &paths, &cwd, dir.as_deref(), true);
         }
         Some(cli::Command::Update) => {
-            outln!("{}", update_advice(std::env::current_exe().ok().as_deref(), &env));
-            return EXIT_OK;
+            return update::command(&env);
         }
         Some(cli::Command::Untrust { dir }) => {
             return trust::command(&env, &paths, &cwd, dir.as_deref(), false);
@@ -530,43 +530,6 @@ fn command_word(cli: &cli::Cli, word: &str) -> Option<u8> {
         "y" | "Y" | "yes" => None,
         _ => Some(EXIT_USAGE),
     }
-}
-
-/// How to update the rab at `exe`, for the way it was installed (Homebrew, the shell
-/// installer or cargo, a build from source).
-fn update_advice(exe: Option<&std::path::Path>, env: &Env) -> String {
-    let version = env!("CARGO_PKG_VERSION");
-    let path = exe.map(|p| p.display().to_string()).unwrap_or_default();
-    let installer = "curl --proto '=https' --tlsv1.2 -LsSf \
-                     https://github.com/rab-agent/rab/releases/latest/download/rab-installer.sh | sh";
-    let how = if path.contains("/Cellar/")
-        || path.contains("/homebrew/")
-        || path.contains("/linuxbrew/")
-    {
-        "brew upgrade rab".to_owned()
-    } else if path.contains("/target/release/") || path.contains("/target/debug/") {
-        "a build from source: git pull, then cargo build --release (or cargo install --path \
-         crates/rab)"
-            .to_owned()
-    } else {
-        let cargo_bin = env.get("CARGO_HOME").map_or_else(
-            || env.get("HOME").map(|h| format!("{h}/.cargo/bin")).unwrap_or_default(),
-            |c| format!("{c}/bin"),
-        );
-        if !cargo_bin.is_empty() && path.starts_with(&cargo_bin) {
-            format!(
-                "run the installer again: {installer}\n  (or: cargo binstall --git https://github.com/rab-agent/rab rab)"
-            )
-        } else {
-            format!(
-                "run the installer again (RAB_INSTALL_DIR=DIR for where it is now): {installer}"
-            )
-        }
-    };
-    format!(
-        "rab {version} ({path})\nTo update: {how}\nReleases and what changed: \
-         https://github.com/rab-agent/rab/releases"
-    )
 }
 
 /// Single words that read as a command to rab rather than a request to the model

@@ -89,6 +89,71 @@ fn help_has_examples_for_the_common_jobs() {
     }
 }
 
+/// A loopback server answering every request with `status` and `body` (JSON), and the
+/// requests it got.
+fn answer_with(status: u16, body: &str) -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url =
+        format!("http://{}/repos/rab-agent/rab/releases/latest", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    let body = body.to_owned();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut request = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = tx.send(String::from_utf8_lossy(&request).into_owned());
+            let reply = format!(
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    (url, rx)
+}
+
+/// Issue 53: `rab update` also checks the latest release, as GitHub's REST API gives
+/// it (`GET /repos/{owner}/{repo}/releases/latest`, `tag_name`), and says when it cannot.
+#[test]
+fn rab_update_checks_the_latest_release() {
+    let home = Home::new();
+    let (url, requests) = answer_with(200, r#"{"tag_name": "v99.0.0", "name": "rab 99"}"#);
+    let out = home.rab().arg("update").env("RAB_UPDATE_URL", &url).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("A newer release is out: 99.0.0"), "{}", stdout(&out));
+    let request = requests.recv().unwrap().to_ascii_lowercase();
+    assert!(request.starts_with("get /repos/rab-agent/rab/releases/latest "), "{request}");
+    assert!(request.contains("accept: application/vnd.github+json"), "{request}");
+    assert!(request.contains("user-agent: rab/"), "{request}");
+    let version = env!("CARGO_PKG_VERSION");
+    let (url, _) = answer_with(200, &format!(r#"{{"tag_name": "v{version}"}}"#));
+    let out = home.rab().arg("update").env("RAB_UPDATE_URL", &url).output().unwrap();
+    assert!(stdout(&out).contains("This is the latest release"), "{}", stdout(&out));
+    // No answer worth reading: the advice stands and the reason is told.
+    let (url, _) = answer_with(403, r#"{"message": "API rate limit exceeded"}"#);
+    let out = home.rab().arg("update").env("RAB_UPDATE_URL", &url).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(text.contains("To update:"), "{text}");
+    assert!(
+        text.contains("Could not check for a newer release") && text.contains("HTTP 403"),
+        "{text}"
+    );
+    // A tag that is no version is not printed to the terminal.
+    let (url, _) = answer_with(200, r#"{"tag_name": "\u001b]0;pwned\u0007v1"}"#);
+    let out = home.rab().arg("update").env("RAB_UPDATE_URL", &url).output().unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("named no release") && !text.contains("pwned"), "{text}");
+}
+
 /// Issue 53: `rab update` says how to update, and a lone word that reads as a command
 /// (`upgrade`, `version`, `help`) is never sent to the model as a prompt without a
 /// question, even with --yolo; with more words it is a prompt as ever.

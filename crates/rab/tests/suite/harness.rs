@@ -29,6 +29,8 @@ impl Home {
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.dir.path())
             .env("RAB_HOME", self.dir.path().join("rab"))
+            // `rab update` asks GitHub for the latest release: never from a test.
+            .env("RAB_UPDATE_URL", "off")
             .current_dir(self.dir.path())
             .stdin(Stdio::null());
         cmd
