@@ -501,7 +501,6 @@ fn mode(cli: &cli::Cli, env: &Env) -> Mode {
 /// A lone word like `upgrade`: asked about on a terminal (the default is not to send
 /// it), a usage error elsewhere, whatever the permission mode. `None`: send it.
 fn command_word(cli: &cli::Cli, word: &str) -> Option<u8> {
-    use std::io::{BufRead, IsTerminal, Write};
     let hint = match word.to_lowercase().as_str() {
         "update" | "upgrade" | "install" | "uninstall" => "`rab update` says how to update",
         "version" => "`rab --version` prints the version",
@@ -509,27 +508,49 @@ fn command_word(cli: &cli::Cli, word: &str) -> Option<u8> {
         "login" | "logout" => "type /login in rab to store a key",
         _ => "`rab --help` lists what rab does",
     };
+    let asked = ask_on_terminal(
+        cli,
+        &format!("'{word}' reads as a command ({hint}). Send it to the model as a prompt?"),
+        false,
+        &format!(
+            "'{word}' reads as a command, not a request for the model ({hint}); to send it as \
+             a prompt, say more: rab -p \"{word} the dependencies\""
+        ),
+    );
+    match asked {
+        Ok(true) => None,
+        Ok(false) => Some(EXIT_USAGE),
+        Err(code) => Some(code),
+    }
+}
+
+/// Asks `question` on a terminal (an empty answer is `default`); without one to ask
+/// (print mode, piped input) fails with `refusal`, a usage error. `Err`: stop with
+/// that exit code.
+fn ask_on_terminal(
+    cli: &cli::Cli,
+    question: &str,
+    default: bool,
+    refusal: &str,
+) -> Result<bool, u8> {
+    use std::io::{BufRead, IsTerminal, Write};
     let interactive = !cli.print
         && cli.mode.is_none()
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
     if !interactive {
-        return Some(fail(
-            EXIT_USAGE,
-            &format!(
-                "'{word}' reads as a command, not a request for the model ({hint}); to send it \
-                 as a prompt, say more: rab -p \"{word} the dependencies\""
-            ),
-        ));
+        return Err(fail(EXIT_USAGE, refusal));
     }
-    eprint!("rab: '{word}' reads as a command ({hint}). Send it to the model as a prompt? [y/N] ");
+    eprint!("rab: {question} {} ", if default { "[Y/n]" } else { "[y/N]" });
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
-    let _ = std::io::stdin().lock().read_line(&mut answer);
-    match answer.trim() {
-        "y" | "Y" | "yes" => None,
-        _ => Some(EXIT_USAGE),
+    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+        return Err(EXIT_USAGE);
     }
+    Ok(match answer.trim() {
+        "" => default,
+        a => matches!(a, "y" | "Y" | "yes"),
+    })
 }
 
 /// Single words that read as a command to rab rather than a request to the model
@@ -559,7 +580,6 @@ const COMMAND_WORDS: &[&str] = &[
 /// asks; elsewhere it is a usage error (exit 2) naming the subcommand and how to send
 /// the words as a prompt after all. `None`: go on with the prompt.
 fn mistyped_subcommand(cli: &cli::Cli) -> Option<u8> {
-    use std::io::{BufRead, IsTerminal, Write};
     let first = cli.prompt.first()?;
     if cli.prompt.len() > 3 || cli.prompt.iter().any(|w| w.contains(char::is_whitespace)) {
         return None;
@@ -573,26 +593,20 @@ fn mistyped_subcommand(cli: &cli::Cli) -> Option<u8> {
     let suggestion =
         std::iter::once(near).chain(rest.iter().copied()).collect::<Vec<_>>().join(" ");
     let as_prompt = cli.prompt.join(" ");
-    let interactive = !cli.print
-        && cli.mode.is_none()
-        && std::io::stdin().is_terminal()
-        && std::io::stderr().is_terminal();
-    if !interactive {
-        return Some(fail(
-            EXIT_USAGE,
-            &format!(
-                "'{first}' is not a subcommand; did you mean `rab {suggestion}`? To send it to \
-                 the model as a prompt, quote it: rab -p \"{as_prompt}\""
-            ),
-        ));
-    }
-    eprint!("rab: '{first}' is not a subcommand. Run `rab {suggestion}` instead? [Y/n] ");
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    if std::io::stdin().lock().read_line(&mut answer).is_err() {
-        return Some(EXIT_USAGE);
-    }
-    if matches!(answer.trim(), "" | "y" | "Y" | "yes") {
+    let asked = ask_on_terminal(
+        cli,
+        &format!("'{first}' is not a subcommand. Run `rab {suggestion}` instead?"),
+        true,
+        &format!(
+            "'{first}' is not a subcommand; did you mean `rab {suggestion}`? To send it to the \
+             model as a prompt, quote it: rab -p \"{as_prompt}\""
+        ),
+    );
+    let yes = match asked {
+        Ok(yes) => yes,
+        Err(code) => return Some(code),
+    };
+    if yes {
         let mut args: Vec<std::ffi::OsString> = vec!["rab".into()];
         args.extend(std::iter::once(near.into()).chain(rest.iter().map(|w| (*w).into())));
         return Some(match cli::parse_args(args) {

@@ -885,3 +885,23 @@ fn a_hook_failure_notice_is_shown_without_its_escapes() {
     pty.send("/quit\r");
     assert_eq!(pty.wait_exit(T), Some(0));
 }
+
+/// Issue 53: on a terminal, a mistyped subcommand is asked about (yes by default) and a
+/// lone command word too (no by default), with one question helper for both.
+#[test]
+fn a_mistyped_subcommand_and_a_command_word_are_asked_about_on_a_terminal() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut pty = Pty::spawn(home.dir.path(), &["sesions", "list"], &envs(&home, &llm), 100, 30);
+    pty.wait_for("the question", T, |s| s.contains("Run `rab sessions list` instead? [Y/n]"));
+    pty.send("\r");
+    pty.wait_for("the subcommand's output", T, |s| s.contains("saved sessions in this directory"));
+    assert_eq!(pty.wait_exit(T), Some(0));
+    let mut pty = Pty::spawn(home.dir.path(), &["upgrade"], &envs(&home, &llm), 100, 30);
+    pty.wait_for("the question", T, |s| {
+        s.contains("'upgrade' reads as a command") && s.contains("[y/N]")
+    });
+    pty.send("\r");
+    assert_eq!(pty.wait_exit(T), Some(2));
+    assert!(llm.requests().is_empty(), "nothing was sent");
+}
