@@ -63,19 +63,25 @@ impl Ui {
         }
     }
 
-    /// Hands the terminal to `command path` (raw mode and rab's modes off) until it
-    /// exits, then takes it back and redraws.
+    /// Hands the terminal to `command path` until it exits.
     fn hand_over(&mut self, command: &[String], path: &Path) -> std::io::Result<ExitStatus> {
+        self.handing_over(|ui| {
+            std::process::Command::new(&command[0])
+                .args(&command[1..])
+                .arg(path)
+                .current_dir(&ui.app.launch.cwd)
+                .status()
+        })
+    }
+
+    /// Gives the terminal back (raw mode and rab's modes off) while `during` runs (an
+    /// editor, a stop by Ctrl+Z), then takes it back and redraws the screen.
+    pub(super) fn handing_over<T>(&mut self, during: impl FnOnce(&mut Self) -> T) -> T {
         let _ = self.screen.clear_live();
-        let guard = self.screen.terminal_mut();
-        if let Err(e) = guard.restore() {
+        if let Err(e) = self.screen.terminal_mut().restore() {
             tracing::warn!("cannot hand the terminal over: {e}");
         }
-        let status = std::process::Command::new(&command[0])
-            .args(&command[1..])
-            .arg(path)
-            .current_dir(&self.app.launch.cwd)
-            .status();
+        let out = during(self);
         let guard = self.screen.terminal_mut();
         if let Err(e) = guard.resume(TerminalModes::default()) {
             tracing::warn!("cannot take the terminal back: {e}");
@@ -83,7 +89,7 @@ impl Ui {
         let _ = guard.write(b"\x1b[2J\x1b[H");
         let _ = guard.flush();
         self.screen.invalidate();
-        status
+        out
     }
 }
 

@@ -5,7 +5,7 @@
 //! still raw. When the shell continues rab, the terminal is taken back and the screen
 //! drawn anew.
 
-use rab_tui::terminal::{Terminal, TerminalModes};
+use rab_tui::terminal::Terminal;
 
 use super::Ui;
 
@@ -50,21 +50,12 @@ impl Ui {
     /// Gives the terminal back and stops until continued (the caller stopped reading
     /// input), then takes it back and redraws.
     pub(super) fn suspend(&mut self) {
-        let _ = self.screen.clear_live();
-        let guard = self.screen.terminal_mut();
-        if let Err(e) = guard.restore() {
-            tracing::warn!("cannot hand the terminal back before stopping: {e}");
-        }
-        let _ = guard.write(b"rab stopped; `fg` brings it back\r\n");
-        let _ = guard.flush();
-        stop_self();
-        let guard = self.screen.terminal_mut();
-        if let Err(e) = guard.resume(TerminalModes::default()) {
-            tracing::warn!("cannot take the terminal back: {e}");
-        }
-        let _ = guard.write(b"\x1b[2J\x1b[H");
-        let _ = guard.flush();
-        self.screen.invalidate();
+        self.handing_over(|ui| {
+            let terminal = ui.screen.terminal_mut();
+            let _ = terminal.write(b"rab stopped; `fg` brings it back\r\n");
+            let _ = terminal.flush();
+            stop_self();
+        });
     }
 }
 
