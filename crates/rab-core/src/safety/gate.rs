@@ -140,8 +140,6 @@ pub struct Gate {
     session: Mutex<SessionRef>,
     /// Calls refused so far, for the headless result.
     denials: Mutex<Denials>,
-    /// Calls refused because they would fail (not refusals by the user or the rules).
-    doomed: Mutex<std::collections::HashSet<String>>,
 }
 
 /// A tool call the gate refused.
@@ -196,7 +194,6 @@ impl Gate {
             answers,
             session: Mutex::new(SessionRef::default()),
             denials: Mutex::new(Denials::default()),
-            doomed: Mutex::default(),
         }
     }
 
@@ -342,12 +339,27 @@ impl Gate {
         v
     }
 
+    /// Whether `call` may run, and how. A block is a refusal (counted in the result's
+    /// denials) except for a call that would fail anyway ([`AgentTool::doomed`]).
     async fn decide(
         &self,
         call: &ToolCall,
         tool: &dyn AgentTool,
         cancel: &CancellationToken,
-    ) -> HookDecision {
+    ) -> (HookDecision, Refusal) {
+        match self.verdict(call, tool, cancel).await {
+            Ok(decision) => (decision, Refusal::Counted),
+            Err(doomed) => (HookDecision::Block(doomed), Refusal::NotCounted),
+        }
+    }
+
+    /// [`Gate::decide`]'s work: `Err` is the reason a call that would fail is not run.
+    async fn verdict(
+        &self,
+        call: &ToolCall,
+        tool: &dyn AgentTool,
+        cancel: &CancellationToken,
+    ) -> Result<HookDecision, String> {
         let mut args = call.arguments.clone();
         let alias = tool.rule_alias();
         let mut hook_allows = false;
@@ -362,7 +374,7 @@ impl Gate {
                 tracing::warn!("{w}");
             }
             if let Some(reason) = out.block {
-                return HookDecision::Block(format!("blocked by a PreToolUse hook: {reason}"));
+                return Ok(HookDecision::Block(format!("blocked by a PreToolUse hook: {reason}")));
             }
             if let Some(updated) = out.updated_input {
                 args = args_from_hook(updated);
@@ -407,17 +419,14 @@ impl Gate {
                 HookDecision::Rewrite(args)
             }
         };
-        match verdict {
+        Ok(match verdict {
             Verdict::Allow => rewritten(args),
             Verdict::Deny(why) => HookDecision::Block(format!("permission denied: {why}")),
             // A call that would fail without changing anything is not put to the user
             // and not counted as refused; nothing runs (the file may change before it
             // would, so it is not run unasked either), and the model hears why.
             Verdict::Ask(_) if let Some(why) = tool.doomed(&args) => {
-                if let Ok(mut doomed) = self.doomed.lock() {
-                    doomed.insert(call.id.clone());
-                }
-                HookDecision::Block(format!("{why} (not run: nothing was changed)"))
+                return Err(format!("{why} (not run: nothing was changed)"));
             }
             Verdict::Ask(why) => match self.ask(call, tool, &args, why, None, cancel).await {
                 None => rewritten(args),
@@ -429,7 +438,7 @@ impl Gate {
                     Some(refusal) => HookDecision::Block(refusal),
                 }
             }
-        }
+        })
     }
 
     /// Asks the approver; `Some` is the refusal for the model. `protected`: the call
@@ -568,11 +577,8 @@ impl ToolHook for Gate {
         cancel: &'a CancellationToken,
     ) -> BoxFuture<'a, HookDecision> {
         Box::pin(async move {
-            let decision = self.decide(call, tool, cancel).await;
-            let was_doomed = self.doomed.lock().is_ok_and(|mut d| d.remove(&call.id));
-            if let HookDecision::Block(reason) = &decision
-                && !was_doomed
-            {
+            let (decision, refusal) = self.decide(call, tool, cancel).await;
+            if let (HookDecision::Block(reason), Refusal::Counted) = (&decision, refusal) {
                 self.record_denial(call, reason);
             }
             decision
@@ -587,6 +593,15 @@ impl ToolHook for Gate {
     ) -> BoxFuture<'a, Option<ToolResultMessage>> {
         Box::pin(self.finish(call, result, cancel))
     }
+}
+
+/// Whether a blocked call counts as refused in the result's denials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refusal {
+    /// Refused by a rule, a hook, the mode or the user.
+    Counted,
+    /// Not run because it would fail: the model's mistake, not a refusal.
+    NotCounted,
 }
 
 /// The strictest of several verdicts: a denial, else a question, else allowed.
