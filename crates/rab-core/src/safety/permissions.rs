@@ -216,35 +216,34 @@ impl Policy {
                 ("ask", &p.ask, &mut policy.ask),
                 ("deny", &p.deny, &mut policy.deny),
             ] {
-                if layer.scope == rab_config::Scope::Claude {
-                    // Claude Code has tools rab has not: their rules cannot apply here.
-                    for text in rules {
-                        match parse_rule(text, cx) {
-                            Ok(rule) => out.push(rule),
-                            Err(e) => policy.skipped.push(format!(
-                                "{source}: permissions.{list}: rule \"{text}\" skipped: {e}"
-                            )),
-                        }
-                    }
-                    continue;
-                }
                 let before = out.len();
-                // A tool rab does not have (Claude Code's `NotebookEdit`, a typo) in
-                // the user's own settings is a warning, not a refusal to start; a
-                // malformed rule is still an error, and so is an unknown tool in a
-                // project's file (a project's deny rule must not silently vanish).
+                // Claude Code has tools rab has not: its files' rules that cannot apply
+                // here are skipped. So is a tool rab does not have (Claude Code's
+                // `NotebookEdit`, a typo) in the user's own settings: a warning, not a
+                // refusal to start. A malformed rule is still an error there, and so is
+                // anything a project's own file gets wrong (a project's deny rule must
+                // not silently vanish).
+                let claude = layer.scope == rab_config::Scope::Claude;
                 let own =
                     matches!(layer.scope, rab_config::Scope::Global | rab_config::Scope::Answers);
-                let mut known = Vec::with_capacity(rules.len());
                 for text in rules {
                     match parse_rule(text, cx) {
-                        Err(e) if own && e.starts_with(UNKNOWN_TOOL) => policy.skipped.push(
-                            format!("{source}: permissions.{list}: rule \"{text}\" skipped: {e}"),
-                        ),
-                        _ => known.push(text.clone()),
+                        Ok(rule) => out.push(rule),
+                        Err(e) if claude || (own && e.starts_with(UNKNOWN_TOOL)) => {
+                            policy.skipped.push(format!(
+                                "{source}: permissions.{list}: rule \"{text}\" skipped: {e}"
+                            ));
+                        }
+                        Err(message) => {
+                            return Err(RuleError {
+                                file: source,
+                                list,
+                                rule: text.clone(),
+                                message,
+                            });
+                        }
                     }
                 }
-                parse_rules(&known, &source, list, cx, out)?;
                 if layer.scope == rab_config::Scope::Global && list == "allow" {
                     policy.user_settings = Some(layer.source.clone());
                     policy.user_paths.extend(out[before..].iter().filter_map(
