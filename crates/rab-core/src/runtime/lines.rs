@@ -650,12 +650,13 @@ impl Actor {
             } else {
                 fresh.new_tape()
             };
-            let (mut session, _) = fresh.session(tape).map_err(|e| e.message)?;
             // The session goes on: what it spent (summaries and sub-agents included)
             // stays counted against its budget and in `/cost`.
-            if let Some(old) = self.session.as_ref() {
-                session.take_spending_of(old);
+            let (session, _) = match self.session.as_ref() {
+                Some(old) => fresh.session_after(tape, old),
+                None => fresh.session(tape),
             }
+            .map_err(|e| e.message)?;
             fresh.approver.install(self.approver.clone());
             for w in &fresh.warnings {
                 self.emit(Event::Warning(w.clone()));

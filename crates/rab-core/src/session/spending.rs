@@ -33,11 +33,17 @@ impl AgentSession {
         let current = self.agent.config().model.cost.clone();
         let (mut main, mut sub) = (Spending::default(), Spending::default());
         let mut models: Vec<(String, Spending)> = Vec::new();
+        // Responses come in runs of one model: its price is looked up once a run.
+        let mut priced: Option<(&str, &str, ModelCost)> = None;
         for s in spent {
             match s {
                 Spent::Response { provider, model, usage } => {
-                    let cost = price(provider, model).unwrap_or_else(|| current.clone());
-                    add_request(&mut self.totals, &mut self.turns, usage, &cost, false);
+                    if !matches!(&priced, Some((p, m, _)) if p == provider && m == model) {
+                        let cost = price(provider, model).unwrap_or_else(|| current.clone());
+                        priced = Some((provider, model, cost));
+                    }
+                    let Some((_, _, cost)) = &priced else { continue };
+                    add_request(&mut self.totals, &mut self.turns, usage, cost, false);
                     let dollars = cost.of(usage);
                     main.usage.add(usage);
                     main.cost += dollars;

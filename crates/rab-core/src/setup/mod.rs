@@ -464,8 +464,28 @@ impl Setup {
         }
     }
 
-    /// A session over `tape` with the start-up model.
+    /// A session over `tape` with the start-up model; what the tape records as spent
+    /// counts toward the budget and `/cost`.
     pub fn session(&self, tape: Tape) -> Result<(AgentSession, Resumed), SetupError> {
+        self.session_spending(tape, None)
+    }
+
+    /// A session over `tape` that goes on from `old` (a `/reload`): it takes over what
+    /// `old` counted as spent (summaries and sub-agents included) instead of reading
+    /// the tape's record of it again.
+    pub fn session_after(
+        &self,
+        tape: Tape,
+        old: &AgentSession,
+    ) -> Result<(AgentSession, Resumed), SetupError> {
+        self.session_spending(tape, Some(old))
+    }
+
+    fn session_spending(
+        &self,
+        tape: Tape,
+        old: Option<&AgentSession>,
+    ) -> Result<(AgentSession, Resumed), SetupError> {
         // A session that is not saved (`--no-session`) could never be rewound.
         let tape_is_saved = tape.path().is_some();
         let config = AgentConfig {
@@ -480,11 +500,13 @@ impl Setup {
         let (tools, view) = self.session_tools(&provider, &config);
         // What the tape records as spent counts toward the budget and `/cost` (read
         // before the session takes the conversation and frees the loaded text).
-        let spent = tape.spending();
+        let spent = if old.is_none() { tape.spending() } else { Vec::new() };
         let (mut session, resumed) =
             AgentSession::new(provider, config, self.system_prompt.clone(), tools, tape)
                 .map_err(|e| SetupError::usage(e.to_string()))?;
-        if !spent.is_empty() {
+        if let Some(old) = old {
+            session.take_spending_of(old);
+        } else if !spent.is_empty() {
             let models = self.registry.models();
             session.restore_spending(&spent, |provider, id| {
                 models.iter().find(|m| m.provider == provider && m.id == id).map(|m| m.cost.clone())
