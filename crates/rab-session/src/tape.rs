@@ -553,8 +553,14 @@ impl Tape {
 
     /// Slot indices from the root to the leaf.
     fn branch(&self) -> Vec<usize> {
+        self.path_to(self.leaf)
+    }
+
+    /// The slots from the root to `slot`. A cycle (a hand-edited file) ends the walk
+    /// with one slot more than the tape holds.
+    fn path_to(&self, slot: Option<usize>) -> Vec<usize> {
         let mut path = Vec::new();
-        let mut cursor = self.leaf;
+        let mut cursor = slot;
         while let Some(i) = cursor {
             path.push(i);
             cursor = self.slots[i].parent;
@@ -622,23 +628,29 @@ impl Tape {
     }
 
     /// Which slots make up the conversation.
+    /// The last compaction on `path`: its place in `path`, its summary and the id of
+    /// the first entry it kept.
+    fn last_compaction(&self, path: &[usize]) -> Option<(usize, &str, &str)> {
+        let pos = path.iter().rposition(|&i| self.slots[i].kind == EntryKind::Compaction)?;
+        match self.get(path[pos]) {
+            Some(Entry {
+                body: EntryBody::Compaction { summary, first_kept_entry_id, .. },
+                ..
+            }) => Some((pos, summary, first_kept_entry_id)),
+            _ => None,
+        }
+    }
+
     fn plan(&self) -> Plan {
         let branch = self.branch();
         let mut start = 0;
         let mut compaction_at = 0;
         let mut summary = None;
-        if let Some(pos) = branch.iter().rposition(|&i| self.slots[i].kind == EntryKind::Compaction)
-            && let Some(Entry {
-                body: EntryBody::Compaction { summary: text, first_kept_entry_id, .. },
-                ..
-            }) = self.get(branch[pos])
-        {
-            summary = Some(text.clone());
+        if let Some((pos, text, first_kept_entry_id)) = self.last_compaction(&branch) {
+            summary = Some(text.to_owned());
             compaction_at = pos;
-            start = branch
-                .iter()
-                .position(|&i| self.slots[i].id == *first_kept_entry_id)
-                .unwrap_or(pos);
+            start =
+                branch.iter().position(|&i| self.slots[i].id == first_kept_entry_id).unwrap_or(pos);
         }
         let is_message = |i: &&usize| self.slots[**i].kind == EntryKind::Message;
         // Responses kept from before the compaction reported usage of the history the

@@ -203,25 +203,13 @@ impl Tape {
         if self.gone.is_none() {
             return true;
         }
-        let mut path = Vec::new();
-        let mut cursor = Some(slot);
-        while let Some(i) = cursor {
-            path.push(i);
-            cursor = self.slots[i].parent;
-            if path.len() > self.slots.len() {
-                return false;
-            }
+        let path = self.path_to(Some(slot));
+        if path.len() > self.slots.len() {
+            return false; // a cycle
         }
-        path.reverse();
-        let start = path
-            .iter()
-            .rposition(|&i| self.slots[i].kind == EntryKind::Compaction)
-            .and_then(|pos| match self.get(path[pos]) {
-                Some(Entry { body: EntryBody::Compaction { first_kept_entry_id, .. }, .. }) => {
-                    path[..pos].iter().position(|&i| self.slots[i].id == *first_kept_entry_id)
-                }
-                _ => None,
-            });
+        let start = self.last_compaction(&path).and_then(|(pos, _, first_kept)| {
+            path[..pos].iter().position(|&i| self.slots[i].id == first_kept)
+        });
         match start {
             // The first kept entry's own parent may be gone: the summary stands for it.
             Some(start) => path[start + 1..].iter().all(|&i| !self.slots[i].is_cut),
