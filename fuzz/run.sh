@@ -4,9 +4,8 @@
 # out or runs out of memory. Long runs by hand: fuzz/run.sh 600. Needs nightly and
 # cargo-fuzz (cargo install --locked cargo-fuzz). See docs/fuzzing.md.
 #   --quick       build with the fuzz crate's dev profile (opt-level 1) instead of
-#                 release: about half the build time, a few times fewer runs a second;
-#                 what CI's 3-second runs use.
-#   --build-only  build and stop (CI builds while its release build runs).
+#                 release: a shorter build, fewer runs a second; for a quick look.
+#   --build-only  build and stop.
 set -euo pipefail
 profile_flag=()
 profile_dir=release

@@ -1,14 +1,5 @@
-//! Lines from the editor of `rab acp` (arbitrary text, one JSON-RPC message per line):
-//! framed and typed as the connection does, then read by rab's handlers (a prompt's
-//! blocks, the editor's MCP servers). A message or an error for the editor, never a
-//! panic.
+//! Fuzz target `acp_line`: the body is `rab_fuzz::acp_line::run` (fuzz/src/acp_line.rs), which
+//! the main workspace's tests also run over this target's seeds.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    for line in text.lines() {
-        let _ = rab::fuzz::acp_line(line);
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| rab_fuzz::acp_line::run(data));

@@ -1,24 +1,5 @@
-//! A `keybindings.json` of arbitrary text read as the UI reads it: overrides or an
-//! error, never a panic. Every key it binds prints in a form that parses back to the
-//! same key.
+//! Fuzz target `keybindings`: the body is `rab_fuzz::keybindings::run` (fuzz/src/keybindings.rs), which
+//! the main workspace's tests also run over this target's seeds.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use rab_tui::keys::{Action, KeyId, Keybindings};
-
-fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    // One key id alone, as a file's list item is read.
-    if let Ok(key) = text.parse::<KeyId>() {
-        let shown = key.to_string();
-        assert_eq!(shown.parse::<KeyId>(), Ok(key), "{text:?} prints as {shown:?}");
-    }
-    let Ok(bindings) = Keybindings::from_json("keybindings.json", &text) else { return };
-    for action in Action::ALL {
-        let _ = bindings.label(action);
-        for key in bindings.keys(action) {
-            let shown = key.to_string();
-            assert_eq!(shown.parse::<KeyId>(), Ok(*key), "{shown:?} does not parse back");
-        }
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| rab_fuzz::keybindings::run(data));

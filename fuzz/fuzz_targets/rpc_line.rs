@@ -1,13 +1,5 @@
-//! Lines of `rab --mode rpc`'s stdin (arbitrary text, one request per line): each is a
-//! request or gets an error response, never a panic.
+//! Fuzz target `rpc_line`: the body is `rab_fuzz::rpc_line::run` (fuzz/src/rpc_line.rs), which
+//! the main workspace's tests also run over this target's seeds.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|data: &[u8]| {
-    // The mode reads lines of UTF-8 text; other bytes end its input.
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    for line in text.lines() {
-        let _ = rab::fuzz::rpc_line(line);
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| rab_fuzz::rpc_line::run(data));

@@ -1,20 +1,5 @@
-//! A streamed response body of Google Gemini, arbitrary bytes, through
-//! the path the HTTP driver takes after a 200 (SSE decoding, the adapter's per-event
-//! handling, the end-of-stream check): it ends in a message or an error, never a panic,
-//! and how the bytes are split into network chunks does not change which.
+//! Fuzz target `stream_gemini`: the body is `rab_fuzz::stream_gemini::run` (fuzz/src/stream_gemini.rs), which
+//! the main workspace's tests also run over this target's seeds.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use rab_ai::Api;
-use rab_ai::bench::replay;
-
-fuzz_target!(|data: &[u8]| {
-    // The same made-up call ids in both runs.
-    let run = |chunk: usize| {
-        fastrand::seed(7);
-        replay(Api::GoogleGenerativeAi, data, chunk)
-    };
-    let whole = run(data.len().max(1));
-    let chunk = 1 + data.len() % 29;
-    assert_eq!(whole, run(chunk), "split in {chunk}-byte chunks");
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| rab_fuzz::stream_gemini::run(data));

@@ -11,6 +11,7 @@ mod deny;
 mod extensions;
 mod faults;
 mod first_hour;
+mod fuzz_seeds;
 mod harness;
 mod hostile;
 mod import;
