@@ -825,7 +825,12 @@ fn ctrl_z_suspends_and_continuing_brings_the_screen_back() {
     // From outside, as a shell's job control or `kill -TSTP` sends it.
     signal("TSTP");
     wait_for_state(pid, 'T');
+    // Keys typed before rab has the terminal back in raw mode would meet the cooked
+    // terminal: the test types only once rab has drawn a fresh screen (the old screen
+    // still shows the prompt, so it cannot tell).
+    let drawn = pty.raw().len();
     signal("CONT");
+    pty.wait_for_raw("a fresh screen", T, |s| s.len() > drawn && s[drawn..].contains("\x1b[2J"));
     pty.wait_for_screen("the prompt again", T, |s| s.contains("kept prompt"));
     // Undo is Ctrl+_ now, and keys still reach rab.
     pty.send(" more");
