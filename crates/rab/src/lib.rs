@@ -146,6 +146,14 @@ pub fn main_with(extensions: Vec<Arc<dyn rab_core::Extension>>) -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
     };
+    // A key on the command line is in /proc/<pid>/cmdline for every local user (and for
+    // commands, where only Landlock confines them): read, it is hidden there now.
+    if cli.api_key.is_some() && !rab_tools::sandbox::hardening::hide_option_value("--api-key") {
+        eprintln!(
+            "rab: warning: the key given with --api-key may be visible to other users of this \
+             machine (ps); set the provider's key variable or store it with /login instead"
+        );
+    }
     ExitCode::from(run(cli, extensions))
 }
 

@@ -6,6 +6,7 @@ mod ci_action;
 mod claude_output;
 mod comfort;
 mod containment;
+mod containment3;
 mod context;
 mod deny;
 mod extensions;
