@@ -155,14 +155,14 @@ pub struct Denial {
     /// The call's id (`permission_denials[].tool_use_id` of Claude Code's result).
     #[serde(skip)]
     pub call_id: String,
-    /// The call's arguments when they are small (up to [`DENIAL_ARGUMENTS`] bytes of
-    /// JSON; a `write` of a large file is kept as `input` only).
+    /// The call's arguments when they are small (up to 4 KB of JSON; a `write` of a
+    /// large file is kept as `input` only).
     #[serde(skip)]
     pub arguments: Option<Value>,
 }
 
 /// The largest arguments a kept refusal holds whole, in bytes of JSON.
-pub const DENIAL_ARGUMENTS: usize = 4096;
+const DENIAL_ARGUMENTS: usize = 4096;
 
 /// The refusals kept (the first [`MAX_DENIALS`]) and how many there were.
 #[derive(Debug, Default)]
