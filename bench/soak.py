@@ -89,6 +89,8 @@ def main():
     proc = subprocess.Popen([rab, "--mode", "rpc", "--model", "soak/soak-32k"], cwd=ws, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
     rows, walls, compactions, errors = [], [], 0, []
+    fine = []  # (prompt, rss_kb) every 10 prompts: one sample is high or low by where it
+    # falls between two compactions, the median of a window is the level
     cpu_before = proc_figures(proc.pid)["cpu_s"]
     try:
         for i in range(1, prompts + 1):
@@ -111,6 +113,8 @@ def main():
             else:
                 raise SystemExit(f"rab closed its output at prompt {i}")
             walls.append(time.perf_counter() - start)
+            if i % 10 == 0:
+                fine.append((i, proc_figures(proc.pid)["rss_kb"]))
             if i % 100 == 0:
                 fig = proc_figures(proc.pid)
                 row = {"prompt": i, **fig, "compactions": compactions,
@@ -136,6 +140,12 @@ def main():
     print(f"RSS after warm-up: {warm['rss_kb'] / 1024:.1f} MB at {warm['prompt']}, highest after it "
           f"{max(r['rss_kb'] for r in rows if r['prompt'] >= warm['prompt']) / 1024:.1f} MB, at the end "
           f"{(last['rss_kb'] / warm['rss_kb'] - 1) * 100:+.1f} % (issue 53: within 5 %)")
+    windows = [(lo, statistics.median(r for p, r in fine if lo < p <= lo + 1000))
+               for lo in range(0, prompts - 999, 1000)]
+    if len(windows) > 1:
+        print("RSS median per 1,000 prompts (sampled every 10): "
+              + ", ".join(f"{r / 1024:.2f}" for _, r in windows) + " MB; last against second "
+              f"{(windows[-1][1] / windows[1][1] - 1) * 100:+.1f} %")
     print(f"fds: {first['fds']} -> {last['fds']}; threads: {first['threads']} -> {last['threads']}")
     print(f"per prompt: wall {first['wall_ms_median']:.2f} -> {last['wall_ms_median']:.2f} ms "
           f"({(last['wall_ms_median'] / first['wall_ms_median'] - 1) * 100:+.1f} %), "
@@ -145,7 +155,8 @@ def main():
         print("errors:", json.dumps(errors[:3])[:2000])
     if json_out:
         with open(json_out, "w") as f:
-            json.dump({"prompts": prompts, "compactions": compactions, "rows": rows}, f, indent=1)
+            json.dump({"prompts": prompts, "compactions": compactions, "rows": rows,
+                       "rss_every_10": fine}, f, indent=1)
 
 
 main()

@@ -16,7 +16,7 @@ use rab_ai::{Content, Message, ToolResultMessage};
 use serde::Deserialize;
 
 use crate::entry::{Entry, EntryBody, FORMAT_VERSION, Header};
-use crate::id::{entry_id, session_id};
+use crate::id::session_id;
 use crate::source::Source;
 use crate::time::{now_millis, rfc3339};
 use ids::Ids;
@@ -403,7 +403,7 @@ impl Tape {
     pub fn entry(&self, id: &str) -> Option<&Entry> {
         match self.find(id) {
             Some(i) => self.get(i),
-            None if self.is_gone(id) => {
+            None if self.may_be_gone(id) => {
                 let t = self.whole();
                 t.find(id).and_then(|i| t.get(i))
             }
@@ -444,10 +444,7 @@ impl Tape {
     /// [`Tape::append`] with the time it happened (milliseconds since the epoch), for
     /// entries brought from elsewhere (an imported session keeps its own times).
     pub fn append_at(&mut self, body: EntryBody, millis: u64) -> Result<&Entry, Error> {
-        let mut id = entry_id();
-        while self.find(&id).is_some() || self.is_gone(&id) {
-            id = entry_id();
-        }
+        let id = self.fresh_id();
         let parent_id = self.leaf.map(|i| self.slots[i].id.clone());
         let entry = Entry {
             id: id.clone(),

@@ -11,48 +11,67 @@
 //! whose conversation reaches behind the cut first loads the whole tape back into
 //! memory, so the conversation there is complete.
 //!
-//! Dropped ids are kept as 4-byte numbers, so a new entry's id is still unique in its
-//! file.
+//! Compactions behind the cut are dropped as well: the last one stands for them. The
+//! dropped ids go into a filter of fixed size (`Gone`), so a new entry's id is still
+//! unique in its file and a lookup by a dropped id knows to read the file, while
+//! memory stays flat however long the session runs.
 
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
 use super::{EntryKind, Tape};
 use crate::entry::{Entry, EntryBody};
 use crate::tape::ids::Ids;
 
-/// What a fold dropped.
-#[derive(Debug, Default)]
+/// What folds dropped: how many entries, and a filter of their ids of fixed size, so a
+/// session that runs for days holds no list that grows with its history.
+#[derive(Debug)]
 pub(crate) struct Gone {
-    /// Dropped ids of rab's form (8 hex digits), sorted.
-    short: Vec<u32>,
-    /// Dropped ids of any other form (imported or hand-edited files).
-    other: Vec<String>,
+    /// One bit per hash of a dropped id. A clear bit means no dropped entry had an id
+    /// with that hash; a set bit may belong to another id, so a hit is only "maybe",
+    /// and what needs the answer for certain asks the file.
+    bits: Box<[u64]>,
+    /// Keyed per process: a session file from elsewhere cannot choose ids that fill it.
+    hasher: RandomState,
     /// How many entries were dropped.
     count: usize,
 }
 
-impl Gone {
-    fn contains(&self, id: &str) -> bool {
-        match short_id(id) {
-            Some(n) => self.short.binary_search(&n).is_ok(),
-            None => self.other.iter().any(|o| o == id),
-        }
-    }
+/// The filter's size: 2^19 bits (64 KiB). After 40,000 dropped entries (10,000
+/// prompts of a tool call each) 7 % of fresh ids hit a set bit and are drawn again;
+/// after a million, 85 %.
+const FILTER_WORDS: usize = 1 << 13;
 
-    fn add(&mut self, id: &str) {
-        self.count += 1;
-        match short_id(id) {
-            Some(n) => self.short.push(n),
-            None => self.other.push(id.to_owned()),
+impl Default for Gone {
+    fn default() -> Self {
+        Self {
+            bits: vec![0; FILTER_WORDS].into_boxed_slice(),
+            hasher: RandomState::new(),
+            count: 0,
         }
     }
 }
 
-/// `id` as a number when it has rab's form, 8 lowercase hex digits (which give the
-/// same id back when formatted).
-fn short_id(id: &str) -> Option<u32> {
-    let is_ours = id.len() == 8 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-    if is_ours { u32::from_str_radix(id, 16).ok() } else { None }
+impl Gone {
+    fn bit(&self, id: &str) -> (usize, u64) {
+        const BITS: u64 = FILTER_WORDS as u64 * 64;
+        let bit = self.hasher.hash_one(id) % BITS;
+        // Below 2^19: fits any usize.
+        ((bit / 64) as usize, 1 << (bit % 64))
+    }
+
+    /// Whether `id` may have been dropped (false: it certainly was not).
+    fn may_contain(&self, id: &str) -> bool {
+        let (word, mask) = self.bit(id);
+        self.bits[word] & mask != 0
+    }
+
+    fn add(&mut self, id: &str) {
+        self.count += 1;
+        let (word, mask) = self.bit(id);
+        self.bits[word] |= mask;
+    }
 }
 
 /// Returns the allocator's free pages to the system. A fold frees what a long-lived
@@ -69,8 +88,10 @@ fn give_back_free_memory() {
 }
 
 /// Kinds kept in memory by a fold: they carry the session's state and are few.
+/// Compactions are not among them: the one a fold cuts at stays (it is after its own
+/// cut), the ones before it are dropped with the messages they summarised.
 pub(crate) fn is_state(kind: EntryKind) -> bool {
-    !matches!(kind, EntryKind::Message | EntryKind::Custom)
+    !matches!(kind, EntryKind::Message | EntryKind::Custom | EntryKind::Compaction)
 }
 
 impl Tape {
@@ -132,7 +153,6 @@ impl Tape {
             kept_at.push(Some(slots.len()));
             slots.push(slot);
         }
-        gone.short.sort_unstable();
         let mut index = Ids::with_capacity(slots.len());
         for (n, slot) in slots.iter().enumerate() {
             index.insert(&slot.id, n, |i| &slots[i].id);
@@ -146,9 +166,37 @@ impl Tape {
         give_back_free_memory();
     }
 
-    /// Whether `id` belonged to an entry dropped by a fold.
+    /// Whether `id` may have belonged to an entry dropped by a fold (false: it
+    /// certainly did not).
+    pub(crate) fn may_be_gone(&self, id: &str) -> bool {
+        self.gone.as_ref().is_some_and(|g| g.may_contain(id))
+    }
+
+    /// Whether an entry with `id` was dropped by a fold, for certain (reads the file
+    /// when the filter cannot tell).
     pub(crate) fn is_gone(&self, id: &str) -> bool {
-        self.gone.as_ref().is_some_and(|g| g.contains(id))
+        self.may_be_gone(id) && {
+            let whole = self.whole();
+            !std::ptr::eq(whole, self) && whole.find(id).is_some()
+        }
+    }
+
+    /// A new entry id, unique in the file: drawn again while it is in memory or may
+    /// have been dropped. Should the filter be nearly full (millions of entries
+    /// dropped), the file decides.
+    pub(crate) fn fresh_id(&self) -> String {
+        for _ in 0..64 {
+            let id = crate::id::entry_id();
+            if self.find(&id).is_none() && !self.may_be_gone(&id) {
+                return id;
+            }
+        }
+        loop {
+            let id = crate::id::entry_id();
+            if self.find(&id).is_none() && !self.is_gone(&id) {
+                return id;
+            }
+        }
     }
 
     /// Entries dropped by folds.
@@ -401,9 +449,10 @@ mod tests {
             .unwrap();
             kept_peak = kept_peak.max(tape.slots.len());
         }
-        // 20 messages kept, the model change and the compactions (one per round).
-        assert!(tape.slots.len() <= 20 + 1 + 200, "{}", tape.slots.len());
-        assert!(tape.gone_count() >= 199 * 20, "{}", tape.gone_count());
+        // 20 messages kept, the model change and the last compaction: the ones before
+        // it were dropped with the messages they summarised.
+        assert!(tape.slots.len() <= 20 + 1 + 1, "{}", tape.slots.len());
+        assert!(tape.gone_count() >= 199 * 21, "{}", tape.gone_count());
         assert_eq!(tape.len(), 1 + 200 * 21);
         assert_eq!(
             tape.last_on_branch(EntryKind::ModelChange).map(|e| &e.body),
@@ -416,15 +465,54 @@ mod tests {
     }
 
     #[test]
-    fn dropped_ids_are_remembered_in_four_bytes_or_as_they_are() {
+    fn the_filter_of_dropped_ids_never_forgets_one_and_stays_its_size() {
         let mut gone = Gone::default();
-        gone.add("0badc0de");
+        let size = gone.bits.len();
+        let ids: Vec<String> = (0..100_000u32).map(|n| format!("{n:08x}")).collect();
+        for id in &ids[..50_000] {
+            gone.add(id);
+        }
         gone.add("Not-Ours");
-        gone.short.sort_unstable();
-        assert!(gone.contains("0badc0de"));
-        assert!(!gone.contains("0BADC0DE"), "upper case is another id");
-        assert!(gone.contains("Not-Ours"));
-        assert!(!gone.contains("0badc0df"));
-        assert_eq!(gone.count, 2);
+        assert_eq!(gone.bits.len(), size, "fixed size");
+        assert_eq!(gone.count, 50_001);
+        assert!(ids[..50_000].iter().all(|id| gone.may_contain(id)), "no false negative");
+        assert!(gone.may_contain("Not-Ours"));
+        // False positives at about the rate the constant's doc says (9 % at 50,000).
+        let hits = ids[50_000..].iter().filter(|id| gone.may_contain(id)).count();
+        assert!((2_000..7_000).contains(&hits), "{hits} of 50,000 ids never added hit");
+    }
+
+    /// A fresh id never repeats a dropped one, even with the filter full: the file
+    /// decides then.
+    #[test]
+    fn fresh_ids_stay_unique_with_the_filter_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut tape = Tape::create(dir.path(), Path::new("/work/p"), None);
+        let first = tape.append(message(Message::user("a"))).unwrap().id.clone();
+        tape.append(assistant(1)).unwrap();
+        let kept = tape.append(message(Message::user("b"))).unwrap().id.clone();
+        tape.append(EntryBody::Compaction {
+            summary: "s".into(),
+            first_kept_entry_id: kept,
+            tokens_before: 100,
+            tokens_after: 10,
+        })
+        .unwrap();
+        assert!(tape.may_be_gone(&first) && tape.is_gone(&first));
+        let gone = tape.gone.as_mut().unwrap();
+        gone.bits.fill(u64::MAX);
+        assert!(tape.may_be_gone("0badc0de") && !tape.is_gone("0badc0de"));
+        for _ in 0..20 {
+            tape.append(assistant(2)).unwrap();
+        }
+        let copy = fresh(tape.path().unwrap(), &tape);
+        let mut all = ids(copy.entries());
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), copy.len(), "ids unique in the file");
+        // A lookup by an id no entry has reads the file and finds nothing.
+        assert!(tape.entry("0badc0de").is_none());
+        assert!(tape.branch_from(Some("0badc0de")).is_err());
+        assert!(tape.gone.is_some(), "an unknown id does not bring the history back");
     }
 }
