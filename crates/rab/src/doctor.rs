@@ -88,12 +88,7 @@ fn reach_all(urls: Vec<Option<String>>) -> Vec<Option<String>> {
                 ),
                 Err(e) if e.is_timeout() => "not reachable (no answer in 4 s)".to_owned(),
                 Err(e) => {
-                    let mut why = e.to_string();
-                    let mut source = std::error::Error::source(&e);
-                    while let Some(s) = source {
-                        why = s.to_string();
-                        source = s.source();
-                    }
+                    let why = innermost_cause(&e);
                     format!("not reachable ({why})")
                 }
             })
@@ -201,4 +196,16 @@ fn claude_home(env: &Env) -> String {
     let list = |v: &[String]| if v.is_empty() { "nothing".to_owned() } else { v.join("; ") };
     out.push_str(&format!("  read: {}\n  not read: {}\n", list(&read), list(&not_read)));
     out
+}
+
+/// The innermost cause of `e` ("Connection refused", not reqwest's "error sending
+/// request"): what a user can act on.
+pub(crate) fn innermost_cause(e: &dyn std::error::Error) -> String {
+    let mut why = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        why = s.to_string();
+        source = s.source();
+    }
+    why
 }

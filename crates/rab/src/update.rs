@@ -73,12 +73,7 @@ fn latest(url: &str) -> Result<String, String> {
                 if e.is_timeout() {
                     format!("no answer from {url} in {} s", CHECK_TIMEOUT.as_secs())
                 } else {
-                    let mut why = e.to_string();
-                    let mut source = std::error::Error::source(&e);
-                    while let Some(s) = source {
-                        why = s.to_string();
-                        source = s.source();
-                    }
+                    let why = crate::doctor::innermost_cause(&e);
                     format!("{url}: {why}")
                 }
             })?;
