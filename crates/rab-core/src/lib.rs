@@ -56,7 +56,9 @@ pub use extension::{
     Extensions, Lifecycle, PromptRequest, ServiceKind, ServiceState, ServiceStatus, Services,
     command,
 };
-pub use gate::{Approval, ApprovalKind, ApprovalRequest, Approver, Denial, Gate, ModeSwitch};
+pub use gate::{
+    Approval, ApprovalKind, ApprovalRequest, Approver, Denial, Gate, MAX_DENIALS, ModeSwitch,
+};
 pub use plan_tools::{EnterPlanMode, ExitPlanMode, plan_tools};
 pub use prompt::{
     ContextFile, DEFAULT_SYSTEM_PROMPT, INSTRUCTION_FILES, PromptSources, build_system_prompt,

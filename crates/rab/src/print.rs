@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use rab_agent::{AgentEvent, StopCause};
 use rab_ai::Message;
-use rab_core::AgentSession;
+use rab_core::{AgentSession, MAX_DENIALS};
 use serde_json::Value;
 
 use crate::cli::OutputFormat;
@@ -427,6 +427,12 @@ fn finish(
 /// result object's `error`.
 fn stop_message(stop: &StopCause, denied: usize) -> Option<String> {
     Some(match stop {
+        StopCause::Done if denied > MAX_DENIALS => format!(
+            "finished, but {denied} tool calls were refused (exit {EXIT_DENIED}; \
+             --output-format json lists the first {MAX_DENIALS} in permissionDenials, \
+             {} more are counted in permissionDenialCount)",
+            denied - MAX_DENIALS
+        ),
         StopCause::Done if denied > 0 => format!(
             "finished, but {denied} tool call{} refused (exit {EXIT_DENIED}; \
              --output-format json lists them in permissionDenials)",

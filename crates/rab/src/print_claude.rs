@@ -455,7 +455,7 @@ pub(crate) fn result(session: Option<&AgentSession>, end: &Ending<'_>) -> Value 
     let mut total = Usage::default();
     let (mut cost, mut turns, mut session_id, mut model_usage) =
         (0.0, 0u64, String::new(), Map::new());
-    let mut denials = Vec::new();
+    let (mut denials, mut left_out) = (Vec::new(), 0);
     if let Some(session) = session {
         let totals = session.totals();
         let sub = session.sub_agents();
@@ -465,10 +465,9 @@ pub(crate) fn result(session: Option<&AgentSession>, end: &Ending<'_>) -> Value 
         turns = u64::from(totals.turns);
         session_id = session.tape().id().to_owned();
         model_usage = models_used(session, &total, cost);
-        denials = session
-            .gate()
-            .map(|g| g.denials().0)
-            .unwrap_or_default()
+        let (kept, count) = session.gate().map(|g| g.denials()).unwrap_or_default();
+        left_out = count.saturating_sub(kept.len());
+        denials = kept
             .into_iter()
             .map(|d| {
                 // The call's arguments as the model wrote them, as Claude Code gives them;
@@ -494,6 +493,10 @@ pub(crate) fn result(session: Option<&AgentSession>, end: &Ending<'_>) -> Value 
     out.insert("usage".into(), usage(&total));
     out.insert("modelUsage".into(), Value::Object(model_usage));
     out.insert("permission_denials".into(), Value::Array(denials));
+    if left_out > 0 {
+        // rab keeps the first refusals only; a reader must not take the list as all.
+        out.insert("permission_denials_left_out".into(), json!(left_out));
+    }
     out.insert("uuid".into(), json!(uuid()));
     if subtype != "success" || is_error {
         let message = end.message.clone().unwrap_or_else(|| "the run failed".to_owned());

@@ -171,8 +171,9 @@ struct Denials {
     count: usize,
 }
 
-/// Refusals kept for the result; the rest are counted.
-const MAX_DENIALS: usize = 100;
+/// Refusals kept for the result; the rest are counted (results say how many were left
+/// out).
+pub const MAX_DENIALS: usize = 100;
 
 impl Gate {
     /// A gate with these parts; "always" rules are remembered in `answers`: the user's

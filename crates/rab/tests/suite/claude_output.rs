@@ -307,3 +307,37 @@ fn model_usage_has_each_model_of_the_session() {
         assert!(m["inputTokens"].as_u64().unwrap() > 0, "{m}");
     }
 }
+
+/// rab keeps the first 100 refusals for the result; the rest are not dropped silently:
+/// the Claude result says how many were left out, rab's own counts them all, and
+/// stderr says which is which.
+#[test]
+fn refusals_past_the_first_hundred_are_counted_not_dropped_silently() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut turn = Turn::tool_call("bash", json!({"command": "touch 0"}));
+    for n in 1..130 {
+        turn = turn.and_tool_call("bash", json!({"command": format!("touch {n}")}));
+    }
+    llm.script([turn.clone(), Turn::text("could not")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--output-format", "json", "--output-compat", "claude", "make them"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", super::harness::stderr(&out));
+    let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(result["permission_denials"].as_array().unwrap().len(), 100);
+    assert_eq!(result["permission_denials_left_out"], 30, "{result}");
+    let err = super::harness::stderr(&out);
+    assert!(err.contains("130 tool calls were refused") && err.contains("first 100"), "{err}");
+    llm.script([turn, Turn::text("could not")]);
+    let out = home
+        .rab_for("anthropic-messages", &llm, Some("k"))
+        .args(["-p", "--output-format", "json", "make them"])
+        .output()
+        .unwrap();
+    let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(result["permissionDenials"].as_array().unwrap().len(), 100);
+    assert_eq!(result["permissionDenialCount"], 130);
+}
