@@ -4,6 +4,7 @@
 //! message updated in place, questions as buttons.
 
 use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -174,6 +175,11 @@ impl Chat {
         if let Some(id) = self.questions.awaiting_text() {
             self.questions.answered_by_text(&self.bot, self.id, id, &text).await;
             self.handle.submit(Op::Answer { id, approval: rab_core::Approval::Answer(text) });
+            self.done_update(update_id);
+            return;
+        }
+        if let Some(why) = export_refusal(&text, &self.setup.cwd, self.setup.paths.home()) {
+            self.say(&escape(&why)).await;
             self.done_update(update_id);
             return;
         }
@@ -568,6 +574,68 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
+/// Why `/export … FILE` from a chat is refused, if it is: a chat message must not
+/// choose a file of the user's to replace (`/export md /home/me/.bashrc`), so from a
+/// chat the file is inside the workspace (no `..` out of it, no link on the way that
+/// leads out) and not a protected path. Without a FILE, /export writes beside the
+/// session file, as everywhere.
+fn export_refusal(text: &str, cwd: &Path, rab_home: &Path) -> Option<String> {
+    let args = text.strip_prefix("/export")?;
+    if !args.is_empty() && !args.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let is_format = |w: &str| {
+        matches!(w.to_ascii_lowercase().as_str(), "html" | "htm" | "md" | "markdown" | "json")
+    };
+    let file = args.split_whitespace().find(|w| !is_format(w))?;
+    let refuse = |why: &str| {
+        Some(format!(
+            "/export from a chat writes only inside the workspace ({}): {file} {why}. \
+             Give a path inside it, or no FILE to write beside the session file.",
+            cwd.display()
+        ))
+    };
+    // The path as written: an absolute one below the workspace, no `..` (which the
+    // kernel takes after a link, not before it).
+    let given = Path::new(file);
+    let relative = match given.strip_prefix(cwd) {
+        Ok(inside) => inside,
+        Err(_) if given.is_absolute() => return refuse("is outside it"),
+        Err(_) => given,
+    };
+    let mut rel = PathBuf::new();
+    for part in relative.components() {
+        match part {
+            Component::Normal(p) => rel.push(p),
+            Component::CurDir => {}
+            _ => return refuse("climbs out with .. or is not a plain path"),
+        }
+    }
+    if rel.as_os_str().is_empty() {
+        return refuse("is the workspace itself");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let full = cwd.join(&rel);
+    if rab_tools::sandbox::protected::is_protected(
+        &full,
+        &[cwd.to_path_buf()],
+        home.as_deref(),
+        Some(rab_home),
+    ) {
+        return refuse("is a protected path (docs/permissions.md)");
+    }
+    // Then the folders as they are on disk: a link inside the workspace may lead out.
+    let root = std::fs::canonicalize(cwd).ok()?;
+    let mut existing = full.parent().map(Path::to_path_buf);
+    while let Some(dir) = existing {
+        if let Ok(real) = std::fs::canonicalize(&dir) {
+            return (!real.starts_with(&root)).then(|| refuse("leads out of it through a link"))?;
+        }
+        existing = dir.parent().map(Path::to_path_buf);
+    }
+    None
+}
+
 /// `/cmd@this_bot args` as `/cmd args` (commands in groups name the bot).
 fn strip_bot_name(text: &str) -> String {
     if let Some(rest) = text.strip_prefix('/')
@@ -604,4 +672,46 @@ pub fn plain_text(html: &str) -> String {
         }
     }
     out.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&amp;", "&")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_from_a_chat_stays_inside_the_workspace_and_off_protected_paths() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(ws.join("notes")).unwrap();
+        std::fs::create_dir_all(d.path().join("out")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("out"), ws.join("link")).unwrap();
+        let rab_home = d.path().join("rabhome");
+        let check = |line: &str| export_refusal(line, &ws, &rab_home);
+        for fine in [
+            "/export",
+            "/export md",
+            "/export md notes/s.md",
+            "/export session.html",
+            "/export ./x.json json",
+            "/exporter ../../x",
+        ] {
+            assert_eq!(check(fine), None, "{fine}");
+        }
+        let inside = format!("/export md {}", ws.join("notes/s.md").display());
+        assert_eq!(check(&inside), None);
+        for (bad, why) in [
+            ("/export md /etc/passwd", "outside"),
+            (&format!("/export md {}/.bashrc", d.path().display()), "outside"),
+            ("/export md ../x.md", ".."),
+            ("/export md notes/../../x.md", ".."),
+            ("/export md link/x.md", "link"),
+            ("/export md link/../x.md", ".."),
+            ("/export md .git/hooks/pre-commit", "protected"),
+            ("/export md AGENTS.md", "protected"),
+            ("/export json .rab/settings.json", "protected"),
+        ] {
+            let refusal = check(bad).unwrap_or_else(|| panic!("{bad} let through"));
+            assert!(refusal.contains(why), "{bad}: {refusal}");
+        }
+    }
 }

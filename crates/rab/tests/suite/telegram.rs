@@ -480,3 +480,31 @@ fn scheduled_prompts_from_a_chat_survive_a_restart_and_answer_in_that_chat() {
     assert!(saved["jobs"][0]["next_ms"].as_u64().unwrap() > now, "cron_1 waits for its next time");
     stop(child);
 }
+
+/// A chat message must not choose a file of the user's to replace: `/export FILE` from
+/// a chat writes only inside the workspace and never a protected path (class 13 of the
+/// third containment audit: `/export md ~/.bashrc` replaced it).
+#[test]
+fn export_from_a_chat_writes_only_inside_the_workspace() {
+    let home = Home::new();
+    let tg = FakeTelegram::start();
+    let project = setup(&home, &tg);
+    let llm = FakeLlm::start();
+    llm.script([Turn::text("hello there")]);
+    let child = start(&home, &llm, &project);
+    let alice = alice();
+    tg.send_text(&alice, "hi");
+    tg.wait_until("the answer", T, |t| has_text(t, alice.id, "hello there"));
+    let bashrc = home.dir.path().join(".bashrc");
+    std::fs::write(&bashrc, "# mine\n").unwrap();
+    tg.send_text(&alice, &format!("/export md {}", bashrc.display()));
+    tg.wait_until("the refusal", T, |t| has_text(t, alice.id, "only inside the workspace"));
+    tg.send_text(&alice, "/export md .git/hooks/pre-commit");
+    tg.wait_until("the second refusal", T, |t| has_text(t, alice.id, "protected path"));
+    tg.send_text(&alice, "/export md chat.md");
+    tg.wait_until("the export", T, |t| has_text(t, alice.id, "exported to"));
+    stop(child);
+    assert_eq!(std::fs::read_to_string(&bashrc).unwrap(), "# mine\n");
+    assert!(!project.join(".git/hooks/pre-commit").exists());
+    assert!(std::fs::read_to_string(project.join("chat.md")).unwrap().contains("hello there"));
+}
