@@ -32,9 +32,13 @@ mod mounts;
 pub mod namespaces;
 #[cfg(target_os = "linux")]
 mod netlink;
+#[cfg(target_os = "linux")]
+mod owner;
 #[cfg(unix)]
 pub mod private_dir;
 pub mod protected;
+#[cfg(target_os = "linux")]
+mod restorer;
 #[cfg(target_os = "linux")]
 mod serve;
 #[cfg(unix)]
@@ -377,6 +381,7 @@ impl Sandbox {
         }
         if self.has_namespaces {
             self.plan_view(&mut spec);
+            spec.owner = Some(std::process::id());
         } else {
             spec.writable.extend(self.temp_dirs.iter().cloned());
         }

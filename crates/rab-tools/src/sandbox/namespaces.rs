@@ -65,21 +65,33 @@ pub(super) fn outer(spec: &Spec, args: &[OsString]) -> Result<(u8, Vec<String>),
     if spec.standby {
         return serve(spec, uid, gid);
     }
+    // Before any namespace: it works on the real files, outside all of them.
+    let owner = super::owner::Owner::watch(spec.owner);
+    let mut restorer = super::restorer::Restorer::start(spec, owner);
     unshare(UnshareFlags::NEWUSER | UnshareFlags::NEWPID).map_err(NsError::Refused)?;
     write_id_maps(uid, gid).map_err(|e| NsError::Setup(format!("mapping the user: {e}")))?;
     unshare(other_namespaces(spec))
         .map_err(|e| NsError::Setup(format!("making the mount namespace: {e}")))?;
     if !spec.two_stage && mounts::can_mount_proc_from_outside() {
-        return one_stage(spec).map_err(NsError::Setup);
+        return one_stage(spec, restorer).map_err(NsError::Setup);
     }
     keep_setup_capabilities()
         .map_err(|e| NsError::Setup(format!("keeping the setup capabilities: {e}")))?;
-    let status = Command::new("/proc/self/exe")
+    let mut init = Command::new("/proc/self/exe")
         .arg(INIT_ARG)
         .args(args)
-        .status()
+        .spawn()
         .map_err(|e| NsError::Setup(format!("starting the sandbox's first process: {e}")))?;
+    if let Some(r) = &mut restorer {
+        r.watch(init.id());
+    }
+    let status = init
+        .wait()
+        .map_err(|e| NsError::Setup(format!("waiting for the sandbox's first process: {e}")))?;
     let notes = super::guard::restore(&spec.guarded, &spec.fresh_git);
+    if let Some(r) = restorer {
+        r.done();
+    }
     Ok((exit_code(status), notes))
 }
 
@@ -104,7 +116,10 @@ fn serve(spec: &Spec, uid: u32, gid: u32) -> Result<(u8, Vec<String>), NsError> 
 /// every signal it has no handler for (a SIGTERM would not stop it); `/proc` is made
 /// for the keeper's namespace from here. The keeper ends when the pipe closes, and the
 /// namespace with it.
-fn one_stage(spec: &Spec) -> Result<(u8, Vec<String>), String> {
+fn one_stage(
+    spec: &Spec,
+    mut restorer: Option<super::restorer::Restorer>,
+) -> Result<(u8, Vec<String>), String> {
     let cwd = std::env::current_dir().map_err(|e| format!("reading the working folder: {e}"))?;
     build_view(spec, &cwd, false).map_err(|e| format!("building the sandbox's view: {e}"))?;
     let (hold, release) = std::io::pipe().map_err(|e| format!("making a pipe: {e}"))?;
@@ -116,6 +131,9 @@ fn one_stage(spec: &Spec) -> Result<(u8, Vec<String>), String> {
         .stderr(std::process::Stdio::null())
         .spawn()
         .map_err(|e| format!("starting the sandbox's first process: {e}"))?;
+    if let Some(r) = &mut restorer {
+        r.watch(keeper.id());
+    }
     let result = mounts::proc_for(keeper.id())
         .and_then(mounts::attach_proc_here)
         .map_err(|e| format!("mounting the sandbox's /proc: {e}"))
@@ -126,7 +144,11 @@ fn one_stage(spec: &Spec) -> Result<(u8, Vec<String>), String> {
     let status = result?;
     // Inside the view the workspace is where it is outside, and Landlock lets this
     // process change it.
-    Ok((exit_code(status), super::guard::restore(&spec.guarded, &spec.fresh_git)))
+    let notes = super::guard::restore(&spec.guarded, &spec.fresh_git);
+    if let Some(r) = restorer {
+        r.done();
+    }
+    Ok((exit_code(status), notes))
 }
 
 /// The namespaces besides user and PID: mount and IPC, and network when it is off.

@@ -47,6 +47,7 @@ use rustix::net::{
 use rustix::process::{Pid, WaitOptions};
 use rustix::thread::UnshareFlags;
 
+use super::owner::Owner;
 use super::spec::Spec;
 
 /// The largest request: the kernel takes at most 128 KiB per argument, and a command
@@ -97,6 +98,10 @@ struct Helper {
     has_said_ready: bool,
     /// No more keepers: rab closed its socket, or one could not get ready.
     is_done: bool,
+    /// rab itself: when it ends, so does every command ([`Owner`]).
+    owner: Option<Owner>,
+    /// rab ended and every keeper was killed.
+    has_owner_ended: bool,
 }
 
 /// Keeps a program ready for the next command (see the module's documentation); says
@@ -109,10 +114,16 @@ pub(super) fn serve(spec: &Spec) -> Result<(), String> {
         return Err("the helper has more than one thread; it cannot serve commands".into());
     }
     let control = io::stdin().as_fd().try_clone_to_owned().map_err(|e| format!("stdin: {e}"))?;
-    let mut helper = Helper::default();
+    let mut helper = Helper { owner: Owner::watch(spec.owner), ..Helper::default() };
     helper.add_keeper(spec, &control)?;
     while !helper.keepers.is_empty() {
         helper.watch(spec, &control)?;
+    }
+    if helper.has_owner_ended {
+        // A command taken just before rab ended may not have been heard of yet.
+        for note in super::guard::restore(&spec.guarded, &spec.fresh_git) {
+            tracing::warn!("rab sandbox: {note}");
+        }
     }
     if helper.has_said_ready { Ok(()) } else { Err("no program got ready".into()) }
 }
@@ -155,6 +166,9 @@ impl Helper {
     /// way, for a command that waits (then starts another keeper: commands run at once).
     fn watch(&mut self, spec: &Spec, control: &OwnedFd) -> Result<(), String> {
         use rustix::event::{PollFd, PollFlags};
+        if !self.has_owner_ended && self.owner.as_ref().is_some_and(Owner::has_ended) {
+            self.end_everything();
+        }
         let wants_keeper = !self.is_done
             && self.keepers.len() < MAX_KEEPERS
             && !self.keepers.iter().any(|k| k.is_ready || k.is_starting);
@@ -170,6 +184,11 @@ impl Helper {
                 fds.push(PollFd::new(&k.says, PollFlags::IN));
             }
             fds.push(PollFd::new(&k.ended, PollFlags::IN));
+        }
+        // Last, and only to wake up: the top of the next round looks at it.
+        let owner = self.owner.as_ref().and_then(Owner::fd).filter(|_| !self.has_owner_ended);
+        if let Some(fd) = &owner {
+            fds.push(PollFd::new(fd, PollFlags::IN));
         }
         match rustix::event::poll(&mut fds, None) {
             Ok(_) | Err(rustix::io::Errno::INTR) => {}
@@ -194,6 +213,16 @@ impl Helper {
             _ => {}
         }
         Ok(())
+    }
+
+    /// rab ended: every keeper is killed (its PID namespace, the command and all it
+    /// started end with it), and [`Helper::collect`] puts protected paths back.
+    fn end_everything(&mut self) {
+        self.has_owner_ended = true;
+        self.is_done = true;
+        for k in &self.keepers {
+            let _ = rustix::process::kill_process(k.pid, rustix::process::Signal::KILL);
+        }
     }
 
     /// Reads what the keeper `i`'s program to be says.
@@ -257,7 +286,7 @@ impl Helper {
 }
 
 /// Whether this process has a single thread (`/proc/self/task` lists each one).
-fn has_one_thread() -> bool {
+pub(super) fn has_one_thread() -> bool {
     std::fs::read_dir("/proc/self/task").map(|d| d.count() == 1).unwrap_or(false)
 }
 

@@ -44,6 +44,10 @@ pub struct Spec {
     /// and the confinement are built, then the program, its arguments, its working
     /// folder and its standard streams are read from standard input. No program here.
     pub standby: bool,
+    /// rab's process id: when rab ends (killed included), the helper ends the
+    /// program and everything it started and puts protected paths back at once, not
+    /// when the program ends on its own (`owner.rs`).
+    pub owner: Option<u32>,
     /// The program.
     pub program: OsString,
     /// Its arguments.
@@ -110,6 +114,10 @@ impl Spec {
         if self.standby {
             out.push("--standby".into());
         }
+        if let Some(pid) = self.owner {
+            out.push("--owner".into());
+            out.push(pid.to_string().into());
+        }
         out.push("--".into());
         if self.standby && self.program.is_empty() {
             return out;
@@ -156,6 +164,11 @@ impl Spec {
                 Some("--two-stage") => spec.two_stage = true,
                 Some("--net") => spec.network = true,
                 Some("--standby") => spec.standby = true,
+                Some("--owner") => {
+                    let pid = it.next().ok_or("--owner needs a process id")?;
+                    let pid = pid.to_str().and_then(|p| p.parse().ok());
+                    spec.owner = Some(pid.ok_or("--owner needs a process id")?);
+                }
                 Some("--") => break,
                 _ => return Err(format!("unexpected argument {}", arg.to_string_lossy())),
             }
@@ -199,6 +212,7 @@ mod tests {
             env: vec![("PYTHONUSERBASE".into(), "/tmp/.local".into())],
             network: true,
             standby: false,
+            owner: Some(4242),
             program: "sh".into(),
             args: vec!["-c".into(), "echo --ns".into()],
         };

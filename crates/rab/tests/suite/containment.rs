@@ -13,7 +13,7 @@ use super::harness::{Home, stderr};
 
 /// Whether the namespace sandbox works here (it needs unprivileged user namespaces);
 /// the tests that need it say so and skip where it does not.
-fn has_namespaces() -> bool {
+pub(super) fn has_namespaces() -> bool {
     let probe = rab_tools::sandbox::probe_namespaces(Path::new(env!("CARGO_BIN_EXE_rab")));
     if !probe.is_available {
         eprintln!("skipped: the namespace sandbox is not available here: {:?}", probe.why_not);
@@ -22,7 +22,7 @@ fn has_namespaces() -> bool {
 }
 
 /// A trusted project folder `proj` with a git repository.
-fn project(home: &Home) -> PathBuf {
+pub(super) fn project(home: &Home) -> PathBuf {
     let dir = home.dir.path().join("proj");
     std::fs::create_dir_all(dir.join(".rab")).unwrap();
     std::fs::write(dir.join("notes.txt"), "alpha\n").unwrap();
@@ -43,7 +43,7 @@ fn run(home: &Home, cwd: &Path, script: Vec<Turn>, args: &[&str]) -> (FakeLlm, O
 }
 
 /// `rab` in `cwd` (trusted) against `llm`.
-fn rab_in(home: &Home, cwd: &Path, llm: &FakeLlm) -> std::process::Command {
+pub(super) fn rab_in(home: &Home, cwd: &Path, llm: &FakeLlm) -> std::process::Command {
     let mut cmd = home.rab_for(
         "anthropic-messages",
         llm,
@@ -63,7 +63,7 @@ fn results(llm: &FakeLlm) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn bash(command: &str) -> Turn {
+pub(super) fn bash(command: &str) -> Turn {
     Turn::tool_call("bash", json!({"command": command}))
 }
 
