@@ -117,6 +117,7 @@ pub fn serve(
     };
     let options_of = {
         let (cli, env, paths, cwd) = (cli.clone(), env.clone(), paths.clone(), cwd.clone());
+        let token = config.token().to_owned();
         move |scheduler: Arc<rab_core::cron::Scheduler>| {
             let mut options = crate::runtime_options(
                 &cli,
@@ -127,6 +128,9 @@ pub fn serve(
                 extensions.clone(),
             );
             options.keeps_running = false;
+            // The bot's token, from whatever variable (or auth.json) it came: no
+            // command, hook or MCP server gets it, and the firewall knows it.
+            options.safety.credentials.0.push(("the Telegram bot token".into(), token.clone()));
             #[cfg(feature = "plugins")]
             options.factories.push(Arc::new(crate::plugins::Plugins { watch: true }));
             rab_core::setup::Setup::with_scheduler(options, scheduler).map_err(|e| e.message)

@@ -733,6 +733,7 @@ impl Cli {
                 disallowed_tools: self.disallowed_tools.clone(),
                 sandbox: self.sandbox.clone(),
                 add_dirs: self.add_dir.clone(),
+                ..SafetyChoice::default()
             },
             prompt: PromptChoice {
                 system_prompt: self.system_prompt.clone(),

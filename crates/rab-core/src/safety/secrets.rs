@@ -105,6 +105,9 @@ impl Redactor {
                     found.push(name.clone());
                 }
             }
+            if !known.is_empty() {
+                out = redact_loose(&out, &known, &mut found);
+            }
         }
         // Each pass copies the text, so only the passes that can match run.
         if out.contains("-----BEGIN ") {
@@ -121,6 +124,67 @@ impl Redactor {
         found.dedup();
         (out, found)
     }
+}
+
+/// Characters a command may put between a secret's characters to get it past an exact
+/// match: spaced out, dashed, quoted in pieces, split across lines.
+fn is_separator(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '-' | '_' | '.' | ',' | ':' | ';' | '|' | '\'' | '"' | '`' | '\\' | '/' | '+' | '*'
+        )
+}
+
+/// Shorter known values (separators left out) are not looked for loosely: they could
+/// be pieced together from ordinary text.
+const MIN_LOOSE_LEN: usize = 12;
+
+/// Known secrets found with separators inserted (`s k - a n t …`, a key printed in two
+/// halves on two lines): the text with separators left out is searched, and the span
+/// of the original text that holds the match, separators and all, is replaced.
+fn redact_loose(text: &str, known: &[(String, String)], found: &mut Vec<String>) -> String {
+    // The text without separators; for each of its bytes that starts a character, the
+    // byte in `text` where that character is.
+    let mut flat = String::with_capacity(text.len());
+    let mut origin = Vec::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        if !is_separator(c) {
+            flat.push(c);
+            origin.extend(std::iter::repeat_n(i, c.len_utf8()));
+        }
+    }
+    let mut spans: Vec<(usize, usize, &str)> = Vec::new();
+    for (name, value) in known {
+        let needle: String = value.chars().filter(|c| !is_separator(*c)).collect();
+        if needle.chars().count() < MIN_LOOSE_LEN {
+            continue;
+        }
+        let mut from = 0;
+        while let Some(at) = flat.get(from..).and_then(|rest| rest.find(&needle)) {
+            let (first, last) = (from + at, from + at + needle.len() - 1);
+            let end = origin[last] + text[origin[last]..].chars().next().map_or(1, char::len_utf8);
+            spans.push((origin[first], end, name));
+            from = first + needle.len();
+        }
+    }
+    if spans.is_empty() {
+        return text.to_owned();
+    }
+    spans.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end, name) in spans {
+        if start < at {
+            continue; // inside a span already replaced
+        }
+        out.push_str(&text[at..start]);
+        out.push_str(&format!("[REDACTED: {name}]"));
+        found.push(name.to_owned());
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// The forms a secret takes when a command prints it reversed, as hex or as base64.

@@ -137,6 +137,19 @@ pub struct SafetyChoice {
     pub sandbox: Option<String>,
     /// More directories the tools may work in (relative to the working directory).
     pub add_dirs: Vec<PathBuf>,
+    /// Credentials the front end read for itself (a chat bot's token): no child gets
+    /// a variable holding one, and the secret firewall knows them.
+    pub credentials: Credentials,
+}
+
+/// `(what it is, value)` pairs of credentials; their values never show in `Debug`.
+#[derive(Clone, Default)]
+pub struct Credentials(pub Vec<(String, String)>);
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter().map(|(what, _)| what)).finish()
+    }
 }
 
 /// The system prompt given for this run.

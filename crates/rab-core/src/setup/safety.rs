@@ -36,18 +36,28 @@ fn split_rules(values: &[String]) -> Vec<String> {
 }
 
 /// Environment variables the keys rab uses live in: `*_API_KEY`, and any whose value
-/// is a key stored in auth.json. `sandbox.allowEnv` keeps some.
-fn scrubbed_env(env: &Env, auth: &Auth, allowed: &[String]) -> Vec<String> {
-    let stored: Vec<&str> = auth.keys().map(|(_, k)| k).filter(|k| !k.is_empty()).collect();
+/// is a credential rab read — a key stored in auth.json, the model's key (from any
+/// variable models.json names), a chat bot's token (`credentials`). `sandbox.allowEnv`
+/// keeps some.
+fn scrubbed_env(env: &Env, auth: &Auth, allowed: &[String], credentials: &[&str]) -> Vec<String> {
+    let mut used: Vec<&str> = auth.keys().map(|(_, k)| k).collect();
+    used.extend(credentials);
+    used.retain(|k| !k.trim().is_empty());
+    let holds_one = |v: &str| used.iter().any(|k| v.trim() == k.trim());
     env.names()
-        .filter(|n| n.ends_with("_API_KEY") || env.get(n).is_some_and(|v| stored.contains(&v)))
+        .filter(|n| n.ends_with("_API_KEY") || env.get(n).is_some_and(holds_one))
         .filter(|n| !allowed.iter().any(|a| a == n))
         .map(str::to_owned)
         .collect()
 }
 
 /// Secrets the firewall knows from the start.
-fn known_secrets(env: &Env, auth: &Auth, api_key: Option<&str>) -> Vec<(String, String)> {
+fn known_secrets(
+    env: &Env,
+    auth: &Auth,
+    api_key: Option<&str>,
+    credentials: &[(String, String)],
+) -> Vec<(String, String)> {
     let mut known: Vec<(String, String)> = env
         .names()
         .filter(|n| n.ends_with("_API_KEY") || n.ends_with("_TOKEN") || n.ends_with("_SECRET"))
@@ -57,6 +67,7 @@ fn known_secrets(env: &Env, auth: &Auth, api_key: Option<&str>) -> Vec<(String, 
     if let Some(k) = api_key {
         known.push(("the model's API key".into(), k.to_owned()));
     }
+    known.extend(credentials.iter().cloned());
     known
 }
 
@@ -157,6 +168,9 @@ pub fn build(
         rab_tools::sandbox::tool_caches(home.as_deref(), |v| env.get(v).map(str::to_owned));
     let probe_cache = paths.home().join("cache/namespaces.json");
     let view = view_parts(sandbox_mode, helper.as_deref(), env, &temp, &probe_cache, warnings);
+    let credentials = &choice.credentials.0;
+    let mut used: Vec<&str> = credentials.iter().map(|(_, v)| v.as_str()).collect();
+    used.extend(api_key);
     let mut hidden = vec![paths.home().to_path_buf()];
     hidden.extend(read_denied_paths(&mut policy, warnings));
     let sandbox = Sandbox::new(sandbox_mode, &roots, &[temp])
@@ -167,13 +181,13 @@ pub fn build(
         .with_hidden(&hidden)
         .with_home(home.clone())
         .with_private_dir(view.private)
-        .with_scrubbed_env(scrubbed_env(env, &auth, &settings.sandbox.allow_env));
+        .with_scrubbed_env(scrubbed_env(env, &auth, &settings.sandbox.allow_env, &used));
     let hooks = HookRunner::new(&settings.hooks, cwd.to_path_buf(), sandbox.clone(), warnings)
         .map_err(|e| SetupError::usage(e.to_string()))?;
     let redactor = settings
         .secret_firewall
         .enabled
-        .then(|| Arc::new(Redactor::new(known_secrets(env, &auth, api_key))));
+        .then(|| Arc::new(Redactor::new(known_secrets(env, &auth, api_key, credentials))));
     let approver = Arc::new(SwitchApprover::default());
     let gate = Arc::new(Gate::new(
         policy,

@@ -51,6 +51,11 @@ pub struct Config {
 }
 
 impl Config {
+    /// The bot's token.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
     /// From the settings and the environment (or auth.json); a clear error for what
     /// is missing or malformed.
     pub fn resolve(

@@ -508,3 +508,55 @@ fn export_from_a_chat_writes_only_inside_the_workspace() {
     assert!(!project.join(".git/hooks/pre-commit").exists());
     assert!(std::fs::read_to_string(project.join("chat.md")).unwrap().contains("hello there"));
 }
+
+/// The bot's token, from the variable `tokenEnv` names, reaches no command, and a
+/// command that prints it spaced out or split gets it past the firewall to nobody
+/// (class 3 of the third containment audit).
+#[test]
+fn the_bot_token_reaches_no_command_and_no_model() {
+    let home = Home::new();
+    let tg = FakeTelegram::start();
+    let project = home.dir.path().join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    let settings = json!({"channels": {"telegram": {
+        "allowedUsers": [1001], "apiBase": tg.api_base(), "tokenEnv": "MY_BOT",
+    }}});
+    std::fs::create_dir_all(home.dir.path().join("rab/agent")).unwrap();
+    std::fs::write(home.dir.path().join("rab/agent/settings.json"), settings.to_string()).unwrap();
+    let spaced: String = TOKEN.chars().flat_map(|c| [c, ' ']).collect();
+    let (half, rest) = TOKEN.split_at(10);
+    let llm = FakeLlm::start();
+    llm.script([
+        Turn::tool_call(
+            "bash",
+            json!({"command": format!(
+                "echo \"var:${{MY_BOT:-unset}}\"; env | grep -c '{half}'; echo '{spaced}'; \
+                 echo '{half}'; echo '{rest}'"
+            )}),
+        ),
+        Turn::text("looked"),
+    ]);
+    let child = home
+        .rab()
+        .current_dir(&project)
+        .args(["telegram", "--provider", "anthropic", "--api", "anthropic-messages"])
+        .env("ANTHROPIC_BASE_URL", llm.url())
+        .env("ANTHROPIC_API_KEY", "k")
+        .env("MY_BOT", TOKEN)
+        .env_remove("TELEGRAM_BOT_TOKEN")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let alice = alice();
+    tg.send_text(&alice, "look around");
+    tg.wait_until("the command's question", T, |t| question(t, alice.id).is_some());
+    press(&tg, &alice, "Allow once");
+    tg.wait_until("the answer", T, |t| has_text(t, alice.id, "looked"));
+    stop(child);
+    let result = last_result(&llm, 1);
+    assert!(result.contains("var:unset"), "{result}");
+    assert!(result.starts_with("var:unset\n0\n"), "no variable holds it: {result}");
+    assert!(result.contains("[REDACTED: the Telegram bot token]"), "{result}");
+    assert!(!result.contains("T E S T") && !result.contains("for-rab"), "{result}");
+}

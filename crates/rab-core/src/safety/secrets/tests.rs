@@ -78,3 +78,37 @@ fn a_known_secret_reversed_hex_or_base64_at_any_offset_is_redacted_too() {
         }
     }
 }
+
+/// Class 3 of the third containment audit: a known secret printed spaced out, dashed,
+/// quoted in pieces or split across lines is still found; short values and ordinary
+/// text are left alone.
+#[test]
+fn known_secrets_are_found_with_separators_inserted_and_split_across_lines() {
+    let token = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    let r = Redactor::new([("the Telegram bot token".to_owned(), token.to_owned())]);
+    let spaced: String = token.chars().flat_map(|c| [c, ' ']).collect();
+    let dashed: String = token.chars().map(String::from).collect::<Vec<_>>().join("-");
+    let (half, rest) = token.split_at(20);
+    for printed in [
+        spaced.clone(),
+        dashed,
+        format!("{half}\n{rest}"),
+        format!("'{half}' '{rest}'"),
+        format!("{half}\r\n  | {rest}"),
+    ] {
+        let (text, found) = r.redact(&format!("before {printed} after"));
+        assert!(text.contains("[REDACTED: the Telegram bot token]"), "{printed:?}: {text}");
+        assert!(text.starts_with("before ") && text.ends_with(" after"), "{printed:?}: {text}");
+        assert!(!text.contains("AAHdq") && !text.contains("LDsaw"), "{text}");
+        assert_eq!(found, ["the Telegram bot token"]);
+    }
+    // Ordinary text, and a value too short to look for loosely, stay.
+    let r = Redactor::new([("short".to_owned(), "abcd-efgh".to_owned())]);
+    let (text, found) = r.redact("a b c d e f g h, and ab-cd-ef-gh");
+    assert_eq!(text, "a b c d e f g h, and ab-cd-ef-gh");
+    assert!(found.is_empty());
+    // Non-ASCII text around a match keeps its characters whole.
+    let r = Redactor::new([("k".to_owned(), "sk-ant-0123456789abcdef".to_owned())]);
+    let (text, _) = r.redact("ключ: sk-ant-01234 56789abcdef — готово");
+    assert_eq!(text, "ключ: [REDACTED: k] — готово");
+}
