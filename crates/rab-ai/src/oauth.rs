@@ -36,11 +36,29 @@ pub fn challenge_of(verifier: &str) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(verifier))
 }
 
-/// `n` random characters from the URL-safe alphabet (for states, nonces, verifiers).
+/// `n` random characters from the URL-safe alphabet, from the OS's randomness (for
+/// states, nonces, verifiers, callback paths).
 pub fn random_token(n: usize) -> String {
     const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~";
-    let mut rng = fastrand::Rng::new();
-    (0..n).map(|_| char::from(CHARS[rng.usize(..CHARS.len())])).collect()
+    // Bytes at or past the last whole multiple of 66 are dropped: no character is more
+    // likely than another.
+    let limit = 256 - 256 % CHARS.len();
+    let mut out = String::with_capacity(n);
+    let mut buf = [0u8; 64];
+    while out.len() < n {
+        if let Err(e) = getrandom::fill(&mut buf) {
+            // No OS randomness (a broken /dev/urandom): a seeded generator, said.
+            tracing::warn!("no OS randomness ({e}); a weaker random value is used");
+            let mut rng = fastrand::Rng::new();
+            buf.iter_mut().for_each(|b| *b = rng.u8(..));
+        }
+        for &b in &buf {
+            if usize::from(b) < limit && out.len() < n {
+                out.push(char::from(CHARS[usize::from(b) % CHARS.len()]));
+            }
+        }
+    }
+    out
 }
 
 /// `pairs` as `application/x-www-form-urlencoded` (also a URL's query).
@@ -251,6 +269,25 @@ mod tests {
         let p = Pkce::new();
         assert_eq!(p.verifier.len(), 64);
         assert_eq!(p.challenge, challenge_of(&p.verifier));
+    }
+
+    #[test]
+    fn random_tokens_are_long_unreserved_and_do_not_repeat() {
+        let tokens: Vec<String> = (0..200).map(|_| random_token(43)).collect();
+        assert!(tokens.iter().all(|t| t.len() == 43));
+        assert!(
+            tokens
+                .iter()
+                .flat_map(|t| t.bytes())
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+        );
+        let mut unique = tokens.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), tokens.len());
+        // Every character of the alphabet comes up (8,600 draws of 66).
+        let seen: std::collections::HashSet<u8> = tokens.iter().flat_map(|t| t.bytes()).collect();
+        assert_eq!(seen.len(), 66);
     }
 
     #[test]

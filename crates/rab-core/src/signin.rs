@@ -58,9 +58,12 @@ fn query(target: &str) -> Vec<(String, String)> {
     url::form_urlencoded::parse(q.as_bytes()).into_owned().collect()
 }
 
-/// Waits for the browser at `listener`: the first request for `/auth/callback`, whose
-/// query it returns (other requests get a 404).
-async fn callback(listener: tokio::net::TcpListener) -> Result<Vec<(String, String)>, String> {
+/// Waits for the browser at `listener`: the first request for exactly `path`, whose
+/// query it returns (other requests get a 404, and the wait goes on).
+async fn callback(
+    listener: tokio::net::TcpListener,
+    path: &str,
+) -> Result<Vec<(String, String)>, String> {
     loop {
         let (mut stream, _) = listener.accept().await.map_err(|e| e.to_string())?;
         let mut head = Vec::new();
@@ -74,7 +77,7 @@ async fn callback(listener: tokio::net::TcpListener) -> Result<Vec<(String, Stri
         }
         let text = String::from_utf8_lossy(&head);
         let target = text.lines().next().and_then(|l| l.split(' ').nth(1)).unwrap_or("/");
-        if !target.starts_with("/auth/callback") {
+        if target.split('?').next() != Some(path) {
             let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n").await;
             continue;
         }
@@ -134,10 +137,12 @@ pub async fn sign_in_chatgpt(
         params.push(("agent_name_hint", "rab"));
     }
     show(&format!("{authorize}?{}", oauth::form(&params)));
-    let got = tokio::time::timeout(WAIT, callback(listener)).await.map_err(|_| {
-        "no answer from the browser within 5 minutes; run `rab login openai --chatgpt` again"
-            .to_owned()
-    })??;
+    let got = tokio::time::timeout(WAIT, callback(listener, "/auth/callback")).await.map_err(
+        |_| {
+            "no answer from the browser within 5 minutes; run `rab login openai --chatgpt` again"
+                .to_owned()
+        },
+    )??;
     let param = |k: &str| got.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
     if let Some(error) = param("error") {
         return Err(match error.as_str() {
@@ -231,7 +236,11 @@ pub async fn sign_in_openrouter(
         .await
         .map_err(|e| format!("cannot listen on 127.0.0.1 for the browser: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    let callback_url = format!("http://127.0.0.1:{port}/auth/callback");
+    // OpenRouter has no state parameter: the callback's path holds a random value of
+    // this sign-in's own, so another local process cannot deliver a code of its own
+    // (which would store its key as the user's) without knowing it.
+    let callback_path = format!("/auth/callback/{}", oauth::random_token(32));
+    let callback_url = format!("http://127.0.0.1:{port}{callback_path}");
     let pkce = Pkce::new();
     let params = [
         ("callback_url", callback_url.as_str()),
@@ -239,10 +248,11 @@ pub async fn sign_in_openrouter(
         ("code_challenge_method", "S256"),
     ];
     show(&format!("{site}/auth?{}", oauth::form(&params)));
-    let got = tokio::time::timeout(WAIT, callback(listener)).await.map_err(|_| {
-        "no answer from the browser within 5 minutes; run `rab login openrouter --oauth` again"
-            .to_owned()
-    })??;
+    let got =
+        tokio::time::timeout(WAIT, callback(listener, &callback_path)).await.map_err(|_| {
+            "no answer from the browser within 5 minutes; run `rab login openrouter --oauth` again"
+                .to_owned()
+        })??;
     let code = got
         .iter()
         .find(|(k, _)| k == "code")

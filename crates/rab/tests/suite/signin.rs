@@ -302,3 +302,57 @@ fn rab_login_stores_a_key_read_from_stdin_and_refuses_an_empty_one() {
     let out = super::harness::with_stdin(cmd, "x\n");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+/// Class 7 of the third containment audit: OpenRouter's sign-in has no state, and rab
+/// took the first request to its callback: another local process could deliver a
+/// code of its own and have its key stored as the user's. The callback's path now
+/// holds a random value of this sign-in's own; anything else gets a 404 and the wait
+/// goes on.
+#[test]
+fn the_openrouter_callback_takes_only_this_sign_ins_own_address() {
+    let home = Home::new();
+    let llm = FakeLlm::start();
+    let mut child = home
+        .rab()
+        .args(["login", "openrouter", "--oauth"])
+        .env("RAB_OPENROUTER_AUTH_URL", llm.url())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let url = loop {
+        let mut line = String::new();
+        assert!(err.read_line(&mut line).unwrap() > 0, "no address shown");
+        if let Some(u) = line.trim().strip_prefix("http://") {
+            break format!("http://{u}");
+        }
+    };
+    let callback: String = url::Url::parse(&url)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == "callback_url")
+        .map(|(_, v)| v.into_owned())
+        .unwrap();
+    let parsed = url::Url::parse(&callback).unwrap();
+    let secret = parsed.path().strip_prefix("/auth/callback/").unwrap();
+    assert!(secret.len() >= 32, "{callback}");
+    let origin = format!("http://127.0.0.1:{}", parsed.port().unwrap());
+    // Another process's code, at the addresses it can guess: refused, nothing taken.
+    for forged in [
+        "/auth/callback?code=or_code_forged",
+        "/auth/callback/?code=or_code_forged",
+        "/auth/callback/guess?code=or_code_forged",
+        &format!("/auth/callback/{secret}x?code=or_code_forged"),
+    ] {
+        assert_eq!(get(&format!("{origin}{forged}")).0, 404, "{forged}");
+    }
+    // The real one goes through.
+    let (status, back) = get(&url);
+    assert_eq!(status, 302);
+    assert_eq!(get(&back.unwrap()).0, 200);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let auth = auth_json(&home);
+    assert_eq!(auth["openrouter"], json!({"type": "api_key", "key": "sk-or-fake-1"}), "{auth}");
+}
