@@ -1,7 +1,9 @@
 //! The `web_fetch` tool: GETs an http(s) URL and gives the model its content: HTML
 //! converted to markdown (with `htmd`; scripts, styles, navigation and forms left out),
 //! other text as is, binary refused. At most 5 MB is read (`max_bytes`), at most 5
-//! redirects followed, the whole fetch takes at most 30 s, and the model gets the first
+//! redirects followed, within the first URL's host only (a redirect elsewhere is told to
+//! the model, whose next call the permission rules then see), the whole fetch takes at
+//! most 30 s, and the model gets the first
 //! 50 KB. Loopback, private and link-local addresses are refused unless the tool is
 //! built to allow them (`web_fetch_guard.rs`).
 //!
@@ -111,10 +113,37 @@ impl Tool for WebFetch {
             }
             () = cx.cancel.cancelled() => return Err(ToolError::Model(ABORTED.to_owned())),
         };
+        let fetched = match fetched {
+            Step::Read(f) => f,
+            Step::Elsewhere { from, to, status } => {
+                let text = format!(
+                    "{from} redirected (HTTP {}) to another host: {to}\nweb_fetch follows \
+                     redirects only within one host, so that permission rules see every host \
+                     it reaches; call web_fetch with {to} to fetch it.",
+                    status.as_u16()
+                );
+                let details = json!({"url": from.as_str(), "status": status.as_u16(),
+                                     "redirect": to.as_str()});
+                return Ok(ToolOutput::text(text).with_details(details));
+            }
+        };
         tokio::task::spawn_blocking(move || render(fetched, &shown))
             .await
             .map_err(|e| ToolError::Model(format!("web_fetch failed: {e}")))?
     }
+}
+
+/// Where a fetch ended: a response read, or a redirect to another host (not followed:
+/// the permission rules saw only the first; the model asks for it, and they see it).
+enum Step {
+    Read(Fetched),
+    Elsewhere { from: Url, to: Url, status: StatusCode },
+}
+
+/// Whether `a` and `b` name the same host (any scheme and port).
+fn same_host(a: &Url, b: &Url) -> bool {
+    let host = |u: &Url| u.host_str().map(|h| h.trim_end_matches('.').to_ascii_lowercase());
+    host(a).is_some() && host(a) == host(b)
 }
 
 /// A response as read.
@@ -142,8 +171,9 @@ impl WebFetch {
             .map_err(|e| ToolError::Model(format!("cannot set up HTTP: {e}")))
     }
 
-    /// GETs `url`, following redirects and checking each hop, and reads the body.
-    async fn fetch(&self, mut url: Url, max_bytes: usize) -> Result<Fetched, ToolError> {
+    /// GETs `url`, following redirects within its host and checking each hop, and
+    /// reads the body.
+    async fn fetch(&self, mut url: Url, max_bytes: usize) -> Result<Step, ToolError> {
         let client = self.client().await?;
         let mut redirects = 0;
         loop {
@@ -157,6 +187,9 @@ impl WebFetch {
                 let next = url.join(location).map_err(|e| {
                     ToolError::Model(format!("{url} redirected to a bad URL {location:?}: {e}"))
                 })?;
+                if matches!(next.scheme(), "http" | "https") && !same_host(&url, &next) {
+                    return Ok(Step::Elsewhere { from: url, to: next, status: response.status() });
+                }
                 redirects += 1;
                 if redirects > MAX_REDIRECTS {
                     return Err(ToolError::Model(format!(
@@ -167,7 +200,7 @@ impl WebFetch {
                 url = next;
                 continue;
             }
-            return read(url, response, max_bytes).await;
+            return read(url, response, max_bytes).await.map(Step::Read);
         }
     }
 }

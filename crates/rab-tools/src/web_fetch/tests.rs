@@ -52,6 +52,15 @@ async fn answer(mut stream: TcpStream, hung: mpsc::UnboundedSender<()>) {
         "/hop" => ("301 Moved Permanently", "Location: page".into(), Vec::new()),
         "/loop" => ("302 Found", "Location: /loop".into(), Vec::new()),
         "/to-file" => ("302 Found", "Location: file:///etc/passwd".into(), Vec::new()),
+        "/elsewhere" | "/elsewhere-userinfo" | "/same-then-elsewhere" => {
+            let port = stream.local_addr().map(|a| a.port()).unwrap_or(0);
+            let to = match path.as_str() {
+                "/elsewhere" => format!("http://localhost:{port}/page"),
+                "/elsewhere-userinfo" => format!("http://127.0.0.1@localhost:{port}/page"),
+                _ => "/elsewhere".to_owned(),
+            };
+            ("302 Found", format!("Location: {to}"), Vec::new())
+        }
         "/hang" => {
             let _ = hung.send(());
             std::future::pending::<()>().await;
@@ -116,6 +125,21 @@ async fn redirects_are_followed_and_each_hop_is_checked() {
     assert!(text(&out).ends_with(&format!("\n[redirected to {base}/page]")), "{}", text(&out));
     let err = model_error(fetch(&tool, json!({"url": format!("{base}/loop")})).await);
     assert_eq!(err, format!("too many redirects (more than 5); the last one went to {base}/loop"));
+    // Another host, however the redirect spells it, directly or after a hop within the
+    // host: not followed, and the model told where it leads (class 12 of the third
+    // containment audit: rules saw only the first URL).
+    for path in ["/elsewhere", "/elsewhere-userinfo", "/same-then-elsewhere"] {
+        let out = fetch(&tool, json!({"url": format!("{base}{path}")})).await.unwrap();
+        let port = base.rsplit(':').next().unwrap();
+        assert!(
+            text(&out).contains("to another host: http://")
+                && text(&out).contains(&format!("localhost:{port}/page"))
+                && text(&out).contains("call web_fetch with"),
+            "{path}: {}",
+            text(&out)
+        );
+        assert!(!text(&out).contains("Hello"), "{path}: the other host's page was not read");
+    }
     let err = model_error(fetch(&tool, json!({"url": format!("{base}/to-file")})).await);
     assert_eq!(
         err,

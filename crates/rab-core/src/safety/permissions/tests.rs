@@ -143,6 +143,13 @@ fn domain_rules_see_the_host_the_fetch_reaches() {
     assert!(matches!(check("http://0x0a.0.0.1/"), Verdict::Deny(_)));
     assert!(matches!(check("http://167772161/"), Verdict::Deny(_)));
     assert_eq!(check("http://[0:0::1]:8080/"), Verdict::Allow);
+    // An IPv4 address mapped into IPv6 connects to the IPv4 address (class 12 of the
+    // third containment audit), and a rule may name it either way.
+    assert!(matches!(check("http://[::ffff:10.0.0.1]/"), Verdict::Deny(_)));
+    assert!(matches!(check("http://[::ffff:a00:1]/"), Verdict::Deny(_)));
+    let mapped = policy(&[], &[], &["web_fetch(domain:[::ffff:10.0.0.2])"]).unwrap();
+    let deny = mapped.check(Default, "web_fetch", Network, &json!({"url": "http://10.0.0.2/"}));
+    assert!(matches!(deny, Verdict::Deny(_)));
     // Ports do not matter; a trailing dot does not escape.
     assert!(matches!(check("https://evil.com.:443/"), Verdict::Deny(_)));
     assert!(matches!(check("  https://EVIL.com/  "), Verdict::Deny(_)));
