@@ -63,9 +63,14 @@ impl WasiHttpHooks for HttpHooks {
         let timeout = options
             .and_then(|o| o.first_byte_timeout)
             .map_or(self.timeout, |t| t.min(self.timeout));
-        // An address written as such is never looked up, so the resolver's check
-        // would not see it: it is checked here.
-        let literal = request.uri().host().and_then(|h| {
+        // The URL as the client reads it (WHATWG rules: `2130706433`, `0x7f000001` and
+        // `127.1` are all 127.0.0.1), and sent as parsed: one parser decides the host.
+        // An address written as such is never looked up, so the resolver's check would
+        // not see it: it is checked here, in the form the client connects to.
+        let Ok(url) = reqwest::Url::parse(&request.uri().to_string()) else {
+            return Box::new(async { Err(Error::HttpRequestUriInvalid) });
+        };
+        let literal = url.host_str().and_then(|h| {
             h.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>().ok()
         });
         if !self.private && literal.is_some_and(rab_tools::web_fetch::is_private_address) {
@@ -79,7 +84,7 @@ impl WasiHttpHooks for HttpHooks {
                 .map_err(|_| Error::HttpRequestBodySize(None))?
                 .to_bytes();
             let sent = client
-                .request(parts.method, parts.uri.to_string())
+                .request(parts.method, url)
                 .headers(parts.headers)
                 .body(body)
                 .timeout(timeout)

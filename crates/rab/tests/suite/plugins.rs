@@ -634,3 +634,36 @@ fn issue_39_an_interrupted_plugin_call_stops_in_the_helper() {
     }
     rpc.end();
 }
+
+/// Class 10 of the third containment audit: with the public network only, a plugin
+/// reached loopback by writing the host as a number (`2130706433`, `0x7f000001`,
+/// `127.1`): the check parsed hosts more strictly than the client, which connects to
+/// 127.0.0.1 without a lookup. Every spelling is refused now.
+#[test]
+fn a_plugin_cannot_reach_loopback_by_spelling_the_address_another_way() {
+    use rab_plugin_host::test_support::{host_args, http_component};
+    let home = Home::new();
+    install(&home, "getter.wasm", &http_component());
+    let server = local_http_server();
+    let port = server.rsplit(':').next().unwrap().to_owned();
+    std::fs::write(
+        home.dir.path().join("rab/extensions.toml"),
+        "[plugins.getter.grants]\nnetwork = true\n",
+    )
+    .unwrap();
+    for host in ["2130706433", "0x7f000001", "127.1", "0177.0.0.1", "[::ffff:127.0.0.1]"] {
+        let llm = FakeLlm::start();
+        let args = host_args(&format!("{host}:{port}"));
+        llm.script([
+            Turn::tool_call("get", serde_json::from_str(&args).unwrap()),
+            Turn::text("done"),
+        ]);
+        let out = home
+            .rab_for("anthropic-messages", &llm, Some("k"))
+            .args(["-p", "get it", "--allowed-tools", "plugin__http-getter"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(last_result(&llm), "error-code 04", "{host}");
+    }
+}
