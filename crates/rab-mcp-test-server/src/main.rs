@@ -10,7 +10,9 @@
 //! Resources: `test://greeting` and `test://config`. Prompt: `review {file, focus?}`.
 //!
 //! Switches: `RAB_MCP_TEST_TOOLS=N` adds N generated tools with long descriptions and
-//! schemas (for size benchmarks); `RAB_MCP_TEST_STARTUP_MS=N` sleeps before serving.
+//! schemas (for size benchmarks); `RAB_MCP_TEST_STARTUP_MS=N` sleeps before serving;
+//! `RAB_MCP_TEST_HOSTILE=1` adds `hang {}` (never answers) and `big {mb}` (answers
+//! with a text of `mb` MiB).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,6 +33,8 @@ use serde_json::{Map, Value, json};
 struct TestServer {
     added: Arc<Mutex<Vec<String>>>,
     generated: usize,
+    /// `RAB_MCP_TEST_HOSTILE`: the `hang` and `big` tools.
+    hostile: bool,
 }
 
 fn object(schema: Value) -> Arc<Map<String, Value>> {
@@ -131,6 +135,13 @@ impl TestServer {
         match name {
             "echo" => Ok(text(str_arg(args, "text")?)),
             "add" => Ok(text((num_arg(args, "a")? + num_arg(args, "b")?).to_string())),
+            "hang" if self.hostile => std::future::pending().await,
+            "big" if self.hostile => {
+                let mb = num_arg(args, "mb")?;
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let bytes = (mb * 1024.0 * 1024.0) as usize;
+                Ok(text("x".repeat(bytes)))
+            }
             "fail" => Ok(CallToolResult::error(vec![ContentBlock::text("this tool always fails")])),
             "crash" => {
                 eprintln!("test server: crashing on purpose");
@@ -185,6 +196,14 @@ impl ServerHandler for TestServer {
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = builtin_tools();
         tools.extend((0..self.generated).map(generated_tool));
+        if self.hostile {
+            tools.push(Tool::new("hang", "Never answers.", object(json!({}))));
+            tools.push(Tool::new(
+                "big",
+                "Answers with MB mebibytes of text.",
+                object(json!({"type": "object", "properties": {"mb": {"type": "number"}}})),
+            ));
+        }
         tools.extend(self.added().into_iter().map(|name| {
             Tool::new(name, "Echoes its text (added at run time).", string_args(&["text"]))
         }));
@@ -281,6 +300,7 @@ fn main() -> std::io::Result<()> {
     let server = TestServer {
         added: Arc::default(),
         generated: usize::try_from(env_number("RAB_MCP_TEST_TOOLS")).unwrap_or(0),
+        hostile: env_number("RAB_MCP_TEST_HOSTILE") == 1,
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async move {

@@ -71,6 +71,9 @@ pub struct ServerConfig {
     pub source: PathBuf,
     /// How long it may take to start; `None` uses the manager's default.
     pub startup_timeout: Option<Duration>,
+    /// How long one tool call may take (`toolTimeout`, ms); `None` uses the manager's
+    /// default.
+    pub tool_timeout: Option<Duration>,
     /// `"disabled": true`: listed but not started.
     pub disabled: bool,
     /// Why it cannot start (an unset `${VAR}`); reported as a failure when started.
@@ -263,11 +266,20 @@ impl Entry<'_> {
                 self.error("timeout", "must be a whole number of milliseconds, e.g. 30000")
             })?)),
         };
+        let tool_timeout = match map.get("toolTimeout") {
+            None | Some(Value::Null) => None,
+            Some(v) => {
+                Some(Duration::from_millis(v.as_u64().filter(|ms| *ms > 0).ok_or_else(|| {
+                    self.error("toolTimeout", "must be a whole number of milliseconds, e.g. 600000")
+                })?))
+            }
+        };
         Ok(ServerConfig {
             name: self.name.to_owned(),
             transport,
             source: self.path.to_path_buf(),
             startup_timeout,
+            tool_timeout,
             disabled,
             problem: (!problems.is_empty()).then(|| problems.join("; ")),
         })

@@ -118,6 +118,11 @@ impl StderrTail {
         })
     }
 
+    /// The kept lines, shared (notes of rab's own join them).
+    fn lines(&self) -> Arc<Mutex<VecDeque<String>>> {
+        Arc::clone(&self.lines)
+    }
+
     /// `; stderr: …` with the kept lines, or nothing.
     fn suffix(&self) -> String {
         let lines = self.lines.lock().unwrap_or_else(PoisonError::into_inner);
@@ -393,6 +398,8 @@ async fn connect(
         Transport::Stdio { command, args, env, cwd } => {
             let spawned = spawn(config, options, command, args, env, cwd.as_deref(), &tail)?;
             let (child, stdout, stdin) = spawned;
+            let stdout =
+                crate::limit::LimitedLines::new(stdout, crate::limit::MAX_MESSAGE, tail.lines());
             match handler.serve((stdout, stdin)).await {
                 Ok(service) => Connection::new(service, Some(child)),
                 Err(e) => {

@@ -32,6 +32,7 @@ pub mod config;
 mod connect;
 mod error;
 mod extension;
+mod limit;
 mod manager;
 mod prompts;
 mod resources;
@@ -43,8 +44,10 @@ mod tools;
 pub use config::{ServerConfig, Transport};
 pub use error::Error;
 pub use extension::McpExtension;
+pub use limit::MAX_MESSAGE;
 pub use manager::{
-    McpManager, PromptArgumentInfo, PromptInfo, ServerState, ServerStatus, StartOptions,
+    DEFAULT_TOOL_TIMEOUT, McpManager, PromptArgumentInfo, PromptInfo, ServerState, ServerStatus,
+    StartOptions,
 };
 pub use prompts::usage as prompt_usage;
 pub use serve::{serve, serve_stdio};

@@ -22,6 +22,10 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ServerConfig;
 use crate::{Error, connect, prompts, tools};
 
+/// How long one tool call may take by default: long builds and searches finish, a
+/// server that never answers does not hold a headless run for ever.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// Settings for [`McpManager::start`].
 #[derive(Clone, Debug)]
 pub struct StartOptions {
@@ -31,6 +35,8 @@ pub struct StartOptions {
     pub cwd: PathBuf,
     /// How long a server may take to start when its config gives no `timeout`.
     pub startup_timeout: Duration,
+    /// How long one tool call may take when the server's config gives no `toolTimeout`.
+    pub tool_timeout: Duration,
     /// Sent to servers as the client's name.
     pub client_name: String,
     /// Sent to servers as the client's version.
@@ -44,6 +50,7 @@ impl StartOptions {
             sandbox,
             cwd,
             startup_timeout: Duration::from_secs(30),
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
             client_name: "rab".into(),
             client_version: env!("CARGO_PKG_VERSION").into(),
         }
@@ -255,12 +262,21 @@ impl Shared {
     /// The connection to a ready server, or a message for the model saying why there
     /// is none and what to do.
     pub(crate) fn peer(&self, server: &str) -> Result<Peer<RoleClient>, String> {
+        self.peer_and_timeout(server).map(|(peer, _)| peer)
+    }
+
+    /// The server's peer, and how long one of its tool calls may take.
+    pub(crate) fn peer_and_timeout(
+        &self,
+        server: &str,
+    ) -> Result<(Peer<RoleClient>, Duration), String> {
         let slots = self.slots();
         let Some(slot) = slots.iter().find(|s| s.config.name == server) else {
             return Err(format!("MCP server `{server}` is no longer configured"));
         };
+        let timeout = slot.config.tool_timeout.unwrap_or(self.options.tool_timeout);
         match (&slot.state, &slot.live) {
-            (ServerState::Ready, Some(live)) => Ok(live.peer.clone()),
+            (ServerState::Ready, Some(live)) => Ok((live.peer.clone(), timeout)),
             (state, _) => Err(not_ready_message(server, state)),
         }
     }

@@ -169,12 +169,23 @@ impl AgentTool for McpTool {
                     )));
                 }
             };
-            let peer = self.shared.peer(&self.server).map_err(ToolError::Model)?;
+            let (peer, timeout) =
+                self.shared.peer_and_timeout(&self.server).map_err(ToolError::Model)?;
             let params = CallToolRequestParams::new(self.tool.clone()).with_arguments(arguments);
             let result = tokio::select! {
                 biased;
                 () = cx.cancel.cancelled() => return Err(ToolError::Model("cancelled".into())),
-                result = peer.call_tool(params) => result,
+                result = tokio::time::timeout(timeout, peer.call_tool(params)) => result,
+            };
+            let Ok(result) = result else {
+                return Err(ToolError::Model(format!(
+                    "MCP server `{}`: `{}` did not answer within {} s (its `toolTimeout`, in \
+                     ms, in the server's config raises the limit; the default is {} s)",
+                    self.server,
+                    self.tool,
+                    timeout.as_secs(),
+                    crate::manager::DEFAULT_TOOL_TIMEOUT.as_secs()
+                )));
             };
             let result = result.map_err(|e| {
                 ToolError::Model(format!(

@@ -97,7 +97,28 @@ impl ExtensionFactory for Servers {
         servers.extend(
             configured.into_iter().filter(|c| !self.given.iter().any(|g| g.name == c.name)),
         );
-        let options = rab_mcp::StartOptions::new(cx.sandbox.clone(), cx.cwd.to_path_buf());
+        let mut options = rab_mcp::StartOptions::new(cx.sandbox.clone(), cx.cwd.to_path_buf());
+        // Claude Code's variables, in milliseconds: MCP_TIMEOUT for start-up,
+        // MCP_TOOL_TIMEOUT for one tool call; a server's own `timeout`/`toolTimeout`
+        // win.
+        let mut millis = |name: &str| {
+            let value = cx.env.get(name)?;
+            match value.trim().parse::<u64>() {
+                Ok(ms) if ms > 0 => Some(std::time::Duration::from_millis(ms)),
+                _ => {
+                    cx.warnings.push(format!(
+                        "{name}={value:?} is not a whole number of milliseconds; ignored"
+                    ));
+                    None
+                }
+            }
+        };
+        if let Some(t) = millis("MCP_TIMEOUT") {
+            options.startup_timeout = t;
+        }
+        if let Some(t) = millis("MCP_TOOL_TIMEOUT") {
+            options.tool_timeout = t;
+        }
         Ok(Arc::new(rab_mcp::McpExtension::new(rab_mcp::McpManager::start(servers, options))))
     }
 }

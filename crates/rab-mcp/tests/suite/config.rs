@@ -36,7 +36,7 @@ fn the_first_file_wins_and_later_duplicates_are_warnings() {
     let project = write(
         dir.path(),
         "project.json",
-        r#"{"mcpServers": {"files": {"command": "npx", "args": ["-y", "fs", "${HOME_DIR}"], "timeout": 5000}}}"#,
+        r#"{"mcpServers": {"files": {"command": "npx", "args": ["-y", "fs", "${HOME_DIR}"], "timeout": 5000, "toolTimeout": 120000}}}"#,
     );
     let global = write(
         dir.path(),
@@ -62,6 +62,7 @@ fn the_first_file_wins_and_later_duplicates_are_warnings() {
                 },
                 source: project.clone(),
                 startup_timeout: Some(Duration::from_millis(5000)),
+                tool_timeout: Some(Duration::from_secs(120)),
                 disabled: false,
                 problem: None,
             },
@@ -74,6 +75,7 @@ fn the_first_file_wins_and_later_duplicates_are_warnings() {
                 },
                 source: global.clone(),
                 startup_timeout: None,
+                tool_timeout: None,
                 disabled: false,
                 problem: None,
             },
@@ -87,6 +89,7 @@ fn the_first_file_wins_and_later_duplicates_are_warnings() {
                 },
                 source: global.clone(),
                 startup_timeout: None,
+                tool_timeout: None,
                 disabled: true,
                 problem: None,
             },

@@ -91,6 +91,7 @@ fn http(name: &str, url: String, headers: &[(&str, &str)], is_legacy_sse: bool) 
         },
         source: PathBuf::from("/test/mcp.json"),
         startup_timeout: None,
+        tool_timeout: None,
         disabled: false,
         problem: None,
     }

@@ -32,6 +32,7 @@ pub fn stdio(name: &str, command: PathBuf, args: &[&str], env: &[(&str, &str)]) 
         },
         source: PathBuf::from("/test/mcp.json"),
         startup_timeout: None,
+        tool_timeout: None,
         disabled: false,
         problem: None,
     }

@@ -402,3 +402,54 @@ fn starting_without_a_runtime_fails_the_servers_instead_of_panicking() {
         ServerState::Failed("no tokio runtime was running when MCP servers were started".into())
     );
 }
+
+/// Class 8 of the third containment audit: a tool call that never answers ends at the
+/// server's `toolTimeout` with a clear error; a reply over 16 MiB ends the connection
+/// at once, with the reason in the server's report, instead of leaving the call
+/// waiting for ever.
+#[tokio::test]
+async fn a_hung_call_times_out_and_an_oversized_reply_ends_the_connection() {
+    let mut hostile = stdio(
+        "test",
+        rab_mcp::test_support::test_server_path(),
+        &[],
+        &[("RAB_MCP_TEST_HOSTILE", "1")],
+    );
+    hostile.tool_timeout = Some(Duration::from_millis(300));
+    let manager = start_ready(vec![hostile.clone()]).await;
+    let source = manager.tool_source();
+    let started = std::time::Instant::now();
+    let err = call(&source, "mcp__test__hang", json!({})).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    let ToolError::Model(message) = err else { panic!("{err:?}") };
+    assert!(
+        message.contains("did not answer within 0 s") && message.contains("toolTimeout"),
+        "{message}"
+    );
+    // The server still answers other calls.
+    let out = call(&source, "mcp__test__echo", json!({"text": "still here"})).await.unwrap();
+    assert_eq!(text(&out), "still here");
+
+    hostile.tool_timeout = Some(PATIENCE * 3);
+    let manager = start_ready(vec![hostile]).await;
+    let source = manager.tool_source();
+    let started = std::time::Instant::now();
+    let mb = rab_mcp::MAX_MESSAGE / (1024 * 1024) + 2;
+    let err = call(&source, "mcp__test__big", json!({"mb": mb})).await.unwrap_err();
+    assert!(started.elapsed() < PATIENCE, "ended at once: {:?}", started.elapsed());
+    let ToolError::Model(message) = err else { panic!("{err:?}") };
+    assert!(message.contains("connection to the server is closed"), "{message}");
+    wait_until(&manager, |m| matches!(state(m, "test"), ServerState::Crashed(_))).await;
+    let ServerState::Crashed(why) = state(&manager, "test") else { unreachable!() };
+    assert!(why.contains("over 16 MiB"), "{why}");
+    // A large reply under the limit is fine.
+    let manager = start_ready(vec![stdio(
+        "test",
+        rab_mcp::test_support::test_server_path(),
+        &[],
+        &[("RAB_MCP_TEST_HOSTILE", "1")],
+    )])
+    .await;
+    let out = call(&manager.tool_source(), "mcp__test__big", json!({"mb": 1})).await.unwrap();
+    assert!(text(&out).starts_with("xxx"));
+}

@@ -481,6 +481,7 @@ fn mcp_servers(
             transport,
             source: source.clone(),
             startup_timeout: None,
+            tool_timeout: None,
             disabled: false,
             problem: None,
         });
