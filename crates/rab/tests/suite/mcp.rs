@@ -442,3 +442,71 @@ fn rab_mcp_add_list_get_and_remove_edit_the_config_files() {
     let out = mcp(&["get", "test"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Pids of processes whose environment holds `mark`.
+fn marked(mark: &str) -> Vec<u32> {
+    let needle = format!("RAB_TEST_MARK={mark}");
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
+        })
+        .collect()
+}
+
+/// Class 8 of the third containment audit: after SIGTERM or SIGHUP (or Ctrl+C) to rab
+/// in the middle of a call that never answers, the MCP server and rab's sandbox helper
+/// kept running. Every child ends with rab, sandboxed or not; under the namespace
+/// sandbox even a SIGKILL to rab ends them (the helper watches rab).
+#[test]
+fn mcp_servers_end_with_rab_on_every_signal() {
+    use nix::sys::signal::{Signal, kill};
+    use std::time::{Duration, Instant};
+    let namespaces = super::containment::has_namespaces();
+    for sandbox in ["workspace-write", "off"] {
+        let mut signals = vec![Signal::SIGTERM, Signal::SIGHUP, Signal::SIGINT];
+        if sandbox != "off" && namespaces {
+            signals.push(Signal::SIGKILL);
+        }
+        for signal in signals {
+            let home = Home::new();
+            let mark = format!("{}-{sandbox}-{signal}", std::process::id());
+            write_config(
+                home.dir.path(),
+                ".rab/mcp.json",
+                json!({"test": test_server(json!({"RAB_MCP_TEST_HOSTILE": "1", "RAB_TEST_MARK": mark}))}),
+            );
+            let llm = FakeLlm::start();
+            llm.script([Turn::tool_call("mcp__test__hang", json!({})), Turn::text("never")]);
+            let mut child = home
+                .rab_for("anthropic-messages", &llm, Some("k"))
+                .args(["-p", "--allowed-tools", "mcp__test", "--sandbox", sandbox, "hang"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let started = Instant::now();
+            while llm.requests().is_empty() || marked(&mark).is_empty() {
+                assert!(started.elapsed() < Duration::from_secs(20), "{sandbox} {signal}: no call");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            // The call is under way.
+            std::thread::sleep(Duration::from_millis(200));
+            kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+            let stopped = Instant::now();
+            while child.try_wait().unwrap().is_none() {
+                assert!(stopped.elapsed() < Duration::from_secs(10), "{sandbox} {signal}: rab");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            while !marked(&mark).is_empty() {
+                assert!(
+                    stopped.elapsed() < Duration::from_secs(10),
+                    "{sandbox} {signal}: still running: {:?}",
+                    marked(&mark)
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
