@@ -94,6 +94,24 @@ impl Redactor {
         }
     }
 
+    /// Learns what a file the read deny rules cover holds, so that its content printed
+    /// another way — `git show HEAD:FILE`, `git log -p`, a hard link made before rab
+    /// started — is masked too: its `KEY=value` values, and its lines of 20 characters
+    /// or more (at most `budget` lines; the rest of a long file is not learned).
+    /// Returns how many lines it learned.
+    pub fn learn_denied_file(&self, what: &str, text: &str, budget: usize) -> usize {
+        self.learn_env_file(text);
+        let mut learned = 0;
+        for line in text.lines().map(str::trim).filter(|l| l.len() >= 20) {
+            if learned >= budget {
+                break;
+            }
+            self.learn(&format!("a line of {what}"), line);
+            learned += 1;
+        }
+        learned
+    }
+
     /// `text` with every secret replaced by `[REDACTED: what]`, and what was found.
     pub fn redact(&self, text: &str) -> (String, Vec<String>) {
         let mut found = Vec::new();
@@ -298,6 +316,8 @@ fn redact_assignments(text: &str, found: &mut Vec<String>) -> String {
             // Indentation and the read tool's `N\t` line numbers stay.
             let body =
                 line.trim_start_matches(|c: char| c.is_ascii_whitespace() || c.is_ascii_digit());
+            // A diff's line marker (`+DB_PASSWORD=…` in `git log -p`) stays too.
+            let body = body.strip_prefix(['+', '-']).map_or(body, str::trim_start);
             let lead = &line[..line.len() - body.len()];
             let (export, body) = match body.strip_prefix("export ") {
                 Some(b) => ("export ", b),

@@ -188,6 +188,9 @@ pub fn build(
         .secret_firewall
         .enabled
         .then(|| Arc::new(Redactor::new(known_secrets(env, &auth, api_key, credentials))));
+    if let Some(redactor) = &redactor {
+        learn_denied_files(redactor, &hidden[1..]);
+    }
     let approver = Arc::new(SwitchApprover::default());
     let gate = Arc::new(Gate::new(
         policy,
@@ -272,6 +275,23 @@ fn read_denied_paths(policy: &mut Policy, warnings: &mut Vec<String>) -> Vec<Pat
         ));
     }
     paths
+}
+
+/// Teaches the firewall what the files the read deny rules name hold: commands can
+/// still print such a file another way (from git's objects, through a hard link made
+/// before rab started), and the firewall then masks it.
+fn learn_denied_files(redactor: &Redactor, denied: &[PathBuf]) {
+    const MAX_FILE: u64 = 64 * 1024;
+    let mut budget: usize = 128;
+    for path in denied {
+        let Ok(meta) = std::fs::metadata(path) else { continue };
+        if !meta.is_file() || meta.len() > MAX_FILE || budget == 0 {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        let what = format!("{} (read denied)", path.display());
+        budget = budget.saturating_sub(redactor.learn_denied_file(&what, &text, budget));
+    }
 }
 
 /// The most paths the sandbox hides for read deny rules (each is a mount per command).

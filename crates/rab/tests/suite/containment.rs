@@ -55,7 +55,7 @@ pub(super) fn rab_in(home: &Home, cwd: &Path, llm: &FakeLlm) -> std::process::Co
 
 /// The text of every tool result the model got, in order (the last request carries
 /// the whole conversation).
-fn results(llm: &FakeLlm) -> Vec<String> {
+pub(super) fn results(llm: &FakeLlm) -> Vec<String> {
     let requests = llm.requests();
     requests
         .last()

@@ -187,3 +187,47 @@ fn the_helper_restores_protected_paths_when_rab_or_the_helper_dies() {
 fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
+
+/// Class 6: a file the read deny rules cover could still be printed by commands from
+/// git's objects (`git show HEAD:FILE`, `git log -p`) or through a hard link made
+/// before rab started; a diff line `+DB_PASSWORD=…` passed the firewall. The firewall
+/// now learns what denied files hold, and reads assignments behind a diff marker.
+#[test]
+fn read_denied_content_does_not_come_back_through_git_or_a_hard_link() {
+    let home = Home::new();
+    let dir = super::containment::project(&home);
+    let code = "the launch code is 4417-0932-8861-2205";
+    std::fs::write(dir.join("secret.txt"), format!("{code}\nshort\n")).unwrap();
+    std::fs::write(dir.join("config.env"), "DB_PASSWORD=hunter2hunter2hunter2\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["add", "secret.txt", "config.env"]);
+    git(&["commit", "-qm", "secrets"]);
+    std::fs::hard_link(dir.join("secret.txt"), dir.join("innocent.txt")).unwrap();
+    let llm = FakeLlm::start();
+    llm.script([
+        super::containment::bash(
+            "git show HEAD:secret.txt; git log -p | grep -e launch -e DB_PASS",
+        ),
+        super::containment::bash("cat innocent.txt"),
+        Turn::text("done"),
+    ]);
+    let out = super::containment::rab_in(&home, &dir, &llm)
+        .args(["-p", "--yolo", "--disallowed-tools", "read(secret.txt),read(config.env)", "go"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", super::harness::stderr(&out));
+    let results = super::containment::results(&llm);
+    assert_eq!(results.len(), 2, "{results:?}");
+    for r in &results {
+        assert!(!r.contains("4417-0932") && !r.contains("hunter2hunter2"), "{r}");
+        assert!(r.contains("[REDACTED"), "{r}");
+    }
+}

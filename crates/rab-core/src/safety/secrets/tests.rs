@@ -112,3 +112,26 @@ fn known_secrets_are_found_with_separators_inserted_and_split_across_lines() {
     let (text, _) = r.redact("ключ: sk-ant-01234 56789abcdef — готово");
     assert_eq!(text, "ключ: [REDACTED: k] — готово");
 }
+
+/// A diff's `+`/`-` marker does not hide a secret assignment (`git log -p`), and what a
+/// read-denied file holds is learned: its values and its longer lines.
+#[test]
+fn diff_lines_and_read_denied_files_are_masked() {
+    let r = Redactor::default();
+    let (text, _) = r.redact("+DB_PASSWORD=hunter2hunter2\n-API_TOKEN=abcdefgh1234\n same=1\n");
+    assert_eq!(
+        text,
+        "+DB_PASSWORD=[REDACTED: value of DB_PASSWORD]\n-API_TOKEN=[REDACTED: value of \
+         API_TOKEN]\n same=1\n"
+    );
+    let learned = r.learn_denied_file(
+        "secret.txt",
+        "the launch code is 4417-0932-8861-2205\nshort\nNAME=plain-value-here\n",
+        10,
+    );
+    assert_eq!(learned, 2, "two lines of 20 characters or more");
+    let (text, _) =
+        r.redact("git show: the launch code is 4417-0932-8861-2205 (and plain-value-here)");
+    assert!(!text.contains("4417") && !text.contains("plain-value-here"), "{text}");
+    assert_eq!(r.learn_denied_file("big", &"x".repeat(30).repeat(1), 0), 0, "no budget left");
+}
