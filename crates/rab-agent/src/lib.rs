@@ -44,7 +44,7 @@ pub use ledger::{Ledger, Need, OverBudget, Refused, Reservation, Spend, Spending
 pub use queue::{DrainMode, Queues};
 pub use tool::{
     AgentTool, BoxFuture, ExecutionMode, RuleKind, Tool, ToolContext, ToolError, ToolFacts,
-    ToolLevel, ToolOutput, ToolSource, UpdateSink, schema_of,
+    ToolLevel, ToolOutput, ToolSource, UpdateSink, schema_of, string_arguments,
 };
 pub use tool_name::{MAX_TOOL_NAME, portable_tool_name, with_hash as tool_name_with_hash};
 pub use tool_view::{MIN_DEFER_BYTES, TOOL_SEARCH, ToolSearch, ToolView};

@@ -37,6 +37,26 @@ pub enum ToolLevel {
     Network,
 }
 
+/// Every string in a call's arguments (at most 64, none over 4,096 bytes: longer ones
+/// are file contents, not names), for a tool that writes files named by arguments it
+/// does not declare as paths (a plugin's `{"file": …}`): the gate checks each as a
+/// path it writes, so a protected path cannot pass under another argument's name.
+pub fn string_arguments(arguments: &Value) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) if out.len() < 64 && !s.is_empty() && s.len() <= 4096 => {
+                out.push(s.clone());
+            }
+            Value::Array(items) => items.iter().for_each(|i| walk(i, out)),
+            Value::Object(map) => map.values().for_each(|i| walk(i, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(arguments, &mut out);
+    out
+}
+
 impl ToolLevel {
     /// The level's name as shown in docs and prompts.
     pub fn as_str(self) -> &'static str {

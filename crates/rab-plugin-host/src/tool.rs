@@ -221,6 +221,17 @@ impl AgentTool for PluginTool {
         self.label.clone()
     }
 
+    /// A plugin names the files it writes in arguments of any name: each string is
+    /// checked as a path it writes (protected paths ask, whatever the argument is
+    /// called).
+    fn written_paths(&self, arguments: &Value) -> Vec<String> {
+        if self.level == ToolLevel::Edit {
+            rab_agent::string_arguments(arguments)
+        } else {
+            Vec::new()
+        }
+    }
+
     fn execute(
         &self,
         arguments: Value,

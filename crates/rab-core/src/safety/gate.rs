@@ -386,15 +386,22 @@ impl Gate {
         let mode = self.mode.get();
         // A tool that writes files it does not take as `path` is checked as writing each
         // of them (`config set`, every file of a patch): the strictest verdict stands.
+        // A `path` of its own is checked as well.
         let checked: Vec<Value> = match (tool.written_paths(&args), &args) {
-            (paths, Value::Object(map)) if !paths.is_empty() && !map.contains_key("path") => paths
-                .into_iter()
-                .map(|path| {
-                    let mut with = map.clone();
-                    with.insert("path".into(), Value::String(path));
-                    Value::Object(with)
-                })
-                .collect(),
+            (paths, Value::Object(map)) if !paths.is_empty() => {
+                let mut checked: Vec<Value> = paths
+                    .into_iter()
+                    .map(|path| {
+                        let mut with = map.clone();
+                        with.insert("path".into(), Value::String(path));
+                        Value::Object(with)
+                    })
+                    .collect();
+                if map.contains_key("path") {
+                    checked.push(args.clone());
+                }
+                checked
+            }
             _ => vec![args.clone()],
         };
         let verdict =

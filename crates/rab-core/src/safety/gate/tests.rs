@@ -43,7 +43,8 @@ fn gate(
     };
     let tools = crate::tool_catalog::builtin(dir);
     let cx = PolicyContext { tools: &tools, root: dir, home: None };
-    let policy = Policy::load(&[layer], &[], &[], &cx).unwrap();
+    let mut policy = Policy::load(&[layer], &[], &[], &cx).unwrap();
+    policy.set_protected(&[dir.to_path_buf()], None, None);
     let hooks = HookRunner::new(
         &rab_config::HookSettings::new(),
         dir.to_path_buf(),
@@ -110,4 +111,64 @@ async fn questions_go_to_the_approver_with_their_kind_and_its_answer_decides() {
     let d = g.before(&c, &bash, &CancellationToken::new()).await;
     assert!(matches!(&d, HookDecision::Block(r) if r.contains("--allowed-tools")), "{d:?}");
     assert_eq!(g.denials().0[0].input, "touch x");
+}
+
+/// A writer whose file argument is not called `path` (a plugin's).
+struct FileWriter;
+
+impl AgentTool for FileWriter {
+    fn spec(&self) -> rab_ai::ToolSpec {
+        rab_ai::ToolSpec {
+            name: "write_file".into(),
+            description: "writes".into(),
+            parameters: json!({"type": "object"}),
+            grammar: None,
+            server: None,
+        }
+    }
+    fn level(&self) -> ToolLevel {
+        ToolLevel::Edit
+    }
+    fn written_paths(&self, arguments: &Value) -> Vec<String> {
+        rab_agent::string_arguments(arguments)
+    }
+    fn execute(
+        &self,
+        _: Value,
+        _: rab_agent::ToolContext,
+    ) -> BoxFuture<'_, Result<rab_agent::ToolOutput, rab_agent::ToolError>> {
+        Box::pin(async { Ok(rab_agent::ToolOutput::text("written")) })
+    }
+}
+
+/// Class 11 of the third containment audit: a writer plugin called with
+/// `{"file": ".git/config"}` wrote it in accept-edits mode with no question, because
+/// protected paths were checked only in an argument named `path`. Every string of a
+/// writer's arguments is checked as a path it writes, a `path` of its own too.
+#[tokio::test]
+async fn a_protected_path_under_any_argument_name_still_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (g, asked) = gate(dir.path(), PermissionMode::AcceptEdits, &[], Approval::Unavailable);
+    for args in [
+        json!({"file": ".git/config", "text": "[core]\n\tfsmonitor = ./x"}),
+        json!({"target": {"name": ".rab/settings.json"}}),
+        json!({"files": ["notes.md", "AGENTS.md"]}),
+        json!({"path": "notes.md", "also": ".git/hooks/pre-commit"}),
+    ] {
+        let d = g
+            .before(&call("write_file", args.clone()), &FileWriter, &CancellationToken::new())
+            .await;
+        assert!(matches!(&d, HookDecision::Block(_)), "{args}: {d:?}");
+    }
+    // Each was a question (protected paths ask in every mode), refused with nobody there.
+    assert_eq!(asked.asked.lock().unwrap().len(), 4);
+    // An ordinary file in the workspace is an edit accept-edits allows.
+    let d = g
+        .before(
+            &call("write_file", json!({"file": "notes.md", "text": "hi"})),
+            &FileWriter,
+            &CancellationToken::new(),
+        )
+        .await;
+    assert_eq!(d, HookDecision::Continue);
 }
