@@ -67,13 +67,15 @@ fn planted_protected_paths_are_gone_when_rab_is_stopped_mid_command() {
             let dir = super::containment::project(&home);
             std::fs::remove_dir_all(dir.join(".rab")).unwrap();
             let llm = FakeLlm::start();
-            // A second command first on some rounds: then the plant runs through a
-            // ready helper rather than the first command's own sandbox.
+            // Two commands first on some rounds, and a slow answer before the plant:
+            // the plant then runs through a ready helper (made after the second
+            // command) rather than a command's own sandbox; checked below.
             let mut script = Vec::new();
             if round == 1 {
                 script.push(super::containment::bash("echo warm"));
+                script.push(super::containment::bash("echo warm again"));
             }
-            script.push(super::containment::bash(plant));
+            script.push(super::containment::bash(plant).slow(if round == 1 { 300 } else { 0 }));
             script.push(Turn::text("done"));
             llm.script(script);
             let mut cmd = super::containment::rab_in(&home, &dir, &llm);
@@ -85,6 +87,11 @@ fn planted_protected_paths_are_gone_when_rab_is_stopped_mid_command() {
                 assert!(started.elapsed().as_secs() < 30, "{name}: the command never planted");
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
+            assert_eq!(
+                through_ready_helper("mcpServers"),
+                round == 1,
+                "round {round}: the plant ran through a ready helper or not, as meant"
+            );
             std::thread::sleep(std::time::Duration::from_millis(fastrand::u64(0..300)));
             let pid = Pid::from_raw(child.id() as i32);
             match signal {
@@ -103,6 +110,38 @@ fn planted_protected_paths_are_gone_when_rab_is_stopped_mid_command() {
             }
         }
     }
+}
+
+/// Whether the running shell whose command line holds `marker` descends from a ready
+/// sandbox helper (`rab __sandbox … --standby`).
+fn through_ready_helper(marker: &str) -> bool {
+    let cmdline = |pid: u32| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .unwrap_or_default()
+    };
+    let parent = |pid: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.rsplit(')').next()?.split_whitespace().nth(1)?.parse::<u32>().ok()
+    };
+    let Some(shell) = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            let c = cmdline(*pid);
+            c.starts_with("sh -c") && c.contains(marker)
+        })
+    else {
+        panic!("no running shell with {marker}");
+    };
+    let mut at = parent(shell);
+    while let Some(pid) = at.filter(|p| *p > 1) {
+        if cmdline(pid).contains("--standby") {
+            return true;
+        }
+        at = parent(pid);
+    }
+    false
 }
 
 /// Class 1, the helper alone, both ways it builds the view (one stage, and two as on
