@@ -74,7 +74,7 @@ const REFUSED_OPTIONS: [(&str, &[&str]); 7] = [
     ),
 ];
 
-/// Every option `sort` and `uniq` have (GNU coreutils 9.1's `--help`): these two are read with no
+/// Every option `sort` and `uniq` have (GNU coreutils 9): these two are read with no
 /// guessing, and an option not here is refused. `(name, takes a value)`.
 const SORT_OPTIONS: [(&str, bool); 36] = [
     ("-b", false),
@@ -115,7 +115,7 @@ const SORT_OPTIONS: [(&str, bool); 36] = [
     ("--key", true),
 ];
 /// See [`SORT_OPTIONS`].
-const SORT_MORE_OPTIONS: [(&str, bool); 11] = [
+const SORT_MORE_OPTIONS: [(&str, bool); 8] = [
     ("--field-separator", true),
     ("--buffer-size", true),
     ("--zero-terminated", false),
@@ -124,12 +124,9 @@ const SORT_MORE_OPTIONS: [(&str, bool); 11] = [
     ("--debug", false),
     ("--files0-from", true),
     ("--random-source", true),
-    ("--batch-size", true),
-    ("--help", false),
-    ("--version", false),
 ];
 /// See [`SORT_OPTIONS`]; `uniq` writes its second operand, which is refused apart.
-const UNIQ_OPTIONS: [(&str, bool); 21] = [
+const UNIQ_OPTIONS: [(&str, bool); 19] = [
     ("-c", false),
     ("-d", false),
     ("-D", false),
@@ -149,8 +146,6 @@ const UNIQ_OPTIONS: [(&str, bool); 21] = [
     ("--unique", false),
     ("--zero-terminated", false),
     ("--check-chars", true),
-    ("--help", false),
-    ("--version", false),
 ];
 
 /// Why `args` of `name` write or run something, read as the program reads them.
