@@ -422,21 +422,14 @@ pub fn search(query: &str, sessions_root: &Path, home: &Path) -> Result<String, 
     }
 }
 
-/// The format a word of `/export` names (`html`, `md`, `json`, any case), if it names
-/// one; any other word is the file.
-pub fn export_format(word: &str) -> Option<rab_session::export::ExportFormat> {
+fn export(args: &str, session: &AgentSession, launch: &Launch) -> Outcome {
     use rab_session::export::ExportFormat;
-    match word.to_ascii_lowercase().as_str() {
+    let by_name = |w: &str| match w.to_ascii_lowercase().as_str() {
         "html" | "htm" => Some(ExportFormat::Html),
         "md" | "markdown" => Some(ExportFormat::Markdown),
         "json" => Some(ExportFormat::Json),
         _ => None,
-    }
-}
-
-fn export(args: &str, session: &AgentSession, launch: &Launch) -> Outcome {
-    use rab_session::export::ExportFormat;
-    let by_name = export_format;
+    };
     let (mut format, mut file) = (None, None);
     for word in args.split_whitespace() {
         match by_name(word) {

@@ -584,8 +584,10 @@ fn export_refusal(text: &str, cwd: &Path, rab_home: &Path) -> Option<String> {
     if !args.is_empty() && !args.starts_with(char::is_whitespace) {
         return None;
     }
-    // The words as /export reads them: the first that names no format is the file.
-    let file = args.split_whitespace().find(|w| rab_core::commands::export_format(w).is_none())?;
+    let is_format = |w: &str| {
+        matches!(w.to_ascii_lowercase().as_str(), "html" | "htm" | "md" | "markdown" | "json")
+    };
+    let file = args.split_whitespace().find(|w| !is_format(w))?;
     let refuse = |why: &str| {
         Some(format!(
             "/export from a chat writes only inside the workspace ({}): {file} {why}. \
